@@ -1,0 +1,37 @@
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA ?= ../shared/bench-data
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install test demo bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+demo: install
+	bash scripts/demo.sh
+
+bench: install
+	$(BIN)/python bench/bench_store.py
+	$(BIN)/python bench/bench_hooks.py
+	$(BIN)/python bench/bench_retrieval.py --data $(DATA)
+
+lint: install
+	$(BIN)/ruff check graphmem tests bench
+	$(BIN)/mypy graphmem
+
+clean:
+	rm -rf $(VENV) build *.egg-info

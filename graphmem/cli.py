@@ -1,0 +1,323 @@
+"""The graphmem command line: a thin surface over Memory; errors are one line and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from graphmem.errors import GraphmemError, InvalidInput
+
+Handler = Callable[[argparse.Namespace], Any]
+COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None]]] = {}
+
+
+def command(name: str, configure: Callable[[argparse.ArgumentParser], None] = lambda p: None):
+    """Register a subcommand; the handler's docstring is its help text."""
+    def wrap(handler: Handler) -> Handler:
+        COMMANDS[name] = (handler, configure)
+        return handler
+    return wrap
+
+
+def _memory(args: argparse.Namespace, read_only: bool = False) -> Any:
+    from graphmem.config import Config
+    from graphmem.service import Memory
+
+    overrides = {"cwd": getattr(args, "cwd", None), "project": getattr(args, "project", None)}
+    if getattr(args, "no_embed", False):
+        overrides["embed"] = False
+    return Memory(Config.from_env(**overrides), read_only=read_only)
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(_plain(data), ensure_ascii=False, indent=2))
+    else:
+        text = human(data)
+        if text:
+            print(text)
+
+
+def _plain(data: Any) -> Any:
+    if hasattr(data, "model_dump"):
+        return data.model_dump(mode="json")
+    if isinstance(data, list):
+        return [_plain(d) for d in data]
+    if isinstance(data, dict):
+        return {k: _plain(v) for k, v in data.items()}
+    return data
+
+
+def _read_text(value: str | None) -> str:
+    """TEXT argument, or stdin when it is '-' or missing; invalid UTF-8 is an error, not a crash."""
+    if value is not None and value != "-":
+        return value
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"input is not valid UTF-8 (byte {exc.start}); is it binary?") from exc
+
+
+def _age(ts: float) -> str:
+    seconds = max(0.0, time.time() - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def _item_line(item: Any) -> str:
+    status = "" if item.status.value == "active" else f" [{item.status.value}]"
+    return f"{item.id}  {item.kind.value:<10} {_age(item.created_at):>4}  {item.title[:90]}{status}"
+
+
+# ----- commands -----------------------------------------------------------------------------
+@command("where")
+def cmd_where(args: argparse.Namespace) -> None:
+    """Print where this project's memory is stored."""
+    from graphmem.config import Config
+    from graphmem.paths import find_project, graphmem_home, store_dir
+
+    config = Config.from_env(cwd=args.cwd)
+    ref = find_project(config.cwd)
+    data = {"project": config.project or ref.name, "branch": ref.branch,
+            "data_dir": str(config.data_dir or store_dir(ref, config.home or graphmem_home()))}
+    emit(args, data, lambda d: d["data_dir"])
+
+
+@command("init")
+def cmd_init(args: argparse.Namespace) -> None:
+    """Create this project's store (other commands create it on demand too)."""
+    with _memory(args) as memory:
+        emit(args, memory.stats(), lambda s: f"store ready: {s['data_dir']} ({s['items']} items)")
+
+
+def _add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="?", help="the fact; '-' or nothing reads stdin")
+    p.add_argument("--kind", default="note",
+                   choices=["decision", "pitfall", "convention", "env", "task", "fact", "note"])
+    p.add_argument("--title", help="index line (default: the text's first sentence)")
+    p.add_argument("--tag", action="append", default=[])
+    p.add_argument("--file", action="append", default=[], help="a file the fact is about")
+    p.add_argument("--symbol", action="append", default=[], help="a function/class it is about")
+    p.add_argument("--confidence", type=float)
+    p.add_argument("--pin", action="store_true", help="never expires")
+    p.add_argument("--no-embed", action="store_true", help=argparse.SUPPRESS)
+
+
+@command("add", _add_args)
+def cmd_add(args: argparse.Namespace) -> None:
+    """Record a memory: a decision, pitfall, convention, env fact, task or note."""
+    text = _read_text(args.text).strip()
+    title, body = (args.title, text) if args.title else (text, "")
+    with _memory(args) as memory:
+        item = memory.add(title or "", body, kind=args.kind, tags=args.tag, files=args.file,
+                          symbols=args.symbol, confidence=args.confidence, source="user",
+                          pinned=args.pin)
+        merged = item.hit_count > 0
+        emit(args, item, lambda i: f"{'merged into' if merged else 'added'} {i.id}  {i.title[:80]}")
+
+
+def _id_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id")
+
+
+@command("get", _id_arg)
+def cmd_get(args: argparse.Namespace) -> None:
+    """Show one memory in full, with its links and status."""
+    with _memory(args) as memory:
+        detail = memory.get(args.id)
+
+    def human(d: Any) -> str:
+        item = d.item
+        lines = [f"{item.title}", f"  id {item.id} · {item.kind.value} · {item.status.value}"
+                 f"{' (' + item.stale_reason + ')' if item.stale_reason else ''} · confidence "
+                 f"{item.confidence:.2f} · source {item.source.value} · {_age(item.created_at)} ago"]
+        if item.body and item.body != item.title:
+            lines += ["", item.body]
+        links = [ln for ln in d.links if "entity" in ln]
+        if links:
+            lines += ["", "linked to:"] + [f"  {ln['kind'].lower():<12} {ln['entity']['id']}"
+                                           for ln in links]
+        lines.append(f"\n{d.evidence_count} evidence record(s) · {d.tokens} tokens")
+        return "\n".join(lines)
+    emit(args, detail, human)
+
+
+def _list_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind")
+    p.add_argument("--status", choices=["active", "stale", "superseded", "archived"])
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--all-projects", action="store_true")
+
+
+@command("list", _list_args)
+def cmd_list(args: argparse.Namespace) -> None:
+    """List memories, newest first."""
+    with _memory(args) as memory:
+        items = memory.list(kind=args.kind, status=args.status, limit=args.limit,
+                            all_projects=args.all_projects)
+    emit(args, items, lambda rows: "\n".join(_item_line(i) for i in rows) or "no memories yet")
+
+
+@command("forget", _id_arg)
+def cmd_forget(args: argparse.Namespace) -> None:
+    """Delete a memory for real: graph, indexes, evidence and journal."""
+    with _memory(args) as memory:
+        title = memory.get_item(args.id).title
+        result = memory.forget(args.id)
+    emit(args, {"id": args.id, **result}, lambda r: f"forgot {args.id}  {title[:80]}")
+
+
+def _search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="?", default="")
+    p.add_argument("--file", action="append", default=[], help="a file you are working on")
+    p.add_argument("--symbol", action="append", default=[], help="a function/class in play")
+    p.add_argument("-k", type=int, default=10)
+    p.add_argument("--kind", action="append")
+    p.add_argument("--budget", type=int)
+    p.add_argument("--explain", action="store_true", help="every candidate's rank per channel")
+    p.add_argument("--all-projects", action="store_true")
+
+
+@command("search", _search_args)
+def cmd_search(args: argparse.Namespace) -> None:
+    """Find memories: entity match + graph + vector + keyword, inside a token budget."""
+    from graphmem.retrieve.render import hit_text
+
+    with _memory(args) as memory:
+        result = memory.search(args.query, files=args.file, symbols=args.symbol, k=args.k,
+                               kinds=args.kind, budget=args.budget, explain=args.explain,
+                               all_projects=args.all_projects)
+
+    def human(r: Any) -> str:
+        lines = [hit_text(h) + "\n" for h in r.hits] or ["no memory matches"]
+        lines.append(f"{len(r.hits)} of {r.candidates} candidates · {r.tokens}/{r.budget} tokens"
+                     f"{' · cut by budget' if r.truncated else ''}")
+        if r.explain:
+            lines.append("\nrank  score     entity graph vector keyword  status  title")
+            for row in r.explain:
+                cells = " ".join(f"{str(row[c + '_rank'] or '-'):>6}"
+                                 for c in ("entity", "graph", "vector", "keyword"))
+                lines.append(f"{row['rank']:>4}  {row['score']:.5f} {cells}  {row['status']:<7} "
+                             f"{row['title'][:50]}")
+        return "\n".join(lines)
+    emit(args, result, human)
+
+
+@command("stats")
+def cmd_stats(args: argparse.Namespace) -> None:
+    """Counts of memories by kind and status, entities, links and store size."""
+    with _memory(args) as memory:
+        stats = memory.stats()
+
+    def human(s: dict[str, Any]) -> str:
+        lines = [f"project   {s['project']} ({s['branch'] or 'no branch'})",
+                 f"store     {s['data_dir']}", f"items     {s['items']}"]
+        lines += [f"  {k:<12}{v}" for k, v in sorted(s["by_kind"].items())]
+        lines += [f"status    " + ", ".join(f"{k} {v}" for k, v in sorted(s["by_status"].items()))]
+        lines += [f"entities  {s['entities']}", f"vectors   {s['vectors']}",
+                  f"evidence  {s['observations']} observations",
+                  "links     " + ", ".join(f"{k} {v}" for k, v in s["links"].items() if v)]
+        return "\n".join(lines)
+    emit(args, stats, human)
+
+
+@command("rebuild")
+def cmd_rebuild(args: argparse.Namespace) -> None:
+    """Recreate the database from the journal."""
+    with _memory(args) as memory:
+        result = memory.rebuild()
+    emit(args, result, lambda r: f"rebuilt from {r['ops']} journal ops: {r['Item']} items, "
+                                 f"{r['Entity']} entities, {r['ItemVector']} vectors")
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["jsonl", "markdown"], default="jsonl")
+    p.add_argument("--output", "-o", help="file to write (default: stdout)")
+
+
+@command("export", _export_args)
+def cmd_export(args: argparse.Namespace) -> None:
+    """Export this project's memories as JSON Lines (re-importable) or markdown."""
+    from graphmem.exporting import to_markdown
+
+    with _memory(args) as memory:
+        records = memory.export_items()
+        project = memory.project
+    text = (to_markdown(project, records) if args.format == "markdown"
+            else "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"exported {len(records)} memories to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def _import_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="a JSONL or markdown export")
+
+
+@command("import", _import_args)
+def cmd_import(args: argparse.Namespace) -> None:
+    """Import memories from an export file (JSONL or markdown)."""
+    from graphmem.exporting import read_export
+
+    records = read_export(Path(args.file))
+    with _memory(args) as memory:
+        count = memory.import_items(records)
+    emit(args, {"imported": count}, lambda r: f"imported {r['imported']} memories")
+
+
+# ----- entry point --------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphmem",
+                                     description="Knowledge-graph memory for AI coding agents.")
+    parser.add_argument("--version", action="version", version="graphmem 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (handler, configure) in COMMANDS.items():
+        doc = (handler.__doc__ or "").strip().splitlines()[0]
+        p = sub.add_parser(name, help=doc, description=doc)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--cwd", help=argparse.SUPPRESS)
+        p.add_argument("--project", help="project label (default: the git work tree root)")
+        configure(p)
+        p.set_defaults(handler=handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:
+        from graphmem.hooks import main as hook_main
+
+        return hook_main(argv[1:])
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 0
+    try:
+        args.handler(args)
+    except GraphmemError as exc:
+        print(f"graphmem: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

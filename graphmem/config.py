@@ -1,0 +1,71 @@
+"""Configuration: every knob in one pydantic model, overridable by GRAPHMEM_* environment variables."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from graphmem.errors import InvalidInput
+
+
+class RetrievalWeights(BaseModel):
+    """How retrieval channels and ranking signals combine (see retrieve/fusion.py)."""
+
+    rrf_k: float = Field(60.0, description="RRF damping constant: higher flattens rank differences")
+    entity: float = Field(1.0, description="weight of the entity-match channel in fusion")
+    graph: float = Field(0.5, description="weight of the graph-expansion channel")
+    vector: float = Field(1.0, description="weight of the vector-similarity channel")
+    keyword: float = Field(1.0, description="weight of the keyword (BM25) channel")
+    graph_hop_decay: float = Field(0.5, description="score multiplier per hop of graph expansion")
+    recency_half_life_days: float = Field(90.0, description="age at which the recency boost halves")
+    recency: float = Field(0.15, description="max share of the score recency can add")
+    hits: float = Field(0.05, description="boost per log2(1 + hit_count)")
+    importance: float = Field(0.2, description="boost scale of importance (0..1, 0.5 neutral)")
+    confidence: float = Field(0.3, description="boost scale of confidence (0..1, 0.7 neutral)")
+    verified: float = Field(0.1, description="boost for verified items")
+    branch: float = Field(0.1, description="boost for items of the current branch")
+    stale_penalty: float = Field(0.35, description="multiplier for stale items (they stay visible, labelled)")
+
+
+class Config(BaseModel):
+    """graphmem's settings; `Config.from_env()` reads GRAPHMEM_<FIELD> overrides."""
+
+    home: Path | None = Field(None, description="root of all stores (default: the user data dir)")
+    data_dir: Path | None = Field(None, description="this store's directory (default: per project)")
+    cwd: Path | None = Field(None, description="where the project is looked up (default: cwd)")
+    project: str | None = Field(None, description="explicit project label instead of the git root")
+    brief_budget: int = Field(400, ge=0, description="token budget of the session-start brief")
+    search_budget: int = Field(1500, ge=0, description="token budget of a search answer")
+    brief_line_tokens: int = Field(40, ge=8, description="max tokens of one brief line")
+    max_item_chars: int = Field(32_000, ge=100, description="longest accepted item text")
+    dedupe_similarity: float = Field(0.9, description="cosine above which a new item merges into an old one")
+    embed: bool = Field(True, description="compute embeddings (vector channel)")
+    embed_threads: int = Field(1, ge=1, description="torch threads for embedding (one often beats two)")
+    weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+    redact_extra: list[str] = Field(default_factory=list, description="extra regexes to mask")
+    redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "Config":
+        values: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            raw = os.environ.get(f"GRAPHMEM_{name.upper()}")
+            if raw is None or name == "weights":
+                continue
+            annotation = str(field.annotation)
+            values[name] = json.loads(raw) if "list" in annotation else raw
+        weights = os.environ.get("GRAPHMEM_WEIGHTS")
+        if weights:
+            try:
+                values["weights"] = RetrievalWeights(**json.loads(weights))
+            except (ValueError, TypeError) as exc:
+                raise InvalidInput(f"GRAPHMEM_WEIGHTS is not valid JSON weights: {exc}") from exc
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(**values)
+        except ValueError as exc:
+            raise InvalidInput(f"invalid configuration: {exc}") from exc

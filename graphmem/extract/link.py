@@ -1,0 +1,91 @@
+"""Resolve mentions to graph entities: exact names, then unique short names, then path suffixes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Protocol, Sequence
+
+from graphmem.models import Entity, EntityKind, entity_id
+
+CODE_KINDS = ("file", "symbol")
+AMBIGUOUS_WEIGHT = 0.5
+
+
+class MentionLike(Protocol):
+    kind: str
+    text: str
+    norm: str
+
+
+class EntityLookup(Protocol):
+    def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
+                      path_suffixes: Iterable[str] = ()) -> list[dict]: ...
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One link from an item to an entity."""
+
+    entity: Entity
+    weight: float
+    surface: str
+    anchor: bool
+
+
+def _unresolved(kind: str, norm: str) -> Entity:
+    """A code name the index does not know (yet); path/qualname kept so later mentions find it."""
+    path = norm if kind == "file" else norm.split("::", 1)[0] if "::" in norm else ""
+    qualname = norm if "::" in norm else ""
+    name = norm.rsplit("::", 1)[-1].rsplit(".", 1)[-1] if kind == "symbol" else norm
+    return Entity(id=entity_id(kind, f"?{norm}"), kind=EntityKind(kind), name=name, path=path,
+                  qualname=qualname, resolved=False)
+
+
+def _as_entity(row: dict) -> Entity:
+    return Entity(**{k: v for k, v in row.items() if k in Entity.model_fields})
+
+
+def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup) -> list[Resolved]:
+    """A file or symbol mention → the code entities it names (all candidates when ambiguous)."""
+    if kind == "file":
+        exact = [r for r in lookup.find_entities(names=[norm], kinds=["file"]) if r["path"] == norm]
+        candidates = exact or lookup.find_entities(path_suffixes=[norm], kinds=["file"])
+    else:
+        short = norm.rsplit("::", 1)[-1]
+        exact = lookup.find_entities(names=[norm], kinds=["symbol"])
+        exact = [r for r in exact if r["qualname"] == norm or r["qualname"].endswith("::" + norm)]
+        candidates = exact or [r for r in lookup.find_entities(names=[short.rsplit(".", 1)[-1]],
+                                                               kinds=["symbol"])
+                               if _symbol_matches(r, short)]
+    if not candidates:
+        return [Resolved(_unresolved(kind, norm), 1.0, surface, anchor=False)]
+    weight = 1.0 if len(candidates) == 1 else AMBIGUOUS_WEIGHT
+    return [Resolved(_as_entity(r), weight, surface, anchor=len(candidates) == 1 and bool(r["hash"]))
+            for r in candidates]
+
+
+def _symbol_matches(row: dict, short: str) -> bool:
+    qual = row["qualname"].rsplit("::", 1)[-1]
+    return qual == short or qual.endswith("." + short) or row["name"] == short
+
+
+def resolve(mentions: Iterable[MentionLike], lookup: EntityLookup,
+            explicit_files: Sequence[str] = (), explicit_symbols: Sequence[str] = ()) -> list[Resolved]:
+    """Every mention and explicit file/symbol → entity links, merged by entity id."""
+    merged: dict[str, Resolved] = {}
+    pairs = [(m.kind, m.norm, m.text) for m in mentions]
+    pairs += [("file", f.removeprefix("./"), f) for f in explicit_files]
+    pairs += [("symbol", s, s) for s in explicit_symbols]
+    for kind, norm, surface in pairs:
+        if not norm:
+            continue
+        if kind in CODE_KINDS:
+            found = resolve_code(kind, norm, surface, lookup)
+        else:
+            found = [Resolved(Entity.make(kind, norm), 1.0 if kind != "concept" else 0.3, surface,
+                              anchor=False)]
+        for link in found:
+            previous = merged.get(link.entity.id)
+            if previous is None or link.weight > previous.weight:
+                merged[link.entity.id] = link
+    return list(merged.values())

@@ -1,0 +1,110 @@
+"""Progressive disclosure: render hits and briefs inside hard token budgets."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol, Sequence
+
+from graphmem.models import Brief, Hit, MemoryItem
+
+SUMMARY_TOKENS = 80
+BRIEF_ORDER = {"summary": 0, "task": 1, "convention": 2, "env": 3, "decision": 4, "pitfall": 5,
+               "fact": 6, "note": 7, "history": 8}
+KIND_LABEL = {"summary": "last session", "task": "open task", "convention": "convention",
+              "env": "env", "decision": "decision", "pitfall": "pitfall", "fact": "fact",
+              "note": "note", "history": "history"}
+
+
+class Tokens(Protocol):
+    def count(self, text: str) -> int: ...
+    def truncate(self, text: str, max_tokens: int) -> str: ...
+
+
+def hit_text(hit: Hit) -> str:
+    """Layer-2 rendering of one hit: label, title, one-paragraph summary, why it matched."""
+    item = hit.item
+    label = f"[{item.kind.value}{' · STALE: ' + item.stale_reason if hit.stale else ''}]"
+    summary = item.body.split("\n\n", 1)[0] if item.body else ""
+    lines = [f"{label} {item.title} ({item.id})"]
+    if summary and summary.strip() != item.title:
+        lines.append(summary)
+    if hit.why:
+        lines.append("why: " + "; ".join(dict.fromkeys(hit.why)))
+    return "\n".join(lines)
+
+
+def fit_hits(hits: list[Hit], budget: int, tokens: Tokens) -> tuple[list[Hit], int, bool]:
+    """Keep hits in rank order while they fit; shorten a summary rather than drop a hit."""
+    kept: list[Hit] = []
+    used = 0
+    for hit in hits:
+        body = tokens.truncate(hit.item.body, SUMMARY_TOKENS) if hit.item.body else ""
+        shown = hit.model_copy(update={"item": hit.item.model_copy(update={"body": body})})
+        cost = tokens.count(hit_text(shown))
+        if used + cost > budget:
+            return kept, used, True
+        kept.append(shown.model_copy(update={"tokens": cost}))
+        used += cost
+    return kept, used, False
+
+
+def explain_table(scored: Sequence[tuple[str, float]], channel_ranks: dict[str, dict[str, int]],
+                  rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every candidate's rank per channel and final score, best first."""
+    out = []
+    for position, (item_id, score) in enumerate(scored, 1):
+        ranks = channel_ranks.get(item_id, {})
+        out.append({"rank": position, "id": item_id, "score": round(score, 6),
+                    "title": rows[item_id]["title"][:80], "status": rows[item_id]["status"],
+                    **{f"{c}_rank": ranks.get(c) for c in ("entity", "graph", "vector", "keyword")}})
+    return out
+
+
+def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ...]:
+    """Lower sorts first: the last summary and open tasks, then conventions, env, decisions, pitfalls."""
+    order = BRIEF_ORDER.get(item.kind.value, 9)
+    age_days = (now - item.updated_at) / 86_400
+    if item.kind.value == "pitfall" and age_days > 30:
+        order += 4
+    weight = item.importance + item.confidence + 0.1 * min(item.hit_count, 10)
+    weight += 0.5 if item.pinned else 0.0
+    weight += 0.2 if branch and item.branch == branch else 0.0
+    return (order, -weight, -item.updated_at)
+
+
+def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens) -> str:
+    """`- kind: title [id]` with the title shortened so the line stays within line_tokens."""
+    stale = " (stale)" if item.status.value == "stale" else ""
+    prefix = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: "
+    suffix = f" [{item.id}]"
+    room = max(1, line_tokens - tokens.count(prefix) - tokens.count(suffix))
+    return prefix + tokens.truncate(item.title.replace("\n", " "), room) + suffix
+
+
+def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, tokens: Tokens,
+          branch: str = "") -> Brief:
+    """One line per item, each ≤ line_tokens, whole text ≤ budget tokens."""
+    now = time.time()
+    header = "graphmem: what this project remembers (memory_search / memory_get for more)"
+    summaries = [i for i in items if i.kind.value == "summary"]
+    latest_summary = max(summaries, key=lambda i: i.created_at, default=None)
+    chosen = [i for i in items if i.kind.value != "summary" and i.confidence >= 0.3]
+    if latest_summary is not None:
+        chosen.append(latest_summary)
+    chosen.sort(key=lambda i: brief_priority(i, now, branch))
+    lines: list[str] = []
+    ids: list[str] = []
+    used = tokens.count(header) if budget else 0
+    if used > budget:
+        return Brief(project=project, text="", lines=[], item_ids=[], tokens=0, budget=budget)
+    for item in chosen:
+        line = brief_line(item, line_tokens, tokens)
+        cost = tokens.count(line)
+        if used + cost > budget:
+            continue
+        lines.append(line)
+        ids.append(item.id)
+        used += cost
+    text = "\n".join([header, *lines]) if lines else ""
+    return Brief(project=project, text=text, lines=lines, item_ids=ids,
+                 tokens=tokens.count(text) if text else 0, budget=budget)

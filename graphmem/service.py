@@ -1,0 +1,594 @@
+"""Memory: the one object every surface (CLI, MCP, hooks, notebooks) calls."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from graphmem import models as m
+from graphmem.config import Config
+from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
+from graphmem.extract import link
+from graphmem.paths import ProjectRef, find_project, graphmem_home, store_dir
+from graphmem.retrieve import channels, fusion, render
+from graphmem.store.base import ItemFilter
+from graphmem.store.journal import Journal
+from graphmem.store.kuzu import KuzuStore
+
+DB_NAME = "graph.kuzu"
+JOURNAL_NAME = "journal.jsonl"
+RETRIEVAL_LOG = "retrieval.jsonl"
+LIVE = ("active", "stale")
+_shared_embedder: Any = None
+_shared_tokens: Any = None
+
+
+def shared_embedder(config: Config) -> Any:
+    """One embedder per process: the model is the expensive part."""
+    global _shared_embedder
+    if _shared_embedder is None:
+        from graphmem.embed import Embedder
+
+        _shared_embedder = Embedder(threads=config.embed_threads)
+    return _shared_embedder
+
+
+def shared_tokens() -> Any:
+    global _shared_tokens
+    if _shared_tokens is None:
+        from graphmem.embed import TokenCounter
+
+        _shared_tokens = TokenCounter()
+    return _shared_tokens
+
+
+def _text_module() -> Any:
+    from graphmem.extract import text
+
+    return text
+
+
+class Memory:
+    """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats."""
+
+    def __init__(self, config: Config | None = None, *, read_only: bool = False) -> None:
+        self.config = config or Config.from_env()
+        self.ref: ProjectRef = find_project(self.config.cwd)
+        self.project = self.config.project or self.ref.name
+        self.branch = self.ref.branch
+        home = self.config.home or graphmem_home()
+        self.dir = Path(self.config.data_dir or store_dir(self.ref, home))
+        if not read_only:
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot create data dir {self.dir}: {exc.strerror}") from exc
+        self.journal = Journal(self.dir / JOURNAL_NAME)
+        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
+        self.read_only = read_only
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- writing --------------------------------------------------------------------------
+    def _write(self, op: dict[str, Any]) -> None:
+        """Journal first (fsync), then the graph: a crash between them is healed by rebuild."""
+        if self.read_only:
+            raise StoreUnavailable("this store is open read-only")
+        self.journal.append(op)
+        self.store.apply(op)
+
+    @property
+    def embedder(self) -> Any:
+        return shared_embedder(self.config)
+
+    @property
+    def tokens(self) -> Any:
+        return shared_tokens()
+
+    def _check_text(self, title: str, body: str) -> None:
+        if not (title or "").strip():
+            raise InvalidInput("empty text: a memory needs at least a title")
+        size = len(title) + len(body)
+        if size > self.config.max_item_chars:
+            raise InvalidInput(f"text too long: {size:,} characters (limit "
+                               f"{self.config.max_item_chars:,}); store a summary and keep the "
+                               "rest as evidence")
+        for value in (title, body):
+            if "\x00" in value:
+                raise InvalidInput("text contains NUL bytes; is it binary?")
+
+    def add(self, title: str, body: str = "", *, kind: str = "note", tags: Sequence[str] = (),
+            files: Sequence[str] = (), symbols: Sequence[str] = (), confidence: float | None = None,
+            importance: float = 0.5, source: str = "agent", pinned: bool = False,
+            session_id: str = "", observations: Sequence[str] = (), dedupe: bool = True,
+            created_at: float | None = None) -> m.MemoryItem:
+        """Record one fact; merges into an existing item with the same meaning."""
+        title, body = title.strip(), body.strip()
+        self._check_text(title, body)
+        if len(title) > 200 and not body:
+            title, body = _split_title(title)
+        try:
+            item = m.MemoryItem(project=self.project, branch=self.branch, kind=m.ItemKind(kind),
+                                title=title, body=body, tags=list(tags), importance=importance,
+                                confidence=confidence if confidence is not None
+                                else DEFAULT_CONFIDENCE.get(source, 0.6),
+                                source=m.Source(source), pinned=pinned, session_id=session_id,
+                                **({"created_at": created_at, "updated_at": created_at}
+                                   if created_at else {}))
+        except ValueError as exc:
+            raise InvalidInput(f"invalid memory: {_first_error(exc)}") from exc
+        saved = self.add_items([item], files={item.id: list(files)},
+                               symbols={item.id: list(symbols)}, dedupe=dedupe,
+                               observations={item.id: list(observations)})
+        return saved[0]
+
+    def add_items(self, items: Sequence[m.MemoryItem], *, files: dict[str, list[str]] | None = None,
+                  symbols: dict[str, list[str]] | None = None, dedupe: bool = True,
+                  observations: dict[str, list[str]] | None = None,
+                  embed: bool | None = None) -> list[m.MemoryItem]:
+        """Batch write: extract, link, embed, dedupe, then one journal op per table."""
+        if not items:
+            return []
+        files, symbols, observations = files or {}, symbols or {}, observations or {}
+        embed = self.config.embed if embed is None else embed
+        texts = [item.text for item in items]
+        mentions = _text_module().extract_many(texts)
+        vectors = self.embedder.encode(texts) if embed else None
+        saved: list[m.MemoryItem] = []
+        new_items: list[m.MemoryItem] = []
+        new_vectors: list[dict[str, Any]] = []
+        entity_rows: dict[str, dict[str, Any]] = {}
+        mention_rows: list[dict[str, Any]] = []
+        anchor_rows: list[dict[str, Any]] = []
+        for index, item in enumerate(items):
+            resolved = link.resolve(mentions[index], self.store, files.get(item.id, ()),
+                                    symbols.get(item.id, ()))
+            target = self._duplicate_of(item, vectors[index] if vectors is not None else None,
+                                        resolved) if dedupe else None
+            if target is not None:
+                item = self._merge(target, item)
+            else:
+                new_items.append(item)
+                if vectors is not None:
+                    new_vectors.append({"id": item.id, "vec": vectors[index].tolist(),
+                                        "model": self.embedder.model_id,
+                                        "text_hash": item.text_hash})
+            for res in resolved:
+                entity_rows.setdefault(res.entity.id, res.entity.model_dump(mode="json"))
+                mention_rows.append({"source": item.id, "target": res.entity.id,
+                                     "weight": res.weight, "surface": res.surface[:200]})
+                if res.anchor:
+                    anchor_rows.append({"source": item.id, "target": res.entity.id,
+                                        "hash": res.entity.hash, "commit": "", "at": time.time()})
+            saved.append(item)
+        if new_items:
+            self._write({"op": "put_items", "rows": [self._item_row(i) for i in new_items]})
+        if new_vectors:
+            self._write({"op": "put_vectors", "rows": new_vectors})
+        known = {e["id"] for e in self.store.get_entities(list(entity_rows))}
+        fresh = [row for eid, row in entity_rows.items() if eid not in known]
+        if fresh:
+            self._write({"op": "put_entities", "rows": fresh})
+        if mention_rows:
+            self._write({"op": "put_links", "kind": "MENTIONS", "rows": mention_rows})
+        if anchor_rows:
+            self._write({"op": "put_links", "kind": "ANCHORED_TO", "rows": anchor_rows})
+        derived = [{"source": i.id, "target": o} for i in saved for o in observations.get(i.id, ())]
+        if derived:
+            self._write({"op": "put_links", "kind": "DERIVED_FROM", "rows": derived})
+        return saved
+
+    def _item_row(self, item: m.MemoryItem) -> dict[str, Any]:
+        row = item.model_dump(mode="json")
+        terms = _text_module().code_terms(item.text)
+        row["search_text"] = " ".join([item.text, *terms, *item.tags])
+        return row
+
+    def _duplicate_of(self, item: m.MemoryItem, vector: Any,
+                      resolved: list[link.Resolved]) -> m.MemoryItem | None:
+        """An existing live item of the same kind and meaning, if any."""
+        flt = ItemFilter(project=item.project, kinds=(item.kind.value,), statuses=("active",))
+        if vector is not None:
+            candidates = self.store.vector_search(vector.tolist(), 3, flt)
+            close = [i for i, sim in candidates if sim >= self.config.dedupe_similarity]
+        else:
+            close = [i for i, _ in self.store.keyword_search(
+                channels.fts_query(item.title), 3, flt)]
+        for row in self.store.get_items(close):
+            if vector is None and _normal(row["title"]) != _normal(item.title):
+                continue
+            return m.MemoryItem(**_item_fields(row))
+        return None
+
+    def _merge(self, old: m.MemoryItem, new: m.MemoryItem) -> m.MemoryItem:
+        """Fold a repeat into the existing item: keep the fuller text, count it, trust it more."""
+        fuller = new if len(new.text) > len(old.text) else old
+        fields = {"hit_count": old.hit_count + 1, "updated_at": time.time(),
+                  "confidence": round(min(1.0, max(old.confidence, new.confidence) + 0.05), 4),
+                  "tags": sorted(set(old.tags) | set(new.tags))}
+        if fuller is new:
+            fields.update({"title": new.title, "body": new.body})
+        merged = old.model_copy(update=fields)
+        row = self._item_row(merged)
+        self._write({"op": "update_items", "ids": [old.id],
+                     "fields": {k: row[k] for k in (*fields, "search_text")}})
+        if fuller is new and self.config.embed:
+            vector = self.embedder.encode([merged.text])[0]
+            self._write({"op": "put_vectors", "rows": [{"id": old.id, "vec": vector.tolist(),
+                                                         "model": self.embedder.model_id,
+                                                         "text_hash": merged.text_hash}]})
+        return merged
+
+    def put_observations(self, observations: Sequence[m.Observation]) -> None:
+        if observations:
+            self._write({"op": "put_observations",
+                         "rows": [o.model_dump(mode="json") for o in observations]})
+
+    def update(self, item_id: str, **fields: Any) -> m.MemoryItem:
+        """Change stored fields of one item (status, confidence, pinned, ...)."""
+        item = self.get_item(item_id)
+        updated = item.model_copy(update={**fields, "updated_at": time.time()})
+        m.MemoryItem.model_validate(updated.model_dump())
+        row = self._item_row(updated)
+        self._write({"op": "update_items", "ids": [item_id],
+                     "fields": {k: row[k] for k in (*fields, "updated_at")}})
+        return updated
+
+    # ----- reading --------------------------------------------------------------------------
+    def get_item(self, item_id: str) -> m.MemoryItem:
+        rows = self.store.get_items([item_id])
+        if not rows:
+            raise NotFound(f"no memory with id {item_id!r}")
+        return m.MemoryItem(**_item_fields(rows[0]))
+
+    def get(self, item_id: str) -> m.ItemDetail:
+        """Layer 3: the whole item, its links and status."""
+        item = self.get_item(item_id)
+        links = self.store.item_links(item_id)
+        evidence = self.store.item_observations(item_id)
+        tokens = self.tokens.count(item.text)
+        self._log("get", item_id, {}, 1, [item_id], tokens)
+        return m.ItemDetail(item=item, links=links, evidence_count=len(evidence), tokens=tokens)
+
+    def evidence(self, item_id: str, max_chars: int = 2000) -> list[m.EvidenceExcerpt]:
+        """Layer 3: the redacted raw observations an item came from."""
+        self.get_item(item_id)
+        out = []
+        for obs in self.store.item_observations(item_id):
+            text = obs["text"]
+            if len(text) > max_chars:
+                text = text[: max_chars // 2] + "\n[…]\n" + text[-max_chars // 2:]
+            out.append(m.EvidenceExcerpt(observation_id=obs["id"], ts=obs["ts"], event=obs["event"],
+                                         tool=obs["tool"], command=obs["command"], text=text,
+                                         evidence_ref=obs["evidence_ref"]))
+        return out
+
+    def list(self, *, kind: str | None = None, status: str | None = None, limit: int = 50,
+             all_projects: bool = False) -> list[m.MemoryItem]:
+        flt = ItemFilter(project=None if all_projects else self.project,
+                         kinds=(kind,) if kind else None,
+                         statuses=(status,) if status else LIVE)
+        return [m.MemoryItem(**_item_fields(r)) for r in self.store.list_items(flt, limit)]
+
+    def _filter(self, *, all_projects: bool = False, kinds: Sequence[str] | None = None,
+                as_of: float | None = None, project: str | None = None) -> ItemFilter:
+        return ItemFilter(project=None if all_projects else (project or self.project),
+                          kinds=tuple(kinds) if kinds else None, statuses=LIVE,
+                          created_before=as_of, now=time.time())
+
+    def search(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),
+               k: int = 10, kinds: Sequence[str] | None = None, budget: int | None = None,
+               explain: bool = False, as_of: float | None = None, all_projects: bool = False,
+               project: str | None = None, channels_on: Sequence[str] | None = None,
+               log: bool = True) -> m.SearchResult:
+        """Layer 2: entity + graph + vector + keyword, fused, ranked, inside a token budget."""
+        query = (query or "").strip()
+        if len(query) > 4000:
+            query = query[:4000]
+        budget = self.config.search_budget if budget is None else max(0, int(budget))
+        k = max(1, min(int(k), 200))
+        if not query and not files and not symbols:
+            return m.SearchResult(query="", hits=[], tokens=0, budget=budget, candidates=0)
+        flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
+        ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on)
+        rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
+        now = time.time()
+        scored = sorted(((i, s * fusion.prior(rows[i], self.config.weights, now=now,
+                                              branch=self.branch))
+                         for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
+        hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
+                      channels=explain_rows.get(i, {}), why=why.get(i, []),
+                      stale=rows[i]["status"] == "stale") for i, s in scored[:k]]
+        hits, tokens, truncated = render.fit_hits(hits, budget, self.tokens)
+        result = m.SearchResult(query=query, hits=hits, tokens=tokens, budget=budget,
+                                candidates=len(ranked), truncated=truncated,
+                                explain=render.explain_table(scored, explain_rows, rows)
+                                if explain else None)
+        if log:
+            self._log("search", query, {"files": list(files), "symbols": list(symbols)},
+                      len(ranked), [h.item.id for h in hits], tokens)
+            if hits:
+                self._write({"op": "bump_items", "ids": [h.item.id for h in hits], "at": now})
+        return result
+
+    def rank(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),
+             k: int = 10, as_of: float | None = None, project: str | None = None,
+             channels_on: Sequence[str] | None = None) -> list[str]:
+        """Ranked ids only (evaluation): no budget, no logging, no use counting."""
+        flt = self._filter(as_of=as_of, project=project)
+        ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on)
+        rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
+        now = time.time()
+        scored = sorted(((i, s * fusion.prior(rows[i], self.config.weights, now=now))
+                         for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
+        return [i for i, _ in scored[:k]]
+
+    def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
+              flt: ItemFilter, channels_on: Sequence[str] | None
+              ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]], dict[str, list[str]]]:
+        on = set(channels_on or ("entity", "graph", "vector", "keyword"))
+        text = _text_module()
+        mentions = text.extract(query) if query else []
+        depth = max(k * 5, 50)
+        results: dict[str, list[tuple[str, float]]] = {}
+        why: dict[str, list[str]] = {}
+        if on & {"entity", "graph"}:
+            entities = channels.query_entities(self.store, mentions, files, symbols,
+                                               hops=1 if "graph" in on else 0)
+            if "entity" in on:
+                results["entity"], entity_why = channels.entity_channel(self.store, entities, flt)
+                for item_id, eids in entity_why.items():
+                    why.setdefault(item_id, []).extend(
+                        f"mentions {entities.surfaces.get(e, e)}" for e in eids[:3])
+            if "graph" in on:
+                results["graph"], graph_why = channels.graph_channel(
+                    self.store, entities, flt, self.config.weights.graph_hop_decay)
+                for item_id, eids in graph_why.items():
+                    why.setdefault(item_id, []).append(f"near {eids[0]}")
+        if "keyword" in on and query:
+            results["keyword"] = channels.keyword_channel(self.store, query, text.code_terms(query),
+                                                          depth, flt)
+        if "vector" in on and query and self.config.embed:
+            vector = self.embedder.encode([query])[0].tolist()
+            results["vector"] = channels.vector_channel(self.store, vector, depth, flt)
+        channel_ranks = {name: fusion.ranks(scored[:depth]) for name, scored in results.items()}
+        weights = self.config.weights
+        fused = fusion.rrf(channel_ranks, {"entity": weights.entity, "graph": weights.graph,
+                                           "vector": weights.vector, "keyword": weights.keyword},
+                           k=weights.rrf_k)
+        per_item: dict[str, dict[str, int]] = {}
+        for name, ranking in channel_ranks.items():
+            for item_id, rank in ranking.items():
+                per_item.setdefault(item_id, {})[name] = rank
+        for item_id, ranks in per_item.items():
+            if "vector" in ranks and len(why.get(item_id, [])) == 0:
+                why.setdefault(item_id, []).append("similar meaning")
+            if "keyword" in ranks:
+                why.setdefault(item_id, []).append("shares keywords")
+        return sorted(fused.items(), key=lambda p: -p[1]), per_item, why
+
+    def brief(self, budget: int | None = None) -> m.Brief:
+        """Layer 1: one line per item for the session start, inside the budget."""
+        budget = self.config.brief_budget if budget is None else max(0, int(budget))
+        flt = ItemFilter(project=self.project, statuses=("active",), now=time.time())
+        candidates = self.store.list_items(flt, limit=300, order="updated_at")
+        items = [m.MemoryItem(**_item_fields(r)) for r in candidates]
+        result = render.brief(self.project, items, budget, self.config.brief_line_tokens,
+                              self.tokens, branch=self.branch)
+        self._log("brief", "", {}, len(items), result.item_ids, result.tokens)
+        return result
+
+    def related(self, entity: str, limit: int = 20) -> dict[str, Any]:
+        """What we know about an entity (file, function, error code...) and its neighbours."""
+        mentions = _text_module().extract(entity)
+        kinds = {mn.kind for mn in mentions}
+        resolved = link.resolve(mentions or [], self.store,
+                                [entity] if "file" in kinds or "/" in entity else [],
+                                [entity] if not mentions else [])
+        entity_ids = [r.entity.id for r in resolved if not r.entity.id.split(":", 1)[1].startswith("?")
+                      or self.store.get_entities([r.entity.id])]
+        if not entity_ids:
+            raise NotFound(f"nothing is known about {entity!r}")
+        flt = self._filter()
+        neighbours = self.store.entity_neighbours(entity_ids, hops=1)
+        item_links = self.store.items_mentioning(list(neighbours), flt)
+        direct = {i for i, e, _ in item_links if e in entity_ids}
+        item_ids = list(dict.fromkeys(i for i, _, _ in item_links))
+        items = [m.MemoryItem(**_item_fields(r)) for r in self.store.get_items(item_ids)][:limit]
+        self._log("related", entity, {}, len(item_ids), [i.id for i in items], 0)
+        return {"entities": self.store.get_entities(entity_ids),
+                "neighbours": self.store.get_entities([e for e, d in neighbours.items() if d > 0])[:limit],
+                "co_mentioned": [row for eid in entity_ids
+                                 for row in self.store.entity_items_neighbours(eid, limit)][:limit],
+                "items": [{"item": i.model_dump(mode="json"), "direct": i.id in direct}
+                          for i in items]}
+
+    def entities(self, item_id: str) -> list[dict[str, Any]]:
+        self.get_item(item_id)
+        return self.store.item_links(item_id)
+
+    # ----- lifecycle ------------------------------------------------------------------------
+    def forget(self, item_id: str) -> dict[str, int]:
+        """Real deletion: graph, vector and full-text index, evidence, and the journal's history."""
+        self.get_item(item_id)
+        observations = [o["id"] for o in self.store.item_observations(item_id)]
+        shared = self._observations_still_used(observations, item_id)
+        own = [o for o in observations if o not in shared]
+        evidence_refs = [o["evidence_ref"] for o in self.store.item_observations(item_id)
+                         if o["id"] in own and o["evidence_ref"]]
+        self.store.apply({"op": "delete_items", "ids": [item_id]})
+        if own:
+            self.store.apply({"op": "delete_observations", "ids": own})
+        dropped = self.journal.scrub({item_id}, set(own))
+        self.journal.append({"op": "delete_items", "ids": [item_id]})
+        for ref in evidence_refs:
+            (self.dir / "evidence" / f"{ref}.txt").unlink(missing_ok=True)
+        _scrub_jsonl(self.dir / RETRIEVAL_LOG, item_id)
+        return {"journal_records_rewritten": dropped, "observations": len(own)}
+
+    def _observations_still_used(self, observation_ids: list[str], item_id: str) -> set[str]:
+        used = set()
+        for obs in observation_ids:
+            rows = self.store._rows("MATCH (i:Item)-[:DERIVED_FROM]->(o:Observation {id: $o}) "
+                                    "WHERE i.id <> $i RETURN count(i)", {"o": obs, "i": item_id})
+            if rows[0][0]:
+                used.add(obs)
+        return used
+
+    def stats(self) -> dict[str, Any]:
+        counts = self.store.counts()
+        return {"project": self.project, "branch": self.branch, "data_dir": str(self.dir),
+                "items": self.store.count_items(ItemFilter(project=self.project, statuses=None)),
+                "by_kind": self.store.group_counts("kind", self.project),
+                "by_status": self.store.group_counts("status", self.project),
+                "entities": counts["Entity"], "observations": counts["Observation"],
+                "vectors": counts["ItemVector"],
+                "links": {k: v for k, v in counts.items() if k.isupper()},
+                "journal_bytes": self.journal.path.stat().st_size if self.journal.path.exists() else 0,
+                "schema_version": self.store.schema_version}
+
+    def export_items(self, *, all_projects: bool = False) -> list[dict[str, Any]]:
+        flt = ItemFilter(project=None if all_projects else self.project, statuses=None)
+        out = []
+        for row in self.store.list_items(flt, limit=10**9):
+            item = m.MemoryItem(**_item_fields(row))
+            links = self.store.item_links(item.id)
+            record = item.model_dump(mode="json")
+            record["files"] = sorted({ln["entity"]["path"] or ln["entity"]["name"]
+                                      for ln in links if ln.get("entity", {}).get("kind") == "file"})
+            record["symbols"] = sorted({ln["entity"]["qualname"] or ln["entity"]["name"]
+                                        for ln in links if ln.get("entity", {}).get("kind") == "symbol"})
+            out.append(record)
+        return out
+
+    def import_items(self, records: Iterable[dict[str, Any]]) -> int:
+        """Restore exported items (JSON objects); existing ids are replaced."""
+        items, files, symbols = [], {}, {}
+        for number, record in enumerate(records, 1):
+            try:
+                data = dict(record)
+                files_of = data.pop("files", [])
+                symbols_of = data.pop("symbols", [])
+                data.setdefault("project", self.project)
+                data.pop("search_text", None)
+                item = m.MemoryItem(**data)
+            except (ValueError, TypeError) as exc:
+                raise InvalidInput(f"record {number}: {_first_error(exc)}") from exc
+            items.append(item)
+            files[item.id], symbols[item.id] = list(files_of), list(symbols_of)
+        self.add_items(items, files=files, symbols=symbols, dedupe=False)
+        return len(items)
+
+    def rebuild(self) -> dict[str, int]:
+        """Recreate the graph from the journal (delete the database, replay every op)."""
+        self.store.close()
+        db = self.dir / DB_NAME
+        for path in (db, db.with_name(DB_NAME + ".wal")):
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        self.store = KuzuStore(db)
+        applied = 0
+        pending: list[dict[str, Any]] = []
+        for op in self.journal.ops():
+            if pending and not _same_batch(pending[-1], op):
+                self._replay(pending)
+                pending = []
+            pending.append(op)
+            applied += 1
+        if pending:
+            self._replay(pending)
+        return {"ops": applied, **{k: v for k, v in self.store.counts().items()
+                                    if k in ("Item", "Entity", "ItemVector")}}
+
+    def _replay(self, ops: list[dict[str, Any]]) -> None:
+        """Consecutive row ops of one kind go to the store as one batch."""
+        if "rows" in ops[0] and len(ops) > 1:
+            rows = [r for op in ops for r in op["rows"]]
+            if "id" in rows[0]:
+                rows = list({r["id"]: r for r in rows}.values())
+            self.store.apply({**ops[0], "rows": rows})
+        else:
+            for op in ops:
+                self.store.apply(op)
+
+    # ----- retrieval log --------------------------------------------------------------------
+    def _log(self, verb: str, query: str, context: dict[str, Any], candidates: int,
+             returned: list[str], tokens: int) -> None:
+        if self.read_only:
+            return
+        record = {"ts": time.time(), "verb": verb, "project": self.project, "query": query[:500],
+                  "context": context, "candidates": candidates, "returned": returned,
+                  "tokens": tokens}
+        with (self.dir / RETRIEVAL_LOG).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def retrieval_log(self, limit: int = 20) -> list[dict[str, Any]]:
+        path = self.dir / RETRIEVAL_LOG
+        if not path.exists():
+            return []
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-limit:]
+        out = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("project") == self.project:
+                out.append(record)
+        return out
+
+
+DEFAULT_CONFIDENCE = {"user": 0.9, "agent": 0.75, "rule": 0.6, "llm": 0.5, "import": 0.7}
+
+
+def _item_fields(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k in m.MemoryItem.model_fields}
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _split_title(text: str) -> tuple[str, str]:
+    """A long single text: first sentence (or 160 chars) as title, all of it as body."""
+    head = text.split("\n", 1)[0]
+    for stop in (". ", "; ", ": "):
+        if stop in head[:200]:
+            head = head[: head.index(stop) + 1]
+            break
+    return head[:200].rstrip(), text
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(exc)
+
+
+def _same_batch(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a["op"] == b["op"] and "rows" in a and a.get("kind") == b.get("kind")
+
+
+def _scrub_jsonl(path: Path, needle: str) -> None:
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    kept = [line for line in lines if needle not in line]
+    if len(kept) != len(lines):
+        tmp = path.with_suffix(".rewrite")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(path)

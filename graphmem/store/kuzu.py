@@ -1,0 +1,502 @@
+"""Kuzu backend: the only module importing kuzu; all Cypher lives here."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import kuzu
+
+from graphmem.errors import GraphmemError, InvalidInput, StoreCorrupt, StoreUnavailable
+from graphmem.store.base import LINK_TABLES, ItemFilter, Row
+
+SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "graph.cypher"
+VECTOR_DIM = 384
+
+# Every column with the value a missing field takes (Kuzu types parameters by value).
+ITEM_COLUMNS: dict[str, Any] = {
+    "id": "", "project": "", "branch": "", "kind": "note", "title": "", "body": "", "tags": [],
+    "importance": 0.5, "confidence": 0.7, "verified": False, "source": "agent", "hit_count": 0,
+    "created_at": 0.0, "updated_at": 0.0, "last_used_at": 0.0, "expire_at": 0.0, "pinned": False,
+    "status": "active", "stale_reason": "", "session_id": "", "search_text": ""}
+ENTITY_COLUMNS: dict[str, Any] = {
+    "id": "", "kind": "concept", "name": "", "path": "", "qualname": "", "language": "",
+    "start_line": 0, "end_line": 0, "hash": "", "resolved": True}
+OBSERVATION_COLUMNS: dict[str, Any] = {
+    "id": "", "project": "", "branch": "", "session_id": "", "agent": "", "event": "", "tool": "",
+    "command": "", "text": "", "files": [], "exit_code": -1, "is_error": False,
+    "evidence_ref": "", "ts": 0.0}
+ITEM_FIELDS = tuple(ITEM_COLUMNS)
+LINK_ENDPOINTS = {
+    "MENTIONS": ("Item", "Entity"), "ANCHORED_TO": ("Item", "Entity"),
+    "DEFINED_IN": ("Entity", "Entity"), "CONTAINS": ("Entity", "Entity"),
+    "IMPORTS": ("Entity", "Entity"), "TOUCHES": ("Entity", "Entity"),
+    "DERIVED_FROM": ("Item", "Observation"), "SUPERSEDES": ("Item", "Item"),
+}
+LINK_PROPS = {"MENTIONS": ("weight", "surface"), "ANCHORED_TO": ("hash", "commit", "at"),
+              "SUPERSEDES": ("at", "surface")}
+
+# Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n.
+MIGRATIONS: dict[int, tuple[str, ...]] = {}
+
+
+def _translate(exc: Exception, path: Path) -> GraphmemError:
+    text = str(exc)
+    if "lock" in text.lower():
+        return StoreUnavailable(f"store {path} is in use by another process ({text.strip()})")
+    if "read-only" in text.lower() or "Permission denied" in text or "permission" in text.lower():
+        return StoreUnavailable(f"store {path} is not writable ({text.strip()})")
+    return StoreCorrupt(f"store {path} cannot be opened: {text.strip()}; run `graphmem rebuild`")
+
+
+class KuzuStore:
+    """A project's graph: items, vectors, entities, observations and their edges."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        try:
+            if not read_only:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = kuzu.Database(str(path), read_only=read_only)
+            self._conn = kuzu.Connection(self._db)
+            for extension in ("VECTOR", "FTS"):
+                self._conn.execute(f"LOAD EXTENSION {extension}")
+            if not read_only:
+                self._ensure_schema()
+            self._vector_index = any(row[1] == "item_vec"
+                                     for row in self._rows("CALL SHOW_INDEXES() RETURN *"))
+        except GraphmemError:
+            raise
+        except (RuntimeError, OSError) as exc:
+            raise _translate(exc, path) from exc
+
+    # ----- schema -------------------------------------------------------------------------
+    def _ensure_schema(self) -> None:
+        for statement in schema_statements():
+            self._conn.execute(statement)
+        version = self._meta("schema_version")
+        current = int(version) if version else 0
+        if current == 0:
+            current = SCHEMA_VERSION
+        for number in sorted(n for n in MIGRATIONS if n > current):
+            for statement in MIGRATIONS[number]:
+                self._conn.execute(statement)
+            current = number
+        self._set_meta("schema_version", str(current))
+        self._ensure_indexes()
+
+    def _ensure_indexes(self) -> None:
+        existing = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
+        if "item_fts" not in existing:
+            self._conn.execute("CALL CREATE_FTS_INDEX('Item', 'item_fts', ['search_text'], "
+                               "stemmer := 'porter')")
+
+    def ensure_vector_index(self) -> None:
+        """Build the HNSW index on first need: bulk loads before it COPY at full speed.
+
+        Kuzu 0.11 cannot insert after DROP_VECTOR_INDEX in the same database, so the index is
+        never dropped; it is created once, after the first bulk load or before the first query.
+        """
+        if not self._vector_index and not self.read_only:
+            self._exec("CALL CREATE_VECTOR_INDEX('ItemVector', 'item_vec', 'vec', metric := 'cosine')")
+            self._vector_index = True
+
+    def _meta(self, key: str) -> str | None:
+        rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        return rows[0][0] if rows else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._meta("schema_version") or 0)
+
+    # ----- low level ----------------------------------------------------------------------
+    def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        try:
+            result = self._conn.execute(query, params or {})
+        except RuntimeError as exc:
+            raise _translate_query(exc) from exc
+        assert not isinstance(result, list)
+        rows = []
+        while result.has_next():
+            rows.append(result.get_next())
+        return rows
+
+    def _exec(self, query: str, params: dict[str, Any] | None = None) -> None:
+        if self.read_only:
+            raise StoreUnavailable(f"store {self.path} is open read-only")
+        try:
+            self._conn.execute(query, params or {})
+        except RuntimeError as exc:
+            raise _translate_query(exc) from exc
+
+    def close(self) -> None:
+        for attr in ("_conn", "_db"):
+            obj = getattr(self, attr, None)
+            if obj is not None:
+                obj.close()
+                setattr(self, attr, None)
+
+    # ----- mutations: one journal op each -------------------------------------------------
+    def apply(self, op: Row) -> None:
+        """Apply one journal operation; the journal replays exactly these."""
+        handler = getattr(self, f"_op_{op['op']}", None)
+        if handler is None:
+            raise InvalidInput(f"unknown journal operation {op['op']!r}")
+        handler(op)
+
+    def _op_put_items(self, op: Row) -> None:
+        rows = _complete(op["rows"], ITEM_COLUMNS)
+        assignments = ", ".join(f"i.{f} = r.{f}" for f in ITEM_COLUMNS if f != "id")
+        self._exec(f"UNWIND $rows AS r MERGE (i:Item {{id: r.id}}) SET {assignments}", {"rows": rows})
+
+    def _op_update_items(self, op: Row) -> None:
+        fields = op["fields"]
+        unknown = set(fields) - set(ITEM_FIELDS)
+        if unknown or "id" in fields:
+            raise InvalidInput(f"cannot update item fields {sorted(unknown | {'id'} & set(fields))}")
+        assignments = ", ".join(f"i.{f} = ${f}" for f in fields)
+        self._exec(f"MATCH (i:Item) WHERE i.id IN $ids SET {assignments}",
+                   {"ids": list(op["ids"]), **fields})
+
+    def _op_bump_items(self, op: Row) -> None:
+        self._exec("MATCH (i:Item) WHERE i.id IN $ids "
+                   "SET i.hit_count = i.hit_count + 1, i.last_used_at = $at",
+                   {"ids": list(op["ids"]), "at": op["at"]})
+
+    def _op_delete_items(self, op: Row) -> None:
+        params = {"ids": list(op["ids"])}
+        self._exec("MATCH (v:ItemVector) WHERE v.id IN $ids DELETE v", params)
+        self._exec("MATCH (i:Item) WHERE i.id IN $ids DETACH DELETE i", params)
+
+    def _op_put_vectors(self, op: Row) -> None:
+        rows = op["rows"]
+        ids = [r["id"] for r in rows]
+        self._exec("MATCH (v:ItemVector) WHERE v.id IN $ids DELETE v", {"ids": ids})
+        if not self._vector_index:
+            self._copy_vectors(rows)
+            return
+        self._exec("UNWIND $rows AS r CREATE (:ItemVector {id: r.id, vec: r.vec, model: r.model, "
+                   "text_hash: r.text_hash})", {"rows": rows})
+
+    def _copy_vectors(self, rows: list[Row]) -> None:
+        """Vectors before the index exists: one COPY from an Arrow table (no per-row conversion)."""
+        import numpy as np
+        import pyarrow as pa
+
+        matrix = np.asarray([r["vec"] for r in rows], dtype=np.float32)
+        table = pa.table({
+            "id": [r["id"] for r in rows],
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), VECTOR_DIM),
+            "model": [r["model"] for r in rows],
+            "text_hash": [r["text_hash"] for r in rows],
+        })
+        self._exec("COPY ItemVector FROM $t", {"t": table})
+
+    def _op_put_entities(self, op: Row) -> None:
+        rows = _complete(op["rows"], ENTITY_COLUMNS)
+        assignments = ", ".join(f"e.{f} = r.{f}" for f in ENTITY_COLUMNS if f != "id")
+        self._exec(f"UNWIND $rows AS r MERGE (e:Entity {{id: r.id}}) SET {assignments}",
+                   {"rows": rows})
+
+    def _op_delete_entities(self, op: Row) -> None:
+        self._exec("MATCH (e:Entity) WHERE e.id IN $ids DETACH DELETE e", {"ids": list(op["ids"])})
+
+    def _op_put_observations(self, op: Row) -> None:
+        rows = _complete(op["rows"], OBSERVATION_COLUMNS)
+        assignments = ", ".join(f"o.{f} = r.{f}" for f in OBSERVATION_COLUMNS if f != "id")
+        self._exec(f"UNWIND $rows AS r MERGE (o:Observation {{id: r.id}}) SET {assignments}",
+                   {"rows": rows})
+
+    def _op_delete_observations(self, op: Row) -> None:
+        self._exec("MATCH (o:Observation) WHERE o.id IN $ids DETACH DELETE o",
+                   {"ids": list(op["ids"])})
+
+    def _op_put_links(self, op: Row) -> None:
+        table = _link_table(op["kind"])
+        source_label, target_label = LINK_ENDPOINTS[table]
+        props = LINK_PROPS.get(table, ())
+        rows = [{"s": r["source"], "t": r["target"], **{p: _link_prop(r, p) for p in props}}
+                for r in op["rows"]]
+        # MERGE keeps links idempotent under journal replay; SET refreshes their properties.
+        assignments = (" SET " + ", ".join(f"l.{p} = r.{p}" for p in props)) if props else ""
+        self._exec(f"UNWIND $rows AS r MATCH (a:{source_label} {{id: r.s}}), "
+                   f"(b:{target_label} {{id: r.t}}) MERGE (a)-[l:{table}]->(b){assignments}",
+                   {"rows": rows})
+
+    def _op_delete_links(self, op: Row) -> None:
+        table = _link_table(op["kind"])
+        source_label, target_label = LINK_ENDPOINTS[table]
+        if op.get("targets") is None:
+            self._exec(f"MATCH (a:{source_label})-[l:{table}]->(:{target_label}) "
+                       "WHERE a.id IN $ids DELETE l", {"ids": list(op["sources"])})
+            return
+        rows = [{"s": s, "t": t} for s, t in zip(op["sources"], op["targets"])]
+        self._exec(f"UNWIND $rows AS r MATCH (a:{source_label} {{id: r.s}})-[l:{table}]->"
+                   f"(b:{target_label} {{id: r.t}}) DELETE l", {"rows": rows})
+
+    # ----- reads ----------------------------------------------------------------------------
+    def get_items(self, ids: Sequence[str]) -> list[Row]:
+        rows = self._rows("MATCH (i:Item) WHERE i.id IN $ids RETURN i", {"ids": list(ids)})
+        by_id = {r[0]["id"]: _clean(r[0]) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def list_items(self, flt: ItemFilter, limit: int = 100, order: str = "created_at",
+                   offset: int = 0) -> list[Row]:
+        if order not in ("created_at", "updated_at", "last_used_at", "importance", "hit_count"):
+            raise InvalidInput(f"cannot order by {order!r}")
+        where, params = _where(flt)
+        rows = self._rows(f"MATCH (i:Item) {where} RETURN i ORDER BY i.{order} DESC, i.id "
+                          f"SKIP {int(offset)} LIMIT {int(limit)}", params)
+        return [_clean(r[0]) for r in rows]
+
+    def count_items(self, flt: ItemFilter) -> int:
+        where, params = _where(flt)
+        return int(self._rows(f"MATCH (i:Item) {where} RETURN count(i)", params)[0][0])
+
+    def counts(self) -> dict[str, int]:
+        tables = ("Item", "ItemVector", "Entity", "Observation")
+        out = {t: int(self._rows(f"MATCH (n:{t}) RETURN count(n)")[0][0]) for t in tables}
+        for table in LINK_TABLES:
+            out[table] = int(self._rows(f"MATCH ()-[l:{table}]->() RETURN count(l)")[0][0])
+        return out
+
+    def group_counts(self, field: str, project: str | None = None) -> dict[str, int]:
+        if field not in ("kind", "status", "source", "branch", "project"):
+            raise InvalidInput(f"cannot group by {field!r}")
+        where, params = _where(ItemFilter(project=project, statuses=None))
+        rows = self._rows(f"MATCH (i:Item) {where} RETURN i.{field}, count(i)", params)
+        return {r[0]: int(r[1]) for r in rows}
+
+    def keyword_search(self, query: str, k: int, flt: ItemFilter) -> list[tuple[str, float]]:
+        if not query.strip():
+            return []
+        where, params = _where(flt, var="node")
+        rows = self._rows("CALL QUERY_FTS_INDEX('Item', 'item_fts', $q, top := $top) "
+                          f"WITH node, score {where} RETURN node.id, score ORDER BY score DESC "
+                          f"LIMIT {int(k)}", {"q": query, "top": int(k) * 4 + 50, **params})
+        return [(r[0], float(r[1])) for r in rows]
+
+    def vector_search(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str, float]]:
+        """Nearest items by cosine; oversamples the HNSW index, then filters by scope."""
+        where, params = _where(flt)
+        total = int(self._rows("MATCH (v:ItemVector) RETURN count(v)")[0][0])
+        if total == 0:
+            return []
+        self.ensure_vector_index()
+        fetch = min(max(k * 4, 100), total)
+        while fetch > 0:
+            rows = self._rows(
+                "CALL QUERY_VECTOR_INDEX('ItemVector', 'item_vec', $vec, $fetch) "
+                f"WITH node AS v, distance MATCH (i:Item {{id: v.id}}) {where} "
+                "RETURN i.id, distance ORDER BY distance LIMIT $k",
+                {"vec": list(vector), "fetch": fetch, "k": int(k), **params})
+            if len(rows) >= k or fetch >= total:
+                return [(r[0], 1.0 - float(r[1])) for r in rows]
+            fetch = min(fetch * 4, total)
+        return []
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Row]:
+        rows = self._rows("MATCH (v:ItemVector) WHERE v.id IN $ids RETURN v.id, v.vec, v.model, "
+                          "v.text_hash", {"ids": list(ids)})
+        return {r[0]: {"vec": r[1], "model": r[2], "text_hash": r[3]} for r in rows}
+
+    def get_entities(self, ids: Sequence[str]) -> list[Row]:
+        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN e", {"ids": list(ids)})
+        return [_clean(r[0]) for r in rows]
+
+    def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
+                      path_suffixes: Iterable[str] = ()) -> list[Row]:
+        """Entities whose name/qualname equals one of `names` or whose path ends with a suffix."""
+        names, suffixes = list(names), list(path_suffixes)
+        found: dict[str, Row] = {}
+        kind_clause = " AND e.kind IN $kinds" if kinds else ""
+        base = {"kinds": list(kinds)} if kinds else {}
+        if names:
+            for r in self._rows("MATCH (e:Entity) WHERE (e.name IN $names OR e.qualname IN $names)"
+                                f"{kind_clause} RETURN e", {"names": names, **base}):
+                found[r[0]["id"]] = _clean(r[0])
+        for suffix in suffixes:
+            for r in self._rows("MATCH (e:Entity) WHERE e.path <> '' AND "
+                                f"(e.path = $s OR ends_with(e.path, $slash)){kind_clause} RETURN e",
+                                {"s": suffix, "slash": "/" + suffix, **base}):
+                found[r[0]["id"]] = _clean(r[0])
+        return list(found.values())
+
+    def entities_by_kind(self, kind: str, limit: int = 100_000) -> list[Row]:
+        rows = self._rows(f"MATCH (e:Entity {{kind: $k}}) RETURN e LIMIT {int(limit)}", {"k": kind})
+        return [_clean(r[0]) for r in rows]
+
+    def item_links(self, item_id: str) -> list[Row]:
+        """Outgoing edges of an item with their targets."""
+        out = []
+        for table in ("MENTIONS", "ANCHORED_TO"):
+            props = LINK_PROPS[table]
+            rows = self._rows(f"MATCH (i:Item {{id: $id}})-[l:{table}]->(e:Entity) RETURN e, "
+                              + ", ".join(f"l.{p}" for p in props), {"id": item_id})
+            for r in rows:
+                out.append({"kind": table, "entity": _clean(r[0]),
+                            **{p: v for p, v in zip(props, r[1:])}})
+        for r in self._rows("MATCH (i:Item {id: $id})-[l:SUPERSEDES]->(o:Item) RETURN o.id, l.at",
+                            {"id": item_id}):
+            out.append({"kind": "SUPERSEDES", "target": r[0], "at": r[1]})
+        for r in self._rows("MATCH (n:Item)-[l:SUPERSEDES]->(i:Item {id: $id}) RETURN n.id, l.at",
+                            {"id": item_id}):
+            out.append({"kind": "SUPERSEDED_BY", "target": r[0], "at": r[1]})
+        return out
+
+    def item_observations(self, item_id: str) -> list[Row]:
+        rows = self._rows("MATCH (i:Item {id: $id})-[:DERIVED_FROM]->(o:Observation) RETURN o "
+                          "ORDER BY o.ts", {"id": item_id})
+        return [_clean(r[0]) for r in rows]
+
+    def anchors(self, item_ids: Sequence[str] | None = None) -> list[Row]:
+        clause = "WHERE i.id IN $ids " if item_ids is not None else ""
+        rows = self._rows(f"MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) {clause}"
+                          "RETURN i.id, e.id, e.kind, e.path, e.qualname, l.hash, l.commit, i.status",
+                          {"ids": list(item_ids)} if item_ids is not None else {})
+        keys = ("item", "entity", "kind", "path", "qualname", "hash", "commit", "status")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def items_mentioning(self, entity_ids: Sequence[str], flt: ItemFilter) -> list[tuple[str, str, float]]:
+        """(item id, entity id, weight) for items linked to any of the entities."""
+        where, params = _where(flt)
+        rows = self._rows("MATCH (i:Item)-[l:MENTIONS|ANCHORED_TO]->(e:Entity) WHERE e.id IN $eids "
+                          f"{where.replace('WHERE', 'AND', 1)} "
+                          "RETURN i.id, e.id, CASE WHEN l.weight IS NULL THEN 1.0 ELSE l.weight END",
+                          {"eids": list(entity_ids), **params})
+        return [(r[0], r[1], float(r[2])) for r in rows]
+
+    def entity_neighbours(self, entity_ids: Sequence[str], hops: int = 1) -> dict[str, int]:
+        """Entities within `hops` code edges (DEFINED_IN, CONTAINS, IMPORTS, TOUCHES), by distance."""
+        seen = {e: 0 for e in entity_ids}
+        frontier = list(entity_ids)
+        for depth in range(1, hops + 1):
+            if not frontier:
+                break
+            rows = self._rows("MATCH (a:Entity)-[:DEFINED_IN|CONTAINS|IMPORTS|TOUCHES]-(b:Entity) "
+                              "WHERE a.id IN $ids RETURN DISTINCT b.id", {"ids": frontier})
+            frontier = [r[0] for r in rows if r[0] not in seen]
+            for entity in frontier:
+                seen[entity] = depth
+        return seen
+
+    def entity_items_neighbours(self, entity_id: str, limit: int = 50) -> list[Row]:
+        """Co-mentioned entities of an entity's items (for `related`)."""
+        rows = self._rows("MATCH (e:Entity {id: $id})<-[:MENTIONS|ANCHORED_TO]-(i:Item)"
+                          "-[:MENTIONS|ANCHORED_TO]->(o:Entity) WHERE o.id <> $id "
+                          f"RETURN o, count(DISTINCT i) AS n ORDER BY n DESC LIMIT {int(limit)}",
+                          {"id": entity_id})
+        return [{**_clean(r[0]), "shared_items": int(r[1])} for r in rows]
+
+    def export_rows(self) -> dict[str, list[Row]]:
+        """Every node and edge, as plain rows (tests compare rebuilt and live stores with it)."""
+        out: dict[str, list[Row]] = {}
+        for table in ("Item", "Entity", "Observation"):
+            out[table] = sorted((_clean(r[0]) for r in self._rows(f"MATCH (n:{table}) RETURN n")),
+                                key=lambda r: r["id"])
+        out["ItemVector"] = sorted(
+            ({"id": r[0], "model": r[1], "text_hash": r[2]}
+             for r in self._rows("MATCH (v:ItemVector) RETURN v.id, v.model, v.text_hash")),
+            key=lambda r: r["id"])
+        for table in LINK_TABLES:
+            props = LINK_PROPS.get(table, ())
+            extra = "".join(f", l.{p}" for p in props)
+            rows = self._rows(f"MATCH (a)-[l:{table}]->(b) RETURN a.id, b.id{extra}")
+            out[table] = sorted(({"source": r[0], "target": r[1], **dict(zip(props, r[2:]))}
+                                 for r in rows), key=lambda r: (r["source"], r["target"]))
+        return out
+
+    def graph_rows(self, item_ids: Sequence[str] | None = None) -> dict[str, list[Row]]:
+        """Nodes and edges for analytics (networkx export); all when item_ids is None."""
+        return self.export_rows() if item_ids is None else self._subgraph_rows(item_ids)
+
+    def _subgraph_rows(self, item_ids: Sequence[str]) -> dict[str, list[Row]]:
+        full = self.export_rows()
+        keep = set(item_ids)
+        edges = {t: [e for e in full[t] if e["source"] in keep] for t in LINK_TABLES}
+        entity_ids = {e["target"] for t in ("MENTIONS", "ANCHORED_TO") for e in edges[t]}
+        for table in ("DEFINED_IN", "CONTAINS", "IMPORTS", "TOUCHES"):
+            edges[table] = [e for e in full[table]
+                            if e["source"] in entity_ids and e["target"] in entity_ids]
+        return {"Item": [r for r in full["Item"] if r["id"] in keep],
+                "Entity": [r for r in full["Entity"] if r["id"] in entity_ids],
+                "Observation": [], **edges}
+
+
+def schema_statements() -> list[str]:
+    """The DDL of schema/graph.cypher, without comments, one statement each."""
+    lines = [ln for ln in SCHEMA_FILE.read_text().splitlines() if not ln.strip().startswith("//")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _complete(rows: Iterable[Row], columns: dict[str, Any]) -> list[Row]:
+    """Rows with every column present and None replaced by the column's default."""
+    return [{c: (row.get(c) if row.get(c) is not None else default)
+             for c, default in columns.items()} for row in rows]
+
+
+def _link_prop(row: Row, prop: str) -> Any:
+    value = row.get(prop)
+    if value is not None:
+        return value
+    return 1.0 if prop == "weight" else 0.0 if prop == "at" else ""
+
+
+def _link_table(kind: str) -> str:
+    if kind not in LINK_ENDPOINTS:
+        raise InvalidInput(f"unknown link kind {kind!r}")
+    return kind
+
+
+def _clean(node: dict[str, Any]) -> Row:
+    return {k: v for k, v in node.items() if not k.startswith("_")}
+
+
+def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:
+    clauses: list[str] = []
+    params: dict[str, Any] = {}
+    if flt.project is not None:
+        clauses.append(f"{var}.project = $f_project")
+        params["f_project"] = flt.project
+    if flt.kinds:
+        clauses.append(f"{var}.kind IN $f_kinds")
+        params["f_kinds"] = list(flt.kinds)
+    if flt.statuses:
+        clauses.append(f"{var}.status IN $f_statuses")
+        params["f_statuses"] = list(flt.statuses)
+    if flt.created_before is not None:
+        clauses.append(f"{var}.created_at < $f_before")
+        params["f_before"] = float(flt.created_before)
+    if flt.now is not None:
+        clauses.append(f"({var}.expire_at = 0 OR {var}.expire_at > $f_now)")
+        params["f_now"] = float(flt.now)
+    if flt.ids is not None:
+        clauses.append(f"{var}.id IN $f_ids")
+        params["f_ids"] = list(flt.ids)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+_FTS_NOISE = re.compile(r"[^\w\s]")
+
+
+def fts_query(text: str) -> str:
+    """Kuzu's FTS parses its query; keep words only so user text never breaks it."""
+    return _FTS_NOISE.sub(" ", text)
+
+
+def _translate_query(exc: RuntimeError) -> GraphmemError:
+    text = str(exc)
+    if "lock" in text.lower():
+        return StoreUnavailable(text)
+    return GraphmemError(f"graph query failed: {text}")
+
+
+def now() -> float:
+    return time.time()
