@@ -24,14 +24,21 @@ def command(name: str, configure: Callable[[argparse.ArgumentParser], None] = la
     return wrap
 
 
-def _memory(args: argparse.Namespace, read_only: bool = False) -> Any:
+def _config(args: argparse.Namespace) -> Any:
     from graphmem.config import Config
-    from graphmem.service import Memory
 
-    overrides = {"cwd": getattr(args, "cwd", None), "project": getattr(args, "project", None)}
+    overrides = {"cwd": getattr(args, "cwd", None), "project": getattr(args, "project", None),
+                 "data_dir": getattr(args, "data_dir", None)}
     if getattr(args, "no_embed", False):
         overrides["embed"] = False
-    return Memory(Config.from_env(**overrides), read_only=read_only)
+    return Config.from_env(**overrides)
+
+
+def _memory(args: argparse.Namespace, read_only: bool = False) -> Any:
+    """The project's memory: through the owner process when one runs, else opened directly."""
+    from graphmem.client import open_memory
+
+    return open_memory(_config(args), read_only=read_only)
 
 
 def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
@@ -232,8 +239,16 @@ def cmd_stats(args: argparse.Namespace) -> None:
 @command("rebuild")
 def cmd_rebuild(args: argparse.Namespace) -> None:
     """Recreate the database from the journal."""
-    with _memory(args) as memory:
-        result = memory.rebuild()
+    from graphmem.client import open_memory, owner_running
+    from graphmem.service import Memory
+
+    config = _config(args)
+    if owner_running(Memory.data_dir_for(config)):
+        with open_memory(config) as memory:
+            result = memory.rebuild()
+    else:
+        with Memory(config, rebuild=True) as memory:
+            result = memory.rebuild_result
     emit(args, result, lambda r: f"rebuilt from {r['ops']} journal ops: {r['Item']} items, "
                                  f"{r['Entity']} entities, {r['ItemVector']} vectors")
 
@@ -273,6 +288,158 @@ def cmd_import(args: argparse.Namespace) -> None:
     with _memory(args) as memory:
         count = memory.import_items(records)
     emit(args, {"imported": count}, lambda r: f"imported {r['imported']} memories")
+
+
+def _index_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", nargs="?", help="repository root (default: the project root)")
+
+
+@command("index", _index_args)
+def cmd_index(args: argparse.Namespace) -> None:
+    """Index the project's code with tree-sitter (incremental): files, symbols, imports."""
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty() and (done == total or done % 50 == 0):
+            width = 30
+            filled = int(width * done / max(total, 1))
+            print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files",
+                  end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    with _memory(args) as memory:
+        summary = memory.index_code(args.path, progress=progress)
+
+    def human(s: dict[str, Any]) -> str:
+        skipped = ", ".join(f"{v} {k}" for k, v in s["skipped"].items())
+        lines = [f"indexed {s['files']} files ({s['parsed']} parsed, {s['removed']} removed), "
+                 f"{s['symbols']} symbols in {s['seconds']:.2f} s"
+                 + (f"; skipped {skipped}" if skipped else "")
+                 + (f"; linked {s['resolved_mentions']} waiting mentions"
+                    if s["resolved_mentions"] else "")]
+        lines += [f"  warning: {w}" for w in s["warnings"][:10]]
+        return "\n".join(lines)
+    emit(args, summary, human)
+
+
+@command("entities", _id_arg)
+def cmd_entities(args: argparse.Namespace) -> None:
+    """Show what a memory is linked to (files, symbols, errors, packages...)."""
+    with _memory(args) as memory:
+        links = memory.entities(args.id)
+    emit(args, links, lambda rows: "\n".join(
+        f"{r['kind'].lower():<13} {r['entity']['id'] if 'entity' in r else r['target']}"
+        f"{'  (unresolved)' if 'entity' in r and not r['entity']['resolved'] else ''}"
+        for r in rows) or "no links")
+
+
+def _related_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("entity", help="a file, function, class, error code, package, env var...")
+    p.add_argument("--limit", type=int, default=20)
+
+
+@command("related", _related_args)
+def cmd_related(args: argparse.Namespace) -> None:
+    """What memory knows about an entity and its code neighbours."""
+    with _memory(args) as memory:
+        data = memory.related(args.entity, limit=args.limit)
+
+    def human(d: dict[str, Any]) -> str:
+        lines = ["entity:     " + ", ".join(e["id"] for e in d["entities"])]
+        if d["neighbours"]:
+            lines.append("neighbours: " + ", ".join(e["id"] for e in d["neighbours"][:10]))
+        lines.append(f"memories ({len(d['items'])}):")
+        lines += [f"  {'*' if r['direct'] else ' '} {r['item']['id']}  {r['item']['kind']:<10} "
+                  f"{r['item']['title'][:80]}" for r in d["items"]]
+        return "\n".join(lines)
+    emit(args, data, human)
+
+
+def _brief_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--budget", type=int, help="token budget (default 400)")
+
+
+@command("brief", _brief_args)
+def cmd_brief(args: argparse.Namespace) -> None:
+    """The session-start index an agent gets: one line per memory, inside a token budget."""
+    with _memory(args) as memory:
+        result = memory.brief(args.budget)
+    emit(args, result, lambda b: (b.text or "no memories yet") + f"\n({b.tokens}/{b.budget} tokens)")
+
+
+@command("evidence", _id_arg)
+def cmd_evidence(args: argparse.Namespace) -> None:
+    """The redacted raw observations a memory was derived from."""
+    with _memory(args) as memory:
+        rows = memory.evidence(args.id)
+    emit(args, rows, lambda rs: "\n\n".join(
+        f"[{r.event} {r.tool} {r.command}]".replace("  ", " ") + f"\n{r.text}" for r in rs)
+        or "no evidence recorded for this memory")
+
+
+def _log_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=20)
+
+
+@command("log", _log_args)
+def cmd_log(args: argparse.Namespace) -> None:
+    """Recent retrievals: query, context, candidates, returned ids, tokens."""
+    with _memory(args, read_only=False) as memory:
+        rows = memory.retrieval_log(args.limit)
+    emit(args, rows, lambda rs: "\n".join(
+        f"{time.strftime('%m-%d %H:%M:%S', time.localtime(r['ts']))} {r['verb']:<7} "
+        f"{r['candidates']:>4} cand → {len(r['returned']):>2} returned {r['tokens']:>5} tok  "
+        f"{r['query'][:60]}" for r in rs) or "no retrievals logged yet")
+
+
+def _extract_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="?", help="text to analyse (default: stdin, one text per line)")
+
+
+@command("extract", _extract_args)
+def cmd_extract(args: argparse.Namespace) -> None:
+    """Show the entities graphmem would link a text to, as JSON Lines."""
+    from graphmem.extract import text as textx
+
+    texts = [args.text] if args.text else _read_text(None).splitlines()
+    for line, mentions in zip(texts, textx.extract_many(texts)):
+        print(json.dumps({"text": line, "entities": [
+            {"kind": mn.kind, "text": mn.text, "start": mn.start, "end": mn.end, "norm": mn.norm}
+            for mn in mentions]}, ensure_ascii=False))
+
+
+@command("redact")
+def cmd_redact(args: argparse.Namespace) -> None:
+    """Redact stdin to stdout: exactly what graphmem would store."""
+    from graphmem.capture.redact import redact
+
+    sys.stdout.write(redact(sys.stdin.buffer.read().decode("utf-8", "replace")))
+
+
+def _eval_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("rest", nargs=argparse.REMAINDER,
+                   help="ITEMS QUERIES [--context none|files|files+functions] [--run-out FILE]")
+
+
+@command("eval", _eval_args)
+def cmd_eval(args: argparse.Namespace) -> None:
+    """Evaluate retrieval on a JSONL dataset: recall@5/10, hit@10, MRR overall and per category."""
+    from graphmem.evaluate import main as eval_main
+
+    code = eval_main(args.rest + (["--json"] if args.json else []))
+    if code:
+        raise SystemExit(code)
+
+
+def _owner_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", help="the store to own (default: this project's)")
+    p.add_argument("--idle", type=float, default=None, help="exit after this many idle seconds")
+
+
+@command("owner", _owner_args)
+def cmd_owner(args: argparse.Namespace) -> None:
+    """Run the process that owns this project's store (clients start it on demand)."""
+    from graphmem.owner import DEFAULT_IDLE_SECONDS, run_owner
+
+    idle = args.idle or float(os.environ.get("GRAPHMEM_OWNER_IDLE", DEFAULT_IDLE_SECONDS))
+    run_owner(_config(args), idle_seconds=idle)
 
 
 # ----- entry point --------------------------------------------------------------------------

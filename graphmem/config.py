@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -15,12 +15,29 @@ from graphmem.errors import InvalidInput
 class RetrievalWeights(BaseModel):
     """How retrieval channels and ranking signals combine (see retrieve/fusion.py)."""
 
+    fusion: Literal["score", "rrf"] = Field("score", description="how channels combine: 'score' (relative score "
+                        "fusion: weighted sum of min-max scaled channel scores) or 'rrf'")
+    channel_depth: int = Field(100, ge=10, description="results read per channel; score fusion "
+                               "scales each channel between its best and this rank's score")
     rrf_k: float = Field(60.0, description="RRF damping constant: higher flattens rank differences")
-    entity: float = Field(1.0, description="weight of the entity-match channel in fusion")
-    graph: float = Field(0.5, description="weight of the graph-expansion channel")
-    vector: float = Field(1.0, description="weight of the vector-similarity channel")
+    entity: float = Field(2.0, description="weight of the entity-match channel in fusion")
+    graph: float = Field(1.0, description="weight of the graph-expansion channel")
+    vector: float = Field(0.6, description="weight of the vector-similarity channel")
     keyword: float = Field(1.0, description="weight of the keyword (BM25) channel")
     graph_hop_decay: float = Field(0.5, description="score multiplier per hop of graph expansion")
+    symbol_specificity: float = Field(2.0, description="a symbol match is worth this many file "
+                                      "matches in the entity channel")
+    entity_idf: bool = Field(True, description="weigh entity matches by IDF over visible items "
+                             "(a rarely mentioned file or function counts more)")
+    context_next: float = Field(0.5, description="share of an item's score lent to the item "
+                                "recorded right after it (same scope and session)")
+    context_previous: float = Field(0.3, description="share lent to the item recorded right before")
+    context_gap_seconds: float = Field(1800.0, description="items further apart in time are not "
+                                       "each other's context")
+    query_recency: float = Field(2.0, description="boost scale for items close in time before the "
+                                 "query's as-of time (or now): score × (1 + this × decay)")
+    query_recency_half_life_days: float = Field(365.0, description="age before the as-of time at "
+                                                "which that boost halves")
     recency_half_life_days: float = Field(90.0, description="age at which the recency boost halves")
     recency: float = Field(0.15, description="max share of the score recency can add")
     hits: float = Field(0.05, description="boost per log2(1 + hit_count)")

@@ -44,7 +44,11 @@ class Embedder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             import torch
+            import transformers
             from sentence_transformers import SentenceTransformer
+
+            transformers.utils.logging.disable_progress_bar()
+            transformers.utils.logging.set_verbosity_error()
 
             if self.threads:
                 torch.set_num_threads(self.threads)

@@ -13,7 +13,7 @@ from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
 from graphmem.extract import link
 from graphmem.paths import ProjectRef, find_project, graphmem_home, store_dir
-from graphmem.retrieve import channels, fusion, render
+from graphmem.retrieve import channels, fusion, pipeline, render
 from graphmem.store.base import ItemFilter
 from graphmem.store.journal import Journal
 from graphmem.store.kuzu import KuzuStore
@@ -54,7 +54,8 @@ def _text_module() -> Any:
 class Memory:
     """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats."""
 
-    def __init__(self, config: Config | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, config: Config | None = None, *, read_only: bool = False,
+                 rebuild: bool = False) -> None:
         self.config = config or Config.from_env()
         self.ref: ProjectRef = find_project(self.config.cwd)
         self.project = self.config.project or self.ref.name
@@ -67,11 +68,45 @@ class Memory:
             except OSError as exc:
                 raise StoreUnavailable(f"cannot create data dir {self.dir}: {exc.strerror}") from exc
         self.journal = Journal(self.dir / JOURNAL_NAME)
-        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
         self.read_only = read_only
+        if rebuild:
+            self.rebuild_result = self._rebuild_file()
+        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
+        if not read_only:
+            self._catch_up()
+
+    @staticmethod
+    def data_dir_for(config: Config) -> Path:
+        """The store directory a config points at, without opening anything."""
+        if config.data_dir:
+            return Path(config.data_dir)
+        return store_dir(find_project(config.cwd), config.home or graphmem_home())
+
+    def _catch_up(self) -> None:
+        """Apply journal records the graph missed (a crash between journal and graph)."""
+        applied = self.store.applied_seq
+        if self.journal.last_seq() > applied:
+            pending = list(self.journal.ops(after=applied))
+            if any(op["op"] == "compact" for _, op in pending):
+                self.rebuild()
+            else:
+                self._replay_ops(pending)
 
     def close(self) -> None:
         self.store.close()
+
+    def warm_up(self) -> None:
+        """Load the extractor and the embedding model so later calls are fast."""
+        _text_module().extract("warm up")
+        if self.config.embed:
+            self.embedder.load()
+
+    @property
+    def model_loaded(self) -> bool:
+        return bool(self.config.embed and self.embedder.loaded)
+
+    def ping(self) -> dict[str, Any]:
+        return {"project": self.project, "data_dir": str(self.dir)}
 
     def __enter__(self) -> "Memory":
         return self
@@ -84,8 +119,8 @@ class Memory:
         """Journal first (fsync), then the graph: a crash between them is healed by rebuild."""
         if self.read_only:
             raise StoreUnavailable("this store is open read-only")
-        self.journal.append(op)
-        self.store.apply(op)
+        record = self.journal.append(op)
+        self.store.apply(op, seq=record["seq"])
 
     @property
     def embedder(self) -> Any:
@@ -237,8 +272,14 @@ class Memory:
     def update(self, item_id: str, **fields: Any) -> m.MemoryItem:
         """Change stored fields of one item (status, confidence, pinned, ...)."""
         item = self.get_item(item_id)
-        updated = item.model_copy(update={**fields, "updated_at": time.time()})
-        m.MemoryItem.model_validate(updated.model_dump())
+        unknown = set(fields) - set(m.MemoryItem.model_fields) | ({"id", "project"} & set(fields))
+        if unknown:
+            raise InvalidInput(f"cannot update {sorted(unknown)}")
+        try:
+            updated = m.MemoryItem.model_validate({**item.model_dump(), **fields,
+                                                   "updated_at": time.time()})
+        except ValueError as exc:
+            raise InvalidInput(f"invalid update: {_first_error(exc)}") from exc
         row = self._item_row(updated)
         self._write({"op": "update_items", "ids": [item_id],
                      "fields": {k: row[k] for k in (*fields, "updated_at")}})
@@ -336,46 +377,9 @@ class Memory:
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
               flt: ItemFilter, channels_on: Sequence[str] | None
               ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]], dict[str, list[str]]]:
-        on = set(channels_on or ("entity", "graph", "vector", "keyword"))
-        text = _text_module()
-        mentions = text.extract(query) if query else []
-        depth = max(k * 5, 50)
-        results: dict[str, list[tuple[str, float]]] = {}
-        why: dict[str, list[str]] = {}
-        if on & {"entity", "graph"}:
-            entities = channels.query_entities(self.store, mentions, files, symbols,
-                                               hops=1 if "graph" in on else 0)
-            if "entity" in on:
-                results["entity"], entity_why = channels.entity_channel(self.store, entities, flt)
-                for item_id, eids in entity_why.items():
-                    why.setdefault(item_id, []).extend(
-                        f"mentions {entities.surfaces.get(e, e)}" for e in eids[:3])
-            if "graph" in on:
-                results["graph"], graph_why = channels.graph_channel(
-                    self.store, entities, flt, self.config.weights.graph_hop_decay)
-                for item_id, eids in graph_why.items():
-                    why.setdefault(item_id, []).append(f"near {eids[0]}")
-        if "keyword" in on and query:
-            results["keyword"] = channels.keyword_channel(self.store, query, text.code_terms(query),
-                                                          depth, flt)
-        if "vector" in on and query and self.config.embed:
-            vector = self.embedder.encode([query])[0].tolist()
-            results["vector"] = channels.vector_channel(self.store, vector, depth, flt)
-        channel_ranks = {name: fusion.ranks(scored[:depth]) for name, scored in results.items()}
-        weights = self.config.weights
-        fused = fusion.rrf(channel_ranks, {"entity": weights.entity, "graph": weights.graph,
-                                           "vector": weights.vector, "keyword": weights.keyword},
-                           k=weights.rrf_k)
-        per_item: dict[str, dict[str, int]] = {}
-        for name, ranking in channel_ranks.items():
-            for item_id, rank in ranking.items():
-                per_item.setdefault(item_id, {})[name] = rank
-        for item_id, ranks in per_item.items():
-            if "vector" in ranks and len(why.get(item_id, [])) == 0:
-                why.setdefault(item_id, []).append("similar meaning")
-            if "keyword" in ranks:
-                why.setdefault(item_id, []).append("shares keywords")
-        return sorted(fused.items(), key=lambda p: -p[1]), per_item, why
+        embed = (lambda texts: self.embedder.encode(texts)) if self.config.embed else None
+        return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
+                                   k, flt, channels_on)
 
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""
@@ -417,33 +421,104 @@ class Memory:
         self.get_item(item_id)
         return self.store.item_links(item_id)
 
+    # ----- code index -----------------------------------------------------------------------
+    def index_code(self, root: str | Path | None = None,
+                   progress: Any = None) -> dict[str, Any]:
+        """Index the project's code (incremental) and link waiting mentions to what it found."""
+        from graphmem import codeindex
+
+        root = Path(root or self.ref.root).resolve()
+        if not root.is_dir():
+            raise InvalidInput(f"not a directory: {root}")
+        previous = codeindex.load_cache(self.dir)
+        result = codeindex.run_index(root, previous, progress)
+        changed = [p for p in result.changed if p in result.files]
+        self._drop_vanished_symbols(previous, result)
+        for op in codeindex.graph_ops(result, changed):
+            self._write(op)
+        resolved = self._resolve_waiting_mentions() if changed else 0
+        codeindex.save_cache(self.dir, root, result.files)
+        symbols = sum(len(f.symbols) for f in result.files.values())
+        return {"root": str(root), "files": len(result.files), "symbols": symbols,
+                "parsed": len(changed), "removed": len(result.removed),
+                "resolved_mentions": resolved, "skipped": result.skipped,
+                "warnings": result.warnings, "seconds": round(result.seconds, 3)}
+
+    def _drop_vanished_symbols(self, previous: dict[str, Any], result: Any) -> None:
+        """Symbols that no longer exist leave the graph unless items are anchored to them."""
+        old = {s.qualname for f in previous.values() for s in f.symbols}
+        new = {s.qualname for f in result.files.values() for s in f.symbols}
+        gone = [f"symbol:{q}" for q in old - new]
+        gone += [f"file:{p}" for p in result.removed]
+        if not gone:
+            return
+        linked = {a["entity"] for a in self.store.anchors()} | {
+            e for _, e, _ in self.store.items_mentioning(gone, ItemFilter(statuses=None))}
+        unlinked = [g for g in gone if g not in linked]
+        if unlinked:
+            self._write({"op": "delete_entities", "ids": unlinked})
+
+    def _resolve_waiting_mentions(self) -> int:
+        """Mentions the code index did not know before: link them to the entities now found."""
+        count = 0
+        for kind in ("file", "symbol"):
+            waiting = [e for e in self.store.entities_by_kind(kind) if not e["resolved"]]
+            for entity in waiting:
+                norm = entity["id"].split(":?", 1)[1]
+                found = [r for r in link.resolve_code(kind, norm, norm, self.store)
+                         if r.entity.resolved]
+                if not found:
+                    continue
+                items = self.store.items_mentioning([entity["id"]], ItemFilter(statuses=None))
+                rows = [{"source": item_id, "target": r.entity.id, "weight": w * r.weight,
+                         "surface": norm} for item_id, _, w in items for r in found]
+                anchors = [{"source": item_id, "target": r.entity.id, "hash": r.entity.hash,
+                            "commit": "", "at": time.time()}
+                           for item_id, _, _ in items for r in found if r.anchor]
+                if rows:
+                    self._write({"op": "put_links", "kind": "MENTIONS", "rows": rows})
+                if anchors:
+                    self._write({"op": "put_links", "kind": "ANCHORED_TO", "rows": anchors})
+                self._write({"op": "delete_entities", "ids": [entity["id"]]})
+                count += len(items)
+        return count
+
     # ----- lifecycle ------------------------------------------------------------------------
     def forget(self, item_id: str) -> dict[str, int]:
         """Real deletion: graph, vector and full-text index, evidence, and the journal's history."""
         self.get_item(item_id)
-        observations = [o["id"] for o in self.store.item_observations(item_id)]
-        shared = self._observations_still_used(observations, item_id)
-        own = [o for o in observations if o not in shared]
-        evidence_refs = [o["evidence_ref"] for o in self.store.item_observations(item_id)
-                         if o["id"] in own and o["evidence_ref"]]
-        self.store.apply({"op": "delete_items", "ids": [item_id]})
-        if own:
-            self.store.apply({"op": "delete_observations", "ids": own})
-        dropped = self.journal.scrub({item_id}, set(own))
-        self.journal.append({"op": "delete_items", "ids": [item_id]})
+        return self.forget_many([item_id])
+
+    def forget_many(self, item_ids: Sequence[str]) -> dict[str, int]:
+        """Delete items for real, then rewrite the database so no byte of their text remains."""
+        ids = [i for i in dict.fromkeys(item_ids) if self.store.get_items([i])]
+        if not ids:
+            return {"items": 0, "journal_records_rewritten": 0, "observations": 0}
+        own: list[str] = []
+        evidence_refs: list[str] = []
+        linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}
+        orphans = self.store.entities_only_linked_from(linked, set(ids))
+        for item_id in ids:
+            observations = self.store.item_observations(item_id)
+            shared = self._observations_still_used([o["id"] for o in observations], set(ids))
+            mine = [o for o in observations if o["id"] not in shared]
+            own += [o["id"] for o in mine]
+            evidence_refs += [o["evidence_ref"] for o in mine if o["evidence_ref"]]
+        dropped = self.journal.scrub(set(ids), set(own) | set(orphans))
+        # The scrubbed journal no longer knows these rows; a marker makes a crash before the
+        # rewrite below finish it on the next open.
+        self.journal.append({"op": "compact"})
         for ref in evidence_refs:
             (self.dir / "evidence" / f"{ref}.txt").unlink(missing_ok=True)
-        _scrub_jsonl(self.dir / RETRIEVAL_LOG, item_id)
-        return {"journal_records_rewritten": dropped, "observations": len(own)}
+        for item_id in ids:
+            _scrub_jsonl(self.dir / RETRIEVAL_LOG, item_id)
+        self.rebuild()
+        return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
 
-    def _observations_still_used(self, observation_ids: list[str], item_id: str) -> set[str]:
-        used = set()
-        for obs in observation_ids:
-            rows = self.store._rows("MATCH (i:Item)-[:DERIVED_FROM]->(o:Observation {id: $o}) "
-                                    "WHERE i.id <> $i RETURN count(i)", {"o": obs, "i": item_id})
-            if rows[0][0]:
-                used.add(obs)
-        return used
+    def _observations_still_used(self, observation_ids: list[str], leaving: set[str]) -> set[str]:
+        """Observations that items other than the leaving ones still derive from."""
+        return {obs for obs in observation_ids
+                if set(self.store.observation_users(obs)) - leaving}
 
     def stats(self) -> dict[str, Any]:
         counts = self.store.counts()
@@ -472,14 +547,14 @@ class Memory:
         return out
 
     def import_items(self, records: Iterable[dict[str, Any]]) -> int:
-        """Restore exported items (JSON objects); existing ids are replaced."""
+        """Restore exported items (JSON objects) into this project; existing ids are replaced."""
         items, files, symbols = [], {}, {}
         for number, record in enumerate(records, 1):
             try:
                 data = dict(record)
                 files_of = data.pop("files", [])
                 symbols_of = data.pop("symbols", [])
-                data.setdefault("project", self.project)
+                data["project"] = self.project
                 data.pop("search_text", None)
                 item = m.MemoryItem(**data)
             except (ValueError, TypeError) as exc:
@@ -490,38 +565,61 @@ class Memory:
         return len(items)
 
     def rebuild(self) -> dict[str, int]:
-        """Recreate the graph from the journal (delete the database, replay every op)."""
+        """Recreate the graph from the journal; the old database is replaced only when done."""
         self.store.close()
+        result = self._rebuild_file()
+        self.store = KuzuStore(self.dir / DB_NAME)
+        return result
+
+    def _rebuild_file(self) -> dict[str, int]:
+        """Replay the journal into a fresh database file, then swap it in (also compacts:
+        Kuzu keeps deleted rows' bytes in its file, so real deletion needs a rewrite)."""
         db = self.dir / DB_NAME
+        fresh = self.dir / (DB_NAME + ".new")
+        for path in (fresh, fresh.with_name(fresh.name + ".wal")):
+            _remove(path)
+        self.store = KuzuStore(fresh)
+        try:
+            applied = self._replay_ops(self.journal.ops())
+            if self.store.counts()["ItemVector"]:
+                self.store.ensure_vector_index()
+            counts = self.store.counts()
+        finally:
+            self.store.close()
         for path in (db, db.with_name(DB_NAME + ".wal")):
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
-        self.store = KuzuStore(db)
-        applied = 0
-        pending: list[dict[str, Any]] = []
-        for op in self.journal.ops():
-            if pending and not _same_batch(pending[-1], op):
-                self._replay(pending)
-                pending = []
-            pending.append(op)
-            applied += 1
-        if pending:
-            self._replay(pending)
-        return {"ops": applied, **{k: v for k, v in self.store.counts().items()
+            _remove(path)
+        fresh.rename(db)
+        leftover_wal = fresh.with_name(fresh.name + ".wal")
+        if leftover_wal.exists():
+            leftover_wal.rename(db.with_name(DB_NAME + ".wal"))
+        return {"ops": applied, **{k: v for k, v in counts.items()
                                     if k in ("Item", "Entity", "ItemVector")}}
 
-    def _replay(self, ops: list[dict[str, Any]]) -> None:
-        """Consecutive row ops of one kind go to the store as one batch."""
+    def _replay_ops(self, ops: Iterable[tuple[int, dict[str, Any]]]) -> int:
+        """Apply journal ops in order, batching consecutive row ops of one kind."""
+        applied = 0
+        pending: list[tuple[int, dict[str, Any]]] = []
+        for seq, op in ops:
+            if pending and not _same_batch(pending[-1][1], op):
+                self._apply_batch(pending)
+                pending = []
+            pending.append((seq, op))
+            applied += 1
+        if pending:
+            self._apply_batch(pending)
+        return applied
+
+    def _apply_batch(self, batch: list[tuple[int, dict[str, Any]]]) -> None:
+        last_seq = batch[-1][0]
+        ops = [op for _, op in batch]
         if "rows" in ops[0] and len(ops) > 1:
             rows = [r for op in ops for r in op["rows"]]
             if "id" in rows[0]:
                 rows = list({r["id"]: r for r in rows}.values())
-            self.store.apply({**ops[0], "rows": rows})
+            self.store.apply({**ops[0], "rows": rows}, seq=last_seq)
         else:
-            for op in ops:
-                self.store.apply(op)
+            for (seq, op) in batch:
+                self.store.apply(op, seq=seq)
 
     # ----- retrieval log --------------------------------------------------------------------
     def _log(self, verb: str, query: str, context: dict[str, Any], candidates: int,
@@ -581,6 +679,13 @@ def _first_error(exc: Exception) -> str:
 
 def _same_batch(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["op"] == b["op"] and "rows" in a and a.get("kind") == b.get("kind")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
 
 
 def _scrub_jsonl(path: Path, needle: str) -> None:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import bisect
+import threading
+import weakref
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from graphmem.extract import link
+from graphmem.retrieve import fusion
 from graphmem.store.base import ItemFilter
 from graphmem.store.kuzu import KuzuStore, fts_query
 
@@ -33,31 +38,55 @@ def query_entities(store: KuzuStore, mentions: Sequence[link.MentionLike], files
     if hops > 0 and found.direct:
         code = [e for e in found.direct if e.startswith(("file:", "symbol:"))]
         found.expanded = {e: d for e, d in store.entity_neighbours(code, hops).items() if d > 0}
+        # A file reaches the functions and classes in it even when no code index linked them.
+        paths = [row["path"] for row in store.get_entities(
+            [e for e in found.direct if e.startswith("file:")]) if row.get("path")]
+        for row in store.find_entities(path_suffixes=paths, kinds=["symbol"]) if paths else []:
+            if row["id"] not in found.direct and row.get("path") in paths:
+                found.expanded.setdefault(row["id"], 1)
     return found
 
 
-def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter) -> tuple[Scored, dict[str, list[str]]]:
-    """Items linked to the query's entities, scored by the summed weight of shared entities."""
+def _entity_idf(rows: list[tuple[str, str, float]], total: int) -> dict[str, float]:
+    """IDF of each entity over the visible items that mention it."""
+    frequency = Counter(entity_id for _, entity_id, _ in rows)
+    return {entity_id: fusion.idf(df, total) for entity_id, df in frequency.items()}
+
+
+def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
+                   symbol_specificity: float = 2.0, use_idf: bool = True, total: int = 0
+                   ) -> tuple[Scored, dict[str, list[str]]]:
+    """Items linked to the query's entities: summed link weight × specificity × IDF per entity.
+
+    A symbol match is worth `symbol_specificity` file matches; a rarer entity (fewer items
+    mention it) is worth more than a common one.
+    """
     if not entities.direct:
         return [], {}
+    rows = store.items_mentioning(list(entities.direct), flt)
+    idf = _entity_idf(rows, total) if use_idf else {}
     scores: dict[str, float] = {}
     why: dict[str, list[str]] = {}
-    for item_id, entity_id, weight in store.items_mentioning(list(entities.direct), flt):
-        specificity = 2.0 if entity_id.startswith("symbol:") else 1.0
-        scores[item_id] = scores.get(item_id, 0.0) + weight * entities.direct[entity_id] * specificity
+    for item_id, entity_id, weight in rows:
+        specificity = symbol_specificity if entity_id.startswith("symbol:") else 1.0
+        scores[item_id] = scores.get(item_id, 0.0) + (weight * entities.direct[entity_id]
+                                                      * specificity * idf.get(entity_id, 1.0))
         why.setdefault(item_id, []).append(entity_id)
     return sorted(scores.items(), key=lambda p: -p[1]), why
 
 
-def graph_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
-                  decay: float) -> tuple[Scored, dict[str, list[str]]]:
-    """Items linked to entities one or more code-graph hops away, decayed per hop."""
+def graph_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter, decay: float,
+                  use_idf: bool = True, total: int = 0) -> tuple[Scored, dict[str, list[str]]]:
+    """Items linked to entities one or more code-graph hops away, decayed per hop, IDF-weighted."""
     if not entities.expanded:
         return [], {}
+    rows = store.items_mentioning(list(entities.expanded), flt)
+    idf = _entity_idf(rows, total) if use_idf else {}
     scores: dict[str, float] = {}
     why: dict[str, list[str]] = {}
-    for item_id, entity_id, weight in store.items_mentioning(list(entities.expanded), flt):
-        scores[item_id] = scores.get(item_id, 0.0) + weight * decay ** entities.expanded[entity_id]
+    for item_id, entity_id, weight in rows:
+        scores[item_id] = scores.get(item_id, 0.0) + (weight * decay ** entities.expanded[entity_id]
+                                                      * idf.get(entity_id, 1.0))
         why.setdefault(item_id, []).append(entity_id)
     return sorted(scores.items(), key=lambda p: -p[1]), why
 
@@ -69,3 +98,81 @@ def keyword_channel(store: KuzuStore, query: str, terms: Sequence[str], k: int, 
 
 def vector_channel(store: KuzuStore, vector: Sequence[float] | None, k: int, flt: ItemFilter) -> Scored:
     return store.vector_search(vector, k, flt) if vector is not None else []
+
+
+# ----- context: items recorded just before and after an item --------------------------------
+@dataclass
+class Timeline:
+    """A project's items in creation order (ids, times, sessions), for context expansion."""
+
+    count: int
+    ids: list[str]
+    times: list[float]
+    sessions: list[str]
+    position: dict[str, int]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[dict]) -> "Timeline":
+        ordered = sorted(rows, key=lambda r: (float(r.get("created_at") or 0.0), r["id"]))
+        ids = [r["id"] for r in ordered]
+        return cls(count=len(ids), ids=ids,
+                   times=[float(r.get("created_at") or 0.0) for r in ordered],
+                   sessions=[r.get("session_id") or "" for r in ordered],
+                   position={item_id: n for n, item_id in enumerate(ids)})
+
+    def add(self, rows: Sequence[dict]) -> None:
+        """Insert items not yet known, keeping creation order."""
+        for row in sorted(rows, key=lambda r: (float(r.get("created_at") or 0.0), r["id"])):
+            if row["id"] in self.position:
+                continue
+            at = float(row.get("created_at") or 0.0)
+            index = bisect.bisect_right(self.times, at)
+            self.ids.insert(index, row["id"])
+            self.times.insert(index, at)
+            self.sessions.insert(index, row.get("session_id") or "")
+            if index < len(self.ids) - 1:
+                self.position = {item_id: n for n, item_id in enumerate(self.ids)}
+            else:
+                self.position[row["id"]] = index
+        self.count = len(self.ids)
+
+    def neighbours(self, item_id: str, gap: float) -> tuple[str | None, str | None]:
+        """The items just before and after, if recorded within `gap` seconds in the same session."""
+        n = self.position.get(item_id)
+        if n is None:
+            return None, None
+        out: list[str | None] = []
+        for m in (n - 1, n + 1):
+            ok = 0 <= m < len(self.ids) and abs(self.times[m] - self.times[n]) <= gap and (
+                not self.sessions[m] or not self.sessions[n] or self.sessions[m] == self.sessions[n])
+            out.append(self.ids[m] if ok else None)
+        return out[0], out[1]
+
+
+_TIMELINES: "weakref.WeakKeyDictionary[KuzuStore, dict[str, Timeline]]" = weakref.WeakKeyDictionary()
+_TIMELINE_LOCK = threading.Lock()
+_REFRESH_SLACK = 64
+
+
+def timeline(store: KuzuStore, project: str) -> Timeline:
+    """The project's timeline, cached per store and refreshed when its item count changes.
+
+    Growth is read incrementally (the newest items); anything else (deletions, back-dated
+    imports) rebuilds the timeline from the store.
+    """
+    everything = ItemFilter(project=project, statuses=None)
+    count = store.count_items(everything)
+    with _TIMELINE_LOCK:
+        cached = _TIMELINES.setdefault(store, {}).get(project)
+        if cached is not None and cached.count == count:
+            return cached
+        if cached is not None and count > cached.count:
+            grown = count - cached.count
+            newest = store.list_items(everything, limit=grown + _REFRESH_SLACK, order="created_at")
+            cached.add([r for r in newest if r["id"] not in cached.position])
+            if cached.count == count:
+                return cached
+        fresh = Timeline.from_rows(store.list_items(everything, limit=count + _REFRESH_SLACK,
+                                                    order="created_at"))
+        _TIMELINES[store][project] = fresh
+        return fresh

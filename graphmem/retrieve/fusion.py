@@ -8,6 +8,10 @@ from typing import Mapping, Sequence
 from graphmem.config import RetrievalWeights
 
 DAY = 86_400.0
+# Channels whose scores are evidence counts (any match means something): scaled by their best
+# score only. Text-similarity channels are min-max scaled between their best score and the score
+# at `floor_rank`, because a weak keyword or cosine score means little on its own.
+COUNT_CHANNELS = frozenset({"entity", "graph"})
 
 
 def ranks(scored: Sequence[tuple[str, float]]) -> dict[str, int]:
@@ -27,6 +31,75 @@ def rrf(channel_ranks: Mapping[str, Mapping[str, int]], weights: Mapping[str, fl
         for item_id, rank in ranking.items():
             fused[item_id] = fused.get(item_id, 0.0) + weight / (k + rank)
     return fused
+
+
+def normalise(scored: Sequence[tuple[str, float]], *, floor_rank: int = 50,
+              count: bool = False) -> dict[str, float]:
+    """Channel scores scaled into [0, 1]: best = 1; min-max against the score at floor_rank.
+
+    Count-like channels (`count=True`) are divided by their best score instead, so every match
+    keeps a positive share. A tiny rank-based term keeps the channel's order among items the
+    scaling maps to 0.
+    """
+    ordered = sorted(scored, key=lambda p: -p[1])
+    if not ordered:
+        return {}
+    top = ordered[0][1]
+    floor = 0.0 if count else ordered[min(floor_rank, len(ordered)) - 1][1]
+    if count and top <= 0:
+        return {item_id: 1e-6 / rank for rank, (item_id, _) in enumerate(ordered, 1)}
+    span = top - floor
+    out: dict[str, float] = {}
+    for rank, (item_id, score) in enumerate(ordered, 1):
+        scaled = (score - floor) / span if span > 0 else 1.0
+        out[item_id] = min(1.0, max(0.0, scaled)) + 1e-6 / rank
+    return out
+
+
+def score_fusion(channel_scores: Mapping[str, Sequence[tuple[str, float]]],
+                 weights: Mapping[str, float], *, floor_rank: int = 50) -> dict[str, float]:
+    """Relative score fusion: sum over channels of weight × the channel's normalised score."""
+    fused: dict[str, float] = {}
+    for channel, scored in channel_scores.items():
+        weight = weights.get(channel, 0.0)
+        if weight <= 0:
+            continue
+        scaled = normalise(scored, floor_rank=floor_rank, count=channel in COUNT_CHANNELS)
+        for item_id, value in scaled.items():
+            fused[item_id] = fused.get(item_id, 0.0) + weight * value
+    return fused
+
+
+def propagate(scores: Mapping[str, float], neighbours: Mapping[str, tuple[str | None, str | None]],
+              *, to_next: float, to_previous: float) -> dict[str, float]:
+    """Context expansion: each item passes shares of its score to the items just after/before it.
+
+    `neighbours[id] = (previous id, next id)` within the same scope and session; a reply that
+    answers a question gets part of the question's score, and the reverse.
+    """
+    out = dict(scores)
+    if to_next <= 0 and to_previous <= 0:
+        return out
+    for item_id, score in scores.items():
+        previous, following = neighbours.get(item_id, (None, None))
+        if following is not None and to_next > 0:
+            out[following] = out.get(following, 0.0) + to_next * score
+        if previous is not None and to_previous > 0:
+            out[previous] = out.get(previous, 0.0) + to_previous * score
+    return out
+
+
+def time_decay(created_at: float, reference: float, half_life_days: float) -> float:
+    """0.5 ** (age / half-life), age measured back from `reference` (the query's as-of time)."""
+    if half_life_days <= 0:
+        return 0.0
+    age_days = max(0.0, reference - created_at) / DAY
+    return 0.5 ** (age_days / half_life_days)
+
+
+def idf(document_frequency: int, total: int) -> float:
+    """Specificity of an entity: log(1 + N / df); rare files and functions weigh more."""
+    return math.log(1.0 + max(total, 1) / max(document_frequency, 1))
 
 
 def prior(item: Mapping[str, object], weights: RetrievalWeights, *, now: float,

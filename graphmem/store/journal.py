@@ -54,6 +54,26 @@ class Journal:
         self._seq += 1
         return self._seq
 
+    def last_seq(self) -> int:
+        """Sequence number of the last complete record, read from the file's tail."""
+        if not self.path.exists():
+            return 0
+        with self.path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            window = 1 << 16
+            while True:
+                handle.seek(max(0, size - window))
+                lines = handle.read().split(b"\n")[:-1]
+                complete = lines[1:] if size > window else lines
+                for raw in reversed(complete):
+                    try:
+                        return int(json.loads(raw)["seq"])
+                    except (ValueError, KeyError):
+                        continue
+                if window >= size:
+                    return 0
+                window *= 4
+
     def records(self) -> Iterator[Op]:
         """Every record in order; a torn last line (crash mid-write) is skipped."""
         if not self.path.exists():
@@ -67,10 +87,11 @@ class Journal:
                 except json.JSONDecodeError as exc:
                     raise StoreCorrupt(f"journal {self.path} line {number} is not JSON") from exc
 
-    def ops(self) -> Iterator[Op]:
-        """Records turned back into store ops (vectors decoded)."""
+    def ops(self, after: int = 0) -> Iterator[tuple[int, Op]]:
+        """(seq, op) of records after a sequence number, turned back into store ops."""
         for record in self.records():
-            yield _native(record)
+            if record.get("seq", 0) > after:
+                yield record["seq"], _native(record)
 
     def scrub(self, item_ids: set[str], observation_ids: set[str] = frozenset()) -> int:
         """Rewrite the journal without any trace of these items/observations; returns records dropped."""

@@ -144,12 +144,27 @@ class KuzuStore:
                 setattr(self, attr, None)
 
     # ----- mutations: one journal op each -------------------------------------------------
-    def apply(self, op: Row) -> None:
-        """Apply one journal operation; the journal replays exactly these."""
+    def apply(self, op: Row, seq: int | None = None) -> None:
+        """Apply one journal operation atomically, recording its journal sequence number.
+
+        The recorded number lets a store that crashed between journal and graph catch up.
+        """
         handler = getattr(self, f"_op_{op['op']}", None)
         if handler is None:
             raise InvalidInput(f"unknown journal operation {op['op']!r}")
-        handler(op)
+        self._exec("BEGIN TRANSACTION")
+        try:
+            handler(op)
+            if seq is not None:
+                self._exec("MERGE (m:Meta {key: 'applied_seq'}) SET m.value = $v", {"v": str(seq)})
+        except BaseException:
+            self._exec("ROLLBACK")
+            raise
+        self._exec("COMMIT")
+
+    @property
+    def applied_seq(self) -> int:
+        return int(self._meta("applied_seq") or 0)
 
     def _op_put_items(self, op: Row) -> None:
         rows = _complete(op["rows"], ITEM_COLUMNS)
@@ -169,6 +184,9 @@ class KuzuStore:
         self._exec("MATCH (i:Item) WHERE i.id IN $ids "
                    "SET i.hit_count = i.hit_count + 1, i.last_used_at = $at",
                    {"ids": list(op["ids"]), "at": op["at"]})
+
+    def _op_compact(self, op: Row) -> None:
+        """Marker after a journal scrub; the service rewrites the whole database for it."""
 
     def _op_delete_items(self, op: Row) -> None:
         params = {"ids": list(op["ids"])}
@@ -285,22 +303,25 @@ class KuzuStore:
 
     def vector_search(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str, float]]:
         """Nearest items by cosine; oversamples the HNSW index, then filters by scope."""
-        where, params = _where(flt)
-        total = int(self._rows("MATCH (v:ItemVector) RETURN count(v)")[0][0])
-        if total == 0:
+        if not self._vector_index and not self._rows("MATCH (v:ItemVector) RETURN v.id LIMIT 1"):
             return []
         self.ensure_vector_index()
-        fetch = min(max(k * 4, 100), total)
-        while fetch > 0:
+        where, params = _where(flt)
+        fetch, total = max(k * 4, 100), None
+        while True:
             rows = self._rows(
                 "CALL QUERY_VECTOR_INDEX('ItemVector', 'item_vec', $vec, $fetch) "
                 f"WITH node AS v, distance MATCH (i:Item {{id: v.id}}) {where} "
                 "RETURN i.id, distance ORDER BY distance LIMIT $k",
                 {"vec": list(vector), "fetch": fetch, "k": int(k), **params})
-            if len(rows) >= k or fetch >= total:
-                return [(r[0], 1.0 - float(r[1])) for r in rows]
+            if len(rows) >= k:
+                break
+            if total is None:
+                total = int(self._rows("MATCH (v:ItemVector) RETURN count(v)")[0][0])
+            if fetch >= total:
+                break
             fetch = min(fetch * 4, total)
-        return []
+        return [(r[0], 1.0 - float(r[1])) for r in rows]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Row]:
         rows = self._rows("MATCH (v:ItemVector) WHERE v.id IN $ids RETURN v.id, v.vec, v.model, "
@@ -355,6 +376,20 @@ class KuzuStore:
         rows = self._rows("MATCH (i:Item {id: $id})-[:DERIVED_FROM]->(o:Observation) RETURN o "
                           "ORDER BY o.ts", {"id": item_id})
         return [_clean(r[0]) for r in rows]
+
+    def entities_only_linked_from(self, entity_ids: set[str], items: set[str]) -> list[str]:
+        """Entities no other item links to and the code index does not hold (text-derived)."""
+        if not entity_ids:
+            return []
+        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids AND NOT (e.kind IN ['file', 'symbol'] "
+                          "AND e.resolved) OPTIONAL MATCH (i:Item)-[:MENTIONS|ANCHORED_TO]->(e) "
+                          "RETURN e.id, collect(i.id)", {"ids": sorted(entity_ids)})
+        return [r[0] for r in rows if not set(x for x in r[1] if x) - items]
+
+    def observation_users(self, observation_id: str) -> list[str]:
+        rows = self._rows("MATCH (i:Item)-[:DERIVED_FROM]->(o:Observation {id: $o}) RETURN i.id",
+                          {"o": observation_id})
+        return [r[0] for r in rows]
 
     def anchors(self, item_ids: Sequence[str] | None = None) -> list[Row]:
         clause = "WHERE i.id IN $ids " if item_ids is not None else ""
@@ -500,3 +535,38 @@ def _translate_query(exc: RuntimeError) -> GraphmemError:
 
 def now() -> float:
     return time.time()
+
+
+# ----- staleness queries (used by graphmem/staleness.py and graphmem/history.py)
+_ANCHOR_RETURN = ("RETURN i.id, e.id, e.kind, e.path, e.qualname, l.hash, e.hash, l.commit, l.at, "
+                  "i.status, i.stale_reason")
+_ANCHOR_KEYS = ("item", "entity", "kind", "path", "qualname", "seen", "current", "commit", "at",
+                "status", "reason")
+
+
+def staleness_anchors_on_paths(store: KuzuStore, paths: Sequence[str]) -> list[Row]:
+    """ANCHORED_TO edges whose File/Symbol lies in one of the paths, with both hashes."""
+    rows = store._rows("MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) WHERE e.path IN $paths "
+                       + _ANCHOR_RETURN, {"paths": list(paths)})
+    return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
+
+
+def staleness_item_anchors(store: KuzuStore, item_ids: Sequence[str] | None) -> list[Row]:
+    """ANCHORED_TO edges of the items (all items when None): seen hash vs current entity hash."""
+    clause = "WHERE i.id IN $ids " if item_ids is not None else ""
+    rows = store._rows(f"MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) {clause}" + _ANCHOR_RETURN,
+                       {"ids": list(item_ids)} if item_ids is not None else {})
+    return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
+
+
+def staleness_mentions_of(store: KuzuStore, entity_ids: Sequence[str]) -> list[Row]:
+    """MENTIONS edges into the entities (to move them when code is renamed)."""
+    rows = store._rows("MATCH (i:Item)-[l:MENTIONS]->(e:Entity) WHERE e.id IN $ids "
+                       "RETURN i.id, e.id, l.weight, l.surface", {"ids": list(entity_ids)})
+    return [{"item": r[0], "entity": r[1], "weight": r[2], "surface": r[3]} for r in rows]
+
+
+def staleness_existing_items(store: KuzuStore, item_ids: Sequence[str]) -> set[str]:
+    """Which of the ids exist as items (cheap: ids only)."""
+    rows = store._rows("MATCH (i:Item) WHERE i.id IN $ids RETURN i.id", {"ids": list(item_ids)})
+    return {r[0] for r in rows}

@@ -1,0 +1,154 @@
+"""Reach a project's memory from any process: through the owner when one runs, else directly.
+
+`open_memory()` is what every surface calls. With `owner=True` (MCP servers, the hook worker, the
+git hook) it always goes through the owner, starting it when none runs, so no client ever meets
+Kuzu's lock. A one-off CLI command uses a running owner if there is one and otherwise opens the
+store itself (waiting briefly if another short-lived process holds it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from graphmem import codec, errors
+from graphmem.config import Config
+from graphmem.owner import REMOTE_METHODS, socket_address
+
+START_TIMEOUT = 60.0
+CALL_TIMEOUT = 600.0
+
+
+class RemoteMemory:
+    """Memory's verbs, answered by the owner process over its socket."""
+
+    def __init__(self, config: Config, data_dir: Path, project: str, branch: str,
+                 start: bool = True) -> None:
+        self.config = config
+        self.dir = data_dir
+        self.project = project
+        self.branch = branch
+        self._start = start
+        self._sock: socket.socket | None = None
+        self._reader: Any = None
+
+    def _connect(self) -> None:
+        address = socket_address(self.dir)
+        deadline = time.monotonic() + START_TIMEOUT
+        spawned = False
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(address)
+                sock.settimeout(CALL_TIMEOUT)
+                self._sock, self._reader = sock, sock.makefile("rb")
+                return
+            except OSError:
+                sock.close()
+            if not self._start:
+                raise errors.OwnerUnavailable(f"no owner is running for {self.dir}")
+            if not spawned:
+                spawn_owner(self.config, self.dir)
+                spawned = True
+            if time.monotonic() > deadline:
+                raise errors.OwnerUnavailable(f"the owner of {self.dir} did not start; see "
+                                              "`graphmem doctor`")
+            time.sleep(0.05)
+
+    def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        payload = (json.dumps({"method": method, "args": codec.encode(list(args)),
+                               "kwargs": codec.encode(kwargs),
+                               "context": {"project": self.project, "branch": self.branch}},
+                              ensure_ascii=False) + "\n").encode()
+        for attempt in (1, 2):
+            if self._sock is None:
+                self._connect()
+            assert self._sock is not None
+            try:
+                self._sock.sendall(payload)
+                line = self._reader.readline()
+                if not line:
+                    raise ConnectionResetError("owner closed the connection")
+                break
+            except OSError:
+                self.close()
+                # The owner died (or was idle-stopped between calls): the next one takes over.
+                if attempt == 2:
+                    raise errors.OwnerUnavailable(f"lost the owner of {self.dir} twice")
+        response = json.loads(line)
+        if response["ok"]:
+            return codec.decode(response["result"])
+        error = response["error"]
+        cls = getattr(errors, error["type"], errors.GraphmemError)
+        raise cls(error["message"])
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in REMOTE_METHODS:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._request(name, args, kwargs)
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = self._reader = None
+
+    def __enter__(self) -> "RemoteMemory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def owner_running(data_dir: Path) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(socket_address(data_dir))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def spawn_owner(config: Config, data_dir: Path) -> None:
+    """Start a detached owner for this store; a second one started in a race exits at once."""
+    log_dir = data_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir)]
+    if config.cwd:
+        argv += ["--cwd", str(config.cwd)]
+    if config.project:
+        argv += ["--project", config.project]
+    with (log_dir / "owner.stderr").open("ab") as stderr:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                         start_new_session=True, close_fds=True, env=os.environ.copy())
+
+
+def open_memory(config: Config | None = None, *, owner: bool | None = None,
+                read_only: bool = False) -> Any:
+    """A Memory or RemoteMemory for this config (see the module docstring for which)."""
+    from graphmem.paths import find_project
+    from graphmem.service import Memory
+
+    config = config or Config.from_env()
+    data_dir = Memory.data_dir_for(config)
+    if owner is None:
+        owner = os.environ.get("GRAPHMEM_OWNER", "auto") == "always"
+        if os.environ.get("GRAPHMEM_OWNER") == "never":
+            return Memory(config, read_only=read_only)
+    if owner or owner_running(data_dir):
+        ref = find_project(config.cwd)
+        return RemoteMemory(config, data_dir, config.project or ref.name, ref.branch)
+    from graphmem.owner import open_memory_with_retry
+
+    if read_only:
+        return Memory(config, read_only=True)
+    return open_memory_with_retry(config, seconds=10.0)

@@ -1,0 +1,201 @@
+"""The single owner of a store: one process holds the database read-write and serves every client.
+
+Kuzu lets one process open a database read-write while nobody else opens it at all, so every
+surface (CLI, MCP servers, hook worker, git hook) talks to this process over a Unix socket and
+starts it when none is running. The owner exits after an idle timeout; if it dies, the next
+client starts a new one. Requests are JSON lines: {"method", "args", "kwargs", "context"}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import socketserver
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from graphmem import codec
+from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
+
+REMOTE_METHODS = frozenset({
+    "add", "search", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
+    "related", "entities", "stats", "export_items", "import_items", "rebuild", "index_code",
+    "retrieval_log", "ingest", "feedback", "verify", "mark_stale", "stale_items", "update_stale",
+    "import_git", "sweep", "history", "to_networkx_data", "ping",
+})
+DEFAULT_IDLE_SECONDS = 900.0
+OPEN_RETRY_SECONDS = 30.0
+LOG_NAME = "owner.log"
+
+
+def socket_address(data_dir: Path) -> str:
+    """Abstract-namespace address (Linux): it vanishes with the process, so a dead owner leaves
+    nothing behind for the next client to trip over."""
+    digest = hashlib.sha1(str(Path(data_dir).resolve()).encode()).hexdigest()[:20]
+    return f"\0graphmem-owner-{digest}"
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: "OwnerServer"
+
+    def handle(self) -> None:
+        for raw in self.rfile:
+            if not raw.strip():
+                continue
+            response = self.server.dispatch(raw)
+            try:
+                self.wfile.write(response)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+
+class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Serves Memory verbs to clients, one at a time under a lock; exits when idle."""
+
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, memory: Any, address: str, idle_seconds: float) -> None:
+        super().__init__(address, _Handler)
+        self.memory = memory
+        self.lock = threading.Lock()
+        self.idle_seconds = idle_seconds
+        self.last_activity = time.monotonic()
+        self.waiting = 0
+        self.served = 0
+        self.started = time.time()
+        self.log_path = Path(memory.dir) / "logs" / LOG_NAME
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+
+    def dispatch(self, raw: bytes) -> bytes:
+        started = time.perf_counter()
+        method = "?"
+        try:
+            request = json.loads(raw)
+            method = request.get("method", "")
+            result = self._call(method, request.get("args", []), request.get("kwargs", {}),
+                                request.get("context", {}))
+            body = {"ok": True, "result": codec.encode(result)}
+        except GraphmemError as exc:
+            body = {"ok": False, "error": {"type": type(exc).__name__, "message": str(exc)}}
+        except (ValueError, TypeError) as exc:
+            body = {"ok": False, "error": {"type": "InvalidInput", "message": str(exc)}}
+        except Exception as exc:  # noqa: BLE001 - the owner must survive any single bad call
+            body = {"ok": False, "error": {"type": "GraphmemError",
+                                           "message": f"{type(exc).__name__}: {exc}"}}
+        payload = (json.dumps(body, ensure_ascii=False) + "\n").encode()
+        self._log(method, time.perf_counter() - started, len(payload), body.get("error"))
+        return payload
+
+    def _call(self, method: str, args: list[Any], kwargs: dict[str, Any],
+              context: dict[str, Any]) -> Any:
+        if method == "ping":
+            return self.status()
+        if method not in REMOTE_METHODS or not hasattr(self.memory, method):
+            raise InvalidInput(f"unknown method {method!r}")
+        self.waiting += 1
+        with self.lock:
+            self.waiting -= 1
+            self.last_activity = time.monotonic()
+            saved = (self.memory.project, self.memory.branch)
+            self.memory.project = context.get("project") or saved[0]
+            self.memory.branch = context.get("branch", saved[1])
+            try:
+                return getattr(self.memory, method)(*codec.decode(args), **codec.decode(kwargs))
+            finally:
+                self.memory.project, self.memory.branch = saved
+                self.served += 1
+                self.last_activity = time.monotonic()
+
+    def status(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "data_dir": str(self.memory.dir), "served": self.served,
+                "waiting": self.waiting, "started": self.started,
+                "idle_seconds": round(time.monotonic() - self.last_activity, 1),
+                "model_loaded": bool(getattr(self.memory, "model_loaded", False))}
+
+    def _log(self, method: str, seconds: float, size: int, error: Any) -> None:
+        record = {"ts": time.time(), "method": method, "ms": round(seconds * 1000, 2),
+                  "bytes": size}
+        if error:
+            record["error"] = error
+        try:
+            with self.log_path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+        except OSError:
+            pass
+
+    def idle_watch(self) -> None:
+        while True:
+            time.sleep(min(1.0, self.idle_seconds / 4))
+            if self.waiting == 0 and time.monotonic() - self.last_activity > self.idle_seconds:
+                self.shutdown()
+                return
+
+    def background(self, every: float = 2.0) -> None:
+        """Warm the model, then keep ingesting the spool while the owner lives."""
+        warm = getattr(self.memory, "warm_up", None)
+        if warm is not None:
+            try:
+                warm()
+            except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs latency
+                self._log("warm_up", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
+        ingest = getattr(self.memory, "ingest_pending", None)
+        while ingest is not None:
+            time.sleep(every)
+            with self.lock:
+                try:
+                    ingest()
+                except Exception as exc:  # noqa: BLE001 - logged; the spool keeps the events
+                    self._log("ingest", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
+
+
+def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS) -> Any:
+    """Open the store read-write, waiting while a short-lived direct user still holds it."""
+    from graphmem.service import Memory
+
+    deadline = time.monotonic() + seconds
+    delay = 0.05
+    while True:
+        try:
+            return Memory(config)
+        except StoreUnavailable as exc:
+            if "in use" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+
+
+def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
+    """Entry point of `graphmem owner`: returns when idle or when another owner already runs."""
+    from graphmem.service import Memory
+
+    address = socket_address(Path(Memory.data_dir_for(config)))
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(address)
+        return 0
+    except OSError:
+        pass
+    finally:
+        probe.close()
+    memory = open_memory_with_retry(config)
+    try:
+        server = OwnerServer(memory, address, idle_seconds)
+    except OSError:
+        memory.close()
+        return 0
+    threading.Thread(target=server.idle_watch, daemon=True).start()
+    threading.Thread(target=server.background, daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+        with server.lock:
+            memory.close()
+    return 0
+

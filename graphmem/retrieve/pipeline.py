@@ -1,0 +1,110 @@
+"""The retrieval pipeline: run the channels, fuse their scores, say why each item matched.
+
+Steps: entity match (files, symbols, error codes... the query names or the agent passes as
+context), graph expansion (code-graph neighbours, functions inside the named files), vector and
+keyword search; then fusion (relative score fusion by default, weighted RRF on request),
+context expansion (an item lends part of its score to the items recorded just before and after
+it in the same session) and a recency multiplier measured from the query's as-of time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any, Callable, Sequence
+
+from graphmem.config import RetrievalWeights
+from graphmem.retrieve import channels, fusion
+from graphmem.store.base import ItemFilter
+from graphmem.store.kuzu import KuzuStore
+
+CHANNELS = ("entity", "graph", "vector", "keyword")
+Ranked = list[tuple[str, float]]
+
+
+def candidates(store: KuzuStore, weights: RetrievalWeights,
+               embed: Callable[[list[str]], Any] | None, query: str, files: Sequence[str],
+               symbols: Sequence[str], k: int, flt: ItemFilter,
+               channels_on: Sequence[str] | None = None
+               ) -> tuple[Ranked, dict[str, dict[str, int]], dict[str, list[str]]]:
+    """Fused (item id, score) best first, each item's rank per channel, and reasons."""
+    from graphmem.extract import text
+
+    on = set(channels_on or CHANNELS)
+    mentions = text.extract(query, concepts=False) if query else []
+    depth = max(k, weights.channel_depth)
+    results: dict[str, Ranked] = {}
+    why: dict[str, list[str]] = {}
+    if on & {"entity", "graph"}:
+        entities = channels.query_entities(store, mentions, files, symbols,
+                                           hops=1 if "graph" in on else 0)
+        total = store.count_items(flt) if entities.direct and weights.entity_idf else 0
+        if "entity" in on:
+            results["entity"], entity_why = channels.entity_channel(
+                store, entities, flt, weights.symbol_specificity, weights.entity_idf, total)
+            for item_id, eids in entity_why.items():
+                why.setdefault(item_id, []).extend(
+                    f"mentions {entities.surfaces.get(e, e)}" for e in eids[:3])
+        if "graph" in on:
+            results["graph"], graph_why = channels.graph_channel(
+                store, entities, flt, weights.graph_hop_decay, weights.entity_idf, total)
+            for item_id, eids in graph_why.items():
+                why.setdefault(item_id, []).append(f"near {eids[0]}")
+    if "keyword" in on and query:
+        results["keyword"] = channels.keyword_channel(store, query, text.code_terms(query), depth, flt)
+    if "vector" in on and query and embed is not None:
+        results["vector"] = channels.vector_channel(store, embed([query])[0].tolist(), depth, flt)
+    channel_weights = {c: getattr(weights, c) for c in CHANNELS}
+    if weights.fusion == "rrf":
+        fused = fusion.rrf({name: fusion.ranks(scored[:depth]) for name, scored in results.items()},
+                           channel_weights, k=weights.rrf_k)
+    else:
+        fused = fusion.score_fusion({name: scored[:depth] for name, scored in results.items()},
+                                    channel_weights, floor_rank=weights.channel_depth)
+    fused = _in_context(store, weights, fused, flt)
+    per_item: dict[str, dict[str, int]] = {}
+    for name, scored in results.items():
+        for item_id, rank in fusion.ranks(scored[:depth]).items():
+            per_item.setdefault(item_id, {})[name] = rank
+    for item_id in fused:
+        ranks = per_item.get(item_id, {})
+        if "vector" in ranks and not why.get(item_id):
+            why.setdefault(item_id, []).append("similar meaning")
+        if "keyword" in ranks:
+            why.setdefault(item_id, []).append("shares keywords")
+        if not ranks:
+            why.setdefault(item_id, []).append("recorded next to a match")
+    return sorted(fused.items(), key=lambda p: (-p[1], p[0])), per_item, why
+
+
+def _in_context(store: KuzuStore, weights: RetrievalWeights, fused: dict[str, float],
+                flt: ItemFilter) -> dict[str, float]:
+    """Context expansion and as-of recency; both need each candidate's place in time."""
+    expand = weights.context_next > 0 or weights.context_previous > 0
+    if not fused or flt.project is None or not (expand or weights.query_recency > 0):
+        return fused
+    line = channels.timeline(store, flt.project)
+    if expand:
+        neighbours = {i: line.neighbours(i, weights.context_gap_seconds) for i in fused}
+        spread = fusion.propagate(fused, neighbours, to_next=weights.context_next,
+                                  to_previous=weights.context_previous)
+        added = [i for i in spread if i not in fused]
+        if added:
+            # Neighbours reached only through context must pass the same filter as any hit.
+            visible = {r["id"] for r in store.list_items(replace(flt, ids=tuple(added)),
+                                                          limit=len(added))}
+            spread = {i: s for i, s in spread.items() if i in fused or i in visible}
+        fused = spread
+    if weights.query_recency > 0:
+        reference = flt.created_before if flt.created_before is not None else (flt.now or time.time())
+        for item_id, score in fused.items():
+            at = _time_of(line, item_id)
+            if at is not None:
+                fused[item_id] = score * (1.0 + weights.query_recency * fusion.time_decay(
+                    at, reference, weights.query_recency_half_life_days))
+    return fused
+
+
+def _time_of(line: channels.Timeline, item_id: str) -> float | None:
+    n = line.position.get(item_id)
+    return line.times[n] if n is not None else None

@@ -1,0 +1,123 @@
+"""Memory end to end on a real store, the real extractor and the real MiniLM model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from graphmem import Config, InvalidInput, Memory, NotFound
+
+
+def test_add_links_entities_and_finds_it(memory: Memory) -> None:
+    item = memory.add("KeyError: 'DATABASE_URL' in connect(): export DATABASE_URL before pytest",
+                      kind="pitfall", files=["src/shop/db.py"])
+    linked = {ln["entity"]["id"] for ln in memory.entities(item.id) if "entity" in ln}
+    assert "envvar:DATABASE_URL" in linked
+    assert any(e.startswith("file:") and e.endswith("src/shop/db.py") for e in linked)
+    result = memory.search("tests fail because the database url variable is missing")
+    assert result.hits and result.hits[0].item.id == item.id
+    assert 0 < result.tokens <= result.budget
+
+
+def test_duplicate_meaning_merges(memory: Memory) -> None:
+    first = memory.add("Use pnpm, not npm, for the admin frontend", kind="convention")
+    again = memory.add("Use pnpm, not npm, for the admin frontend.", kind="convention")
+    assert again.id == first.id and again.hit_count == 1
+    assert len(memory.list(kind="convention")) == 1
+
+
+def test_rebuild_from_journal_equals_live(memory: Memory) -> None:
+    a = memory.add("We chose psycopg 3 over SQLAlchemy for OrderService", kind="decision",
+                   files=["src/shop/api.py"])
+    memory.add("Local Postgres listens on localhost:5433 on CI", kind="env")
+    memory.update(a.id, status="stale", stale_reason="OrderService changed")
+    before = memory.store.export_rows()
+    memory.rebuild()
+    assert memory.store.export_rows() == before
+    assert a.id in [h.item.id for h in memory.search("psycopg").hits]
+
+
+def test_deleted_database_is_rebuilt_with_nothing_lost(home: Path, repo: Path) -> None:
+    with Memory(Config(home=home, cwd=repo)) as mem:
+        item = mem.add("Never commit .env files", kind="convention")
+        before = mem.store.export_rows()
+        db = mem.dir / "graph.kuzu"
+    db.unlink()
+    with Memory(Config(home=home, cwd=repo)) as mem:
+        mem.rebuild()
+        assert mem.store.export_rows() == before
+        assert mem.get_item(item.id).title == "Never commit .env files"
+
+
+def test_forget_leaves_no_trace(memory: Memory) -> None:
+    keep = memory.add("Run make test before pushing", kind="convention")
+    gone = memory.add("The staging password rotation happens on zanzibarquux day", kind="note")
+    memory.search("zanzibarquux")
+    memory.forget(gone.id)
+    with pytest.raises(NotFound):
+        memory.get_item(gone.id)
+    for path in memory.dir.rglob("*"):
+        if path.is_file():
+            assert b"zanzibarquux" not in path.read_bytes(), path
+    assert all(h.item.id != gone.id for h in memory.search("zanzibarquux rotation").hits)
+    memory.rebuild()
+    assert memory.get_item(keep.id)
+    with pytest.raises(NotFound):
+        memory.get_item(gone.id)
+
+
+@pytest.mark.parametrize("title, error", [
+    ("", "empty text"),
+    ("   ", "empty text"),
+    ("x" * 5_000_000, "too long"),
+    ("binary\x00junk", "NUL"),
+])
+def test_bad_text_is_refused_and_nothing_lost(memory: Memory, title: str, error: str) -> None:
+    kept = memory.add("Existing fact stays", kind="fact")
+    with pytest.raises(InvalidInput, match=error):
+        memory.add(title)
+    assert [i.id for i in memory.list()] == [kept.id]
+
+
+def test_unknown_id_is_not_found(memory: Memory) -> None:
+    for call in (memory.get, memory.forget, memory.evidence, memory.entities):
+        with pytest.raises(NotFound):
+            call("does-not-exist")
+
+
+@pytest.mark.parametrize("query", ["", "x" * 100_000, "Wie konfiguriere ich den Proxy?", "🙂" * 50])
+def test_odd_queries_answer_sensibly(memory: Memory, query: str) -> None:
+    memory.add("Set HTTPS_PROXY for pip behind the corporate proxy", kind="env")
+    result = memory.search(query)
+    assert result.tokens <= result.budget
+
+
+@pytest.mark.parametrize("budget", [0, 10**6])
+def test_budget_extremes(memory: Memory, budget: int) -> None:
+    memory.add("Set HTTPS_PROXY for pip behind the corporate proxy", kind="env")
+    result = memory.search("proxy", budget=budget)
+    brief = memory.brief(budget)
+    assert result.tokens <= budget and brief.tokens <= budget
+    assert (len(result.hits) == 0) == (budget == 0)
+
+
+def test_worktrees_share_one_project(home: Path, repo: Path) -> None:
+    from tests.conftest import git
+
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(repo.parent / "wt"))
+    with Memory(Config(home=home, cwd=repo)) as a:
+        main_dir, main_branch = a.dir, a.branch
+    with Memory(Config(home=home, cwd=repo.parent / "wt")) as b:
+        assert b.dir == main_dir
+        assert (main_branch, b.branch) == ("main", "feature")
+
+
+def test_data_lives_outside_the_repo(memory: Memory, repo: Path) -> None:
+    memory.add("a fact", kind="fact")
+    assert not str(memory.dir).startswith(str(repo))
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                          text=True).stdout == ""
