@@ -428,6 +428,27 @@ def cmd_eval(args: argparse.Namespace) -> None:
         raise SystemExit(code)
 
 
+@command("ingest")
+def cmd_ingest(args: argparse.Namespace) -> None:
+    """Move captured hook events into memory and compress ended sessions (hooks run this)."""
+    with _memory(args) as memory:
+        report = memory.ingest()
+    emit(args, report, lambda r: f"ingested {r['events']} events, compressed "
+                                 f"{r['sessions_compressed']} sessions into {len(r['items'])} "
+                                 f"memories ({r['compressor']})")
+
+
+@command("doctor")
+def cmd_doctor(args: argparse.Namespace) -> None:
+    """Say what is wrong (owner, spool, store, hooks, recent errors) and how to fix it."""
+    from graphmem.doctor import diagnose, render
+
+    report = diagnose(_config(args))
+    emit(args, report, render)
+    if not report["ok"]:
+        raise SystemExit(1)
+
+
 def _owner_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="the store to own (default: this project's)")
     p.add_argument("--idle", type=float, default=None, help="exit after this many idle seconds")

@@ -179,6 +179,7 @@ class Observation(BaseModel):
     exit_code: int | None = None
     is_error: bool | None = None
     evidence_ref: str = ""
+    tool_input: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=time.time)
 
 

@@ -176,6 +176,7 @@ class Memory:
             return []
         files, symbols, observations = files or {}, symbols or {}, observations or {}
         embed = self.config.embed if embed is None else embed
+        existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
         mentions = _text_module().extract_many(texts)
         vectors = self.embedder.encode(texts) if embed else None
@@ -188,8 +189,15 @@ class Memory:
         for index, item in enumerate(items):
             resolved = link.resolve(mentions[index], self.store, files.get(item.id, ()),
                                     symbols.get(item.id, ()))
-            target = self._duplicate_of(item, vectors[index] if vectors is not None else None,
-                                        resolved) if dedupe else None
+            previous = existing.get(item.id)
+            if previous is not None:
+                # Re-derived item with a stable id: replace its text, keep its history.
+                item = item.model_copy(update={"hit_count": previous["hit_count"],
+                                               "created_at": previous["created_at"],
+                                               "last_used_at": previous["last_used_at"],
+                                               "status": m.ItemStatus(previous["status"])})
+            target = (self._duplicate_of(item, vectors[index] if vectors is not None else None,
+                                         resolved) if dedupe and previous is None else None)
             if target is not None:
                 item = self._merge(target, item)
             else:
@@ -420,6 +428,20 @@ class Memory:
     def entities(self, item_id: str) -> list[dict[str, Any]]:
         self.get_item(item_id)
         return self.store.item_links(item_id)
+
+    # ----- capture ----------------------------------------------------------------------------
+    def ingest(self) -> dict[str, Any]:
+        """Move pending hook events from the spool into the graph; compress ended sessions."""
+        from graphmem.ingest import ingest_spool
+
+        return ingest_spool(self).as_dict()
+
+    def ingest_pending(self) -> None:
+        """The owner's background loop: ingest only when the spool has something."""
+        from graphmem.capture.spool import Spool
+
+        if Spool(self.dir / "spool").pending_bytes() > 0:
+            self.ingest()
 
     # ----- code index -----------------------------------------------------------------------
     def index_code(self, root: str | Path | None = None,

@@ -15,7 +15,7 @@ CREATE NODE TABLE IF NOT EXISTS Entity(
 CREATE NODE TABLE IF NOT EXISTS Observation(
   id STRING, project STRING, branch STRING, session_id STRING, agent STRING, event STRING,
   tool STRING, command STRING, text STRING, files STRING[], exit_code INT64, is_error BOOLEAN,
-  evidence_ref STRING, ts DOUBLE, PRIMARY KEY(id));
+  evidence_ref STRING, tool_input STRING, ts DOUBLE, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Item TO Entity, weight DOUBLE, surface STRING);
 CREATE REL TABLE IF NOT EXISTS ANCHORED_TO(FROM Item TO Entity, hash STRING, commit STRING, at DOUBLE);
 CREATE REL TABLE IF NOT EXISTS DEFINED_IN(FROM Entity TO Entity);

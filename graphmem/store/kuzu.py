@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ ENTITY_COLUMNS: dict[str, Any] = {
 OBSERVATION_COLUMNS: dict[str, Any] = {
     "id": "", "project": "", "branch": "", "session_id": "", "agent": "", "event": "", "tool": "",
     "command": "", "text": "", "files": [], "exit_code": -1, "is_error": False,
-    "evidence_ref": "", "ts": 0.0}
+    "evidence_ref": "", "tool_input": "{}", "ts": 0.0}
 ITEM_FIELDS = tuple(ITEM_COLUMNS)
 LINK_ENDPOINTS = {
     "MENTIONS": ("Item", "Entity"), "ANCHORED_TO": ("Item", "Entity"),
@@ -227,7 +228,8 @@ class KuzuStore:
         self._exec("MATCH (e:Entity) WHERE e.id IN $ids DETACH DELETE e", {"ids": list(op["ids"])})
 
     def _op_put_observations(self, op: Row) -> None:
-        rows = _complete(op["rows"], OBSERVATION_COLUMNS)
+        rows = _complete([{**r, "tool_input": json.dumps(r.get("tool_input") or {})}
+                          for r in op["rows"]], OBSERVATION_COLUMNS)
         assignments = ", ".join(f"o.{f} = r.{f}" for f in OBSERVATION_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (o:Observation {{id: r.id}}) SET {assignments}",
                    {"rows": rows})
@@ -375,7 +377,7 @@ class KuzuStore:
     def item_observations(self, item_id: str) -> list[Row]:
         rows = self._rows("MATCH (i:Item {id: $id})-[:DERIVED_FROM]->(o:Observation) RETURN o "
                           "ORDER BY o.ts", {"id": item_id})
-        return [_clean(r[0]) for r in rows]
+        return [_observation(r[0]) for r in rows]
 
     def entities_only_linked_from(self, entity_ids: set[str], items: set[str]) -> list[str]:
         """Entities no other item links to and the code index does not hold (text-derived)."""
@@ -385,6 +387,11 @@ class KuzuStore:
                           "AND e.resolved) OPTIONAL MATCH (i:Item)-[:MENTIONS|ANCHORED_TO]->(e) "
                           "RETURN e.id, collect(i.id)", {"ids": sorted(entity_ids)})
         return [r[0] for r in rows if not set(x for x in r[1] if x) - items]
+
+    def session_observations(self, session_id: str) -> list[Row]:
+        rows = self._rows("MATCH (o:Observation {session_id: $s}) RETURN o ORDER BY o.ts",
+                          {"s": session_id})
+        return [_observation(r[0]) for r in rows]
 
     def observation_users(self, observation_id: str) -> list[str]:
         rows = self._rows("MATCH (i:Item)-[:DERIVED_FROM]->(o:Observation {id: $o}) RETURN i.id",
@@ -492,6 +499,15 @@ def _link_table(kind: str) -> str:
 
 def _clean(node: dict[str, Any]) -> Row:
     return {k: v for k, v in node.items() if not k.startswith("_")}
+
+
+def _observation(node: dict[str, Any]) -> Row:
+    row = _clean(node)
+    try:
+        row["tool_input"] = json.loads(row.get("tool_input") or "{}")
+    except ValueError:
+        row["tool_input"] = {}
+    return row
 
 
 def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,94 @@
+"""`graphmem doctor`: what state every moving part is in, and what to do about problems."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from graphmem.config import Config
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def _recent_owner_errors(log: Path, n: int = 5) -> list[str]:
+    if not log.exists():
+        return []
+    errors = []
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines()[-2000:]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("error"):
+            when = time.strftime("%m-%d %H:%M", time.localtime(record["ts"]))
+            errors.append(f"{when} {record['method']}: {record['error'].get('message', '')[:120]}")
+    return errors[-n:]
+
+
+def diagnose(config: Config) -> dict[str, Any]:
+    """A dict of checks; `ok` is False when something needs the user's attention."""
+    from graphmem.capture.spool import Spool
+    from graphmem.client import RemoteMemory, owner_running
+    from graphmem.hooks import recent_problems
+    from graphmem.paths import find_project
+    from graphmem.service import Memory
+
+    data_dir = Memory.data_dir_for(config)
+    ref = find_project(config.cwd)
+    checks: list[dict[str, str]] = []
+    owner: dict[str, Any] = {"running": owner_running(data_dir)}
+    if owner["running"]:
+        with RemoteMemory(config, data_dir, ref.name, ref.branch, start=False) as remote:
+            owner.update(remote.ping())
+    spool = Spool(data_dir / "spool")
+    pending = spool.pending_bytes()
+    store_bytes = _dir_size(data_dir / "graph.kuzu") + _dir_size(data_dir / "journal.jsonl")
+    hook_problems = recent_problems(10)
+    owner_errors = _recent_owner_errors(data_dir / "logs" / "owner.log")
+    if not data_dir.exists():
+        checks.append({"level": "info", "what": "no store yet",
+                       "fix": "it is created on first use (graphmem init)"})
+    if pending > 1_000_000 and not owner["running"]:
+        checks.append({"level": "warn", "what": f"{pending:,} bytes of hook events not ingested",
+                       "fix": "run `graphmem ingest`"})
+    if owner["running"] and owner.get("waiting", 0) > 5:
+        checks.append({"level": "warn", "what": f"{owner['waiting']} requests queued at the owner",
+                       "fix": "a long operation (index, import-git, rebuild) is running; wait"})
+    if hook_problems:
+        checks.append({"level": "warn", "what": f"{len(hook_problems)} recent hook problems",
+                       "fix": "see the lines below; hooks never block the agent"})
+    if owner_errors:
+        checks.append({"level": "warn", "what": f"{len(owner_errors)} recent owner errors",
+                       "fix": "see the lines below"})
+    if (data_dir / "graph.kuzu").exists() and not owner["running"]:
+        try:
+            Memory(config, read_only=True).close()
+        except Exception as exc:  # noqa: BLE001 - doctor reports whatever is wrong
+            checks.append({"level": "error", "what": f"store cannot be opened: {exc}",
+                           "fix": "run `graphmem rebuild` (the journal has everything)"})
+    return {"ok": not any(c["level"] == "error" for c in checks), "project": ref.name,
+            "branch": ref.branch, "data_dir": str(data_dir), "owner": owner,
+            "spool_pending_bytes": pending, "store_bytes": store_bytes, "checks": checks,
+            "hook_problems": hook_problems, "owner_errors": owner_errors}
+
+
+def render(report: dict[str, Any]) -> str:
+    owner = report["owner"]
+    lines = [f"project   {report['project']} ({report['branch'] or 'no branch'})",
+             f"store     {report['data_dir']} ({report['store_bytes'] / 1e6:.1f} MB)",
+             "owner     " + (f"running, pid {owner['pid']}, {owner['served']} calls served, "
+                            f"{owner['waiting']} waiting, model "
+                            f"{'loaded' if owner['model_loaded'] else 'not loaded yet'}"
+                            if owner["running"] else "not running (started on demand)"),
+             f"spool     {report['spool_pending_bytes']:,} bytes waiting to be ingested"]
+    for check in report["checks"]:
+        lines.append(f"{check['level']:<9} {check['what']} → {check['fix']}")
+    lines += [f"  hook: {p}" for p in report["hook_problems"]]
+    lines += [f"  owner: {e}" for e in report["owner_errors"]]
+    if not report["checks"]:
+        lines.append("all good")
+    return "\n".join(lines)

@@ -1,0 +1,140 @@
+"""Spool → graph: store hook events as observations, compress ended sessions into items."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem import models as m
+from graphmem.capture.event import HookEvent
+from graphmem.capture.spool import Spool
+
+SESSION_CLOSERS = ("session-end", "pre-compact", "stop")
+READ_CHUNK = 8 * 1024 * 1024
+BRIEF_FILE = "brief.txt"
+
+
+@dataclass
+class IngestReport:
+    events: int = 0
+    skipped_lines: int = 0
+    sessions_compressed: int = 0
+    items: list[str] = field(default_factory=list)
+    path: str = "rules"
+    pending_bytes: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"events": self.events, "skipped_lines": self.skipped_lines,
+                "sessions_compressed": self.sessions_compressed, "items": self.items,
+                "compressor": self.path, "pending_bytes": self.pending_bytes}
+
+
+def observation_of(event: HookEvent) -> m.Observation:
+    tool_input = dict(event.tool_input or {})
+    if event.transcript_path:
+        tool_input.setdefault("transcript_path", event.transcript_path)
+    return m.Observation(id=event.id, project=event.project, branch=event.branch,
+                         session_id=event.session_id, agent=event.agent, event=event.event,
+                         tool=event.tool, command=event.command, text=event.text,
+                         files=list(event.files), exit_code=event.exit_code,
+                         is_error=event.is_error, evidence_ref=event.evidence_ref,
+                         tool_input=tool_input, ts=event.ts)
+
+
+def event_of(row: dict[str, Any]) -> HookEvent:
+    """An observation row back into the event the compressor reads (-1 stored for "no code")."""
+    exit_code = row.get("exit_code")
+    return HookEvent(event=row["event"], agent=row.get("agent", ""), session_id=row["session_id"],
+                     project=row.get("project", ""), branch=row.get("branch", ""),
+                     tool=row.get("tool", ""), tool_input=row.get("tool_input") or {},
+                     text=row.get("text", ""), command=row.get("command", ""),
+                     files=list(row.get("files") or []),
+                     exit_code=None if exit_code in (None, -1) else exit_code,
+                     is_error=row.get("is_error"), evidence_ref=row.get("evidence_ref", ""),
+                     ts=row.get("ts", 0.0), id=row["id"])
+
+
+def ingest_spool(memory: Any, max_bytes: int = READ_CHUNK) -> IngestReport:
+    """Drain the spool (idempotent: events are upserted by id, progress committed after)."""
+    spool = Spool(memory.dir / "spool")
+    report = IngestReport()
+    while True:
+        offset = spool.committed()
+        events, new_offset = spool.read_from(offset, max_bytes)
+        report.skipped_lines += spool.skipped
+        if new_offset == offset:
+            break
+        ended = _store_events(memory, events)
+        report.events += len(events)
+        for session_id in ended:
+            items, path = compress_session(memory, session_id)
+            report.items += items
+            report.path = path
+            report.sessions_compressed += 1
+        spool.commit(new_offset)
+    spool.rotate_if_consumed()
+    report.pending_bytes = spool.pending_bytes()
+    if report.events:
+        write_brief_file(memory)
+    return report
+
+
+def _store_events(memory: Any, events: list[HookEvent]) -> list[str]:
+    """Events become Observations in the project (rows for other projects keep their label)."""
+    observations = [observation_of(e) for e in events]
+    for obs in observations:
+        obs.project = obs.project or memory.project
+        obs.branch = obs.branch or memory.branch
+    memory.put_observations(observations)
+    ended: list[str] = []
+    for event in events:
+        if event.event in SESSION_CLOSERS and event.session_id and event.session_id not in ended:
+            ended.append(event.session_id)
+    return ended
+
+
+def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
+    """All observations of a session so far → drafts → items (stable ids: re-runs replace)."""
+    from graphmem.capture.llm import LLMCompressor, compress_with_fallback
+    from graphmem.capture.transcript import read_transcript_text
+
+    rows = memory.store.session_observations(session_id)
+    events = [event_of(r) for r in rows]
+    transcript_path = next((r.get("tool_input", {}).get("transcript_path") for r in rows
+                            if r.get("tool_input", {}).get("transcript_path")), None)
+    transcript = read_transcript_text(transcript_path) if transcript_path else None
+    drafts, path = compress_with_fallback(events, transcript=transcript,
+                                          llm=LLMCompressor.from_env())
+    if not drafts:
+        return [], path
+    branch = next((e.branch for e in events if e.branch), memory.branch)
+    items, files, symbols, provenance = [], {}, {}, {}
+    for draft in drafts:
+        item_id = "s" + hashlib.sha1(f"{memory.project}\0{draft.key}".encode()).hexdigest()[:15]
+        created = max((e.ts for e in events if e.id in set(draft.observation_ids)),
+                      default=time.time())
+        items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,
+                                  kind=m.ItemKind(draft.kind), title=draft.title[:300],
+                                  body=draft.body[:4000], tags=list(draft.tags),
+                                  importance=min(max(draft.importance, 0.0), 1.0),
+                                  confidence=min(max(draft.confidence, 0.0), 1.0),
+                                  source=m.Source(draft.source if draft.source in
+                                                  ("rule", "user", "llm") else "rule"),
+                                  session_id=session_id, created_at=created, updated_at=created))
+        files[item_id], symbols[item_id] = list(draft.files), list(draft.symbols)
+        known = {r["id"] for r in rows}
+        provenance[item_id] = [o for o in draft.observation_ids if o in known]
+    saved = memory.add_items(items, files=files, symbols=symbols, observations=provenance,
+                             dedupe=True)
+    return [i.id for i in saved], path
+
+
+def write_brief_file(memory: Any) -> None:
+    """The session-start hook prints this file, so it never opens the database itself."""
+    brief = memory.brief()
+    path = memory.dir / BRIEF_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(brief.text + ("\n" if brief.text else ""), encoding="utf-8")
+    tmp.replace(path)
