@@ -449,6 +449,32 @@ def cmd_doctor(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
+def _agent_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("agent", choices=["claude-code"], help="which agent to wire up")
+
+
+@command("install", _agent_args)
+def cmd_install(args: argparse.Namespace) -> None:
+    """Wire graphmem into an agent: hooks and the MCP server (idempotent; keeps your settings)."""
+    from graphmem.install import install_claude_code
+    from graphmem.paths import find_project
+
+    result = install_claude_code(find_project(args.cwd).root)
+    emit(args, result, lambda r: f"hooks ({', '.join(r['events'])}) → {r['settings']}\n"
+                                 f"MCP server → {r['mcp']}\n\nFor Codex CLI, add to "
+                                 f"~/.codex/config.toml:\n{r['codex_snippet']}")
+
+
+@command("uninstall", _agent_args)
+def cmd_uninstall(args: argparse.Namespace) -> None:
+    """Remove graphmem's hooks and MCP server entry, leaving everything else as it was."""
+    from graphmem.install import uninstall_claude_code
+    from graphmem.paths import find_project
+
+    result = uninstall_claude_code(find_project(args.cwd).root)
+    emit(args, result, lambda r: f"removed {r['removed']} graphmem entries")
+
+
 def _owner_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="the store to own (default: this project's)")
     p.add_argument("--idle", type=float, default=None, help="exit after this many idle seconds")
