@@ -1,0 +1,1857 @@
+"""Prose entity extraction: files, symbols, errors, commits, packages, env vars, commands, URLs.
+
+This is the only module that imports spaCy, and it imports it lazily (``code_terms`` and the
+import itself never load it). The pipeline is ``spacy.blank("en")`` with a tokenizer whose
+``token_match`` keeps paths, dotted names, ``_`` identifiers, pins, ``$VARS`` and flags whole; it
+is built once per process (and rebuilt every ``RESET_AFTER_DOCS`` docs to bound its vocabulary).
+Code-like kinds come from gated regular expressions over the raw text, so offsets are exact;
+overlapping candidates are resolved per cluster (a command may contain files, packages, env vars;
+a URL may contain a full SHA; otherwise the longer span wins, then kind priority). Concepts come
+from runs of 1-3 content tokens of the spaCy doc (noun chunks when ``en_core_web_sm`` is
+installed); with ``concepts=False`` spaCy is not used at all. Texts longer than ``CHUNK_CHARS``
+are processed in line-aligned chunks, and texts longer than ``LARGE_TEXT`` get concepts from the
+same rule on regex words instead of a spaCy doc, which keeps 1 MB inputs to a few seconds.
+
+Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same ones):
+
+* ``text`` never includes surrounding backticks or quotes, nor the ``$ `` of a prompt line.
+* file: paths with a known extension, known extensionless names (``Makefile``), dotfiles,
+  directories written with a trailing ``/``, absolute/home/relative (``./``) paths and paths with
+  two or more slashes. A ``:42`` / ``:4:5`` line suffix is part of ``text``; ``norm`` drops it and
+  a leading ``./`` and trailing ``/``; ``detail`` holds the line suffix.
+* symbol: calls (``parse_config()`` keeps empty parentheses in ``text``; ``f(x)`` gives ``f``),
+  dotted / ``::`` names, CamelCase with two or more humps, camelCase, names with ``_``,
+  identifiers in backticks, ``.attr`` references (dot not included), keyword arguments set to
+  ``True``/``False``/``None``, and the function of a traceback frame. ``norm`` drops ``()`` and a
+  leading ``self.`` / ``cls.`` / ``this.`` (``self.foo`` and ``foo`` link to the same symbol).
+* error: exception classes (``*Error``, ``*Exception``, ``*Warning``, builtins, a CamelCase name
+  after ``raise``/``throw``/``catch`` or before ``exception``, the name heading a traceback line),
+  errno names, compiler/linter codes in context, ``ORA-``, ``CVE-``, ``GHSA-``, HTTP 4xx/5xx,
+  exit codes, signals, ``Errno N``. ``norm`` is e.g. ``KeyError``, ``HTTP 503``, ``exit 137``;
+  ``detail`` holds the message that follows ``Name:`` on the same line.
+* commit: 7–40 lowercase hex with a digit and a letter, standing alone (not in UUIDs, hyphenated
+  names, ``0x`` literals or after hash/digest/image/container words); inside URLs only full
+  40-hex SHAs or SHAs after ``/commit/``.
+* package: pins (``numpy==1.26``, ``react@18``), install/import/"No module named" contexts,
+  well-known package names, and ambiguous names (``requests``) only with a version or a
+  ``library``/``package`` word. ``norm`` is the lowercase name (PEP 503 style), ``detail`` the version.
+* envvar: ``$X``, ``${X}``, ``X=value``, ``os.environ``/``getenv``/``process.env`` accessors,
+  env-var context words, well-known names and UPPER_SNAKE names with env-like affixes. Other
+  UPPER_SNAKE names are symbols (constants).
+* command: ``$ `` prompt lines, backticked text starting with a known executable, Docker ``RUN``
+  lines, quoted ``sh -c`` strings, and prose commands (executable + known subcommand + args).
+  ``norm`` is the executable plus its subcommand for tools with subcommands (``git rebase``,
+  ``docker compose``, ``npm run build`` keeps the script, ``python -m pytest`` keeps the module),
+  otherwise the executable.
+* url: scheme URLs, ``git@host:path``, ``host:port``, IPv4 addresses, bare domains with a known
+  TLD, ``port 5432``, ``:8000`` and route paths after an HTTP method or ``url:``. Loopback hosts
+  normalise to ``localhost:PORT``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["KINDS", "Mention", "code_terms", "extract", "extract_many"]
+
+KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url", "concept")
+
+CHUNK_CHARS = 50_000
+LARGE_TEXT = 200_000
+MAX_MENTION_CHARS = 1_000
+MAX_WORD_CHARS = 40
+RESET_AFTER_DOCS = 200_000
+_PRIORITY = {
+    "error": 8,
+    "envvar": 7,
+    "package": 6,
+    "file": 5,
+    "url": 4,
+    "commit": 3,
+    "weakpackage": 2,
+    "symbol": 1,
+}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One entity mention: kind, exact surface text, offsets, link key and optional detail."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    norm: str
+    detail: str = ""
+
+
+@dataclass
+class _Cand:
+    """A candidate mention before overlap resolution."""
+
+    kind: str
+    start: int
+    end: int
+    norm: str
+    detail: str = ""
+    weak: bool = False
+
+    @property
+    def rank(self) -> int:
+        """Priority among kinds for identical or overlapping spans."""
+        return _PRIORITY["weakpackage" if self.weak and self.kind == "package" else self.kind]
+
+
+def _words(s: str) -> frozenset[str]:
+    """Whitespace-separated words of a literal as a frozenset."""
+    return frozenset(s.split())
+
+
+# ---------------------------------------------------------------------------------------------
+# Lexicons
+# ---------------------------------------------------------------------------------------------
+
+FILE_EXTS = _words(
+    """py pyi pyx pxd ipynb js jsx ts tsx mjs cjs mts cts vue svelte astro json jsonl json5
+    yaml yml toml ini cfg conf env txt md mdx rst adoc html htm css scss sass less sh bash zsh
+    fish ps1 bat cmd go mod sum rs java kt kts scala groovy gradle c h cc cpp cxx hpp hh cs fs
+    rb erb php pl pm swift m mm r jl lua dart ex exs erl hrl elm clj cljs hs ml sql graphql gql
+    proto lock log csv tsv xml xsd xsl svg png jpg jpeg gif webp ico pdf tf tfvars hcl nix
+    dockerfile mk cmake make whl egg tar gz tgz bz2 xz zip jar war so dll dylib a o pem crt cer
+    csr p12 db sqlite sqlite3 parquet arrow feather pkl pickle npy npz pt pth onnx bin safetensors
+    wasm map snap patch diff tmpl tpl j2 jinja jinja2 ejs hbs pug cypher cql spec properties
+    plist service timer socket desktop rules editorconfig gitignore dockerignore npmrc nvmrc
+    example sample local dist bak orig swp"""
+)
+_AMBIG_EXTS = _words("socket service timer rules local dist sample example spec map snap a o m r")
+EXTENSIONLESS_FILES = _words(
+    """Makefile makefile GNUmakefile Dockerfile Containerfile Procfile Gemfile Rakefile
+    Jenkinsfile Vagrantfile Brewfile Pipfile Justfile justfile Caddyfile Podfile Fastfile
+    Guardfile Berksfile Capfile Snakefile Tiltfile Earthfile LICENSE LICENCE COPYING NOTICE
+    README CHANGELOG CHANGES AUTHORS CONTRIBUTORS CODEOWNERS MANIFEST.in OWNERS VERSION"""
+)
+DOTFILES = _words(
+    """.env .envrc .gitignore .gitattributes .gitmodules .gitconfig .gitkeep .mailmap
+    .dockerignore .npmrc .nvmrc .yarnrc .npmignore .bashrc .bash_profile .zshrc .zprofile
+    .profile .vimrc .tmux.conf .editorconfig .prettierrc .prettierignore .eslintrc .eslintignore
+    .babelrc .stylelintrc .pylintrc .flake8 .coveragerc .python-version .ruby-version
+    .node-version .tool-versions .netrc .pypirc .pgpass .htaccess .htpasswd .clang-format
+    .pre-commit-config.yaml .travis.yml .gitlab-ci.yml .github .vscode .idea .venv .git .ssh
+    .cache .config .terraform .mypy_cache .pytest_cache .ruff_cache .tox .nox .next .nuxt"""
+)
+DIR_HINTS = _words(
+    """src lib libs tests test spec docs doc app apps bin scripts script config configs pkg
+    cmd internal dist build vendor examples example tools node_modules public static assets
+    migrations fixtures templates include etc usr var tmp home opt packages modules services
+    web server client frontend backend infra charts k8s .github .venv venv"""
+)
+ATTR_OWNERS = _words(
+    """self cls this super console process window document os sys r resp response res req
+    request ctx obj logger json np pd math Math JSON module exports"""
+)
+JS_BRANDS = _words(
+    """Node.js Next.js Vue.js Nuxt.js Express.js React.js Angular.js Three.js D3.js Chart.js
+    Ember.js Backbone.js Socket.io Socket.IO Deno.js Nest.js Solid.js Alpine.js Knockout.js
+    node.js next.js vue.js nuxt.js express.js react.js three.js d3.js chart.js"""
+)
+NOT_DOTTED = _words("e.g i.e a.k.a etc vs cf viz approx py.test U.S U.K P.S N.B")
+TLDS = _words(
+    """com org net io dev gl ly co ai gov edu me xyz cloud us uk de fr jp cn ru eu tech site
+    page info biz sh internal example local test invalid localhost"""
+)
+_WEAK_TLDS = _words("info sh internal example local test invalid localhost me")
+
+BRANDS = _words(
+    """GitHub GitLab BitBucket Bitbucket JavaScript TypeScript CoffeeScript PostgreSQL MySQL
+    MariaDB MongoDB DynamoDB CosmosDB DuckDB LanceDB ChromaDB RocksDB LevelDB InfluxDB SQLite
+    NoSQL GraphQL OAuth OAuth1 OAuth2 PyPI PyPy CPython IronPython MicroPython PyCharm IntelliJ
+    VSCode VSCodium MacOS macOS iOS iPadOS watchOS tvOS iPhone iPad iPod iCloud iTerm iTerm2
+    eBay PayPal YouTube LinkedIn WordPress StackOverflow DevOps GitOps MLOps SaaS PaaS IaaS
+    OpenAI ChatGPT OpenSSL LibreSSL BoringSSL OpenSSH OpenAPI AsyncAPI HyperText MiniLM
+    RoBERTa DistilBERT LoRA QLoRA HuggingFace LangChain LlamaIndex CodeQL SonarQube VMware
+    VirtualBox FreeBSD OpenBSD NetBSD CentOS RedHat OpenShift SharePoint OneDrive DropBox
+    PlayStation SpaceX LaTeX BibTeX WebSocket WebSockets WebAssembly WebKit WebGL WebRTC
+    JetBrains GoLand RubyMine XCode DeepMind PowerShell CloudFlare Cloudflare ClickHouse
+    RabbitMQ ZeroMQ CircleCI TravisCI AppVeyor DockerHub BigQuery RedShift Redshift SnowFlake
+    Snowflake DataBricks Databricks DataDog Datadog NewRelic PagerDuty OpenTelemetry OTel
+    WireGuard TailScale ZeroTier PuTTY WinSCP FileZilla IPv4 IPv6 HTTPie NuGet CocoaPods
+    HomeBrew MkDocs ReadTheDocs NestJS NextJS NuxtJS NodeJS VueJS ReactJS AngularJS SvelteKit
+    TailwindCSS PostCSS KuzuDB LadybugDB FalkorDB ArangoDB JanusGraph TigerGraph GraphRAG
+    MemGPT AutoGen CrewAI McDonald McKinsey BlackBerry WiFi PhD GHz MHz KiB MiB GiB TiB
+    JUnit TestNG PHPUnit ESLint TSLint DevTools ChromeOS ArchLinux OpenBLAS CUDA cuDNN
+    TensorRT OpenCL OpenGL DirectX LibreOffice OpenOffice BuySellAds GitKraken SourceTree
+    GitHubActions AzureDevOps CodeBuild CloudWatch CloudFormation EKS AppEngine FireBase
+    PubSub BigTable SpringBoot ASPNET DotNet OpenJDK GraalVM JRuby RubyGems CPAN PyTest PyDev
+    NetBeans JupyterLab AppKit UIKit SwiftUI WatchKit CoreData"""
+)
+KNOWN_PACKAGES = _words(
+    """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
+    torchaudio tensorflow keras jax sentence-transformers huggingface-hub safetensors urllib3
+    chardet charset-normalizer certifi idna simplejson ujson orjson lxml beautifulsoup4 bs4
+    pyyaml ruamel tomli tomllib pydantic pydantic-core pydantic-settings fastapi starlette
+    uvicorn gunicorn hypercorn django djangorestframework sqlalchemy psycopg psycopg2 asyncpg
+    pymysql mysqlclient celery kombu boto3 botocore aiobotocore aiohttp httpx httpcore h11 grpcio
+    protobuf pyopenssl pyasn1 paramiko jinja2 markupsafe werkzeug itsdangerous pytz dateutil
+    python-dateutil tqdm loguru structlog pyflakes pycodestyle pydocstyle setuptools distutils
+    virtualenv pipenv twine hatchling flit numba cython pybind11 nltk spacy gensim networkx
+    kuzu neo4j qdrant-client chromadb faiss faiss-cpu hnswlib openai anthropic langchain
+    llama-index tiktoken sentencepiece onnx onnxruntime opencv-python cv2 pyarrow polars duckdb
+    dask xarray statsmodels sympy plotly bokeh streamlit gradio selenium playwright puppeteer
+    freezegun requests-mock requests-oauthlib requests-toolbelt vcrpy oauthlib pyjwt bcrypt
+    passlib argon2-cffi cffi cattrs typer prompt-toolkit docopt pexpect psutil pyinotify
+    brotli brotlicffi zstandard lz4 msgpack cbor2 fastmcp tree-sitter omegaconf hydra-core
+    wandb mlflow optuna lightgbm xgboost catboost shap bm25s rank-bm25 nbformat nbclient
+    ipykernel jupyterlab ipython mkdocs docutils pygments mistune bleach html5lib pyquery scrapy
+    feedparser python-dotenv pyperclip platformdirs appdirs filelock portalocker tenacity
+    cachetools diskcache joblib cloudpickle greenlet gevent eventlet anyio sniffio asgiref
+    websocket-client pyzmq kafka-python confluent-kafka pika pymongo mongoengine opensearch-py
+    pgvector sqlite-vec sqlmodel peewee tortoise-orm edgedb asyncio urllib urllib2 httplib
+    cookielib itertools functools subprocess multiprocessing pathlib hashlib sqlite3 unittest
+    doctest argparse getopt tempfile shutil dataclasses contextlib importlib zipfile tarfile
+    zlib ssl socketserver smtplib imaplib configparser pkgutil pkg-resources importlib-metadata
+    typing-extensions mypy-extensions react-dom nextjs nuxt svelte sveltekit koa fastify
+    nestjs lodash axios node-fetch superagent dayjs date-fns luxon zod yup joi ajv webpack vite
+    esbuild vitest sinon puppeteer jsdom cheerio mongoose sequelize typeorm knex mysql2 ioredis
+    pino nodemon ts-node tslib rxjs redux mobx zustand immer tailwindcss postcss autoprefixer
+    styled-components left-pad yargs inquirer semver nanoid bcryptjs jsonwebtoken drizzle-orm
+    trpc hono serde serde-json tokio reqwest actix-web axum clap anyhow thiserror rayon chrono
+    env-logger sqlx testify gorm logrus rspec nokogiri sidekiq mockito lombok log4j slf4j
+    guava pyodbc cx-oracle oracledb markdown-it-py pyproject-hooks build-backend pytest-cov"""
+)
+AMBIGUOUS_PACKAGES = _words(
+    """requests request flask express react vue next rich click six mock attrs black jest
+    pytest pip npm yarn pnpm poetry ruff mypy tox nox uv typescript eslint prettier babel
+    jupyter sphinx alembic hypothesis responses marshmallow arrow pendulum fire trio tornado
+    twisted cryptography transformers tokenizers datasets wheel pillow mocha chai cypress
+    commander chalk winston morgan helmet cors passport moment uuid emotion rollup parcel
+    redis flax dill toml regex tracing log rand diesel warp gin cobra viper zap rails puma
+    devise jackson prisma stripe firebase graphql apollo ws motor databases"""
+)
+PACKAGE_PREFIXES = (
+    "requests-",
+    "pytest-",
+    "django-",
+    "flask-",
+    "sphinx-",
+    "types-",
+    "react-",
+    "eslint-",
+    "babel-",
+    "webpack-",
+    "vue-",
+    "tree-sitter-",
+    "mkdocs-",
+    "jupyter-",
+    "sentence-",
+    "typescript-",
+)
+NOT_PACKAGES = _words("python python3 node nodejs go golang java ruby rust ubuntu debian")
+_QUALIFIER_AMBIGUOUS = _words("requests flask react vue pytest express attrs jest")
+_LEXICON = (
+    KNOWN_PACKAGES | AMBIGUOUS_PACKAGES | frozenset(n.replace("-", "_") for n in KNOWN_PACKAGES)
+)
+
+SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "git": _words(
+        """add am apply bisect blame branch checkout cherry-pick clean clone commit config
+        describe diff fetch format-patch grep init log merge mv pull push rebase reflog remote
+        reset restore revert rev-parse rm show stash status submodule switch tag worktree lfs
+        gc fsck"""
+    ),
+    "npm": _words(
+        """install i ci run test start build publish audit update uninstall init exec link ls
+        outdated pack version dedupe prune cache login whoami view info config rebuild"""
+    ),
+    "pnpm": _words(
+        """install i add remove rm run test start build exec dlx update up outdated audit
+        publish store why list ls"""
+    ),
+    "yarn": _words(
+        """install add remove run test start build upgrade up dlx exec why workspace
+        workspaces cache audit info init set"""
+    ),
+    "bun": _words("install add remove run test build x create upgrade"),
+    "pip": _words("install uninstall download freeze list show check wheel cache config index"),
+    "pip3": _words("install uninstall download freeze list show check wheel"),
+    "pipx": _words("install run uninstall upgrade list ensurepath inject"),
+    "uv": _words("pip run sync lock add remove venv tool python init build publish tree"),
+    "poetry": _words("install add remove update lock run shell build publish init show env"),
+    "pdm": _words("install add remove update lock run sync build publish init"),
+    "cargo": _words(
+        """build run test check clippy fmt add remove update install publish new init doc
+        bench clean fix tree"""
+    ),
+    "docker": _words(
+        """build run exec ps logs compose pull push images image rm rmi stop start restart
+        inspect tag login network volume system container buildx kill cp top stats"""
+    ),
+    "docker-compose": _words("up down build run exec logs ps pull restart stop start config"),
+    "kubectl": _words(
+        """get describe apply delete logs exec port-forward rollout scale create edit patch
+        config top cp label annotate expose run set wait drain cordon"""
+    ),
+    "helm": _words("install upgrade uninstall list repo template lint package rollback status"),
+    "terraform": _words("init plan apply destroy validate fmt output import state workspace"),
+    "go": _words(
+        """build run test get install mod vet fmt generate clean env list version work tool doc"""
+    ),
+    "make": _words(
+        """test tests install build lint check clean all dev docs doc format fmt release demo
+        bench run serve deploy setup bootstrap ci coverage typecheck e2e migrate up down"""
+    ),
+    "brew": _words("install uninstall upgrade update list info services tap"),
+    "apt": _words("install remove update upgrade search show purge"),
+    "apt-get": _words("install remove update upgrade purge autoremove"),
+    "conda": _words("install create activate env list remove update run"),
+    "gh": _words("pr issue repo run workflow release auth api"),
+    "alembic": _words("upgrade downgrade revision history current stamp heads init merge"),
+    "graphmem": _words(
+        """ingest add search get evidence brief forget stats doctor serve extract redact
+        verify init install hooks"""
+    ),
+    "npx": _words(
+        """prisma tsc eslint prettier jest vitest playwright next vite create-react-app
+        ts-node tsx nx turbo"""
+    ),
+    "ruff": _words("check format"),
+    "gcloud": _words("auth config compute container run functions app builds"),
+    "aws": _words("s3 ec2 ecr ecs lambda iam sts logs cloudformation configure"),
+    "systemctl": _words("start stop restart status enable disable reload"),
+}
+_RUNNERS = {"npm", "pnpm", "yarn", "bun"}
+PLAIN_EXECUTABLES = _words(
+    """pytest python python3 py node deno tsc mypy flake8 pylint black isort tox nox curl wget
+    psql mysql redis-cli sqlite3 ssh scp rsync ls cat grep rg sed awk find chmod chown mkdir rm
+    cp mv tar unzip echo export source cd jq journalctl rustc javac java mvn gradle gradlew
+    ./gradlew bundle rails rake gem php composer dotnet swift xcodebuild vitest jest eslint
+    prettier webpack vite esbuild uvicorn gunicorn celery flask django-admin sudo env next"""
+)
+EXECUTABLES = PLAIN_EXECUTABLES | frozenset(SUBCOMMANDS)
+_PROSE_EXECUTABLES = (frozenset(SUBCOMMANDS) - {"make", "go"}) | _words(
+    "pytest python python3 node deno tsc mypy flake8 pylint curl wget psql ruff uvicorn"
+)
+_ENGLISH_EXECUTABLES = _words(
+    "make go find source test open time sort which echo export cd next cat env set"
+)
+_VALUE_FLAGS = _words(
+    """-r -c -e -i -t -p -f -k -m -n -o -C -F --requirement --constraint --index-url
+    --extra-index-url --features --target --prefix --root --registry --tag --python --group
+    --name --namespace --file --out --output -out -o"""
+)
+
+ERRNO_NAMES = _words(
+    """EACCES EADDRINUSE EADDRNOTAVAIL EAGAIN EBADF EBUSY ECONNABORTED ECONNREFUSED ECONNRESET
+    EEXIST EHOSTUNREACH EINTR EINVAL EIO EISDIR ELOOP EMFILE ENAMETOOLONG ENETDOWN ENETUNREACH
+    ENFILE ENOBUFS ENODEV ENOENT ENOMEM ENOSPC ENOTCONN ENOTDIR ENOTEMPTY ENOTFOUND ENOTSUP
+    ENOTSOCK ENXIO EPERM EPIPE EPROTO ERANGE EROFS ESPIPE ESRCH ETIMEDOUT ETXTBSY EXDEV
+    ELIFECYCLE ERESOLVE EBADENGINE EINTEGRITY EAI_AGAIN ECANCELED EDQUOT EOVERFLOW EWOULDBLOCK
+    EALREADY EINPROGRESS ESHUTDOWN EHOSTDOWN ENETRESET EMSGSIZE EDEADLK ENOLCK ENOSYS EFAULT
+    EFBIG EMLINK ECHILD ENOEXEC E2BIG EOPNOTSUPP ENOTTY ENOTUNIQ EJSONPARSE EUSAGE E404 E401
+    E403 E500 EOTP"""
+)
+SIGNALS = _words(
+    """SIGKILL SIGSEGV SIGTERM SIGINT SIGABRT SIGPIPE SIGHUP SIGBUS SIGILL SIGFPE SIGQUIT
+    SIGUSR1 SIGUSR2 SIGALRM SIGCHLD SIGSTOP SIGTSTP SIGCONT SIGTRAP SIGSYS SIGXCPU SIGXFSZ
+    SIGWINCH SIGPOLL SIGIOT SIGEMT"""
+)
+ERROR_STATES = _words(
+    """OOMKilled CrashLoopBackOff ImagePullBackOff ErrImagePull CreateContainerConfigError
+    CreateContainerError InvalidImageName RunContainerError ContainerCannotRun"""
+)
+BUILTIN_EXCEPTIONS = _words(
+    """KeyboardInterrupt SystemExit StopIteration StopAsyncIteration GeneratorExit
+    BaseException Exception BaseExceptionGroup ExceptionGroup"""
+)
+HTTP_REASONS = (
+    "Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Method Not Allowed|"
+    "Not Acceptable|Proxy Authentication Required|Request Timeout|Conflict|Gone|"
+    "Length Required|Precondition Failed|Payload Too Large|Request Entity Too Large|"
+    "URI Too Long|Unsupported Media Type|Range Not Satisfiable|Expectation Failed|"
+    "I'm a teapot|Misdirected Request|Unprocessable Entity|Unprocessable Content|Locked|"
+    "Failed Dependency|Too Early|Upgrade Required|Precondition Required|Too Many Requests|"
+    "Request Header Fields Too Large|Unavailable For Legal Reasons|Internal Server Error|"
+    "Not Implemented|Bad Gateway|Service Unavailable|Gateway Timeout|"
+    "HTTP Version Not Supported|Variant Also Negotiates|Insufficient Storage|Loop Detected|"
+    "Not Extended|Network Authentication Required|Client Error|Server Error"
+)
+
+ENV_WELL_KNOWN = _words(
+    """PATH HOME PYTHONPATH PYTHONHOME PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE PYTHONHASHSEED
+    GOPATH GOROOT GOOS GOARCH GOPROXY GOFLAGS KUBECONFIG PGPASSWORD PGHOST PGUSER PGPORT
+    PGDATABASE EDITOR VISUAL SHELL TMPDIR LANG LANGUAGE TERM PWD LOGNAME HOSTNAME DISPLAY
+    VIRTUAL_ENV NODE_ENV NODE_OPTIONS NODE_PATH HTTP_PROXY HTTPS_PROXY NO_PROXY ALL_PROXY
+    FTP_PROXY http_proxy https_proxy no_proxy all_proxy ftp_proxy REQUESTS_CA_BUNDLE
+    CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR LD_LIBRARY_PATH LD_PRELOAD DYLD_LIBRARY_PATH
+    CUDA_VISIBLE_DEVICES OMP_NUM_THREADS MKL_NUM_THREADS TOKENIZERS_PARALLELISM
+    TRANSFORMERS_OFFLINE HF_HUB_OFFLINE HF_HOME RUST_LOG RUST_BACKTRACE CARGO_HOME RUSTUP_HOME
+    JAVA_HOME MAVEN_HOME GRADLE_HOME ANDROID_HOME XDG_CONFIG_HOME XDG_DATA_HOME XDG_CACHE_HOME
+    XDG_RUNTIME_DIR LC_ALL LC_CTYPE GITHUB_TOKEN GH_TOKEN NPM_TOKEN AWS_PROFILE AWS_REGION
+    AWS_DEFAULT_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN DOCKER_HOST
+    DATABASE_URL REDIS_URL SECRET_KEY DJANGO_SETTINGS_MODULE FLASK_APP FLASK_ENV PIP_INDEX_URL
+    UV_INDEX_URL PYTEST_ADDOPTS COLUMNS LINES TZ"""
+)
+ENV_CONTEXT_ONLY = _words("CI DEBUG PORT HOST USER ENV MODE TOKEN VERBOSE LOG_LEVEL")
+ENV_SUFFIXES = (
+    "_URL",
+    "_URI",
+    "_DSN",
+    "_TOKEN",
+    "_KEY",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+    "_HOME",
+    "_PATH",
+    "_DIR",
+    "_HOST",
+    "_PORT",
+    "_ENV",
+    "_MODE",
+    "_LEVEL",
+    "_PROFILE",
+    "_REGION",
+    "_USER",
+    "_USERNAME",
+    "_KEY_ID",
+    "_BUNDLE",
+)
+ENV_PREFIXES = (
+    "AWS_",
+    "AZURE_",
+    "GCP_",
+    "GOOGLE_",
+    "GITHUB_",
+    "GH_",
+    "GRAPHMEM_",
+    "NODE_",
+    "NPM_",
+    "PIP_",
+    "UV_",
+    "PYTHON",
+    "CARGO_",
+    "RUST_",
+    "HF_",
+    "CUDA_",
+    "DOCKER_",
+    "POSTGRES_",
+    "PG",
+    "MYSQL_",
+    "REDIS_",
+    "VITE_",
+    "NEXT_PUBLIC_",
+    "REACT_APP_",
+    "CI_",
+    "RUNNER_",
+    "XDG_",
+    "LC_",
+    "SSL_",
+    "REQUESTS_",
+    "CURL_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "KUBE",
+    "TF_VAR_",
+    "TRANSFORMERS_",
+    "TOKENIZERS_",
+    "OMP_",
+    "MKL_",
+    "TORCH_",
+    "JAVA_",
+    "DJANGO_",
+    "FLASK_",
+    "SENTRY_",
+)
+
+# ---------------------------------------------------------------------------------------------
+# Regular expressions (all linear-time friendly: no nested unbounded quantifiers)
+# ---------------------------------------------------------------------------------------------
+
+_ID = r"[A-Za-z_][A-Za-z0-9_]*"
+_BACKTICK_RE = re.compile(r"``([^`\n]{1,300}?)(?:``|'')|`([^`\n]{1,300})`")
+_PROMPT_RE = re.compile(r"(?m)^[ \t]*\$[ \t]+(\S[^\n]*?)[ \t]*$")
+_RUN_RE = re.compile(r"(?m)^[ \t]*(?:Step \d+/\d+ : )?RUN[ \t]+(\S[^\n]*?)[ \t]*$")
+_QUOTED_RE = re.compile(r"""(["'])((?:/[\w.\-]+)*/?[\w.\-]+ [^"'\n]{1,300})\1""")
+_ENV_ASSIGN_PREFIX_RE = re.compile(r"(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)+")
+
+_PATH_RE = re.compile(
+    r"(?<![\w:/.@~*+\-$\\%=#}<])"
+    r"(?P<path>(?:~|\.{1,2}|@)?/?[\w*+~\-@]*[./][\w.*+~\-@/]*)"
+    r"(?P<line>(?::\d+){1,2}(?![\d/]))?"
+)
+_NAMED_FILE_RE = re.compile(
+    r"(?<![\w./\-])(?P<path>"
+    + "|".join(sorted(EXTENSIONLESS_FILES, key=len, reverse=True)).replace(".", r"\.")
+    + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)"
+)
+_WINPATH_RE = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s\\:*?\"'<>|]+\\)*[^\s\\:*?\"'<>|,;)]+")
+_URL_RE = re.compile(r"(?<![\w@.])(?:[a-z][a-z0-9+.\-]{1,15})://[^\s<>\"'`]+")
+_GIT_SSH_RE = re.compile(r"(?<![\w.])git@[\w.\-]+:[\w./~\-]+")
+_HOSTPORT_RE = re.compile(
+    r"(?<![\w.:/@\-])(?P<host>localhost|(?:\d{1,3}\.){3}\d{1,3}|"
+    r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+[a-z]{2,})"
+    r"(?P<port>:\d{2,5})(?P<path>/[^\s<>\"'`)]*)?(?![\w:\-]|\.\w)"
+)
+_IPV4_RE = re.compile(r"(?<![\w.:/\-])(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?(?![\w.:]|/\d)")
+_DOMAIN_RE = re.compile(
+    r"(?<![\w.@/:\-$])(?P<dom>(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?P<tld>[a-z]{2,12}))"
+    r"(?P<rest>:[\w.\-]+/[\w./\-]+|/[^\s<>\"'`)]*)?(?![\w@\-]|\.\w)"
+)
+_PORT_WORD_RE = re.compile(r"\b[Pp]ort\s+(\d{2,5})\b")
+_BARE_PORT_RE = re.compile(r"(?<=[\s(])(:\d{2,5})(?![\w:.]|\.\d)")
+_ROUTE_RE = re.compile(
+    r"(?:\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)[ \t]+|\burl:[ \t]*|"
+    r"\b(?:route|endpoint)s?\b[^.;\n/]{0,25}?[ \t])(/[\w\-./~%{}:?=&]*)"
+)
+
+_COMMIT_RE = re.compile(r"(?:(?<=\.\.)|(?<![\w\-.@#:+]))([0-9a-f]{7,40})(?![\w\-@]|\.\w)")
+_COMMIT_WORD_RE = re.compile(
+    r"(?i)\b(?:commit|commits|revert|reverts|reverted|cherry-pick|sha|rev|fixed in|in)\s*:?\s*$"
+)
+_HASH_CONTEXT_RE = re.compile(
+    r"(?i)\b(?:md5|sha-?1|sha-?256|sha-?512|hexdigests?|digests?|checksums?|etag|"
+    r"container(?: id)?|image(?: id)?|uuid|layer|built|hash(?:es)?|keys?|tokens?|nonce|salt|"
+    r"blob id|object id)\b[^\n]{0,40}$"
+)
+
+_EXC_MODULE_RE = re.compile(
+    r"(?<![\w.])(?P<name>(?:[a-z_][\w]*\.)*(?:errors|exceptions|exc|error)\.[A-Z][A-Za-z0-9]+)\b"
+)
+_BUILTIN_EXC_RE = re.compile(
+    r"\b(?:" + "|".join(sorted(BUILTIN_EXCEPTIONS - {"Exception"})) + r")\b"
+)
+_HTTP_NUM_RE = re.compile(r"(?<!\d)[45]\d\d(?!\d)")
+_EXC_RE = re.compile(
+    r"(?<![\w.])(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]*?"
+    r"(?:Error|Exception|Warning|Interrupt)(?P<plural>s)?)(?![\w])"
+)
+_TRACEBACK_HEAD_RE = re.compile(
+    r"(?m)^[ \t]*(?:E[ \t]+|Uncaught[ \t]+|Exception in thread \"[^\"\n]*\"[ \t]+)?"
+    r"(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]+(?:\.[A-Z][A-Za-z0-9]+)?):(?:[ \t]+(?P<msg>[^\n]*))?$"
+)
+_MSG_RE = re.compile(r":[ \t]+([^\n]{1,500})")
+_RAISE_CTX_RE = re.compile(
+    r"\b(?i:raise|raises|raised|raising|throw|throws|thrown|throwing|catch|catches|caught|"
+    r"except)\s+(?:an?\s+|the\s+)?(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]+)\b"
+)
+_EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
+_ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
+_SIGNAL_RE = re.compile(r"\bSIG[A-Z0-9]{2,6}\b")
+_SEGV_RE = re.compile(r"(?i)\bsegmentation fault\b")
+_STATE_RE = re.compile(r"\b(?:" + "|".join(sorted(ERROR_STATES)) + r")\b")
+_ORA_RE = re.compile(r"\b(?:ORA|PLS|TNS|SP2|IMP|EXP|RMAN)-\d{4,5}\b")
+_CVE_RE = re.compile(r"\bCVE[- ]\d{4}[- ]\d{4,7}\b")
+_GHSA_RE = re.compile(r"\bGHSA(?:-[0-9a-z]{4}){3}\b")
+_TS_RE = re.compile(r"\bTS\d{4,5}\b")
+_RUSTC_RE = re.compile(r"\b(?:error|warning)\[(E\d{4})\]")
+_LINT_CODE = r"(?:[EWFCRBDNSI]\d{3,4}|(?:SIM|UP|PLR|PLW|PLE|PLC|RUF|ANN|ARG|PT|TRY|PERF|RET|DTZ|TCH|ASYNC|FBT|PIE|PGH)\d{3,4})"
+_LINT_RE = re.compile(r"(?<![\w\-])(" + _LINT_CODE + r")\b()")
+_LINT_CTX_RE = re.compile(
+    r"(?::\d{1,4}:[ \t]|noqa:[ \t]?|disable=|ignore=|select=|\bignore[ \t]|\bselect[ \t]|"
+    r"\brule[ \t]|\bcode[ \t])$"
+)
+_CODE_AFTER_ERR_RE = re.compile(r"(?m)(?<=Error: )(E\d{4,5})\b|^[ \t]*(" + _LINT_CODE + r"):[ \t]")
+_SSL_CODE_RE = re.compile(r"\[SSL: ([A-Z][A-Z0-9_]{3,60})\]()")
+_TLS_CODE_RE = re.compile(
+    r"(?<![\w\-])(CERTIFICATE_VERIFY_FAILED|WRONG_VERSION_NUMBER|SSLV3_ALERT_HANDSHAKE_FAILURE|"
+    r"UNSAFE_LEGACY_RENEGOTIATION_DISABLED|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|"
+    r"UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|CERT_HAS_EXPIRED|"
+    r"TLSV1_ALERT_PROTOCOL_VERSION|TLSV1_ALERT_UNKNOWN_CA)(?![\w\-])()"
+)
+_ERRNO_NUM_RE = re.compile(
+    r"\[((?:Errno|WinError) -?\d{1,6})\]|\b((?:Error|ERROR|errno) \d{1,5})\b"
+)
+_EXIT_RE = re.compile(
+    r"(?i)\b(?P<t>(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|non-zero (?:exit )?code)"
+    r":? ?(?P<n>-?\d{1,3}))\b"
+)
+_HTTP_PREFIX_RE = re.compile(
+    r"\bHTTP(?:/\d(?:\.\d)?)?[ \t]+(?P<n>[45]\d\d)\b(?:[ \t]+(?:" + HTTP_REASONS + r")\b)?"
+)
+_HTTP_REASON_RE = re.compile(r"(?<![\w/.])(?P<n>[45]\d\d)[ \t]+(?:" + HTTP_REASONS + r")\b")
+_HTTP_RETURNED_RE = re.compile(
+    r"(?<![\w.\-/])(?P<n>[45]\d\d)[ \t]+(?:is|was|gets|got)[ \t]+returned\b"
+)
+_HTTP_CTX_RE = re.compile(
+    r"(?i)\b(?:status(?: code)?|returned|returns|returning|respond(?:s|ed)? with(?: the| an?)?|"
+    r"got(?: an?)?|with(?: an?)? http|retr(?:y|ies|ied|ying) on|returned error:?|error code:?)"
+    r"[ \t]+(?P<n>[45]\d\d)\b"
+)
+
+_CALL_RE = re.compile(
+    r"(?<![\w.$@\-])(?P<name>" + _ID + r"(?:(?:\.|::)" + _ID + r")*)(?P<paren>\(\)|\((?!\)))"
+)
+_DOTTED_RE = re.compile(
+    r"(?<![\w.$@/\-])(?P<name>" + _ID + r"(?:(?:\.|::)" + _ID + r")+(?::" + _ID + r")?)"
+    r"(?![\w@/\-]|\.\w|:\w|\()"
+)
+_LEADING_DOT_RE = re.compile(
+    r"(?:^|(?<=[\s`(\['\"]))\.(?P<name>[a-z_][A-Za-z0-9_]*)(?P<paren>\(\))?(?![\w./\-])"
+)
+_CAMEL_RE = re.compile(r"(?<![\w.@$/\-])([A-Za-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w@\-]|\.\w)")
+_SNAKE_RE = re.compile(
+    r"(?<![\w.$@/\-])(_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z][A-Za-z0-9]*_*|"
+    r"[a-z][a-z0-9]*_+)(?![\w@/\-*]|\.\w|\()"
+)
+_DOMAIN_NAME_RE = re.compile(r"[a-z0-9.\-]+\.(?:" + "|".join(sorted(TLDS)) + ")")
+_NOT_CLASSES = _words(
+    "Python Java JavaScript Ruby Go Rust Node Swift Kotlin Perl Lua Dart Business World Data Any"
+)
+_HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
+_KWARG_RE = re.compile(r"(?<![\w.])(" + _ID + r")=(?:True|False|None)\b")
+_FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?P<name>[A-Za-z_][\w.]*)")
+_OBJ_RE = re.compile(
+    r"(?<=[a-z,]\s)(?P<name>[A-Z][a-z0-9]+)[ \t]+(?:objects?|class|classes|instances?)\b"
+)
+_BACKTICK_SYMBOL_RE = re.compile(
+    r"\.?(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)"
+    r"(?:=[\w.\"']*)?"
+)
+_UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
+
+_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
+_ENV_ASSIGN_RE = re.compile(r"(?<![\w.\-$/])(?P<name>[A-Z][A-Z0-9_]+)=(?=[^\s=]|\"|'|$)")
+_ENV_ACCESS_RE = re.compile(
+    r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.getenv|"
+    r"process\.env)(?:\[\s*|\(\s*)[\"'](?P<a>[A-Za-z_][A-Za-z0-9_]*)[\"']|"
+    r"process\.env\.(?P<b>[A-Za-z_][A-Za-z0-9_]*)"
+)
+_ENV_ACCESSOR_SYMBOL_RE = re.compile(
+    r"^(?:os\.environ(?:\.get)?|os\.getenv|process\.env(?:\.\w+)?|System\.getenv|env::var|"
+    r"std::env::var)$"
+)
+_ENV_CTX_RE = re.compile(
+    r"(?i)(?:\b(?:environment|env|environ)\s+var(?:iable)?s?\s+`?(?P<a>[A-Za-z_][A-Za-z0-9_]*)|"
+    r"(?<![\w$])`?(?P<b>[A-Za-z_][A-Za-z0-9_]*)`?\s+(?:environment|env|environ)\s+var(?:iable)?s?\b)"
+)
+_KEYERROR_ENV_RE = re.compile(r"\bKeyError: ['\"](?P<n>[A-Z][A-Z0-9_]{2,})['\"]")
+_UPPER_SNAKE_RE = re.compile(r"(?<![\w.$\-/])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w\-(])")
+_CAPS_RE = re.compile(r"\b[A-Z][A-Z0-9]+\b")
+_PROXY_RE = re.compile(r"(?<![\w$])(?:https?|no|all|ftp)_proxy\b")
+_UPPER_WORD_RE = re.compile(r"(?<![\w.$\-/])([A-Z][A-Z0-9]{1,20})(?![\w\-(.]|\.\w)")
+
+_PIN_RE = re.compile(
+    r"(?<![\w@.\-/=<>!~])(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?)(?:\[[\w,\-]+\])?"
+    r"(?P<spec>(?:===|==|>=|<=|~=|!=|<|>)[ ]?[\^~]?\d[\w.*+!\-]*"
+    r"(?:,[ ]?(?:===|==|>=|<=|~=|!=|<|>)[ ]?\d[\w.*+!\-]*)*)(?![\w])"
+)
+_SPACED_PIN_RE = re.compile(
+    r"(?<![\w@.\-/])(?P<name>[A-Za-z][\w.\-]*)[ ](?P<spec>(?:===|==|>=|<=|~=|!=|<|>)[ ]\d[\w.]*)"
+)
+_AT_RE = re.compile(
+    r"(?<![\w@.\-/])(?P<name>@[\w.\-]+/[\w.\-]+|[A-Za-z][\w.\-]*(?:/[\w.\-]+)*)"
+    r"@(?P<ver>\"[^\"\s]{1,40}\"|[\^~]?v?\d[\w.\-+]*|latest|next|beta|canary|lts|main|master)"
+    r"(?![\w@])"
+)
+_COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
+_BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
+_INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
+_NAME_VER_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*(?:-[A-Za-z][\w.]*)*)-(?P<ver>\d[\w.+!]*)")
+_MODULE_CTX_RE = re.compile(
+    r"No module named ['\"](?P<a>[\w.]+)['\"]|"
+    r"cannot import name ['\"][\w.]+['\"] from ['\"](?P<b>[\w.]+)['\"]|"
+    r"Cannot find module ['\"](?P<c>[^'\"\s]+)['\"]|"
+    r"\brequire\(['\"](?P<d>[^'\"\s]+)['\"]\)|"
+    r"\bF401 ['\"](?P<e>[\w.]+)['\"] imported|"
+    r"\bUnused import (?:of )?(?P<f>[\w.]+)|"
+    r"\"(?P<j>[\w./\-]+)\" imported and not used|"
+    r"\bUnable to import ['\"](?P<k>[\w.]+)['\"]|"
+    r"`(?P<l>[\w\-]+)` \((?:lib|bin)\b|"
+    r"crate or module `(?P<g>[\w\-]+)`|could not compile `(?P<h>[\w\-]+)`|"
+    r"\bfrom ['\"](?P<i>[@\w][\w@/.\-]*)['\"];?$"
+)
+_IMPORT_LINE_RE = re.compile(
+    r"(?m)^[ \t]*(?:>>>[ \t]*)?(?:import[ \t]+(?P<a>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)|"
+    r"from[ \t]+(?P<b>[\w.]+)[ \t]+import\b)"
+)
+_TOOL_LINE_RE = re.compile(
+    r"(?m)^[ \t]*(?:Compiling|Checking|Downloaded|Downloading|Installing|Collecting|"
+    r"Requirement already satisfied:|go: downloading|go: finding)[ \t]+"
+    r"(?P<name>[A-Za-z@][\w.\-/]*[\w])(?:[ \t]+v?\d|[ \t]+in\b|[ \t]*$|[ \t]*\()"
+)
+_GO_OK_RE = re.compile(r"(?m)^(?:ok|FAIL|---)?[ \t]+(?P<name>[a-z][\w.\-]*\.[a-z]{2,}/[\w.\-/]+)\t")
+_FROM_PKG_RE = re.compile(r"\(from (?P<name>[A-Za-z][\w.\-]*)(?:[<>=!~][^)]*)?\)")
+_BUMP_RE = re.compile(
+    r"(?m)^[ \t]*(?:Bump|Bumps|Update|Upgrade)[ \t]+(?P<name>[@\w][\w@/.\-]*)[ \t]+from[ \t]+v?\d"
+)
+_LIB_WORD_RE = re.compile(
+    r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?:library|package|crate|gem|module|"
+    r"dependency|lib)\b"
+)
+_DEP_RE = re.compile(
+    r"\badd(?:ed|ing|s)?[ \t]+`(?P<name>[a-z][\w.\-]*)`[ \t]+as[ \t]+an?[ \t]+(?:dev[ \t]+)?dependency"
+)
+_VERSION_AFTER_RE = re.compile(
+    r"(?:[ \t]+(?:to|from|at|version|v)?[ \t]*v?\d+(?:\.\d+)*\b|[ \t]+v\d)"
+)
+_WORD_RE = re.compile(
+    r"(?<![\w.@\-/])([A-Za-z][A-Za-z0-9]*(?:[\-_][A-Za-z0-9]+)*)(?![\w@\-/]|\.\w)"
+)
+_LEX_WORD_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")
+_DEP_WORD_RE = re.compile(
+    r"(?<![\w.@\-/])(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*)[ \t]+"
+    r"(?:pin|pins|pinned|version|versions|upgrade|bump|floor|ceiling)\b"
+)
+_SEMVER_NAME_RE = re.compile(
+    r"(?<![\w.@\-/])(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*)[ \t]+v\d+\.\d+\.\d+\b"
+)
+_QUALIFIER_RE = re.compile(
+    r"(?<![\w.@\-/])(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*)(?:'s?)?[ \t]+"
+    r"(?=[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b|[A-Z][A-Za-z0-9]*(?:Error|Exception)\b)"
+)
+_SWITCH_RE = re.compile(
+    r"\bfrom[ \t]+(?P<a>[a-z][\w.\-]*[a-z0-9])[ \t]+to[ \t]+(?P<b>[a-z][\w.\-]*[a-z0-9])\b"
+)
+_PAIR_RE = re.compile(r"(?<![\S])([a-z][\w\-]*[a-z0-9])/([a-z][\w\-]*[a-z0-9])(?![\w/\-]|\.\w)")
+
+_ALPHA_WORD_RE = re.compile(r"(?<![\w\-./@$])[^\W\d_]+(?![\w\-/@]|\.\w)")
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+_STOP_WORDS = _words(
+    """a an the and or but if then than to of in on at by for with from as is are was were be
+    been being it its this that these those before after first when while until so not no do
+    does did done can could should would will shall may might must also only just again"""
+)
+_DETERMINERS = _words("the a an this that our your their its my his her")
+_STDLIB = frozenset(n for n in sys.stdlib_module_names if not n.startswith("_")) - _words(
+    "this test site code types string select signal token keyword random time copy abc"
+)
+_TRAIL_PUNCT = ".,;:!?)]}'\">`*"
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _line_before(text: str, pos: int, limit: int = 60) -> str:
+    """The text on the same line just before ``pos`` (at most ``limit`` characters)."""
+    nl = text.rfind("\n", max(0, pos - limit), pos)
+    return text[(nl + 1 if nl >= 0 else max(0, pos - limit)) : pos]
+
+
+def _trim_url(url: str) -> str:
+    """Strip trailing punctuation from a URL, keeping balanced closing brackets."""
+    while url and url[-1] in _TRAIL_PUNCT:
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        url = url[:-1]
+    return url
+
+
+@lru_cache(maxsize=65536)
+def _pypi_norm(name: str) -> str:
+    """Normalise a package name: lowercase, and PEP 503 separators for plain names."""
+    low = name.lower().strip("\"'")
+    if "/" in low or low.startswith("@"):
+        return low
+    return re.sub(r"[-_.]+", "-", low)
+
+
+@lru_cache(maxsize=65536)
+def _is_camel(word: str) -> bool:
+    """True for CamelCase with two or more humps or camelCase (not acronyms, brands, base64)."""
+    if word in BRANDS or len(word) < 3 or not any(c.islower() for c in word):
+        return False
+    if re.fullmatch(r"[A-Z]{2,}(?:s|es|ed|er|ers|ing|ings)|[A-Z][a-z0-9]+", word):
+        return False
+    if len(re.findall(r"\d+", word)) >= 2 and len(word) >= 10:
+        return False
+    return bool(re.search(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]", word))
+
+
+@lru_cache(maxsize=65536)
+def _is_known_package(word: str) -> bool:
+    """True for a well-known package name that rarely means anything else in prose."""
+    low = word.lower()
+    if word in BRANDS or low in NOT_PACKAGES or low in AMBIGUOUS_PACKAGES or word.isupper():
+        return False
+    if _pypi_norm(low) in KNOWN_PACKAGES or low in KNOWN_PACKAGES:
+        return True
+    return low == word and "-" in low and low.startswith(PACKAGE_PREFIXES)
+
+
+def _maybe_package(low: str) -> bool:
+    """Cheap pre-check: a lowercase word that could be a lexicon package or a prefixed plugin."""
+    return low in _LEXICON or low.replace("_", "-") in _LEXICON or low.startswith(PACKAGE_PREFIXES)
+
+
+@lru_cache(maxsize=65536)
+def _env_like(name: str) -> bool:
+    """True for an UPPER_SNAKE name that looks like an environment variable on its own."""
+    if name in ENV_WELL_KNOWN:
+        return True
+    if name in ENV_CONTEXT_ONLY:
+        return False
+    return "_" in name and (name.endswith(ENV_SUFFIXES) or name.startswith(ENV_PREFIXES))
+
+
+def _symbol_norm(name: str) -> str:
+    """Normalise a symbol: drop ``()``, a leading dot and a ``self.``/``cls.``/``this.`` owner."""
+    name = name.strip("`").lstrip(".")
+    name = name.removesuffix("()")
+    for owner in ("self.", "cls.", "this."):
+        if name.startswith(owner) and len(name) > len(owner):
+            return name[len(owner) :]
+    return name
+
+
+def _local_host(host: str) -> str:
+    """Map loopback/any addresses to ``localhost``."""
+    return "localhost" if host in ("127.0.0.1", "0.0.0.0", "::1", "[::1]") else host.lower()
+
+
+def _url_norm(url: str) -> str:
+    """Normalise a URL: local endpoints to ``host:port``, others without scheme or trailing ``/``."""
+    m = re.match(
+        r"^(?:[a-z][a-z0-9+.\-]*://)?(?:[^@/\s]*@)?([^/:?#\s]+)(:\d+)?(.*)$", url, re.IGNORECASE
+    )
+    if not m:
+        return url
+    host, port, rest = _local_host(m.group(1)), m.group(2) or "", m.group(3)
+    if host == "localhost":
+        return host + port
+    return (host + port + rest.split("#", 1)[0]).rstrip("/")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scanners: each yields candidates for one family of kinds
+# ---------------------------------------------------------------------------------------------
+
+
+_GIT_REF_PREFIXES = ("refs/", "@", "origin/", "upstream/", "remotes/", "heads/", "tags/")
+
+
+@lru_cache(maxsize=65536)
+def _classify_path(path: str, after: str) -> bool:
+    """Decide whether a path-like word is a file reference."""
+    if not re.search(r"[A-Za-z]", path) or "://" in path or path in (".", "..", "./..."):
+        return False
+    base = path.rstrip("/").rsplit("/", 1)[-1]
+    if path.startswith(("./", "../", "~/", "/", "@/")) and len(path) > 2:
+        return not path.startswith("//") and re.search(r"[A-Za-z]{2}", path) is not None
+    if base in EXTENSIONLESS_FILES or base in DOTFILES or base.startswith(".env"):
+        return True
+    if "/" in path and "*" in path and re.search(r"[A-Za-z]{2}", path):
+        return True
+    if path.endswith("/") and "@" not in path and not path.startswith("@"):
+        return re.fullmatch(r"[\w.\-]+(?:/[\w.\-]+)*/", path) is not None
+    if "/" in path:
+        first = path.split("/", 1)[0]
+        if re.match(r"[a-z0-9\-]+\.[a-z]{2,}$", first) or path.startswith(_GIT_REF_PREFIXES):
+            return False
+        if (
+            path.count("/") >= 2
+            or first in DIR_HINTS
+            or any(seg.startswith(("_", ".")) for seg in path.split("/"))
+        ):
+            return True
+    stem, dot, ext = base.rpartition(".")
+    if not dot or not stem.strip(".") or ext not in FILE_EXTS or after.startswith("("):
+        return False
+    if base in JS_BRANDS or (stem in ATTR_OWNERS and "/" not in path):
+        return False
+    return not (ext in _AMBIG_EXTS and "/" not in path)
+
+
+def _scan_files(text: str) -> Iterator[_Cand]:
+    """File paths, filenames, dotfiles and known extensionless names."""
+    for m in _NAMED_FILE_RE.finditer(text):
+        line = m.group("line") or ""
+        yield _Cand("file", m.start(), m.end(), m.group("path"), line.lstrip(":"))
+    if "." not in text and "/" not in text and "\\" not in text:
+        return
+    for m in _PATH_RE.finditer(text):
+        path, line = m.group("path"), m.group("line") or ""
+        start = m.start("path")
+        while path and path[-1] in ".,;:!?" and not path.endswith(("./", "..")):
+            path, line = path[:-1], ""
+        if path.startswith(".") and not path.startswith(("./", "../", ".")):
+            continue
+        if not path or path.rstrip("/") in EXTENSIONLESS_FILES:
+            continue
+        if not _classify_path(path, text[start + len(path) : start + len(path) + 1]):
+            continue
+        end = start + len(path) + len(line)
+        norm = path.removeprefix("./")
+        norm = norm.rstrip("/") or norm
+        yield _Cand("file", start, end, norm, line.lstrip(":"))
+    for m in _WINPATH_RE.finditer(text) if ":\\" in text else ():
+        p = m.group(0).rstrip(".,;:")
+        yield _Cand("file", m.start(), m.start() + len(p), p.replace("\\", "/"))
+
+
+def _scan_urls(text: str) -> Iterator[_Cand]:
+    """Scheme URLs, git remotes, host:port, IPv4, bare domains, ports and route paths."""
+    has_dot, has_colon = "." in text, ":" in text
+    for m in _URL_RE.finditer(text) if "://" in text else ():
+        url = _trim_url(m.group(0))
+        if len(url) > len(url.split("://", 1)[0]) + 3:
+            yield _Cand("url", m.start(), m.start() + len(url), _url_norm(url))
+    for m in _GIT_SSH_RE.finditer(text) if "git@" in text else ():
+        url = _trim_url(m.group(0))
+        yield _Cand("url", m.start(), m.start() + len(url), url)
+    for m in _HOSTPORT_RE.finditer(text) if has_colon else ():
+        host = m.group("host")
+        if "." in host and not host[0].isdigit() and host.rsplit(".", 1)[-1] not in TLDS:
+            continue
+        end = m.end("path") if m.group("path") else m.end("port")
+        yield _Cand("url", m.start(), end, _local_host(host) + m.group("port"))
+    for m in _IPV4_RE.finditer(text) if has_dot else ():
+        parts = m.group(0).split("/")[0].split(".")
+        if all(int(p) <= 255 for p in parts) and not re.search(
+            r"(?i)\b(?:version|v|release|firmware)\s*$", text[max(0, m.start() - 12) : m.start()]
+        ):
+            yield _Cand("url", m.start(), m.end(), m.group(0))
+    if has_dot:
+        yield from _scan_domains(text)
+    for m in _PORT_WORD_RE.finditer(text) if "ort" in text else ():
+        yield _Cand("url", m.start(), m.end(), ":" + m.group(1))
+    for m in _BARE_PORT_RE.finditer(text) if has_colon else ():
+        yield _Cand("url", m.start(1), m.end(1), m.group(1))
+    for m in _ROUTE_RE.finditer(text) if "/" in text else ():
+        path = _trim_url(m.group(1))
+        if len(path) > 1:
+            yield _Cand("url", m.start(1), m.start(1) + len(path), path)
+
+
+def _scan_domains(text: str) -> Iterator[_Cand]:
+    """Bare domain names with a known top-level domain, optionally with a path."""
+    for m in _DOMAIN_RE.finditer(text):
+        dom, tld = m.group("dom"), m.group("tld")
+        labels = dom.split(".")
+        if tld not in TLDS or labels[0] in ATTR_OWNERS or dom in NOT_DOTTED:
+            continue
+        if tld in _WEAK_TLDS and len(labels) < 3:
+            continue
+        rest = _trim_url(m.group("rest") or "")
+        end = m.start("dom") + len(dom) + len(rest)
+        yield _Cand("url", m.start(), end, (dom + rest).rstrip("/"), weak=True)
+
+
+def _scan_commits(text: str) -> Iterator[_Cand]:
+    """Git SHAs: 7-40 lowercase hex with a digit and a letter, outside hash/digest contexts."""
+    for m in _COMMIT_RE.finditer(text):
+        sha = m.group(1)
+        before = _line_before(text, m.start(), 50)
+        after_word = _COMMIT_WORD_RE.search(before[-20:]) is not None
+        if not re.search(r"[a-f]", sha):
+            continue
+        if not after_word and (not re.search(r"\d", sha) or len(sha) == 32):
+            continue
+        if not after_word and _HASH_CONTEXT_RE.search(before) and "commit" not in before.lower():
+            continue
+        yield _Cand("commit", m.start(1), m.end(1), sha.lower())
+
+
+def _exc_detail(text: str, end: int) -> str:
+    """The message following ``Name:`` on the same line, if any."""
+    m = _MSG_RE.match(text, end)
+    return m.group(1).strip() if m else ""
+
+
+def _scan_errors(text: str) -> Iterator[_Cand]:
+    """Exceptions, error codes, HTTP statuses, exit codes, signals and advisories."""
+    has = _Has(text)
+    for m in _EXC_RE.finditer(text) if has("Error", "Exception", "Warning", "Interrupt") else ():
+        name = m.group("name")
+        base = name.rsplit(".", 1)[-1]
+        if base in ("Error", "Exception", "Warning", "Errors", "Exceptions", "Warnings"):
+            continue
+        norm = base[:-1] if m.group("plural") else base
+        yield _Cand("error", m.start(), m.end(), norm, _exc_detail(text, m.end()))
+    for m in _TRACEBACK_HEAD_RE.finditer(text) if ":" in text else ():
+        name = m.group("name")
+        base = name.rsplit(".", 1)[-1]
+        headed = "." in name or _is_camel(base) or base in BUILTIN_EXCEPTIONS
+        if headed and base not in BRANDS:
+            msg = (m.group("msg") or "").strip()
+            yield _Cand("error", m.start("name"), m.end("name"), base, msg)
+    for m in (
+        _EXC_MODULE_RE.finditer(text) if has(".errors.", ".exceptions.", ".exc.", ".error.") else ()
+    ):
+        yield _Cand("error", m.start(), m.end(), m.group("name").rsplit(".", 1)[-1])
+    low = text.lower()
+    ctx = ("rais", "throw", "catch", "caught", "except")
+    for rx in (_RAISE_CTX_RE, _EXC_WORD_RE) if any(w in low for w in ctx) else ():
+        for m in rx.finditer(text):
+            base = m.group("name").rsplit(".", 1)[-1]
+            if base not in BRANDS and base not in _NOT_CLASSES and base.lower() not in _STOP_WORDS:
+                yield _Cand("error", m.start("name"), m.end("name"), base)
+    for m in (
+        _BUILTIN_EXC_RE.finditer(text) if has("Interrupt", "Exit", "Stop", "Exception") else ()
+    ):
+        yield _Cand("error", m.start(), m.end(), m.group(0))
+    yield from _scan_error_codes(text, has)
+    if has("xit", "XIT", "non-zero") or _HTTP_NUM_RE.search(text):
+        yield from _scan_http_and_exit(text)
+
+
+def _scan_error_codes(text: str, has: Callable[..., bool]) -> Iterator[_Cand]:
+    """Errno names, node/rustc/tsc/linter/Oracle codes, signals, CVEs and k8s error states."""
+    for m in _ERRNO_RE.finditer(text) if "E" in text else ():
+        code = m.group(1)
+        if code in ERRNO_NAMES or code.startswith("ERR_"):
+            yield _Cand("error", m.start(1), m.end(1), code)
+    gated = (
+        (_SIGNAL_RE, has("SIG")),
+        (_STATE_RE, has("Off", "Kill", "Err", "Container", "Invalid")),
+        (_ORA_RE, "-" in text),
+        (_GHSA_RE, has("GHSA")),
+        (_TS_RE, has("TS")),
+    )
+    for rx, ok in gated:
+        for m in rx.finditer(text) if ok else ():
+            if rx is not _SIGNAL_RE or m.group(0) in SIGNALS:
+                norm = m.group(0) if rx is _STATE_RE else m.group(0).upper()
+                yield _Cand("error", m.start(), m.end(), norm)
+    for m in _CVE_RE.finditer(text) if has("CVE") else ():
+        yield _Cand("error", m.start(), m.end(), m.group(0).replace(" ", "-").upper())
+    for m in _SEGV_RE.finditer(text) if has("egmentation", "EGMENTATION") else ():
+        yield _Cand("error", m.start(), m.end(), "segmentation fault")
+    coded = (
+        (_RUSTC_RE, "[E"),
+        (_LINT_RE, ""),
+        (_CODE_AFTER_ERR_RE, ""),
+        (_SSL_CODE_RE, "[SSL"),
+        (_TLS_CODE_RE, "_"),
+    )
+    for rx, needle in coded:
+        for m in rx.finditer(text) if needle in text else ():
+            if rx is _LINT_RE and not _LINT_CTX_RE.search(text, max(0, m.start() - 12), m.start()):
+                continue
+            g = 1 if m.group(1) else 2
+            yield _Cand("error", m.start(g), m.end(g), m.group(g))
+    for m in _ERRNO_NUM_RE.finditer(text) if has("rrno", "rror ", "RROR ", "WinError") else ():
+        g = 1 if m.group(1) else 2
+        word, num = m.group(g).split()
+        yield _Cand("error", m.start(g), m.end(g), f"{word.lower()} {num}")
+
+
+class _Has:
+    """Cheap substring gate: ``has("a", "b")`` is true if any needle occurs in the text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        """Remember the text to search."""
+        self.text = text
+
+    def __call__(self, *needles: str) -> bool:
+        """True if any needle is a substring of the text."""
+        return any(n in self.text for n in needles)
+
+
+def _scan_http_and_exit(text: str) -> Iterator[_Cand]:
+    """HTTP 4xx/5xx statuses and process exit codes."""
+    for rx in (_HTTP_PREFIX_RE, _HTTP_REASON_RE):
+        for m in rx.finditer(text):
+            yield _Cand("error", m.start(), m.end(), "HTTP " + m.group("n"))
+    for m in list(_HTTP_CTX_RE.finditer(text)) + list(_HTTP_RETURNED_RE.finditer(text)):
+        yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
+    for m in _EXIT_RE.finditer(text):
+        yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))
+
+
+def _symbol_ok(name: str) -> bool:
+    """Reject dotted names that are abbreviations, brands, versions or env accessors."""
+    core = name.removesuffix("()")
+    if core in NOT_DOTTED or core in JS_BRANDS or _ENV_ACCESSOR_SYMBOL_RE.match(core):
+        return False
+    if re.fullmatch(r"[A-Za-z]+\d+(?:\.(?:\d+|x|X))+", core):
+        return False
+    parts = re.split(r"\.|::|:", core)
+    return not all(len(p) == 1 for p in parts)
+
+
+def _scan_symbols(text: str) -> Iterator[_Cand]:
+    """Calls, dotted names, camel/snake identifiers, ``.attr`` references and kwargs."""
+    has_dot = "." in text or "::" in text
+    for m in _CALL_RE.finditer(text) if "(" in text else ():
+        name = m.group("name")
+        empty = m.group("paren") == "()"
+        if not empty and not _call_with_args_ok(name, text, m.end()):
+            continue
+        end = m.end() if empty else m.end("name")
+        if _symbol_ok(name):
+            yield _Cand("symbol", m.start(), end, _symbol_norm(text[m.start() : end]))
+    for m in _DOTTED_RE.finditer(text) if has_dot else ():
+        name = m.group("name")
+        if _symbol_ok(name) and not _DOMAIN_NAME_RE.fullmatch(name):
+            yield _Cand("symbol", m.start(), m.end(), _symbol_norm(name))
+    for m in _LEADING_DOT_RE.finditer(text) if has_dot else ():
+        dotted = "." + m.group("name")
+        if dotted not in DOTFILES and not dotted.startswith(".env"):
+            yield _Cand("symbol", m.start("name"), m.end(), m.group("name"))
+    for m in _CAMEL_RE.finditer(text):
+        if _is_camel(m.group(1)):
+            yield _Cand("symbol", m.start(), m.end(), m.group(1))
+    for m in _SNAKE_RE.finditer(text) if "_" in text else ():
+        word = m.group(1)
+        if any(c.islower() for c in word) and word.strip("_"):
+            yield _Cand("symbol", m.start(), m.end(), word)
+    for rx, ok in (
+        (_HASH_METHOD_RE, "#" in text),
+        (_KWARG_RE, "=" in text),
+        (_FRAME_RE, 'File "' in text),
+        (_UNDEFINED_RE, "undefined:" in text),
+    ):
+        for m in rx.finditer(text) if ok else ():
+            if m.group(1) != "<module>":
+                yield _Cand("symbol", m.start(1), m.end(1), _symbol_norm(m.group(1)))
+    for m in _BACKTICK_RE.finditer(text) if "`" in text else ():
+        g = 1 if m.group(1) is not None else 2
+        b = _BACKTICK_SYMBOL_RE.fullmatch(m.group(g))
+        if b and (_symbol_ok(b.group("name")) or b.group("name").isidentifier()):
+            start = m.start(g) + b.start("name")
+            yield _Cand(
+                "symbol", start, start + len(b.group("name")), _symbol_norm(b.group("name"))
+            )
+    for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
+        if m.group("name") not in _NOT_CLASSES:
+            yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
+
+
+def _call_with_args_ok(name: str, text: str, pos: int) -> bool:
+    """Accept ``name(args`` only when it looks like code, not prose like ``type(s)``."""
+    if re.match(r"(?:s|es|S)\)", text[pos : pos + 3]):
+        return False
+    if name.isupper():
+        return False
+    return bool(re.match(r"[\w\"'*\[{<.]|\)", text[pos : pos + 1]))
+
+
+def _scan_envvars(text: str) -> Iterator[_Cand]:
+    """Environment variables from references, assignments, accessors and context."""
+    for m in _ENV_REF_RE.finditer(text) if "$" in text else ():
+        name = m.group("b") or m.group("s")
+        if not name.isdigit():
+            yield _Cand("envvar", m.start(), m.end(), name)
+    for m in _ENV_ASSIGN_RE.finditer(text) if "=" in text else ():
+        yield _Cand("envvar", m.start("name"), m.end("name"), m.group("name"))
+    low = text.lower()
+    for m in _ENV_ACCESS_RE.finditer(text) if "env" in low or "ENV" in text else ():
+        g = "a" if m.group("a") else "b"
+        yield _Cand("envvar", m.start(g), m.end(g), m.group(g))
+    for m in _ENV_CTX_RE.finditer(text) if "env" in low else ():
+        g = "a" if m.group("a") else "b"
+        name = m.group(g)
+        if name.isupper() or name.endswith("_proxy"):
+            yield _Cand("envvar", m.start(g), m.end(g), name)
+    for m in _KEYERROR_ENV_RE.finditer(text) if "KeyError" in text else ():
+        yield _Cand("envvar", m.start("n"), m.end("n"), m.group("n"))
+    for m in _UPPER_SNAKE_RE.finditer(text) if "_" in text else ():
+        name = m.group(1)
+        kind = "envvar" if _env_like(name) else "symbol"
+        yield _Cand(kind, m.start(), m.end(), name)
+    if not ENV_WELL_KNOWN.isdisjoint(_CAPS_RE.findall(text)):
+        for m in _UPPER_WORD_RE.finditer(text):
+            if m.group(1) in ENV_WELL_KNOWN:
+                yield _Cand("envvar", m.start(), m.end(), m.group(1))
+    for m in _PROXY_RE.finditer(text) if "_proxy" in text else ():
+        yield _Cand("envvar", m.start(), m.end(), m.group(0))
+
+
+def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) -> _Cand:
+    """A package candidate with a normalised name."""
+    return _Cand("package", start, end, _pypi_norm(name), detail.strip("\"'"), weak)
+
+
+def _scan_packages(text: str) -> Iterator[_Cand]:
+    """Package pins, installs, imports, tool output lines and well-known names."""
+    has_op = "=" in text or "<" in text or ">" in text
+    for m in _PIN_RE.finditer(text) if has_op else ():
+        name = m.group("name")
+        if re.search(r"[a-z]", name) and not name.isupper() and "_" not in name.strip("_")[:1]:
+            yield _pkg(m.start(), m.end(), name, m.group("spec"))
+    for m in _SPACED_PIN_RE.finditer(text) if has_op else ():
+        if m.group("name").lower() in _LEXICON:
+            yield _pkg(m.start(), m.end(), m.group("name"), m.group("spec"))
+    for m in _AT_RE.finditer(text) if "@" in text else ():
+        name = m.group("name")
+        if not re.fullmatch(r"[\w.\-]+\.[a-z]{2,}", name) or "/" in name:
+            yield _pkg(m.start(), m.end(), name, m.group("ver"))
+    for m in _INSTALLED_RE.finditer(text) if "installed" in text else ():
+        base = m.start("rest")
+        for t in re.finditer(r"\S+", m.group("rest")):
+            nv = _NAME_VER_RE.fullmatch(t.group(0))
+            if nv:
+                yield _pkg(base + t.start(), base + t.end(), nv.group("name"), nv.group("ver"))
+    yield from _scan_package_contexts(text)
+    yield from _scan_tool_output(text)
+    yield from _scan_package_phrases(text)
+    yield from _scan_package_names(text)
+
+
+def _scan_package_contexts(text: str) -> Iterator[_Cand]:
+    """Packages named by import errors, import lines and library/module wording."""
+    has = _Has(text)
+    module_ctx = has(
+        "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin"
+    )
+    for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
+        g = next(k for k in "abcdefghijkl" if m.group(k))
+        name = m.group(g)
+        if name.startswith((".", "/", "@/", "~")):
+            continue
+        top = name if name.startswith("@") or "/" in name else name.split(".")[0]
+        yield _pkg(m.start(g), m.end(g), top)
+    for m in _IMPORT_LINE_RE.finditer(text) if "import" in text else ():
+        g = "a" if m.group("a") else "b"
+        for part in re.finditer(r"[\w.]+", m.group(g)):
+            if part.group(0) != "as":
+                s = m.start(g) + part.start()
+                yield _pkg(s, s + len(part.group(0)), part.group(0).split(".")[0])
+    lib_ctx = has("librar", "package", "crate", "gem", "module", "dependenc", "lib")
+    for m in _LIB_WORD_RE.finditer(text) if lib_ctx else ():
+        name = m.group("name")
+        low = name.lower()
+        if name != low and not (name[0].isupper() and name[1:] == name[1:].lower()):
+            continue
+        if low in KNOWN_PACKAGES or low in AMBIGUOUS_PACKAGES or low in _STDLIB:
+            yield _pkg(m.start("name"), m.end("name"), name)
+
+
+def _scan_tool_output(text: str) -> Iterator[_Cand]:
+    """Packages named in pip/cargo/go/dependabot output lines."""
+    has = _Has(text)
+    for m in _COLLECTED_RE.finditer(text) if "collected" in text else ():
+        base = m.start("rest")
+        for t in re.finditer(r"[A-Za-z][\w.\-]*", m.group("rest")):
+            yield _pkg(base + t.start(), base + t.end(), t.group(0))
+    gated = (
+        (
+            _TOOL_LINE_RE,
+            has(
+                "Compiling",
+                "Checking",
+                "Download",
+                "Installing",
+                "Collecting",
+                "Requirement",
+                "go: ",
+            ),
+        ),
+        (_GO_OK_RE, "\t" in text),
+        (_FROM_PKG_RE, "(from " in text),
+        (_BUMP_RE, has("Bump", "Update", "Upgrade")),
+        (_DEP_RE, "dependency" in text),
+        (_BUMPS_LINK_RE, "Bumps [" in text),
+    )
+    for rx, ok in gated:
+        for m in rx.finditer(text) if ok else ():
+            name = m.group("name")
+            if name.lower() not in NOT_PACKAGES and not name.endswith((".whl", ".tar.gz", ".zip")):
+                yield _pkg(m.start("name"), m.end("name"), name)
+
+
+def _scan_package_phrases(text: str) -> Iterator[_Cand]:
+    """Packages named by phrasing: ``X pin``, ``name v1.2.3``, ``requests ProxyError``, ``from A to B``."""
+    for m in (
+        _DEP_WORD_RE.finditer(text) if _Has(text)(" pin", " version", " upgrade", " bump") else ()
+    ):
+        if m.group("name") in _LEXICON and m.group("name") not in NOT_PACKAGES:
+            yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    for m in _SEMVER_NAME_RE.finditer(text):
+        name = m.group("name")
+        if ("-" in name or "_" in name or name in _LEXICON) and name.lower() not in NOT_PACKAGES:
+            yield _pkg(m.start("name"), m.end("name"), name)
+    for m in _QUALIFIER_RE.finditer(text):
+        if m.group("name") in KNOWN_PACKAGES or m.group("name") in _QUALIFIER_AMBIGUOUS:
+            yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    for m in _SWITCH_RE.finditer(text):
+        a, b = m.group("a"), m.group("b")
+        if _is_known_package(a) or _is_known_package(b):
+            for g in ("a", "b"):
+                if m.group(g) in _LEXICON and m.group(g) not in NOT_PACKAGES:
+                    yield _pkg(m.start(g), m.end(g), m.group(g))
+
+
+def _scan_package_names(text: str) -> Iterator[_Cand]:
+    """Well-known package names in prose (weak), and ambiguous names followed by a version."""
+    words = set(_LEX_WORD_RE.findall(text.lower()))
+    if _LEXICON.isdisjoint(words) and not any(_maybe_package(w) for w in words):
+        return
+    for m in _WORD_RE.finditer(text):
+        word = m.group(1)
+        low = word.lower()
+        if not _maybe_package(low):
+            continue
+        versioned = _VERSION_AFTER_RE.match(text, m.end()) is not None
+        titlecase = word[:1].isupper() and word[1:] == word[1:].lower()
+        if _is_known_package(word) and (versioned or not titlecase):
+            yield _pkg(m.start(), m.end(), word, weak=not versioned)
+        elif versioned and word == low and low in AMBIGUOUS_PACKAGES:
+            yield _pkg(m.start(), m.end(), word)
+    for m in _PAIR_RE.finditer(text):
+        if _is_known_package(m.group(1)) and _is_known_package(m.group(2)):
+            yield _pkg(m.start(1), m.end(1), m.group(1), weak=True)
+            yield _pkg(m.start(2), m.end(2), m.group(2), weak=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------------
+
+
+def _command_norm(cmd: str) -> str:
+    """Executable plus subcommand for tools with subcommands, else the executable."""
+    words = [w.strip("\"'") for w in cmd.split()]
+    while words and (words[0] == "sudo" or re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0])):
+        words = words[1:]
+    if not words:
+        return cmd.strip()
+    exe = words[0].rsplit("/", 1)[-1]
+    exe = {"python3": "python", "pip3": "pip", "docker-compose": "docker compose"}.get(exe, exe)
+    rest = words[1:]
+    if exe == "python" and len(rest) >= 2 and rest[0] == "-m":
+        return f"python -m {rest[1]}"
+    if exe == "docker compose" and rest and not rest[0].startswith("-"):
+        return "docker compose"
+    if exe in SUBCOMMANDS and rest and not rest[0].startswith("-"):
+        if exe in _RUNNERS and rest[0] == "run" and len(rest) >= 2:
+            return f"{exe} run {rest[1]}"
+        if exe == "docker" and rest[0] == "compose":
+            return "docker compose"
+        return f"{exe} {rest[0]}"
+    return exe
+
+
+def _starts_with_executable(cmd: str, *, single_ok: bool) -> bool:
+    """True when a command-like string starts with a known executable (and subcommand)."""
+    words = cmd.split()
+    while words and (words[0] == "sudo" or re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0])):
+        words = words[1:]
+    if not words:
+        return False
+    exe = words[0].rsplit("/", 1)[-1] if words[0].startswith("/") else words[0]
+    if exe not in EXECUTABLES:
+        return False
+    if len(words) == 1:
+        return single_ok and exe not in _ENGLISH_EXECUTABLES and exe != "graphmem"
+    if exe in SUBCOMMANDS and exe in _ENGLISH_EXECUTABLES:
+        return words[1] in SUBCOMMANDS[exe]
+    return True
+
+
+def _strip_env_prefix(cmd: str, start: int) -> tuple[str, int]:
+    """Drop leading ``NAME=value`` assignments from a command, returning the new start."""
+    m = _ENV_ASSIGN_PREFIX_RE.match(cmd)
+    if m and m.end() < len(cmd):
+        return cmd[m.end() :], start + m.end()
+    return cmd, start
+
+
+def _scan_marked_commands(text: str) -> Iterator[_Cand]:
+    """Commands on prompt lines, Docker RUN lines, in backticks and in quoted ``sh -c`` strings."""
+    for rx in (_PROMPT_RE, _RUN_RE):
+        for m in rx.finditer(text):
+            cmd, start = _strip_env_prefix(m.group(1), m.start(1))
+            yield _Cand("command", start, start + len(cmd), _command_norm(cmd))
+    for m in _BACKTICK_RE.finditer(text):
+        g = 1 if m.group(1) is not None else 2
+        raw = m.group(g)
+        cmd, start = _strip_env_prefix(raw.strip(), m.start(g) + len(raw) - len(raw.lstrip()))
+        if _starts_with_executable(cmd, single_ok=True):
+            yield _Cand("command", start, start + len(cmd), _command_norm(cmd))
+    for m in _QUOTED_RE.finditer(text):
+        cmd = m.group(2)
+        first = cmd.split()[0].rsplit("/", 1)[-1]
+        runnable = first in ("sh", "bash", "zsh") or _starts_with_executable(cmd, single_ok=False)
+        if runnable and len(cmd.split()) >= 2 and first not in _ENGLISH_EXECUTABLES:
+            yield _Cand("command", m.start(2), m.end(2), _command_norm(cmd))
+
+
+def _arg_like(word: str) -> bool:
+    """True for a word that reads as a command-line argument rather than prose."""
+    if word.startswith(("-", "'", '"')):
+        return True
+    if re.search(r"[/=~@:_.]", word) and word not in (".", ",", ":"):
+        return True
+    return bool(re.fullmatch(r"\d+|[A-Z][A-Z0-9_]+", word))
+
+
+_PROSE_EXE_RE = re.compile(
+    r"(?<![\w`$/.\-])("
+    + "|".join(
+        sorted((re.escape(e) for e in _PROSE_EXECUTABLES | {"make", "go"}), key=len, reverse=True)
+    )
+    + r")(?=[ \t])"
+)
+_ARG_RE = re.compile(r"[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s]+)")
+
+
+def _scan_prose_commands(text: str) -> Iterator[_Cand]:
+    """Commands written in running prose: executable, known subcommand, then argument words."""
+    for m in _PROSE_EXE_RE.finditer(text):
+        exe = m.group(1)
+        before = text[max(0, m.start() - 6) : m.start()].split()
+        if before and before[-1].lower() in _DETERMINERS:
+            continue
+        args = [
+            (a.group(1), a.end(1))
+            for a in _ARG_RE.finditer(text, m.end(), _line_end(text, m.end()))
+        ]
+        args = _contiguous(args)
+        j = 0
+        if exe in SUBCOMMANDS:
+            if not args or args[0][0] not in SUBCOMMANDS[exe]:
+                continue
+            takes_names = args[0][0] in (
+                "install",
+                "add",
+                "i",
+                "run",
+                "get",
+                "remove",
+                "uninstall",
+                "exec",
+            )
+            j = 1
+        else:
+            takes_names = False
+        end_i = _consume_args(args, j, takes_names)
+        if exe not in SUBCOMMANDS and (end_i == j or not _first_arg_ok(args[j][0])):
+            continue
+        end_c = args[end_i - 1][1] if end_i else m.end()
+        yield _Cand("command", m.start(), end_c, _command_norm(text[m.start() : end_c]))
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Index of the end of the line containing ``pos``."""
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl
+
+
+def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Cut an argument list at the first word glued to sentence punctuation."""
+    out = []
+    for word, end in args:
+        if word[-1] in ",;:)!?" or (word.endswith(".") and word not in (".", "./...")):
+            stripped = word.rstrip(",;:)!?.")
+            if stripped:
+                out.append((stripped, end - (len(word) - len(stripped))))
+            break
+        out.append((word, end))
+    return out
+
+
+def _first_arg_ok(arg: str) -> bool:
+    """The first argument of a plain executable in prose must be a flag or a path-like word."""
+    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg):
+        return False
+    return arg.startswith("-") or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
+
+
+def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int:
+    """Index just past the argument words that follow a command head."""
+    prev_flag = ""
+    while j < len(args):
+        word = args[j][0]
+        if word == "." and prev_flag:
+            return j + 1
+        if _arg_like(word) or (prev_flag in _VALUE_FLAGS and word.lower() not in _STOP_WORDS):
+            prev_flag = word if word.startswith("-") else ""
+            j += 1
+            continue
+        if takes_names and re.fullmatch(r"[a-z][\w.\-]*", word) and word not in _STOP_WORDS:
+            prev_flag = ""
+            j += 1
+            continue
+        break
+    return j
+
+
+_INSTALL_RE = re.compile(
+    r"\b(?:pip3?|pipx|uv pip|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|conda|"
+    r"mamba)[ \t]+(?:install|add|i)\b"
+)
+_INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
+
+
+def _scan_install_args(text: str) -> Iterator[_Cand]:
+    """Package names given as arguments to install/add commands."""
+    for m in _INSTALL_RE.finditer(text) if ("install" in text or "add" in text) else ():
+        yield from _install_names(text, m.end())
+
+
+def _install_names(text: str, pos: int) -> Iterator[_Cand]:
+    """Package-name arguments after an install verb, up to the end of the command."""
+    skip_next = False
+    for t in _INSTALL_ARG_RE.finditer(text[pos : _line_end(text, pos)]):
+        word = t.group(1)
+        start = pos + t.start(1)
+        if word in ("&&", "||", ";", "|") or word.startswith("#"):
+            break
+        if skip_next:
+            skip_next = False
+            continue
+        if word.startswith("-"):
+            skip_next = word in _VALUE_FLAGS and "=" not in word
+            continue
+        if word.lower() in _STOP_WORDS:
+            break
+        closing = word[-1] in "\"'`" and word[0] not in "\"'`"
+        bare = word.strip("\"'`,;.)")
+        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^][^\s]*)?", bare):
+            if bare:
+                break
+            continue
+        if (
+            re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", bare)
+            or "/" in bare
+            and not bare.startswith("@")
+        ):
+            continue
+        name = re.split(r"[<>=!~]|(?<=.)@", bare, maxsplit=1)[0]
+        if name.lower() in NOT_PACKAGES:
+            break
+        off = word.find(bare)
+        yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@"))
+        if closing or word[-1] in ",;.)":
+            break
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolution
+# ---------------------------------------------------------------------------------------------
+
+
+def _overlaps(a: _Cand, b: _Cand) -> bool:
+    """True when two candidates share at least one character."""
+    return a.start < b.end and b.start < a.end
+
+
+def _inside(a: _Cand, b: _Cand) -> bool:
+    """True when ``a`` lies within ``b``."""
+    return b.start <= a.start and a.end <= b.end
+
+
+def _clusters(cands: list[_Cand]) -> Iterator[list[_Cand]]:
+    """Groups of transitively overlapping candidates, in text order."""
+    group: list[_Cand] = []
+    reach = -1
+    for c in sorted(cands, key=lambda c: c.start):
+        if group and c.start >= reach:
+            yield group
+            group = []
+        group.append(c)
+        reach = max(reach, c.end) if len(group) > 1 else c.end
+    if group:
+        yield group
+
+
+def _resolve(cands: list[_Cand], text: str) -> list[_Cand]:
+    """Resolve overlaps cluster by cluster (each cluster is small)."""
+    out: list[_Cand] = []
+    for group in _clusters(cands):
+        out.extend(group if len(group) == 1 else _resolve_cluster(group, text))
+    return out
+
+
+def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
+    """Resolve overlaps: commands contain anything, URLs contain SHAs, otherwise longest wins."""
+    commands = _dedupe_same_kind([c for c in cands if c.kind == "command"])
+    urls = _dedupe_same_kind([c for c in cands if c.kind == "url"])
+    strong_pkgs = [c for c in cands if c.kind == "package" and not c.weak]
+    files = [c for c in cands if c.kind == "file"]
+    urls = [u for u in urls if not (u.weak and any(_overlaps(u, o) for o in strong_pkgs + files))]
+    atoms: list[_Cand] = []
+    for c in cands:
+        if c.kind in ("command", "url"):
+            continue
+        if c.kind == "symbol" and any(c.start == k.start and c.end == k.end for k in commands):
+            continue
+        if c.kind == "package" and any(c.start == k.start for k in commands):
+            continue
+        host = next((u for u in urls if _overlaps(c, u)), None)
+        sha_ok = c.kind == "commit" and _commit_in_url_ok(c, text)
+        pkg_ok = c.kind == "package" and not c.weak and host is not None and _inside(host, c)
+        if host is not None and not sha_ok and not pkg_ok:
+            continue
+        atoms.append(c)
+    atoms.sort(key=lambda c: (-(c.end - c.start), -c.rank, c.start))
+    kept: list[_Cand] = []
+    for c in atoms:
+        if any(_overlaps(c, k) and (k.kind == c.kind or _conflict(c, k)) for k in kept):
+            continue
+        kept.append(c)
+    return sorted(kept + urls + commands, key=lambda c: (c.start, c.end))
+
+
+def _conflict(c: _Cand, k: _Cand) -> bool:
+    """Whether a shorter candidate ``c`` must yield to an overlapping kept ``k`` of another kind."""
+    if c.kind == "envvar" and k.kind == "symbol" and _inside(c, k):
+        return False
+    return not (
+        c.kind == "package" and not c.weak and k.kind in ("error", "symbol") and not _inside(c, k)
+    )
+
+
+def _commit_in_url_ok(c: _Cand, text: str) -> bool:
+    """A SHA inside a URL counts when it is a full SHA or follows /commit(s)/, /tree/ or /blob/."""
+    if c.end - c.start == 40:
+        return True
+    return re.search(r"/(?:commits?|tree|blob)/$", text[max(0, c.start - 10) : c.start]) is not None
+
+
+def _dedupe_same_kind(cands: list[_Cand]) -> list[_Cand]:
+    """Keep the longest of overlapping candidates of one kind."""
+    cands = sorted(cands, key=lambda c: (-(c.end - c.start), c.start))
+    kept: list[_Cand] = []
+    for c in cands:
+        if not any(_overlaps(c, k) for k in kept):
+            kept.append(c)
+    return kept
+
+
+# ---------------------------------------------------------------------------------------------
+# Concepts
+# ---------------------------------------------------------------------------------------------
+
+
+def _lemma(word: str) -> str:
+    """A cheap lowercase singular form."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ous")):
+        return w[:-1]
+    return w
+
+
+def _concepts(doc: Any, text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
+    """Short runs of content words (or noun chunks with a parser) not covered by code mentions."""
+    covered = bytearray(len(text) + 1)
+    for s, e in taken:
+        covered[s:e] = b"\x01" * (e - s)
+    if _PARSED:
+        yield from _noun_chunk_concepts(doc, covered)
+        return
+    from spacy.attrs import IDX, IS_ALPHA, IS_STOP, LENGTH
+
+    run: list[tuple[int, int]] = []
+    for idx, alpha, stop, length in doc.to_array([IDX, IS_ALPHA, IS_STOP, LENGTH]).tolist():
+        ok = alpha and not stop and 1 < length <= MAX_WORD_CHARS and not covered[idx]
+        if ok and run and idx == run[-1][1] + 1 and len(run) < 3:
+            run.append((idx, idx + length))
+            continue
+        if run:
+            yield _concept(text, run)
+        run = [(idx, idx + length)] if ok else []
+    if run:
+        yield _concept(text, run)
+
+
+def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
+    """The blank-pipeline concept rule on regex words, used for very large texts."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    covered = bytearray(len(text) + 1)
+    for s, e in taken:
+        covered[s:e] = b"\x01" * (e - s)
+    run: list[tuple[int, int]] = []
+    for m in _ALPHA_WORD_RE.finditer(text):
+        s, e = m.span()
+        ok = 1 < e - s <= MAX_WORD_CHARS and not covered[s] and m.group(0).lower() not in STOP_WORDS
+        if ok and run and s == run[-1][1] + 1 and len(run) < 3:
+            run.append((s, e))
+            continue
+        if run:
+            yield _concept(text, run)
+        run = [(s, e)] if ok else []
+    if run:
+        yield _concept(text, run)
+
+
+def _noun_chunk_concepts(doc: Any, covered: bytearray) -> Iterator[_Cand]:
+    """Noun chunks without leading stopwords, when a parsed pipeline is available."""
+    for chunk in doc.noun_chunks:
+        toks = [
+            (t.idx, t.idx + len(t))
+            for t in chunk
+            if not t.is_stop and t.is_alpha and not covered[t.idx]
+        ]
+        if toks and len(toks) <= 3:
+            yield _concept(doc.text, toks)
+
+
+def _concept(text: str, toks: list[tuple[int, int]]) -> _Cand:
+    """A concept candidate spanning the given token offsets."""
+    words = " ".join(_lemma(text[s:e]) for s, e in toks)
+    return _Cand("concept", toks[0][0], toks[-1][1], words)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pipeline
+# ---------------------------------------------------------------------------------------------
+
+_NLP: Any = None
+_NLP_DOCS = 0
+_PARSED = False
+_LOCK = threading.Lock()
+_TOKEN_MATCH_RE = re.compile(
+    r"""(?x)^(?:
+        (?:~|\.{1,2}|@)?/?[\w.*+\-@]+(?:/[\w.*+\-@~]*)+(?::\d+){0,2}
+      | [\w\-]+(?:(?:\.|::)[\w\-]+)+(?::\w+)?(?::\d+){0,2}(?:\(\))?
+      | \$\{?\w+\}?
+      | @?[\w.\-/]+(?:===|==|>=|<=|~=|!=|@)[\w.^~*\-"]+
+      | _*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*
+      | \w+\(\)
+      | \w+~\d+
+      | --?[\w\-]+(?:=\S+)?
+      | [A-Z][A-Z0-9_]*=\S+
+    )$"""
+)
+
+
+def _build_nlp() -> Any:
+    """Create the spaCy pipeline: parser-based if ``en_core_web_sm`` is installed, else blank."""
+    global _PARSED
+    import spacy
+
+    nlp = None
+    if spacy.util.is_package("en_core_web_sm"):
+        try:
+            nlp = spacy.load("en_core_web_sm", exclude=["ner", "lemmatizer"])
+        except (OSError, ImportError, ValueError, KeyError):  # a broken model must not break us
+            nlp = None
+    if nlp is None:
+        nlp = spacy.blank("en")
+    _PARSED = "parser" in nlp.pipe_names
+    tokenizer: Any = nlp.tokenizer
+    tokenizer.token_match = _TOKEN_MATCH_RE.match
+    nlp.max_length = max(nlp.max_length, CHUNK_CHARS * 2)
+    return nlp
+
+
+def _nlp(docs: int = 0) -> Any:
+    """The process-wide pipeline, built on first use and rebuilt now and then to bound its vocab."""
+    global _NLP, _NLP_DOCS
+    with _LOCK:
+        if _NLP is None or _NLP_DOCS > RESET_AFTER_DOCS:
+            _NLP, _NLP_DOCS = _build_nlp(), 0
+        _NLP_DOCS += docs
+        return _NLP
+
+
+def _sanitize(text: str) -> str:
+    """Replace lone surrogates and NULs one-for-one so offsets are preserved."""
+    if not isinstance(text, str):
+        text = str(text)
+    return _SURROGATE_RE.sub("\ufffd", text).replace("\x00", " ")
+
+
+def _chunks(text: str) -> list[tuple[int, str]]:
+    """Split long text at line (or space) boundaries into pieces of at most ``CHUNK_CHARS``."""
+    if len(text) <= CHUNK_CHARS:
+        return [(0, text)]
+    out: list[tuple[int, str]] = []
+    pos = 0
+    while pos < len(text):
+        end = min(len(text), pos + CHUNK_CHARS)
+        if end < len(text):
+            cut = text.rfind("\n", pos + CHUNK_CHARS // 2, end)
+            if cut < 0:
+                cut = text.rfind(" ", pos + CHUNK_CHARS // 2, end)
+            end = cut + 1 if cut >= 0 else end
+        out.append((pos, text[pos:end]))
+        pos = end
+    return out
+
+
+_SCANNERS: tuple[Callable[[str], Iterable[_Cand]], ...] = (
+    _scan_files,
+    _scan_urls,
+    _scan_commits,
+    _scan_errors,
+    _scan_symbols,
+    _scan_envvars,
+    _scan_packages,
+    _scan_marked_commands,
+    _scan_prose_commands,
+    _scan_install_args,
+)
+
+
+def _propagate_packages(cands: list[_Cand], text: str) -> Iterator[_Cand]:
+    """Bare repeats of a name that the same text pins, installs or imports are that package."""
+    names = {
+        text[c.start : c.end]: c.norm
+        for c in cands
+        if c.kind == "package" and not c.weak and c.end - c.start <= 60
+    }
+    strong = {n.split("@")[0].split("==")[0] for n in names if n[:1].isalpha()}
+    for name in strong:
+        if len(name) < 3 or name.lower() in NOT_PACKAGES:
+            continue
+        for m in re.finditer(r"(?<![\w.@\-/])" + re.escape(name) + r"(?![\w@\-/]|\.\w)", text):
+            yield _pkg(m.start(), m.end(), name, weak=True)
+
+
+def _extract_doc(doc: Any, text: str, concepts: bool) -> list[_Cand]:
+    """All resolved candidates for one spaCy doc whose text is ``text``."""
+    cands: list[_Cand] = []
+    for scan in _SCANNERS:
+        cands.extend(scan(text))
+    cands.extend(_propagate_packages(cands, text))
+    resolved = [c for c in _resolve(cands, text) if 0 < c.end - c.start <= MAX_MENTION_CHARS]
+    resolved.sort(key=lambda c: (c.start, c.end))
+    if concepts:
+        taken = [(c.start, c.end) for c in resolved]
+        found = _concepts(doc, text, taken) if doc is not None else _regex_concepts(text, taken)
+        resolved.extend(found)
+    return resolved
+
+
+def _to_mentions(text: str, cands: Iterable[_Cand], offset: int) -> list[Mention]:
+    """Turn candidates into mentions with absolute offsets."""
+    out = []
+    for c in cands:
+        s, e = c.start + offset, c.end + offset
+        out.append(Mention(c.kind, text[s:e], s, e, c.norm, c.detail))
+    return out
+
+
+def extract(text: str, *, concepts: bool = True) -> list[Mention]:
+    """Extract entity mentions from one text, sorted by start offset."""
+    return extract_many([text], concepts=concepts)[0]
+
+
+def extract_many(texts: Iterable[str], *, concepts: bool = True) -> list[list[Mention]]:
+    """Extract mentions from many texts at once, using ``nlp.pipe`` for tokenization."""
+    clean = [_sanitize(t) for t in texts]
+    pieces: list[tuple[int, int, str]] = []
+    for i, t in enumerate(clean):
+        pieces.extend((i, off, chunk) for off, chunk in _chunks(t) if chunk)
+    results: list[list[Mention]] = [[] for _ in clean]
+    if not pieces:
+        return results
+    tokenized = [p for p in pieces if concepts and len(clean[p[0]]) <= LARGE_TEXT]
+    nlp = _nlp(len(tokenized)) if tokenized else None
+    docs = iter(nlp.pipe((p[2] for p in tokenized), batch_size=256)) if nlp else iter(())
+    for i, off, chunk in pieces:
+        doc = next(docs) if concepts and len(clean[i]) <= LARGE_TEXT else None
+        results[i].extend(_to_mentions(clean[i], _extract_doc(doc, chunk, concepts), off))
+    for res in results:
+        res.sort(key=lambda m: (m.start, m.end, m.kind))
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Keyword terms (pure Python)
+# ---------------------------------------------------------------------------------------------
+
+_TERM_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+
+
+def code_terms(text: str) -> list[str]:
+    """Split identifiers into lowercase words: ``parseConfig`` -> ``["parse", "config"]``."""
+    terms: list[str] = []
+    for word in re.findall(r"[A-Za-z0-9]+", text or ""):
+        terms.extend(p.lower() for p in _TERM_RE.findall(word))
+    return terms
