@@ -1,0 +1,1623 @@
+"""A session's observations → atomic memory drafts, by rules (no LLM): pure functions, never raise.
+
+Rules, each producing one fact per draft, conclusion first:
+
+* failure → fix (`pitfall`): a command failed with error E (exit code, `is_error`, or a clear
+  failure summary in its output) and a later run of the same command (same executable +
+  subcommand + targets, flags order and env-var prefixes ignored; npm/pnpm/yarn/bun count as one
+  family) no longer shows E. The fix is what happened in between: edits (their added lines), env
+  vars that appeared (prefix or `export`), other commands, or a package-manager switch.
+  Confidence 0.6, +0.2 when a passing test/build run verifies it.
+* unresolved failure (`task`): the last run of a command still fails at the end of the session
+  → "Unresolved: `cmd` fails with E", so the next session's brief hands it off.
+* environment (`env`): tool versions (`python --version`, `node -v`), packages installed with a
+  pin or listed by "Successfully installed", localhost ports seen answering or refusing, env vars
+  a failure showed to be required (KeyError 'X', "X is not set") or that had to be set.
+* user statements (`convention`, `decision`, `fact`, `note`, `task`) from user prompts and the
+  transcript's user messages: "use X, not Y", "never/always …", "we decided … because …",
+  "remember that …", "FYI …", "TODO …", "next time …". Source "user", confidence 0.9.
+* exactly one `summary` per session with something in it: goal, what was fixed, files changed,
+  what is left open. It leads the next session's brief.
+
+Keys are sha1(session id, rule, normalised subject): re-running on a grown session replaces the
+same drafts instead of adding new ones. Events are sorted by time, de-duplicated by id, and any
+text is looked at only through its first and last few KB. Inputs were redacted at capture; text
+taken from a transcript is redacted here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import shlex
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Any, TypeVar
+
+from graphmem.capture.event import HookEvent
+
+__all__ = ["Draft", "command_key", "compress_session", "parse_command", "session_key"]
+
+log = logging.getLogger(__name__)
+
+KINDS = ("decision", "pitfall", "convention", "env", "task", "fact", "summary", "note")
+TITLE_MAX = 160
+BODY_MAX = 1500
+HEAD = 4096
+TAIL = 4096
+MAX_EVENTS = 5000
+
+BASE_CONFIDENCE = 0.6
+VERIFIED_BONUS = 0.2
+USER_CONFIDENCE = 0.9
+
+
+@dataclass
+class Draft:
+    """One atomic memory proposed by the compressor, with provenance and a stable key."""
+
+    kind: str
+    title: str
+    body: str = ""
+    files: list[str] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+    confidence: float = BASE_CONFIDENCE
+    importance: float = 0.5
+    source: str = "rule"
+    key: str = ""
+    observation_ids: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def session_key(session: str, rule: str, subject: str = "") -> str:
+    """The stable key of a draft: the same fact from the same session gets the same key."""
+    return hashlib.sha1(f"{session}\x1f{rule}\x1f{subject}".encode("utf-8", "replace")).hexdigest()[:24]
+
+
+def _norm(text: str) -> str:
+    """Lowercase words and digits only: the identity of a phrase."""
+    return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
+
+
+def _clip(text: str, head: int = HEAD, tail: int = TAIL) -> str:
+    if len(text) <= head + tail:
+        return text
+    return f"{text[:head]}\n[…]\n{text[-tail:]}"
+
+
+def _short(text: str, limit: int) -> str:
+    """One line, at most `limit` characters, cut at a word boundary with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _cap_body(text: str) -> str:
+    return text if len(text) <= BODY_MAX else text[: BODY_MAX - 1] + "…"
+
+
+def _uniq(items: Iterable[T]) -> list[T]:
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        if item and item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _safe(rule: Callable[[], list[Draft]], name: str) -> list[Draft]:
+    """Run one rule; a bug in it costs its drafts, never the session."""
+    try:
+        return rule()
+    except Exception:  # pragma: no cover - defensive
+        log.warning("compress rule %s failed", name, exc_info=True)
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Events, cleaned
+# ---------------------------------------------------------------------------------------------
+
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "edit",
+                        "write", "str_replace_editor", "create_file", "edit_file", "write_file"})
+WRITE_TOOLS = frozenset({"Write", "write", "create_file", "write_file"})
+
+
+@dataclass
+class _Ev:
+    """A HookEvent with every field coerced to its type (junk in, sane values out)."""
+
+    order: int
+    id: str
+    event: str
+    session_id: str
+    cwd: str
+    project: str
+    tool: str
+    command: str
+    text: str
+    files: list[str]
+    exit_code: int | None
+    is_error: bool | None
+    ts: float
+    tool_input: dict[str, Any]
+    extra: dict[str, Any]
+    pos: int = 0  # index in time order, set once sorted
+
+    @property
+    def is_edit(self) -> bool:
+        return self.event == "post-tool" and self.tool in EDIT_TOOLS and not self.failed_tool
+
+    @property
+    def failed_tool(self) -> bool:
+        return self.is_error is True or (self.exit_code is not None and self.exit_code != 0)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.extra.get("interrupted") is True or self.extra.get("is_interrupt") is True
+
+
+def _s(value: Any, limit: int | None = None) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        try:
+            value = str(value)
+        except Exception:  # noqa: BLE001 - a junk object with a broken __str__
+            return ""
+    return _clip(value) if limit is None else value[:limit]
+
+
+def _coerce(raw: Any, order: int, last_ts: float) -> _Ev | None:
+    get: Callable[..., Any]
+    if isinstance(raw, dict):
+        get = raw.get
+    elif isinstance(raw, HookEvent) or hasattr(raw, "event"):
+        def get(name: str, default: Any = None) -> Any:
+            return getattr(raw, name, default)
+    else:
+        return None
+    event = _s(get("event"), 40)
+    if not event:
+        return None
+    raw_ts: Any = get("ts")
+    try:
+        ts = float(raw_ts)
+    except (TypeError, ValueError):
+        ts = last_ts
+    if not math.isfinite(ts):
+        ts = last_ts
+    files = get("files")
+    if isinstance(files, str):
+        files = [files]
+    files = [f for f in (files if isinstance(files, list) else []) if isinstance(f, str) and f][:50]
+    exit_code = get("exit_code")
+    if isinstance(exit_code, bool) or not isinstance(exit_code, int):
+        try:
+            exit_code = int(exit_code) if isinstance(exit_code, str) and exit_code.strip() else None
+        except ValueError:
+            exit_code = None
+    is_error = get("is_error")
+    tool_input = get("tool_input")
+    extra = get("extra")
+    return _Ev(
+        order=order,
+        id=_s(get("id"), 200) or f"noid-{order}",
+        event=event,
+        session_id=_s(get("session_id"), 200),
+        cwd=_s(get("cwd"), 1000),
+        project=_s(get("project"), 1000),
+        tool=_s(get("tool"), 200),
+        command=_s(get("command"), 8000),
+        text=_s(get("text")),
+        files=files,
+        exit_code=exit_code,
+        is_error=is_error if isinstance(is_error, bool) else None,
+        ts=ts,
+        tool_input=tool_input if isinstance(tool_input, dict) else {},
+        extra=extra if isinstance(extra, dict) else {},
+    )
+
+
+def _prepare(events: Any) -> list[_Ev]:
+    """Coerce, de-duplicate by id, sort by time (input order breaks ties)."""
+    out: list[_Ev] = []
+    seen: set[str] = set()
+    last_ts = 0.0
+    try:
+        iterator = iter(events or ())
+    except TypeError:
+        return []
+    for order, raw in enumerate(iterator):
+        if order >= MAX_EVENTS * 4 or len(out) >= MAX_EVENTS:
+            break
+        try:
+            ev = _coerce(raw, order, last_ts)
+        except Exception:  # junk events are dropped, never raised
+            log.debug("dropped an unreadable event", exc_info=True)
+            continue
+        if ev is None or ev.id in seen:
+            continue
+        seen.add(ev.id)
+        last_ts = ev.ts
+        out.append(ev)
+    out.sort(key=lambda e: (e.ts, e.order))
+    for pos, ev in enumerate(out):
+        ev.pos = pos
+    return out
+
+
+class _Paths:
+    """Makes paths relative to the project root (or the session's cwd) when they are inside it."""
+
+    def __init__(self, events: list[_Ev]) -> None:
+        roots = Counter(e.project for e in events if e.project.startswith("/"))
+        roots.update(e.cwd for e in events if e.cwd.startswith("/") and not e.project)
+        self.roots = sorted({r.rstrip("/") for r in roots if r.rstrip("/")}, key=len, reverse=True)
+
+    def rel(self, path: str) -> str:
+        path = path.strip().strip("'\"`")
+        for root in self.roots:
+            if path == root:
+                return "."
+            if path.startswith(root + "/"):
+                return path[len(root) + 1 :]
+        path = path.removeprefix("./")
+        return path
+
+    def in_project(self, path: str) -> bool:
+        rel = self.rel(path)
+        if not rel or rel.startswith(("/", "<", "~")) or rel == ".":
+            return False
+        return not any(p in rel for p in ("site-packages", "dist-packages", "node_modules/",
+                                          "/lib/python", "frozen "))
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------------
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_OPERATORS = {"&&", "||", ";", "&", "|", "|&", ";;", "\n"}
+_WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "exec", "env", "stdbuf", "caffeinate"}
+_RUN_WRAPPERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
+                 ("hatch", "run"), ("rye", "run"), ("pnpm", "exec"), ("pnpm", "dlx"),
+                 ("yarn", "dlx"), ("yarn", "exec"), ("npm", "exec"), ("bundle", "exec")}
+_RUNNERS = {"npx", "pnpx", "bunx"}
+_SUBCOMMAND_TOOLS = {
+    "git", "npm", "pnpm", "yarn", "bun", "pip", "uv", "poetry", "pdm", "cargo", "go", "docker",
+    "docker-compose", "kubectl", "helm", "terraform", "brew", "apt", "apt-get", "conda", "gh",
+    "alembic", "dotnet", "deno", "rustup", "gcloud", "aws", "systemctl", "bundle", "rails",
+    "composer", "mix", "swift", "nx", "turbo", "bazel", "pre-commit", "tox", "nox", "just",
+}
+_SELECTOR_FLAGS = {"-k", "-m", "--filter", "-F", "-p", "--package", "-w", "--workspace",
+                   "-t", "--testNamePattern", "--project", "--features", "--bin", "--test", "-run"}
+_DIR_FLAGS = {"-C", "--prefix", "--dir", "--cwd", "--manifest-path", "--project-dir"}
+_VALUE_FLAGS = {"--tb", "-n", "--maxfail", "--timeout", "-j", "--jobs", "--log-level",
+                "--reporter", "--color", "--port", "--host", "-o", "--output", "-c", "--config",
+                "-r", "--requirement", "-e", "-i", "--index-url", "-f", "--file", "-H",
+                "--header", "-X", "--request", "-d", "--data", "-u", "--user", "-b", "--bind",
+                "-w", "--workers", "--env-file", "--cov", "--rootdir", "-W", "--deselect"}
+_ALIASES = {"i": "install", "add": "install", "ci": "install", "rm": "remove",
+            "uninstall": "remove", "up": "update", "t": "test", "tst": "test", "b": "build"}
+_JS_PMS = {"npm", "pnpm", "yarn", "bun"}
+_JS_BUILTIN = {"install", "remove", "update", "run", "test", "exec", "dlx", "audit", "outdated",
+               "publish", "init", "link", "why", "list", "ls", "pack", "version", "cache",
+               "store", "config", "create", "x", "upgrade", "info", "view", "whoami", "login",
+               "rebuild", "dedupe", "prune", "workspace", "workspaces", "set", "start"}
+_SETUP = {"cd", "pushd", "popd", "export", "source", ".", "set", "unset", "ulimit", "alias",
+          "shopt", "trap", "umask"}
+_TRIVIAL = {"echo", "printf", "true", "false", ":", "sleep", "clear", "pwd", "wait", "exit",
+            "read", "tput", "date"}
+READ_ONLY = {
+    "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack",
+    "find", "fd", "tree", "pwd", "echo", "printf", "which", "type", "whereis", "wc", "diff",
+    "cmp", "stat", "file", "du", "df", "env", "printenv", "id", "whoami", "uname", "date", "true",
+    "false", "test", "[", "[[", "sleep", "jq", "yq", "sort", "uniq", "cut", "tr", "ps", "pgrep",
+    "lsof", "basename", "dirname", "realpath", "readlink", "md5sum", "sha256sum", "shasum",
+    "xxd", "od", "hexdump", "column", "nl", "tee", "strings", "locate", "history", "hostname",
+    "top", "free", "uptime", "awk", "sed", "bat", "exa", "eza", "open", "xdg-open", "man",
+}
+_GIT_READ = {"status", "log", "diff", "show", "branch", "remote", "rev-parse", "blame", "ls-files",
+             "describe", "tag", "reflog", "config", "shortlog", "grep", "ls-remote", "fetch"}
+PROBES = {"curl", "wget", "http", "https", "nc", "ncat", "telnet", "ping", "psql", "mysql",
+          "redis-cli", "mongosh", "pg_isready", "httpie", "xh", "dig", "nslookup", "ssh"}
+_CHECK_EXES = {"pytest", "tox", "nox", "jest", "vitest", "mocha", "ava", "tsc", "mypy", "pyright",
+               "ruff", "flake8", "pylint", "eslint", "make", "cmake", "ninja", "mvn", "gradle",
+               "gradlew", "rspec", "phpunit", "playwright", "cypress", "unittest", "nosetests",
+               "black", "isort", "prettier", "stylelint", "biome", "golangci-lint", "ctest",
+               "meson", "bazel", "xcodebuild", "vue-tsc", "svelte-check", "shellcheck"}
+_CHECK_SUBS = {"test", "build", "check", "clippy", "vet", "lint", "typecheck", "type-check",
+               "compile", "verify", "tsc", "ci", "e2e", "run test", "run build", "run lint",
+               "run typecheck", "run type-check", "run check", "run test:unit", "run e2e",
+               "run compile", "run ci"}
+_INSTALL_SUBS = {"install", "sync", "get", "mod download", "update"}
+
+
+@dataclass
+class Command:
+    """The main simple command of a shell line, normalised for matching runs of "the same" command."""
+
+    raw: str
+    main: str = ""
+    exe: str = ""
+    tool: str = ""
+    sub: str = ""
+    targets: tuple[str, ...] = ()
+    selectors: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    exports: dict[str, str] = field(default_factory=dict)
+    dir: str = ""
+    background: bool = False
+    setups: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+    @property
+    def family(self) -> str:
+        return "js" if self.exe in _JS_PMS else self.exe
+
+    @cached_property
+    def key(self) -> str:
+        parts = [self.dir, self.family, self.sub, " ".join(sorted(self.targets)),
+                 " ".join(sorted(self.selectors))]
+        return "\x1f".join(parts)
+
+    @property
+    def is_check(self) -> bool:
+        if self.exe in _CHECK_EXES:
+            return True
+        return self.sub in _CHECK_SUBS and self.exe in (_JS_PMS | {"cargo", "go", "dotnet", "deno",
+                                                                   "swift", "bazel", "nx", "turbo",
+                                                                   "gradle", "mvn", "python"})
+
+    @property
+    def is_install(self) -> bool:
+        if self.exe in {"pip", "cargo", "poetry", "pdm", "uv", "brew", "apt", "apt-get", "conda",
+                        "bundle", "composer", "go"} | _JS_PMS:
+            return self.sub in _INSTALL_SUBS or self.sub == "add"
+        return False
+
+    @property
+    def is_read_only(self) -> bool:
+        if not self.exe or self.exe in READ_ONLY:
+            return True
+        if self.exe == "git":
+            return self.sub in _GIT_READ or not self.sub
+        # `python -c ...`, `node -e ...`, version queries
+        return self.exe in ("python", "node") and not self.targets and not self.sub
+
+    @property
+    def is_probe(self) -> bool:
+        return self.exe in PROBES
+
+    @property
+    def display(self) -> str:
+        return _short(self.main or self.raw, 60)
+
+    @property
+    def where(self) -> str:
+        return f" in {self.dir}/" if self.dir and self.dir != "." else ""
+
+
+def _split(command: str) -> list[str]:
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        return list(lexer)
+    except ValueError:
+        return re.findall(r"&&|\|\||[|;&]|[^\s|;&]+", command)
+
+
+def _segments(tokens: list[str]) -> list[tuple[list[str], bool]]:
+    """Simple commands of a line, each with whether it reads a pipe (is a filter)."""
+    out: list[tuple[list[str], bool]] = []
+    current: list[str] = []
+    piped = False
+    for tok in tokens:
+        if tok in _OPERATORS:
+            if current:
+                out.append((current, piped))
+            current = []
+            piped = tok in ("|", "|&")
+            continue
+        current.append(tok)
+    if current:
+        out.append((current, piped))
+    return out
+
+
+def _strip_redirects(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for i, tok in enumerate(tokens):
+        if skip:
+            skip = False
+            continue
+        if tok and set(tok) <= set("<>&") and tok not in ("&&",):
+            skip = True
+            continue
+        if tok.isdigit() and i + 1 < len(tokens) and tokens[i + 1][:1] in "<>" and tokens[i + 1]:
+            continue
+        out.append(tok)
+    return out
+
+
+def _exe_name(token: str) -> str:
+    name = token.rsplit("/", 1)[-1].lower()
+    name = re.sub(r"(?<=[a-z])\d+(?:\.\d+)*$", "", name) if name.startswith(("python", "pip")) else name
+    return {"py.test": "pytest", "py": "python", "docker-compose": "docker-compose",
+            "gradlew": "gradle", "nodejs": "node"}.get(name, name)
+
+
+def parse_command(command: str, cwd_rel: str = "", rel: Callable[[str], str] | None = None) -> Command:
+    """Parse one shell line into its main command (never raises)."""
+    cmd = Command(raw=command)
+    try:
+        _parse_into(cmd, command, cwd_rel, rel or (lambda p: p))
+    except Exception:  # noqa: BLE001 - pragma: no cover; a shell line never breaks compression
+        cmd.main = command.strip()[:200]
+    return cmd
+
+
+def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], str]) -> None:
+    text = command.strip()[:4000]
+    tokens = _split(text)
+    if tokens and tokens[-1] == "&":
+        cmd.background = True
+    directory = cwd_rel
+    main: list[str] | None = None
+    for seg, piped in _segments(tokens):
+        seg = _strip_redirects(seg)
+        env: dict[str, str] = {}
+        while seg and _ASSIGN.match(seg[0]):
+            name, value = _ASSIGN.match(seg[0]).groups()  # type: ignore[union-attr]
+            env[name] = value
+            seg = seg[1:]
+        if not seg:
+            cmd.exports.update(env)
+            continue
+        head = seg[0]
+        if head in ("cd", "pushd"):
+            target = seg[1] if len(seg) > 1 else ""
+            if target and target != "-":
+                directory = _join_dir(directory, rel(target))
+            continue
+        if head == "export":
+            for arg in seg[1:]:
+                match = _ASSIGN.match(arg)
+                if match:
+                    cmd.exports[match.group(1)] = match.group(2)
+            cmd.setups.append(" ".join(seg))
+            continue
+        if head in _SETUP:
+            cmd.setups.append(" ".join(seg))
+            continue
+        if piped and main is not None:
+            continue
+        if main is None or (_exe_name(main[0]) in _TRIVIAL and _exe_name(head) not in _TRIVIAL):
+            if main is not None:
+                cmd.others.append(" ".join(main))
+            main, cmd.env, cmd.dir = seg, env, directory
+        else:
+            cmd.others.append(" ".join(seg))
+    if main is None:
+        cmd.main = text[:200]
+        cmd.dir = directory
+        return
+    cmd.main = " ".join(shlex.quote(t) if re.search(r"\s", t) else t for t in main)
+    _classify(cmd, main, rel)
+
+
+def _join_dir(base: str, target: str) -> str:
+    if target.startswith("/") or not base or base == ".":
+        return target.strip("/") if not target.startswith("/") else target
+    parts = [p for p in f"{base}/{target}".split("/") if p and p != "."]
+    out: list[str] = []
+    for p in parts:
+        if p == ".." and out:
+            out.pop()
+        else:
+            out.append(p)
+    return "/".join(out)
+
+
+def _classify(cmd: Command, main: list[str], rel: Callable[[str], str]) -> None:
+    toks = list(main)
+    while toks:
+        name = _exe_name(toks[0])
+        if name in _WRAPPERS:
+            toks = toks[1:]
+            while toks and (toks[0].startswith("-") or _ASSIGN.match(toks[0])):
+                match = _ASSIGN.match(toks[0])
+                if match:
+                    cmd.env[match.group(1)] = match.group(2)
+                toks = toks[1:]
+            continue
+        if name == "timeout" and len(toks) > 1:
+            toks = toks[2:]
+            continue
+        if name in _RUNNERS:
+            toks = [t for t in toks[1:] if t not in ("-y", "--yes")]
+            continue
+        if len(toks) > 1 and (name, toks[1]) in _RUN_WRAPPERS:
+            toks = toks[2:]
+            continue
+        if name == "python" and len(toks) > 2 and toks[1] == "-m":
+            toks = toks[2:]
+            continue
+        if name == "uv" and len(toks) > 1 and toks[1] == "pip":
+            toks = toks[1:]
+            continue
+        break
+    if not toks:
+        return
+    cmd.exe = _exe_name(toks[0])
+    cmd.tool = toks[0]
+    rest = toks[1:]
+    targets: list[str] = []
+    selectors: list[str] = []
+    sub = ""
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        if tok.startswith("-") and len(tok) > 1:
+            name, _, inline = tok.partition("=")
+            takes = name in _SELECTOR_FLAGS or name in _DIR_FLAGS or name in _VALUE_FLAGS
+            value = inline if inline else (rest[i + 1] if takes and i + 1 < len(rest) else "")
+            if name in _SELECTOR_FLAGS and value:
+                selectors.append(f"{name}={value}")
+            elif name in _DIR_FLAGS and value:
+                cmd.dir = _join_dir(cmd.dir, rel(value))
+            i += 1 if inline or not takes else 2
+            continue
+        if not sub and cmd.exe in _SUBCOMMAND_TOOLS or not sub and cmd.exe in _JS_PMS:
+            sub = tok
+        else:
+            targets.append(tok)
+        i += 1
+    if cmd.exe in _JS_PMS:
+        if not sub:
+            sub = "install" if cmd.exe in ("yarn", "bun") else ""
+        sub = _ALIASES.get(sub, sub)
+        if sub == "run" and targets:
+            sub = f"run {targets.pop(0)}"
+        elif sub and sub not in _JS_BUILTIN:
+            sub = f"run {sub}"  # `pnpm build` is `pnpm run build`
+        if sub in ("run test", "test"):
+            sub = "test"
+    elif sub:
+        sub = _ALIASES.get(sub, sub) if cmd.exe in {"pip", "poetry", "pdm", "uv", "cargo",
+                                                  "brew", "apt", "apt-get", "conda"} else sub
+    cmd.sub = sub
+    cmd.targets = tuple(_norm_target(t, rel) for t in targets[:20])
+    cmd.selectors = tuple(selectors)
+
+
+def _norm_target(target: str, rel: Callable[[str], str]) -> str:
+    target = rel(target) if target.startswith("/") else target
+    target = target.removeprefix("./")
+    return target.rstrip("/") or target
+
+
+def command_key(command: str) -> str:
+    """The identity of a command line for "the same command passed later" (see Command.key)."""
+    return parse_command(command).key
+
+
+def _covers(passing: Command, failing: Command) -> bool:
+    """Whether a passing run exercises what the failing run did."""
+    if passing.dir != failing.dir or passing.family != failing.family or passing.sub != failing.sub:
+        return False
+    if passing.exe != failing.exe and not (passing.exe in _JS_PMS and failing.exe in _JS_PMS):
+        return False
+    if passing.selectors and sorted(passing.selectors) != sorted(failing.selectors):
+        return False
+    if not passing.targets:
+        return True
+    return all(any(t == p or t.startswith((p + "/", p + "::")) for p in passing.targets)
+               for t in failing.targets) and bool(failing.targets)
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures and errors
+# ---------------------------------------------------------------------------------------------
+
+_FAIL_TEXT = re.compile(
+    r"""(?mx)
+    ^=+\ .*\b\d+\ (?:failed|errors?)\b.*=+\s*$       # pytest summary bar
+    | ^FAILED\ \S | ^ERROR\ (?:tests?/|\S+\.py)          # pytest short summary lines
+    | ^Interrupted:\ \d+\ errors?\ during\ collection
+    | ^Traceback\ \(most\ recent\ call\ last\):
+    | ^npm\ (?:ERR!|error)\ | \bERR_PNPM_\w+ | ^error\ Command\ failed
+    | ^Tests?:\ +(?:\d+\ \w+,\ )*\d+\ failed | ^FAIL\ +\S | ^---\ FAIL:
+    | ^error(?:\[E\d+\])?:\ | ^\S+\(\d+,\d+\):\ error\ TS\d+ | ^Found\ \d+\ errors?\ in\ \d+\ files?
+    | ^make(?:\[\d+\])?:\ \*\*\*
+    | :\ command\ not\ found$ | ^(?:bash|zsh|sh):\ .*(?:No\ such\ file|not\ found|Permission\ denied)
+    | ^fatal:\ | ^Error:\ | ^ERROR:\ 
+    | \bBUILD\ FAILED\b | ^error:\ could\ not\ compile
+    """
+)
+_PASS_TEXT = re.compile(
+    r"(?m)\b\d+ passed\b|^ok\s|test result: ok|\bTests?:\s+\d+ passed|Build succeeded|"
+    r"\bbuilt in [\d.]+m?s\b|Success: no issues found|All checks passed|\bPASS\b|Done in [\d.]+m?s|"
+    r"Compiled successfully|Finished .*target"
+)
+_EXIT_LINE = re.compile(r"^\s*(?:Exit code|exit code|exited with (?:status|code))[:\s]+(-?\d+)\s*$")
+_PY_EXC = re.compile(
+    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Failure|"
+    r"Fault|Timeout|NotFound|Refused|Denied|Invalid)))(?::\s?(.*))?$")
+_PY_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+_PYTEST_LOC = re.compile(r"^(\S+?\.\w+):(\d+):(?: in (\w+)| (\w+))?\s*$")
+_DEF = re.compile(r"^\s*(?:>\s*)?(?:async\s+)?def (\w+)\(")
+_JS_FRAME = re.compile(r"^\s*at (?:(?:async )?([\w.$<>]+) )?\(?([^():\s]+\.\w+):(\d+):\d+\)?")
+_CHECKER = re.compile(r"^(\S+?\.\w+):(\d+)(?::\d+)?: (?:error|E\d+|F\d+):? (.+)$")
+_TSC = re.compile(r"^(\S+?\.\w+)\((\d+),\d+\): error (TS\d+): (.+)$")
+_RUST = re.compile(r"^error(?:\[(E\d+)\])?: (.+)$")
+_RUST_LOC = re.compile(r"^\s*--> (\S+?):(\d+):\d+")
+_NPM_CODE = re.compile(r"^(?:npm (?:ERR!|error)|ERR_PNPM_\w+|error)\s+code\s+(E[A-Z0-9_]{3,})\s*$")
+_NPM_MSG = re.compile(r"^(?:npm (?:ERR!|error)\s+)?((?:E[A-Z]{4,}|ERR_PNPM_[A-Z_]+)\b:?\s+.+)$")
+_GENERIC = re.compile(r"(?i)\b(?:error|failed|failure|fatal|cannot|can't|unable|not found|denied|"
+                      r"refused|no such|invalid|missing|timed out|exception)\b")
+_ENV_MISSING = re.compile(
+    r"(?i)KeyError: '([A-Z][A-Z0-9_]+)'|"
+    r"(?:environment variable|env var(?:iable)?|env)\s+[`'\"]?([A-Z][A-Z0-9_]{2,})[`'\"]?\s+"
+    r"(?:is\s+)?(?:not set|missing|required|undefined|unset|must be set|empty)|"
+    r"[`'\"]?\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b[`'\"]?\s+(?:is\s+)?(?:not set|missing|required|"
+    r"undefined|must be set|is unset)")
+
+
+_ENVIRON = re.compile(r"environ|getenv|<frozen os>|process\.env|\bENV\[")
+
+
+@dataclass
+class _Err:
+    text: str
+    name: str
+    where: str = ""
+    file: str = ""
+    symbol: str = ""
+    lines: list[str] = field(default_factory=list)
+    envvars: list[str] = field(default_factory=list)
+    generic: bool = False
+
+    @property
+    def key(self) -> str:
+        text = re.sub(r"\d+", "#", self.text.lower())
+        return " ".join(re.findall(r"[\w#.\-']+", text))[:100]
+
+
+def _fails(ev: _Ev, cmd: Command) -> bool:
+    if ev.failed_tool:
+        return True
+    if cmd.is_read_only or cmd.is_probe:
+        return False
+    tail = ev.text[-6000:]
+    if not _FAIL_TEXT.search(tail):
+        return False
+    clean_pytest = re.search(r"(?m)^=+ .*\b\d+ passed\b(?!.*\bfailed\b).*=+\s*$", tail)
+    return not (cmd.exe == "pytest" and clean_pytest)
+
+
+def _error_of(ev: _Ev, paths: _Paths) -> _Err:
+    text = ev.text
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not _EXIT_LINE.match(ln)]
+    err = (_python_error(lines, paths) or _checker_error(lines, paths) or _npm_error(lines)
+           or _mention_error(text) or _generic_error(lines, ev))
+    tail = text[-8000:]
+    found = _ENV_MISSING.findall(tail)
+    environ = bool(_ENVIRON.search(tail))
+    err.envvars = _uniq(next((g for i, g in enumerate(groups) if g and (i or environ)), "")
+                        for groups in found)
+    return err
+
+
+def _python_error(lines: list[str], paths: _Paths) -> _Err | None:
+    exc_index = -1
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i].strip()
+        match = _PY_EXC.match(line)
+        if match and (line.startswith("E ") or match.group(3) is not None or i == len(lines) - 1):
+            exc_index = i
+            break
+    assertion = None
+    if exc_index < 0:
+        e_lines = [ln.strip()[1:].strip() for ln in lines if re.match(r"^E\s{2,}\S", ln.strip())]
+        loc = next((m for m in map(_PYTEST_LOC.match, reversed(lines)) if m and m.group(4)), None)
+        if not e_lines or not loc:
+            return None
+        assertion = f"{loc.group(4)}: {e_lines[0]}"
+    if assertion:
+        name, message, line = assertion.split(":", 1)[0], assertion.split(":", 1)[1].strip(), assertion
+    else:
+        match = _PY_EXC.match(lines[exc_index].strip())
+        assert match is not None
+        name, message = match.group(2), (match.group(3) or "").strip()
+        line = lines[exc_index].strip()
+        line = line[1:].strip() if line.startswith("E ") else line
+    text = f"{name}: {message}" if message else name
+    err = _Err(text=_short(text, 120), name=name, lines=[line])
+    _locate_python(err, lines, paths)
+    return err
+
+
+def _locate_python(err: _Err, lines: list[str], paths: _Paths) -> None:
+    frames: list[tuple[str, str, str]] = []
+    last_def = ""
+    for line in lines:
+        d = _DEF.match(line)
+        if d:
+            last_def = d.group(1)
+        f = _PY_FRAME.match(line)
+        if f:
+            frames.append((f.group(1), f.group(2), f.group(3)))
+            continue
+        loc = _PYTEST_LOC.match(line.strip())
+        if loc:
+            frames.append((loc.group(1), loc.group(2), loc.group(3) or last_def))
+            last_def = ""
+            continue
+        j = _JS_FRAME.match(line)
+        if j:
+            frames.insert(0, (j.group(2), j.group(3), (j.group(1) or "").split(".")[-1]))
+    project = [fr for fr in frames if paths.in_project(fr[0])]
+    source = [fr for fr in project if not re.match(r"(?:.*/)?(?:tests?|spec|__tests__)/", paths.rel(fr[0]))]
+    if not project:
+        return
+    path, lineno, func = (source or project)[-1]
+    err.file = paths.rel(path)
+    err.symbol = func if func not in ("<module>", "") else ""
+    err.where = f"{err.file}:{lineno}"
+
+
+def _checker_error(lines: list[str], paths: _Paths) -> _Err | None:
+    for i, line in enumerate(lines):
+        s = line.strip()
+        m = _TSC.match(s)
+        if m:
+            err = _Err(_short(f"{m.group(3)}: {m.group(4)}", 120), m.group(3), lines=[s])
+            err.file, err.where = paths.rel(m.group(1)), f"{paths.rel(m.group(1))}:{m.group(2)}"
+            return err
+        m = _CHECKER.match(s)
+        if m and paths.in_project(m.group(1)):
+            message = re.sub(r"\s{2,}", " ", m.group(3)).strip()
+            code = re.search(r"\[([\w-]+)\]$", message)
+            err = _Err(_short(message, 120), code.group(1) if code else "error", lines=[s])
+            err.file, err.where = paths.rel(m.group(1)), f"{paths.rel(m.group(1))}:{m.group(2)}"
+            return err
+        m = _RUST.match(s)
+        if m and not s.lower().startswith("error: could not compile"):
+            err = _Err(_short(s[len("error"):].lstrip(":[] ") if not m.group(1) else
+                              f"{m.group(1)}: {m.group(2)}", 120), m.group(1) or "error", lines=[s])
+            for nxt in lines[i + 1 : i + 4]:
+                loc = _RUST_LOC.match(nxt)
+                if loc:
+                    err.file, err.where = paths.rel(loc.group(1)), f"{paths.rel(loc.group(1))}:{loc.group(2)}"
+                    break
+            return err
+    return None
+
+
+def _npm_error(lines: list[str]) -> _Err | None:
+    code = ""
+    for line in lines:
+        m = _NPM_CODE.match(line.strip())
+        if m:
+            code = m.group(1)
+            break
+    for line in lines:
+        m = _NPM_MSG.match(line.strip())
+        if m and (not code or m.group(1).startswith(code)):
+            message = m.group(1)
+            name = code or message.split()[0].rstrip(":")
+            return _Err(_short(message, 120), name, lines=[line.strip()])
+    if code:
+        return _Err(code, code, lines=[code])
+    return None
+
+
+def _mention_error(text: str) -> _Err | None:
+    tail = text[-2000:]
+    if not tail.strip():
+        return None
+    try:
+        from graphmem.extract.text import extract
+
+        mentions = [m for m in extract(tail, concepts=False) if m.kind == "error"]
+    except Exception:  # noqa: BLE001 - extraction is a bonus; the regex rules stand alone
+        return None
+    mentions = [m for m in mentions if not m.norm.startswith("exit ")]
+    if not mentions:
+        return None
+    m = mentions[-1]
+    line = next((ln.strip() for ln in tail.splitlines() if m.text in ln), m.text)
+    text_ = f"{m.norm}: {m.detail}" if m.detail else _short(line, 120)
+    return _Err(_short(text_, 120), m.norm, lines=[line])
+
+
+def _generic_error(lines: list[str], ev: _Ev) -> _Err:
+    for line in lines[-40:]:
+        if _GENERIC.search(line):
+            return _Err(_short(line.strip(), 120), "error", lines=[line.strip()], generic=True)
+    code = ev.exit_code if ev.exit_code not in (None, 0) else None
+    label = f"exit {code}" if code is not None else "an error"
+    return _Err(label, label, generic=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The session, analysed once
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    ev: _Ev
+    cmd: Command
+    failed: bool
+    err: _Err | None = None
+
+
+@dataclass
+class _Session:
+    events: list[_Ev]
+    session_id: str
+    paths: _Paths
+    runs: list[_Run]
+    prompts: list[_Ev]
+    transcript: Any
+    headlines: dict[str, str] = field(default_factory=dict)
+
+    edits: list[_Ev] = field(default_factory=list)
+
+    def edits_between(self, a: _Ev, b: _Ev) -> list[_Ev]:
+        """Successful edits strictly after event `a` and before event `b` (positions in time order)."""
+        positions = [e.pos for e in self.edits]
+        return self.edits[bisect_right(positions, a.pos) : bisect_left(positions, b.pos)]
+
+    def runs_between(self, a: _Run, b: _Run) -> list[_Run]:
+        positions = [r.ev.pos for r in self.runs]
+        return self.runs[bisect_right(positions, a.ev.pos) : bisect_left(positions, b.ev.pos)]
+
+
+def _analyse(events: list[_Ev], transcript: Any) -> _Session:
+    session_ids = Counter(e.session_id for e in events if e.session_id)
+    session_id = session_ids.most_common(1)[0][0] if session_ids else ""
+    if not session_id and transcript is not None:
+        session_id = getattr(transcript, "session_id", "") or ""
+    paths = _Paths(events)
+    runs: list[_Run] = []
+    for ev in events:
+        if ev.event != "post-tool" or not ev.command.strip() or ev.interrupted:
+            continue
+        cwd_rel = paths.rel(ev.cwd) if ev.cwd else ""
+        cmd = parse_command(ev.command, "" if cwd_rel in (".", ev.cwd) else cwd_rel, paths.rel)
+        if ev.tool_input.get("run_in_background") is True:
+            cmd.background = True
+        failed = _fails(ev, cmd)
+        runs.append(_Run(ev, cmd, failed, _error_of(ev, paths) if failed else None))
+    prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()]
+    return _Session(events, session_id, paths, runs, prompts, transcript,
+                    edits=[e for e in events if e.is_edit])
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule: failure → fix, and unresolved failures
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Open:
+    err: _Err
+    first: _Run
+    last: _Run
+    count: int = 1
+
+
+def _failure_rules(s: _Session) -> list[Draft]:
+    drafts: list[Draft] = []
+    open_by_cmd: dict[str, dict[str, _Open]] = {}
+    failing_cmds: dict[str, Command] = {}
+    for run in s.runs:
+        cmd = run.cmd
+        if cmd.is_read_only or cmd.is_probe or not cmd.exe:
+            continue
+        # resolve open failures this run covers
+        for key, errors in list(open_by_cmd.items()):
+            same = key == cmd.key
+            if run.failed and (not same or run.err is None or run.err.generic):
+                continue  # only a pass, or the same command failing differently, clears E
+            if not same and not _covers(cmd, failing_cmds[key]):
+                continue
+            present = run.err.key if run.failed and run.err else None
+            for err_key, op in list(errors.items()):
+                if err_key != present:
+                    drafts.append(_pitfall(s, op, run))
+                    del errors[err_key]
+            if not errors:
+                del open_by_cmd[key]
+        if run.failed and run.err is not None:
+            if run.err.generic and not (cmd.is_check or cmd.is_install):
+                continue
+            errors = open_by_cmd.setdefault(cmd.key, {})
+            failing_cmds[cmd.key] = cmd
+            existing = errors.get(run.err.key)
+            if existing:
+                existing.last, existing.count = run, existing.count + 1
+            else:
+                errors[run.err.key] = _Open(run.err, run, run)
+    for key, errors in open_by_cmd.items():
+        latest = max(errors.values(), key=lambda o: o.last.ev.pos)
+        drafts.append(_unresolved(s, failing_cmds[key], latest, list(errors.values())))
+    return drafts
+
+
+def _added_lines(ev: _Ev) -> list[str]:
+    text = ev.text[:HEAD * 2]
+    if ev.tool in WRITE_TOOLS:
+        return [ln for ln in text.splitlines() if ln.strip()]
+    added = [ln[1:] for ln in text.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    if not added and ev.tool not in ("Edit", "MultiEdit", "apply_patch"):
+        added = [ln for ln in text.splitlines() if ln.strip()]
+    return added
+
+
+def _removed_lines(ev: _Ev) -> list[str]:
+    return [ln[1:] for ln in ev.text[:HEAD * 2].splitlines() if ln.startswith("-") and not ln.startswith("---")]
+
+
+_NEW_DEF = re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn|const|let)\s+"
+                      r"([A-Za-z_]\w*)")
+
+
+def _gist(lines: list[str], subjects: list[str]) -> str:
+    """The most telling added line: one that names the error's subject, else real code."""
+    code = []
+    in_doc = False
+    for ln in lines:
+        s = ln.strip()
+        if s.count('"""') == 1 or s.count("'''") == 1:
+            in_doc = not in_doc
+            continue
+        if in_doc or not s or s.startswith(("#", "//", "/*", "*", '"""', "'''", "import ", "from ",
+                                            "@", "}", ")", "]")):
+            continue
+        code.append(s)
+    for s in code:
+        if any(sub and sub in s for sub in subjects) and not _NEW_DEF.match(s):
+            return s
+    for s in code:
+        if not _NEW_DEF.match(s) and len(s) > 6:
+            return s
+    return code[0] if code else ""
+
+
+def _subjects(err: _Err) -> list[str]:
+    quoted = re.findall(r"['\"`]([^'\"`]{2,60})['\"`]", err.text)
+    return _uniq([*err.envvars, *quoted, err.symbol])
+
+
+def _pitfall(s: _Session, op: _Open, fixed: _Run) -> Draft:
+    err, fail = op.err, op.last
+    subjects = _subjects(err)
+    edits = s.edits_between(fail.ev, fixed.ev)
+    relevant = [e for e in edits if any(sub and sub in e.text for sub in subjects) or
+                any(s.paths.rel(f) == err.file for f in e.files)]
+    edits = relevant or edits[-3:]
+    edit_files = _uniq(s.paths.rel(f) for e in edits for f in e.files)
+    removed = {ln.strip() for e in edits for ln in _removed_lines(e)}
+    added = [ln for e in edits for ln in _added_lines(e) if ln.strip() not in removed]
+    new_defs = _uniq(m.group(1) for ln in added if (m := _NEW_DEF.match(ln)) and ln.strip() not in removed)
+    between = s.runs_between(fail, fixed)
+    env_set = _uniq([*(k for k in fixed.cmd.env if k not in fail.cmd.env),
+                     *(k for r in between if not r.failed for k in r.cmd.exports),
+                     *(k for k in fixed.cmd.exports if k not in fail.cmd.exports)])
+    other_cmds = _uniq(r.cmd.display for r in between
+                       if not r.failed and not r.cmd.is_read_only and not r.cmd.is_probe
+                       and r.cmd.key != fail.cmd.key and r.cmd.exe and r.cmd.key != fixed.cmd.key)
+    switched = fixed.cmd.exe != fail.cmd.exe
+    fix_parts: list[str] = []
+    if switched:
+        fix_parts.append(f"using `{_short(fixed.cmd.main, 40)}` instead of `{fail.cmd.exe}`")
+    if env_set:
+        fix_parts.append(f"setting {', '.join(env_set[:3])}")
+    gist = _gist(added, subjects)
+    if edit_files:
+        where = ", ".join(edit_files[:2]) + (f" (+{len(edit_files) - 2})" if len(edit_files) > 2 else "")
+        if new_defs:
+            fix_parts.append(f"adding `{new_defs[0]}` in {where}")
+        else:
+            fix_parts.append(f"editing {where}")
+    if other_cmds and not fix_parts:
+        fix_parts.append(f"running `{_short(other_cmds[-1], 50)}`")
+    flaky = not fix_parts
+    verified = not flaky and (fixed.cmd.is_check and not fixed.failed or any(
+        r.cmd.is_check and not r.failed for r in s.runs if r.ev.pos > fixed.ev.pos))
+    cmd_text = f"`{fail.cmd.display}`{fail.cmd.where}"
+    if flaky:
+        title = f"{_short(err.text, 80)} in {cmd_text}: passed on a re-run without visible changes (flaky?)"
+    else:
+        fix = " and ".join(fix_parts)
+        title = f"{_short(err.text, 80)} in {cmd_text}: fixed by {fix}"
+        if gist and len(title) + len(gist) + 5 <= TITLE_MAX:
+            title += f" (`{gist}`)"
+        elif gist and len(title) < TITLE_MAX - 30:
+            title += f" (`{_short(gist, TITLE_MAX - len(title) - 5)}`)"
+    body = [f"Failed: `{_short(fail.cmd.main or fail.cmd.raw, 200)}`{fail.cmd.where}"
+            + (f" ({op.count}×)" if op.count > 1 else "") + f" with {err.text}"]
+    if err.where:
+        body.append(f"Raised at: {err.where}" + (f" in {err.symbol}()" if err.symbol else ""))
+    if err.lines and err.lines[0] not in err.text:
+        body.append("Error: " + _short(err.lines[0], 300))
+    if switched:
+        body.append(f"Fix: `{_short(fixed.cmd.main, 200)}` works where `{_short(fail.cmd.main, 200)}` failed.")
+    if env_set:
+        body.append("Fix: set " + ", ".join(env_set) + " (env prefix or export before the command).")
+    for ev in edits[:3]:
+        lines = [ln for ln in _added_lines(ev) if ln.strip() and ln.strip() not in removed][:8]
+        body.append(f"Edit {', '.join(s.paths.rel(f) for f in ev.files) or ev.tool}:")
+        body.extend("  +" + _short(ln, 160) for ln in lines)
+    if other_cmds:
+        body.append("Also ran: " + ", ".join(f"`{c}`" for c in other_cmds[-3:]))
+    outcome = _outcome_line(fixed.ev.text)
+    body.append(f"Then `{_short(fixed.cmd.main, 200)}` {'passed' if not fixed.failed else 'no longer shows it'}"
+                + (f" ({outcome})" if outcome else "") + ".")
+    if verified:
+        body.append("Verified by a passing test/build run.")
+    key = session_key(s.session_id, "failure-fix", f"{fail.cmd.key}\x1f{err.key}")
+    s.headlines[key] = f"fixed {_short(err.name, 40)} in {_short(fail.cmd.main, 40)}"
+    ids = _uniq([op.first.ev.id, op.last.ev.id, *(e.id for e in edits),
+                 *(r.ev.id for r in between if r.cmd.exports and not r.failed), fixed.ev.id])
+    return Draft(
+        kind="pitfall", title=_short(title, TITLE_MAX), body=_cap_body("\n".join(body)),
+        files=_uniq([*edit_files, err.file]), symbols=_uniq([*new_defs[:3], err.symbol]),
+        confidence=0.5 if flaky else BASE_CONFIDENCE + (VERIFIED_BONUS if verified else 0.0),
+        importance=0.4 if flaky else (0.8 if verified else 0.7), source="rule",
+        key=key, observation_ids=ids,
+        tags=_uniq(["failure-fix", fail.cmd.exe, err.name, *(["verified"] if verified else []),
+                    *(["flaky"] if flaky else [])]),
+    )
+
+
+def _outcome_line(text: str) -> str:
+    for line in reversed(text[-3000:].splitlines()):
+        stripped = line.strip(" =")
+        if _PASS_TEXT.search(stripped) and len(stripped) < 200:
+            return stripped
+    return ""
+
+
+def _unresolved(s: _Session, cmd: Command, op: _Open, all_ops: list[_Open]) -> Draft:
+    err = op.err
+    first = min((o.first for o in all_ops), key=lambda r: r.ev.pos)
+    attempts = sum(o.count for o in all_ops)
+    tried = s.edits_between(first.ev, op.last.ev)
+    where = f" ({err.where})" if err.where else ""
+    title = f"Unresolved: `{cmd.display}`{cmd.where} fails with {_short(err.text, 90)}{where}"
+    body = [f"`{_short(op.last.cmd.main, 200)}`{cmd.where} still failed at the end of the session"
+            + (f" ({attempts} failing runs)" if attempts > 1 else "") + f": {err.text}"]
+    if err.where:
+        body.append(f"At: {err.where}" + (f" in {err.symbol}()" if err.symbol else ""))
+    body.extend("  " + _short(ln, 200) for ln in err.lines[:3] if ln not in err.text)
+    if tried:
+        body.append("Tried: edits to " + ", ".join(_uniq(s.paths.rel(f) for e in tried for f in e.files))[:300])
+    body.append("Next: reproduce with the command above and fix the error.")
+    return Draft(
+        kind="task", title=_short(title, TITLE_MAX), body=_cap_body("\n".join(body)),
+        files=_uniq([err.file]), symbols=_uniq([err.symbol]), confidence=BASE_CONFIDENCE,
+        importance=0.8, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
+        observation_ids=_uniq([first.ev.id, op.last.ev.id]),
+        tags=_uniq(["unresolved", "handoff", cmd.exe, err.name]),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule: environment facts
+# ---------------------------------------------------------------------------------------------
+
+_VERSION_FLAGS = {"--version", "-v", "-V", "version", "-version"}
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?(?:[-.+][\w.]+)?\b")
+_INSTALLED = re.compile(r"Successfully installed (.+)")
+_PIN = re.compile(r"^(@?[A-Za-z0-9][\w.\-/]*?)(==|@|>=|~=)(\d[\w.\-]*)$")
+_LOOPBACK = r"(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1)"
+_REFUSED = re.compile(
+    r"(?i)(?:connection refused|ECONNREFUSED|failed to connect to|could not connect to server|"
+    r"Couldn't connect to server|connect\(\) failed|is the server running)")
+_PORT_IN = re.compile(rf"(?i){_LOOPBACK}:(\d{{2,5}})|\bport\s+(\d{{2,5}})")
+_LISTEN = re.compile(
+    rf"(?i)(?:running on|listening on|listening at|Local:|started (?:server )?(?:on|at)|serving (?:on|at)|"
+    rf"server (?:started|running) (?:on|at)|available at)\s+(?:https?://)?(?:{_LOOPBACK}|\S*?)?:(\d{{2,5}})")
+_URL_PORT = re.compile(rf"(?i)(?:https?://)?{_LOOPBACK}:(\d{{2,5}})(/\S*)?")
+_PORT_FLAG = re.compile(r"(?:--port[= ]|-p[= ]?|:)(\d{2,5})\b")
+
+
+def _env_rules(s: _Session) -> list[Draft]:
+    drafts: list[Draft] = []
+    drafts += _versions(s)
+    drafts += _installs(s)
+    drafts += _ports(s)
+    drafts += _env_vars(s)
+    return drafts
+
+
+def _versions(s: _Session) -> list[Draft]:
+    seen: dict[str, Draft] = {}
+    for run in s.runs:
+        cmd = run.cmd
+        args = cmd.main.split()[1:]
+        if run.failed or not args or not cmd.exe or args[-1] not in _VERSION_FLAGS:
+            continue
+        if len(args) > 2:
+            continue
+        first = next((ln.strip() for ln in run.ev.text.splitlines() if _VERSION.search(ln)), "")
+        if not first or len(first) > 160:
+            continue
+        stated = first if re.search(r"[A-Za-z]{2,}", first.split()[0]) else f"{cmd.exe} {first}"
+        title = f"{_short(stated, 80)} in this environment (`{_short(cmd.main, 50)}`)"
+        seen[cmd.tool] = Draft(
+            kind="env", title=title, body=f"`{cmd.main}` printed:\n{_short(run.ev.text, 400)}",
+            confidence=BASE_CONFIDENCE + 0.2, importance=0.4, source="rule",
+            key=session_key(s.session_id, "env-version", cmd.tool), observation_ids=[run.ev.id],
+            tags=["version", cmd.exe])
+    return list(seen.values())
+
+
+def _installs(s: _Session) -> list[Draft]:
+    drafts: list[Draft] = []
+    for run in s.runs:
+        cmd = run.cmd
+        if run.failed or not cmd.is_install:
+            continue
+        pins = [f"{m.group(1)}{m.group(2)}{m.group(3)}" for t in cmd.targets if (m := _PIN.match(t))]
+        done = _INSTALLED.search(run.ev.text)
+        if done:
+            pins += [re.sub(r"-(\d[\w.]*)$", r"==\1", p) for p in done.group(1).split()[:12]]
+        pins = _uniq(pins)
+        if not pins:
+            continue
+        title = f"Installed {', '.join(pins[:4])}{' …' if len(pins) > 4 else ''}{cmd.where} with `{_short(cmd.main, 50)}`"
+        drafts.append(Draft(
+            kind="env", title=_short(title, TITLE_MAX),
+            body=f"`{cmd.main}`{cmd.where} succeeded.\nPackages: {', '.join(pins)}",
+            confidence=BASE_CONFIDENCE + 0.2, importance=0.4, source="rule",
+            key=session_key(s.session_id, "env-install", f"{cmd.dir}\x1f{cmd.exe}\x1f{' '.join(sorted(pins))}"),
+            observation_ids=[run.ev.id], tags=["install", cmd.exe]))
+    return drafts
+
+
+def _ports(s: _Session) -> list[Draft]:
+    state: dict[str, dict[str, Any]] = {}
+    for run in s.runs:
+        cmd, text = run.cmd, run.ev.text[-4000:]
+        ports_in_cmd = [m.group(1) for m in _URL_PORT.finditer(cmd.raw)]
+        if _REFUSED.search(text) or (run.failed and cmd.is_probe and ports_in_cmd):
+            ports = ports_in_cmd or [p for m in _PORT_IN.finditer(text) for p in m.groups() if p]
+            for port in _uniq(ports)[:3]:
+                st = state.setdefault(port, {"ids": []})
+                st.update(last="refused", refused_by=cmd.display)
+                st["ids"].append(run.ev.id)
+            continue
+        if run.failed:
+            continue
+        listen = [m.group(1) for m in _LISTEN.finditer(text)]
+        if cmd.background and not listen:
+            listen = [m.group(1) for m in _PORT_FLAG.finditer(cmd.main)][:1]
+        for port in _uniq(listen):
+            st = state.setdefault(port, {"ids": []})
+            st.update(server=cmd.display)
+            st["ids"].append(run.ev.id)
+        if cmd.is_probe and ports_in_cmd and text.strip():
+            for port in _uniq(ports_in_cmd)[:3]:
+                st = state.setdefault(port, {"ids": []})
+                st.update(last="up", probe=cmd.display)
+                st["ids"].append(run.ev.id)
+        elif listen:
+            for port in listen:
+                state[port].setdefault("last", "up")
+                if state[port].get("last") == "refused":
+                    state[port]["last"] = "started"
+    drafts = []
+    for port, st in state.items():
+        server, last = st.get("server"), st.get("last", "")
+        if last == "refused" and not server:
+            title = f"localhost:{port} refused connections (`{st.get('refused_by')}`): nothing was listening"
+        elif server:
+            title = f"localhost:{port} is served by `{server}`"
+            if st.get("refused_by"):
+                title += " (refused connections until it was started)"
+        elif last == "up":
+            title = f"localhost:{port} answers (`{st.get('probe')}`)"
+        else:
+            continue
+        body = [f"Port {port} on localhost during the session:"]
+        if st.get("refused_by"):
+            body.append(f"- refused: `{st['refused_by']}`")
+        if server:
+            body.append(f"- served by: `{server}`")
+        if st.get("probe"):
+            body.append(f"- answered: `{st['probe']}`")
+        drafts.append(Draft(
+            kind="env", title=_short(title, TITLE_MAX), body="\n".join(body),
+            confidence=BASE_CONFIDENCE, importance=0.5, source="rule",
+            key=session_key(s.session_id, "env-port", port), observation_ids=_uniq(st["ids"]),
+            tags=["port", f"localhost:{port}"]))
+    return drafts
+
+
+def _env_vars(s: _Session) -> list[Draft]:
+    """Env vars a failure showed to be required, or that turned a failure into a pass."""
+    found: dict[str, dict[str, Any]] = {}
+    failures = [r for r in s.runs if r.failed and r.err is not None]
+    for run in failures:
+        assert run.err is not None
+        for var in run.err.envvars:
+            info = found.setdefault(var, {"ids": [], "cmds": [], "set_by": []})
+            info["ids"].append(run.ev.id)
+            info["cmds"].append(run.cmd.display)
+            if run.err.where:
+                info.setdefault("where", f"{run.err.where}" + (f" {run.err.symbol}()" if run.err.symbol else ""))
+            info.setdefault("error", run.err.name)
+    last_failure: dict[str, _Run] = {}
+    exported: list[tuple[_Run, str]] = []  # successful `export X=...` and the run it was in
+    for run in s.runs:
+        if run.failed:
+            last_failure[run.cmd.key] = run
+            continue
+        exported.extend((run, k) for k in run.cmd.exports)
+        failed = last_failure.get(run.cmd.key)
+        if failed is None:
+            continue
+        lo, hi = failed.ev.pos, run.ev.pos
+        new_vars = [k for k in run.cmd.env if k not in failed.cmd.env]
+        new_vars += [k for k in run.cmd.exports if k not in failed.cmd.exports]
+        new_vars += [k for r, k in exported if lo < r.ev.pos < hi]
+        for var in _uniq(new_vars):
+            info = found.setdefault(var, {"ids": [], "cmds": [], "set_by": []})
+            info["ids"].append(run.ev.id)
+            info["cmds"].append(run.cmd.display)
+            info["set_by"].append(f"`{run.cmd.display}` passed once {var} was set")
+    for ev in s.events:
+        if not ev.is_edit:
+            continue
+        for var, info in found.items():
+            if var in ev.text and any(var in ln for ln in _added_lines(ev)):
+                info.setdefault("fixed_in", _uniq(s.paths.rel(f) for f in ev.files))
+                info["ids"].append(ev.id)
+    drafts = []
+    for var, info in found.items():
+        cmds = _uniq(info["cmds"])
+        if info.get("where"):
+            title = f"{var} must be set: {info['where']} raises {info.get('error', 'an error')} without it"
+        else:
+            title = f"{var} must be set for `{cmds[0]}`" if cmds else f"{var} must be set"
+        if info.get("fixed_in"):
+            title += f"; {', '.join(info['fixed_in'][:2])} now sets it"
+        body = [f"Commands affected: {', '.join(f'`{c}`' for c in cmds[:4])}"]
+        body += info["set_by"][:2]
+        if info.get("fixed_in"):
+            body.append(f"Set in: {', '.join(info['fixed_in'])}")
+        drafts.append(Draft(
+            kind="env", title=_short(title, TITLE_MAX), body="\n".join(body),
+            files=_uniq([*(info.get("fixed_in") or []), (info.get("where") or "").split(":")[0]]),
+            confidence=BASE_CONFIDENCE + (0.1 if info["set_by"] or info.get("fixed_in") else 0.0),
+            importance=0.6, source="rule", key=session_key(s.session_id, "env-var", var),
+            observation_ids=_uniq(info["ids"]), tags=["envvar", var]))
+    return drafts
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule: what the user stated
+# ---------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_OUTPUT_LINE = re.compile(r"^\s*(?:\$ |>>> |File \"|E {2,}|Traceback|at \S+ \(|\S+:\d+:|[-=+#*]{3,}\s*$|"
+                          r"npm (?:ERR!|error)|FAILED |PASSED )")
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|stop|wait|great|thanks|thank you|cool|"
+    r"nice|perfect|good|alright|right|actually|plus|one more thing|and also|oh and|please note)\b"
+    r"[\s,.!:—–-]*)+", re.IGNORECASE)
+_TASK_PREFIX = re.compile(r"^(?:todo|to-do|to do)\b\s*[:,\-–—]?\s*(.+)$", re.IGNORECASE)
+_TASK_ANY = re.compile(r"(?i)\b(?:next time|still needs? to|remaining work|follow[- ]up|"
+                       r"later,? (?:we|you) (?:need|should|must)|(?:we|you) (?:need|have) to .+ later|"
+                       r"don't forget to|do not forget to)\b")
+_FACT_PREFIX = re.compile(r"^(?:please\s+)?(?:remember|keep in mind|for the record|bear in mind|"
+                          r"important)\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
+_NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|for your information)"
+                          r"\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
+_DECISION = re.compile(
+    r"(?i)\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
+    r"settled on|agreed on|agreed to|opted for|are going with|'re going with|will go with)\b|"
+    r"^(?:let's|lets|we'll|we will) go with\b|^decision\s*[:\-]")
+_CONVENTION = re.compile(
+    r"(?i)\b(?:use|using)\s+\S.{0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
+    r"^(?:please\s+)?(?:always|never)\b|"
+    r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
+    r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|don't|do not|never|always)\b|"
+    r"^(?:please\s+)?(?:prefer|avoid)\b|"
+    r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
+    r"get\b|forget|have\b|need\b|want\b)|"
+    r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b")
+
+
+def _sentences(text: str) -> Iterable[str]:
+    text = _FENCE.sub("\n", text[:6000])
+    for line in text.splitlines():
+        if not line.strip() or _OUTPUT_LINE.match(line):
+            continue
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line)
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|;\s+|\s+[—–]\s+|\s+--?\s+(?=[A-Za-z])", line):
+            for sub in re.split(r",?\s+and\s+(?=(?:never|always|don't|do not)\b)", part, flags=re.IGNORECASE):
+                sub = sub.strip().strip("\"'")
+                if sub:
+                    yield sub
+
+
+def _statement(sentence: str) -> tuple[str, str] | None:
+    """(kind, text) for a sentence that states a durable fact, or None."""
+    s = _FILLER.sub("", sentence).strip(" ,")
+    if len(s) < 8 or len(s) > 400 or s.endswith("?") or not re.search(r"[A-Za-z]{3}", s):
+        return None
+    if m := _TASK_PREFIX.match(s):
+        return "task", m.group(1)
+    if m := _FACT_PREFIX.match(s):
+        return "fact", m.group(1)
+    if m := _NOTE_PREFIX.match(s):
+        return "note", m.group(1)
+    if _TASK_ANY.search(s):
+        return "task", s
+    if _DECISION.search(s):
+        return "decision", s
+    if _CONVENTION.search(s):
+        return "convention", s
+    return None
+
+
+def _title_case(text: str) -> str:
+    text = text.strip().rstrip(".!").strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
+_IMPORTANCE = {"convention": 0.8, "decision": 0.8, "fact": 0.6, "note": 0.5, "task": 0.7}
+
+
+def _user_rules(s: _Session) -> list[Draft]:
+    sources: list[tuple[str, list[str], str]] = [(e.text, [e.id], "") for e in s.prompts]
+    transcript = s.transcript
+    if transcript is not None:
+        from graphmem.capture.redact import redact
+
+        seen = {_norm(e.text[:2000]) for e in s.prompts}
+        for msg in transcript.user_prompts[:200]:
+            text = redact(msg.text[:6000])
+            if _norm(text[:2000]) in seen:
+                continue
+            sources.append((text, [], msg.uuid))
+    drafts: dict[str, Draft] = {}
+    for n, (text, ids, uuid) in enumerate(sources, 1):
+        for sentence in _sentences(text):
+            found = _statement(sentence)
+            if not found:
+                continue
+            kind, said = found
+            title = _short(_title_case(said), TITLE_MAX)
+            if len(title) < 6:
+                continue
+            key = session_key(s.session_id, f"user-{kind}", _norm(title))
+            if key in drafts:
+                drafts[key].observation_ids = _uniq([*drafts[key].observation_ids, *ids])
+                continue
+            files, symbols, tags = _mentions(sentence)
+            origin = f"transcript message {uuid}" if uuid else f"prompt {n}"
+            body = f"The user said ({origin}): \"{_short(sentence, 500)}\""
+            if len(text) > len(sentence) + 20:
+                body += f"\nContext: {_short(text, 700)}"
+            drafts[key] = Draft(
+                kind=kind, title=title, body=_cap_body(body), files=files, symbols=symbols,
+                confidence=USER_CONFIDENCE,
+                importance=min(1.0, _IMPORTANCE[kind] + (0.1 if re.search(r"(?i)\b(?:never|always)\b", said) else 0.0)),
+                source="user", key=key, observation_ids=list(ids),
+                tags=_uniq(["user-stated", *tags, *([] if ids else ["transcript"])]))
+    return list(drafts.values())
+
+
+def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
+    try:
+        from graphmem.extract.text import extract
+
+        mentions = extract(text, concepts=False)
+    except Exception:  # noqa: BLE001 - extraction is a bonus; the statement stands alone
+        return [], [], []
+    files = _uniq(m.norm for m in mentions if m.kind == "file")
+    symbols = _uniq(m.norm for m in mentions if m.kind == "symbol")
+    tags = _uniq(m.norm for m in mentions if m.kind in ("package", "envvar"))
+    tags += [w for w in re.findall(r"\b(pnpm|npm|yarn|bun|uv|poetry|pip|docker|make)\b", text.lower())
+             if w not in tags]
+    return files[:8], symbols[:8], tags[:8]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule: the one session summary
+# ---------------------------------------------------------------------------------------------
+
+
+def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
+    transcript_msgs = list(s.transcript or [])
+    has_tools = bool(s.runs) or any(e.is_edit for e in s.events)
+    goal_text = s.prompts[0].text if s.prompts else ""
+    if not goal_text:
+        first = next((m for m in getattr(s.transcript, "user_prompts", [])), None)
+        if first is not None:
+            from graphmem.capture.redact import redact
+
+            goal_text = redact(first.text[:2000])
+    if not goal_text and not has_tools:
+        return []
+    start_ts = next((e.ts for e in s.events if e.ts > 0), 0.0)
+    if not start_ts:
+        start_ts = next((m.ts for m in transcript_msgs if m.ts), 0.0) or 0.0
+    try:
+        day = datetime.fromtimestamp(start_ts).strftime("%Y-%m-%d") if start_ts else "undated"
+    except (OverflowError, OSError, ValueError):
+        day = "undated"
+    fixed = [d for d in drafts if d.kind == "pitfall" and "flaky" not in d.tags]
+    open_tasks = [d for d in drafts if d.kind == "task"]
+    changed = _uniq(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files)
+    failed_runs = [r for r in s.runs if r.failed]
+    headline = [s.headlines.get(d.key) or _short(d.title, 60) for d in fixed[:2]]
+    if len(fixed) > 2:
+        headline.append(f"+{len(fixed) - 2} more fixes")
+    if not headline:
+        transcript_title = next((m.text for m in reversed(transcript_msgs) if m.role == "summary"), "")
+        gist = transcript_title or _first_sentence(goal_text) or (
+            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "session")
+        headline.append(_short(gist, 70).rstrip(".;:,!"))
+    parts = [", ".join(headline)]
+    if changed:
+        parts.append(_plural(len(changed), "file") + " changed")
+    if open_tasks:
+        parts.append(_plural(len(open_tasks), "open task"))
+    title = _short(f"Session {day}: " + "; ".join(parts), TITLE_MAX)
+    body = []
+    if goal_text:
+        body.append(f"Goal: {_short(goal_text, 300)}")
+    if len(s.prompts) > 1:
+        body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
+    if fixed:
+        body.append("Done:")
+        body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])
+    if changed:
+        body.append("Files changed: " + ", ".join(changed[:12]) + (f" (+{len(changed) - 12})" if len(changed) > 12 else ""))
+    if s.runs:
+        body.append(f"Commands: {len(s.runs)} run, {len(failed_runs)} failed")
+    recorded = Counter(d.kind for d in drafts if d.source == "user")
+    if recorded:
+        body.append("Recorded from the user: " + ", ".join(_plural(n, k) for k, n in sorted(recorded.items())))
+    if open_tasks:
+        body.append("Open:")
+        body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
+    last_words = _last_agent_message(s)
+    if last_words:
+        body.append(f"Agent's last message: {_short(last_words, 300)}")
+    end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
+    if end is not None:
+        reason = end.extra.get("reason") or end.extra.get("trigger") or ""
+        body.append(f"Ended: {end.event}" + (f" ({reason})" if isinstance(reason, str) and reason else ""))
+    ids = _uniq([*(e.id for e in s.prompts[:5]), *(i for d in fixed[:5] for i in d.observation_ids[-1:]),
+                 *(e.id for e in s.events[-1:])])
+    return [Draft(
+        kind="summary", title=title, body=_cap_body("\n".join(body)), files=changed[:20],
+        symbols=[], confidence=0.7, importance=0.7, source="rule",
+        key=session_key(s.session_id, "summary", ""), observation_ids=ids,
+        tags=_uniq(["session-summary", "handoff", day]))]
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    match = re.match(r"(.+?[.!?])(?:\s|$)", text)
+    return (match.group(1) if match else text).strip()
+
+
+def _last_agent_message(s: _Session) -> str:
+    for ev in reversed(s.events):
+        if ev.event == "stop" and ev.text.strip():
+            return ev.text
+    if s.transcript is not None:
+        for msg in reversed(list(s.transcript)):
+            if msg.role == "assistant" and msg.text and not msg.sidechain:
+                from graphmem.capture.redact import redact
+
+                return redact(msg.text[:2000])
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------
+
+
+def compress_session(events: Sequence[HookEvent], *, transcript: str | None = None) -> list[Draft]:
+    """One session's events (and optionally its transcript: a path or JSONL text) → drafts."""
+    try:
+        return _compress(events, transcript)
+    except Exception:  # pragma: no cover - the rules are individually guarded already
+        log.warning("compress_session failed", exc_info=True)
+        return []
+
+
+def _compress(events: Any, transcript: Any) -> list[Draft]:
+    prepared = _prepare(events)
+    parsed = None
+    if transcript:
+        from graphmem.capture.transcript import parse_transcript
+
+        parsed = parse_transcript(transcript)
+    session = _analyse(prepared, parsed)
+    drafts: list[Draft] = []
+    drafts += _safe(lambda: _failure_rules(session), "failure")
+    drafts += _safe(lambda: _env_rules(session), "env")
+    drafts += _safe(lambda: _user_rules(session), "user")
+    drafts = _merge(drafts)
+    summary = _safe(lambda: _summary(session, drafts), "summary")
+    order = {"summary": 0, "task": 1, "pitfall": 2, "decision": 3, "convention": 4, "env": 5,
+             "fact": 6, "note": 7}
+    out = _merge(summary + drafts)
+    out.sort(key=lambda d: (order.get(d.kind, 9), -d.importance))
+    return [_finish(d) for d in out]
+
+
+def _merge(drafts: list[Draft]) -> list[Draft]:
+    """One draft per key and per (kind, title); provenance and tags are unioned."""
+    by_key: dict[str, Draft] = {}
+    by_title: dict[tuple[str, str], str] = {}
+    for d in drafts:
+        ident = (d.kind, _norm(d.title))
+        existing = by_key.get(d.key) or by_key.get(by_title.get(ident, ""))
+        if existing is None:
+            by_key[d.key] = d
+            by_title[ident] = d.key
+            continue
+        existing.observation_ids = _uniq([*existing.observation_ids, *d.observation_ids])
+        existing.tags = _uniq([*existing.tags, *d.tags])
+        existing.files = _uniq([*existing.files, *d.files])
+        existing.symbols = _uniq([*existing.symbols, *d.symbols])
+        existing.confidence = max(existing.confidence, d.confidence)
+        existing.importance = max(existing.importance, d.importance)
+    return list(by_key.values())
+
+
+def _finish(d: Draft) -> Draft:
+    d.kind = d.kind if d.kind in KINDS else "note"
+    d.title = _short(d.title, TITLE_MAX) or d.kind
+    d.body = _cap_body(d.body)
+    d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
+    d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]
+    d.confidence = round(min(max(d.confidence, 0.0), 1.0), 3)
+    d.importance = round(min(max(d.importance, 0.0), 1.0), 3)
+    d.tags = [t for t in _uniq(d.tags) if isinstance(t, str) and len(t) < 80][:12]
+    return d
