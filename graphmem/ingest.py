@@ -14,6 +14,7 @@ from graphmem.capture.spool import Spool
 SESSION_CLOSERS = ("session-end", "pre-compact", "stop")
 READ_CHUNK = 8 * 1024 * 1024
 BRIEF_FILE = "brief.txt"
+DERIVED_PREFIX = "s"  # compressed items' ids: "s" + hex, which no random (hex) id starts with
 
 
 @dataclass
@@ -33,8 +34,13 @@ class IngestReport:
 
 def observation_of(event: HookEvent) -> m.Observation:
     tool_input = dict(event.tool_input or {})
+    # Session-level fields ride in reserved keys so the compressor gets them back.
     if event.transcript_path:
-        tool_input.setdefault("transcript_path", event.transcript_path)
+        tool_input["_transcript_path"] = event.transcript_path
+    if event.extra:
+        tool_input["_extra"] = event.extra
+    if event.cwd:
+        tool_input["_cwd"] = event.cwd
     return m.Observation(id=event.id, project=event.project, branch=event.branch,
                          session_id=event.session_id, agent=event.agent, event=event.event,
                          tool=event.tool, command=event.command, text=event.text,
@@ -46,9 +52,14 @@ def observation_of(event: HookEvent) -> m.Observation:
 def event_of(row: dict[str, Any]) -> HookEvent:
     """An observation row back into the event the compressor reads (-1 stored for "no code")."""
     exit_code = row.get("exit_code")
+    tool_input = dict(row.get("tool_input") or {})
+    reserved = {k: tool_input.pop(k) for k in ("_transcript_path", "_extra", "_cwd")
+                if k in tool_input}
     return HookEvent(event=row["event"], agent=row.get("agent", ""), session_id=row["session_id"],
                      project=row.get("project", ""), branch=row.get("branch", ""),
-                     tool=row.get("tool", ""), tool_input=row.get("tool_input") or {},
+                     cwd=reserved.get("_cwd", ""), transcript_path=reserved.get("_transcript_path", ""),
+                     extra=reserved.get("_extra") or {},
+                     tool=row.get("tool", ""), tool_input=tool_input,
                      text=row.get("text", ""), command=row.get("command", ""),
                      files=list(row.get("files") or []),
                      exit_code=None if exit_code in (None, -1) else exit_code,
@@ -102,8 +113,7 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
 
     rows = memory.store.session_observations(session_id)
     events = [event_of(r) for r in rows]
-    transcript_path = next((r.get("tool_input", {}).get("transcript_path") for r in rows
-                            if r.get("tool_input", {}).get("transcript_path")), None)
+    transcript_path = next((e.transcript_path for e in events if e.transcript_path), None)
     transcript = read_transcript_text(transcript_path) if transcript_path else None
     drafts, path = compress_with_fallback(events, transcript=transcript,
                                           llm=LLMCompressor.from_env())
@@ -112,7 +122,7 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
     branch = next((e.branch for e in events if e.branch), memory.branch)
     items, files, symbols, provenance = [], {}, {}, {}
     for draft in drafts:
-        item_id = "s" + hashlib.sha1(f"{memory.project}\0{draft.key}".encode()).hexdigest()[:15]
+        item_id = DERIVED_PREFIX + hashlib.sha1(f"{memory.project}\0{draft.key}".encode()).hexdigest()[:15]
         created = max((e.ts for e in events if e.id in set(draft.observation_ids)),
                       default=time.time())
         items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,
@@ -128,7 +138,24 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
         provenance[item_id] = [o for o in draft.observation_ids if o in known]
     saved = memory.add_items(items, files=files, symbols=symbols, observations=provenance,
                              dedupe=True)
+    retire_vanished(memory, session_id, {i.id for i in items})
     return [i.id for i in saved], path
+
+
+def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:
+    """Items an earlier compression of this session wrote that the latest one no longer
+    produces (an open task fixed later in the session) leave retrieval as superseded."""
+    from graphmem.store.base import ItemFilter
+
+    earlier = memory.store.list_items(ItemFilter(project=memory.project, statuses=("active", "stale"),
+                                                 session_id=session_id), limit=10_000)
+    gone = [r["id"] for r in earlier
+            if r["id"].startswith(DERIVED_PREFIX) and r["id"] not in current]
+    if gone:
+        memory._write({"op": "update_items", "ids": gone,
+                       "fields": {"status": "superseded", "stale_reason":
+                                  "no longer true at the end of its session",
+                                  "updated_at": time.time()}})
 
 
 def write_brief_file(memory: Any) -> None:

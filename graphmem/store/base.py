@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 Row = dict[str, Any]
@@ -21,7 +21,7 @@ class ItemFilter:
     created_before: float | None = None
     now: float | None = None
     ids: tuple[str, ...] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
 
 
 class GraphStore(Protocol):

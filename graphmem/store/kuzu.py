@@ -531,6 +531,9 @@ def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:
     if flt.ids is not None:
         clauses.append(f"{var}.id IN $f_ids")
         params["f_ids"] = list(flt.ids)
+    if flt.session_id is not None:
+        clauses.append(f"{var}.session_id = $f_session")
+        params["f_session"] = flt.session_id
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -554,10 +557,11 @@ def now() -> float:
 
 
 # ----- staleness queries (used by graphmem/staleness.py and graphmem/history.py)
+# Id lists go through UNWIND + a primary-key match: several times faster than `id IN $ids`.
 _ANCHOR_RETURN = ("RETURN i.id, e.id, e.kind, e.path, e.qualname, l.hash, e.hash, l.commit, l.at, "
-                  "i.status, i.stale_reason")
+                  "i.status, i.stale_reason, i.title")
 _ANCHOR_KEYS = ("item", "entity", "kind", "path", "qualname", "seen", "current", "commit", "at",
-                "status", "reason")
+                "status", "reason", "title")
 
 
 def staleness_anchors_on_paths(store: KuzuStore, paths: Sequence[str]) -> list[Row]:
@@ -569,20 +573,42 @@ def staleness_anchors_on_paths(store: KuzuStore, paths: Sequence[str]) -> list[R
 
 def staleness_item_anchors(store: KuzuStore, item_ids: Sequence[str] | None) -> list[Row]:
     """ANCHORED_TO edges of the items (all items when None): seen hash vs current entity hash."""
-    clause = "WHERE i.id IN $ids " if item_ids is not None else ""
-    rows = store._rows(f"MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) {clause}" + _ANCHOR_RETURN,
-                       {"ids": list(item_ids)} if item_ids is not None else {})
+    if item_ids is None:
+        rows = store._rows("MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) " + _ANCHOR_RETURN)
+    else:
+        rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x})-[l:ANCHORED_TO]->(e:Entity) "
+                           + _ANCHOR_RETURN, {"ids": list(item_ids)})
     return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
+
+
+def staleness_items(store: KuzuStore, item_ids: Sequence[str]) -> list[Row]:
+    """Whole item rows by id (to rewrite many items' status in one put_items op)."""
+    rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x}) RETURN i", {"ids": list(item_ids)})
+    return [_clean(r[0]) for r in rows]
+
+
+def staleness_existing_items(store: KuzuStore, item_ids: Sequence[str]) -> set[str]:
+    """Which of the ids exist as items."""
+    rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x}) RETURN i.id", {"ids": list(item_ids)})
+    return {r[0] for r in rows}
+
+
+def staleness_entity_hashes(store: KuzuStore, entity_ids: Sequence[str]) -> dict[str, str]:
+    """Entity id -> hash, for the ids that exist."""
+    rows = store._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e.id, e.hash",
+                       {"ids": list(entity_ids)})
+    return {r[0]: r[1] for r in rows}
+
+
+def staleness_linked_entities(store: KuzuStore, entity_ids: Sequence[str]) -> set[str]:
+    """Those of the entities some item mentions or is anchored to."""
+    rows = store._rows("UNWIND $ids AS x MATCH (:Item)-[:MENTIONS|ANCHORED_TO]->(e:Entity {id: x}) "
+                       "RETURN DISTINCT e.id", {"ids": list(entity_ids)})
+    return {r[0] for r in rows}
 
 
 def staleness_mentions_of(store: KuzuStore, entity_ids: Sequence[str]) -> list[Row]:
     """MENTIONS edges into the entities (to move them when code is renamed)."""
-    rows = store._rows("MATCH (i:Item)-[l:MENTIONS]->(e:Entity) WHERE e.id IN $ids "
+    rows = store._rows("UNWIND $ids AS x MATCH (i:Item)-[l:MENTIONS]->(e:Entity {id: x}) "
                        "RETURN i.id, e.id, l.weight, l.surface", {"ids": list(entity_ids)})
     return [{"item": r[0], "entity": r[1], "weight": r[2], "surface": r[3]} for r in rows]
-
-
-def staleness_existing_items(store: KuzuStore, item_ids: Sequence[str]) -> set[str]:
-    """Which of the ids exist as items (cheap: ids only)."""
-    rows = store._rows("MATCH (i:Item) WHERE i.id IN $ids RETURN i.id", {"ids": list(item_ids)})
-    return {r[0] for r in rows}
