@@ -38,7 +38,9 @@ def _memory(args: argparse.Namespace, read_only: bool = False) -> Any:
     """The project's memory: through the owner process when one runs, else opened directly."""
     from graphmem.client import open_memory
 
-    return open_memory(_config(args), read_only=read_only)
+    memory = open_memory(_config(args), read_only=read_only)
+    memory.actor = f"cli:{args.command}"
+    return memory
 
 
 def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
@@ -317,6 +319,17 @@ def cmd_index(args: argparse.Namespace) -> None:
         lines += [f"  warning: {w}" for w in s["warnings"][:10]]
         return "\n".join(lines)
     emit(args, summary, human)
+
+
+@command("history", _id_arg)
+def cmd_history(args: argparse.Namespace) -> None:
+    """Who/what created and changed a memory, and when."""
+    with _memory(args) as memory:
+        rows = memory.history(args.id)
+    emit(args, rows, lambda rs: "\n".join(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(r['ts']))}  {r['by'] or '?':<18} "
+        f"{r['op']:<13} " + json.dumps(r.get("fields") or r.get("links") or "", ensure_ascii=False)[:100]
+        for r in rs))
 
 
 @command("entities", _id_arg)

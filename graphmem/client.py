@@ -35,6 +35,7 @@ class RemoteMemory:
         self.project = project
         self.branch = branch
         self._start = start
+        self.actor = "api"
         self._sock: socket.socket | None = None
         self._reader: Any = None
 
@@ -64,7 +65,8 @@ class RemoteMemory:
     def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         payload = (json.dumps({"method": method, "args": codec.encode(list(args)),
                                "kwargs": codec.encode(kwargs),
-                               "context": {"project": self.project, "branch": self.branch}},
+                               "context": {"project": self.project, "branch": self.branch,
+                                           "actor": self.actor}},
                               ensure_ascii=False) + "\n").encode()
         for attempt in (1, 2):
             if self._sock is None:
@@ -89,7 +91,7 @@ class RemoteMemory:
         raise cls(error["message"])
 
     def __getattr__(self, name: str) -> Any:
-        if name not in REMOTE_METHODS:
+        if name.startswith("_") or name not in REMOTE_METHODS:
             raise AttributeError(name)
         return lambda *args, **kwargs: self._request(name, args, kwargs)
 

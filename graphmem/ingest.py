@@ -71,6 +71,19 @@ def ingest_spool(memory: Any, max_bytes: int = READ_CHUNK) -> IngestReport:
     """Drain the spool (idempotent: events are upserted by id, progress committed after)."""
     spool = Spool(memory.dir / "spool")
     report = IngestReport()
+    actor, memory.actor = memory.actor, "hook-ingest"
+    try:
+        _drain(memory, spool, report, max_bytes)
+    finally:
+        memory.actor = actor
+    spool.rotate_if_consumed()
+    report.pending_bytes = spool.pending_bytes()
+    if report.events:
+        write_brief_file(memory)
+    return report
+
+
+def _drain(memory: Any, spool: Spool, report: IngestReport, max_bytes: int) -> None:
     while True:
         offset = spool.committed()
         events, new_offset = spool.read_from(offset, max_bytes)
@@ -85,11 +98,6 @@ def ingest_spool(memory: Any, max_bytes: int = READ_CHUNK) -> IngestReport:
             report.path = path
             report.sessions_compressed += 1
         spool.commit(new_offset)
-    spool.rotate_if_consumed()
-    report.pending_bytes = spool.pending_bytes()
-    if report.events:
-        write_brief_file(memory)
-    return report
 
 
 def _store_events(memory: Any, events: list[HookEvent]) -> list[str]:

@@ -69,6 +69,7 @@ class Memory:
                 raise StoreUnavailable(f"cannot create data dir {self.dir}: {exc.strerror}") from exc
         self.journal = Journal(self.dir / JOURNAL_NAME)
         self.read_only = read_only
+        self.actor = "api"  # who is acting, recorded on every journal record (audit)
         if rebuild:
             self.rebuild_result = self._rebuild_file()
         self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
@@ -119,7 +120,7 @@ class Memory:
         """Journal first (fsync), then the graph: a crash between them is healed by rebuild."""
         if self.read_only:
             raise StoreUnavailable("this store is open read-only")
-        record = self.journal.append(op)
+        record = self.journal.append(op, by=self.actor)
         self.store.apply(op, seq=record["seq"])
 
     @property
@@ -424,6 +425,25 @@ class Memory:
                                  for row in self.store.entity_items_neighbours(eid, limit)][:limit],
                 "items": [{"item": i.model_dump(mode="json"), "direct": i.id in direct}
                           for i in items]}
+
+    def history(self, item_id: str) -> list[dict[str, Any]]:
+        """Who/what created and changed an item, and when (from the journal)."""
+        self.get_item(item_id)
+        out = []
+        for record in self.journal.touching(item_id):
+            op = record["op"]
+            change: dict[str, Any] = {"ts": record["ts"], "by": record.get("by", ""), "op": op}
+            if op == "update_items":
+                change["fields"] = {k: v for k, v in record["fields"].items() if k != "search_text"}
+            elif op == "put_links":
+                change["links"] = [f"{record['kind']} → {r['target']}" for r in record["rows"]
+                                   if r["source"] == item_id][:10]
+            elif op == "put_items":
+                row = next(r for r in record["rows"] if r["id"] == item_id)
+                change["fields"] = {k: row[k] for k in ("title", "kind", "status", "confidence",
+                                                        "source")}
+            out.append(change)
+        return out
 
     def entities(self, item_id: str) -> list[dict[str, Any]]:
         self.get_item(item_id)

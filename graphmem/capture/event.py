@@ -30,6 +30,7 @@ class HookEvent:
     is_error: bool | None = None
     evidence_ref: str = ""
     transcript_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
     ts: float = field(default_factory=time.time)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 

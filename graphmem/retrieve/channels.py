@@ -6,8 +6,9 @@ import bisect
 import threading
 import weakref
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any
 
 from graphmem.extract import link
 from graphmem.retrieve import fusion
@@ -26,7 +27,7 @@ class QueryEntities:
     surfaces: dict[str, str] = field(default_factory=dict)
 
 
-def query_entities(store: KuzuStore, mentions: Sequence[link.MentionLike], files: Sequence[str],
+def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[str],
                    symbols: Sequence[str], hops: int) -> QueryEntities:
     found = QueryEntities()
     code_mentions = [m for m in mentions if m.kind != "concept"]
@@ -112,7 +113,7 @@ class Timeline:
     position: dict[str, int]
 
     @classmethod
-    def from_rows(cls, rows: Sequence[dict]) -> "Timeline":
+    def from_rows(cls, rows: Sequence[dict]) -> Timeline:
         ordered = sorted(rows, key=lambda r: (float(r.get("created_at") or 0.0), r["id"]))
         ids = [r["id"] for r in ordered]
         return cls(count=len(ids), ids=ids,
@@ -136,6 +137,14 @@ class Timeline:
                 self.position[row["id"]] = index
         self.count = len(self.ids)
 
+    def time_of(self, item_id: str) -> float | None:
+        n = self.position.get(item_id)
+        return self.times[n] if n is not None else None
+
+    def count_before(self, before: float | None) -> int:
+        """Items created before `before` (all when None)."""
+        return self.count if before is None else bisect.bisect_left(self.times, before)
+
     def neighbours(self, item_id: str, gap: float) -> tuple[str | None, str | None]:
         """The items just before and after, if recorded within `gap` seconds in the same session."""
         n = self.position.get(item_id)
@@ -149,7 +158,7 @@ class Timeline:
         return out[0], out[1]
 
 
-_TIMELINES: "weakref.WeakKeyDictionary[KuzuStore, dict[str, Timeline]]" = weakref.WeakKeyDictionary()
+_TIMELINES: weakref.WeakKeyDictionary[KuzuStore, dict[str, Timeline]] = weakref.WeakKeyDictionary()
 _TIMELINE_LOCK = threading.Lock()
 _REFRESH_SLACK = 64
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from graphmem.config import RetrievalWeights
 
@@ -102,7 +103,7 @@ def idf(document_frequency: int, total: int) -> float:
     return math.log(1.0 + max(total, 1) / max(document_frequency, 1))
 
 
-def prior(item: Mapping[str, object], weights: RetrievalWeights, *, now: float,
+def prior(item: Mapping[str, Any], weights: RetrievalWeights, *, now: float,
           branch: str = "") -> float:
     """Multiplier from recency, use, importance, confidence, verification, branch and staleness."""
     created = float(item.get("created_at") or 0.0)

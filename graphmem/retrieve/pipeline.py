@@ -10,8 +10,9 @@ it in the same session) and a recency multiplier measured from the query's as-of
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from graphmem.config import RetrievalWeights
 from graphmem.retrieve import channels, fusion
@@ -38,7 +39,7 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     if on & {"entity", "graph"}:
         entities = channels.query_entities(store, mentions, files, symbols,
                                            hops=1 if "graph" in on else 0)
-        total = store.count_items(flt) if entities.direct and weights.entity_idf else 0
+        total = _visible_total(store, flt) if entities.direct and weights.entity_idf else 0
         if "entity" in on:
             results["entity"], entity_why = channels.entity_channel(
                 store, entities, flt, weights.symbol_specificity, weights.entity_idf, total)
@@ -61,7 +62,7 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     else:
         fused = fusion.score_fusion({name: scored[:depth] for name, scored in results.items()},
                                     channel_weights, floor_rank=weights.channel_depth)
-    fused = _in_context(store, weights, fused, flt)
+    fused = _in_context(store, weights, fused, flt, keep=max(3 * k, 50))
     per_item: dict[str, dict[str, int]] = {}
     for name, scored in results.items():
         for item_id, rank in fusion.ranks(scored[:depth]).items():
@@ -77,34 +78,40 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     return sorted(fused.items(), key=lambda p: (-p[1], p[0])), per_item, why
 
 
+def _visible_total(store: KuzuStore, flt: ItemFilter) -> int:
+    """How many items the query can see (the N of entity IDF); from the timeline when scoped."""
+    if flt.project is None:
+        return store.count_items(flt)
+    return channels.timeline(store, flt.project).count_before(flt.created_before)
+
+
 def _in_context(store: KuzuStore, weights: RetrievalWeights, fused: dict[str, float],
-                flt: ItemFilter) -> dict[str, float]:
-    """Context expansion and as-of recency; both need each candidate's place in time."""
+                flt: ItemFilter, keep: int) -> dict[str, float]:
+    """Context expansion and as-of recency; both need each candidate's place in time.
+
+    Only the best `keep` items survive context expansion, and neighbours that entered through
+    it are checked against the query's filter (scope, as-of, status, kind) like any hit.
+    """
     expand = weights.context_next > 0 or weights.context_previous > 0
     if not fused or flt.project is None or not (expand or weights.query_recency > 0):
         return fused
     line = channels.timeline(store, flt.project)
+    scored = dict(fused)
     if expand:
         neighbours = {i: line.neighbours(i, weights.context_gap_seconds) for i in fused}
-        spread = fusion.propagate(fused, neighbours, to_next=weights.context_next,
+        scored = fusion.propagate(fused, neighbours, to_next=weights.context_next,
                                   to_previous=weights.context_previous)
-        added = [i for i in spread if i not in fused]
-        if added:
-            # Neighbours reached only through context must pass the same filter as any hit.
-            visible = {r["id"] for r in store.list_items(replace(flt, ids=tuple(added)),
-                                                          limit=len(added))}
-            spread = {i: s for i, s in spread.items() if i in fused or i in visible}
-        fused = spread
     if weights.query_recency > 0:
         reference = flt.created_before if flt.created_before is not None else (flt.now or time.time())
-        for item_id, score in fused.items():
-            at = _time_of(line, item_id)
+        for item_id, score in scored.items():
+            at = line.time_of(item_id)
             if at is not None:
-                fused[item_id] = score * (1.0 + weights.query_recency * fusion.time_decay(
+                scored[item_id] = score * (1.0 + weights.query_recency * fusion.time_decay(
                     at, reference, weights.query_recency_half_life_days))
-    return fused
-
-
-def _time_of(line: channels.Timeline, item_id: str) -> float | None:
-    n = line.position.get(item_id)
-    return line.times[n] if n is not None else None
+    if len(scored) == len(fused):
+        return scored
+    best = sorted(scored.items(), key=lambda p: (-p[1], p[0]))[:keep]
+    added = [i for i, _ in best if i not in fused]
+    visible = {r["id"] for r in store.list_items(replace(flt, ids=tuple(added)),
+                                                  limit=len(added))} if added else set()
+    return {i: s for i, s in best if i in fused or i in visible}

@@ -15,6 +15,7 @@ import numpy as np
 from graphmem.errors import StoreCorrupt, StoreUnavailable
 
 Op = dict[str, Any]
+RECORD_META = ("seq", "ts", "by")  # who/when fields of a record, not part of the op
 
 
 def encode_vector(vector: Iterable[float]) -> str:
@@ -32,8 +33,8 @@ class Journal:
         self.path = path
         self._seq: int | None = None
 
-    def append(self, op: Op) -> Op:
-        record = {"seq": self._next_seq(), "ts": time.time(), **_portable(op)}
+    def append(self, op: Op, by: str = "") -> Op:
+        record = {"seq": self._next_seq(), "ts": time.time(), "by": by, **_portable(op)}
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +94,15 @@ class Journal:
             if record.get("seq", 0) > after:
                 yield record["seq"], _native(record)
 
+    def touching(self, item_id: str) -> Iterator[Op]:
+        """Records that wrote or changed an item (its audit trail)."""
+        for record in self.records():
+            rows = record.get("rows") or []
+            if item_id in (record.get("ids") or []) or any(
+                    r.get("id") == item_id or r.get("source") == item_id or r.get("target") == item_id
+                    for r in rows):
+                yield record
+
     def scrub(self, item_ids: set[str], observation_ids: set[str] = frozenset()) -> int:
         """Rewrite the journal without any trace of these items/observations; returns records dropped."""
         if not self.path.exists():
@@ -145,7 +155,7 @@ def _portable(op: Op) -> Op:
 
 
 def _native(record: Op) -> Op:
-    op = {k: v for k, v in record.items() if k not in ("seq", "ts")}
+    op = {k: v for k, v in record.items() if k not in RECORD_META}
     if op["op"] == "put_vectors":
         op["rows"] = [{**r, "vec": decode_vector(r["vec"])} for r in op["rows"]]
     return op
