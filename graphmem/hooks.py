@@ -1,0 +1,355 @@
+"""`graphmem hook EVENT [--agent claude-code|codex|generic] [PAYLOAD]`: agent hook entry point.
+
+Reads the agent's hook JSON (stdin, or PAYLOAD as the last argument the way Codex `notify` passes
+it), normalises it to a HookEvent, redacts and trims it, and appends it to the project's spool.
+Fail-open: it always exits 0, prints nothing for tool and prompt events, and writes problems to
+`<graphmem home>/logs/hooks.log`. session-start prints the pre-rendered brief; session-end and
+pre-compact start a detached `graphmem ingest` (disable with GRAPHMEM_NO_WORKER=1).
+
+Stdlib only, plus graphmem.paths / errors / capture: this runs on every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+from dataclasses import fields
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphmem.capture.adapters import AGENTS, detect, normalise
+from graphmem.capture.event import EVENTS, HookEvent
+from graphmem.capture.redact import redact, redact_obj
+from graphmem.capture.spool import Spool
+from graphmem.capture.trim import limit_from_env, trim
+from graphmem.paths import ProjectRef, find_project, graphmem_home, store_dir
+
+if TYPE_CHECKING:
+    import subprocess
+
+SYNC_EVENTS = ("session-end", "pre-compact", "stop")
+WORKER_EVENTS = ("session-end", "pre-compact")
+MAX_PAYLOAD = 8 * 1024 * 1024
+FIRST_BYTE_WAIT = 2.0
+NEXT_CHUNK_WAIT = 0.25
+DRAIN_SECONDS = 5.0
+LOG_ROTATE_BYTES = 1024 * 1024
+FIELD_CAP = 2048
+_OWN_FIELDS = frozenset({"event", "agent", "project", "branch", "id"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one hook; always returns 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    event = args[0] if args else ""
+    try:
+        _run(event, args[1:])
+    except Exception as exc:  # noqa: BLE001 - fail-open: the agent must never see graphmem break
+        log_problem(f"{type(exc).__name__}: {exc}", event)
+    return 0
+
+
+def cli() -> None:
+    """Console-script entry (`graphmem-hook EVENT`)."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = 0
+    sys.exit(code)
+
+
+def _run(event: str, rest: list[str]) -> None:
+    agent, inline = _options(rest)
+    raw, total = _read_stdin() if inline is None else (inline.encode("utf-8", "replace"), -1)
+    total = len(raw) if total < 0 else total
+    if event not in EVENTS:
+        log_problem(f"unknown hook event {event!r} ignored ({total} bytes of payload)", event)
+        return
+    payload = _parse_payload(raw, total, event)
+    agent = agent or detect(payload)
+    hook_event = (
+        normalise(payload, event, agent) if payload else HookEvent(event=event, agent=agent)
+    )
+    if not hook_event.cwd:
+        hook_event.cwd = os.getcwd()
+        log_problem(f"payload has no cwd; using {hook_event.cwd}", event)
+    project = find_project(hook_event.cwd)
+    if event == "session-start":
+        _print_brief(project, agent)
+    if payload:
+        try:
+            _store(hook_event, project, total if total > len(raw) else 0)
+        except Exception as exc:  # noqa: BLE001 - the brief and the worker must still run
+            log_problem(f"could not spool the event: {type(exc).__name__}: {exc}", event)
+    if event in WORKER_EVENTS:
+        _start_worker(project)
+
+
+def _options(rest: list[str]) -> tuple[str, str | None]:
+    """(`--agent` value or "", inline JSON payload or None)."""
+    agent, inline = "", None
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--agent" and i + 1 < len(rest):
+            agent, i = rest[i + 1], i + 2
+            continue
+        if arg.startswith("--agent="):
+            agent = arg.split("=", 1)[1]
+        elif arg.lstrip().startswith("{"):
+            inline = arg
+        else:
+            log_problem(f"unknown hook argument {arg[:80]!r} ignored")
+        i += 1
+    if agent and agent not in AGENTS:
+        log_problem(f"unknown agent {agent!r}; detecting from the payload")
+        agent = ""
+    return agent, inline
+
+
+def _read_stdin() -> tuple[bytes, int]:
+    """Up to MAX_PAYLOAD bytes of stdin and the total size; never waits on a stdin left open."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return b"", 0
+    if os.isatty(fd):
+        return b"", 0
+    limit = _int_env("GRAPHMEM_HOOK_MAX_BYTES", MAX_PAYLOAD)
+    chunks: list[bytes] = []
+    kept = total = 0
+    wait = FIRST_BYTE_WAIT
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            ready, _, _ = select.select([fd], [], [], wait)
+            chunk = os.read(fd, 1 << 20) if ready else None
+        except OSError as exc:
+            log_problem(f"cannot read stdin: {exc}")
+            break
+        if chunk is None:
+            log_problem(f"stdin still open after {wait}s; using the {total} bytes read")
+            break
+        if not chunk:
+            break
+        total += len(chunk)
+        if kept < limit:
+            chunks.append(chunk[: limit - kept])
+            kept += len(chunks[-1])
+        wait = NEXT_CHUNK_WAIT
+    return b"".join(chunks), total
+
+
+def _parse_payload(raw: bytes, total: int, event: str) -> dict[str, Any]:
+    """The payload as a dict; salvages what it can from truncated or invalid JSON."""
+    if not raw.strip():
+        log_problem("empty payload", event)
+        return {}
+    text = raw.decode("utf-8", "replace")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = salvage_json(text)
+        kept = ", ".join(sorted(value)) or "nothing"
+        log_problem(
+            f"invalid or truncated JSON ({len(raw)} of {total} bytes); salvaged: {kept}", event
+        )
+    if not isinstance(value, dict):
+        log_problem(f"payload is a JSON {type(value).__name__}, not an object", event)
+        return {"text": value} if isinstance(value, str) else {}
+    return value
+
+
+def _store(event: HookEvent, project: ProjectRef, truncated_from: int) -> None:
+    """Fill in the project, redact every string, trim, and append to the spool."""
+    event.project = str(project.root)
+    event.branch = project.branch
+    if truncated_from:
+        event.extra["payload_truncated_from_bytes"] = truncated_from
+    _redact_event(event)
+    store = store_dir(project)
+    trimmed = trim(event.text, evidence_dir=store / "evidence")
+    event.text, event.evidence_ref = trimmed.text, trimmed.evidence_ref
+    event.command = _cap(event.command, limit_from_env())
+    event.tool_input = _cap_obj(event.tool_input)
+    event.extra = _cap_obj(event.extra)
+    Spool(store / "spool").append(event, sync=event.event in SYNC_EVENTS)
+
+
+def _redact_event(event: HookEvent) -> None:
+    """Every string the agent sent; not the fields graphmem derived itself (project, ids)."""
+    for spec in fields(event):
+        name = spec.name
+        if name in _OWN_FIELDS:
+            continue
+        value = getattr(event, name)
+        if isinstance(value, str) and value:
+            setattr(event, name, redact(value))
+        elif isinstance(value, (dict, list)):
+            setattr(event, name, redact_obj(value))
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}[… {len(text) - limit} chars omitted]"
+
+
+def _cap_obj(value: Any) -> Any:
+    """Tool inputs repeat what `text` holds: keep their strings short."""
+    if isinstance(value, str):
+        return _cap(value, FIELD_CAP)
+    if isinstance(value, dict):
+        return {k: _cap_obj(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cap_obj(v) for v in value[:200]]
+    return value
+
+
+def _print_brief(project: ProjectRef, agent: str) -> None:
+    """Print `<store>/brief.txt` (written by ingest) as the agent's session-start context."""
+    path = store_dir(project) / "brief.txt"
+    try:
+        brief = path.read_text(encoding="utf-8", errors="replace").strip()
+    except FileNotFoundError:
+        return
+    if not brief:
+        return
+    if agent in ("claude-code", "codex"):
+        output = json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}},
+            ensure_ascii=False,
+        )
+    else:
+        output = brief
+    try:
+        sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError) as exc:
+        log_problem(f"could not print the brief: {exc}", "session-start")
+
+
+def _start_worker(project: ProjectRef) -> subprocess.Popen[bytes] | None:
+    """Detached `graphmem ingest --project ROOT`: the hook returns without waiting for it."""
+    if os.environ.get("GRAPHMEM_NO_WORKER") == "1":
+        return None
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphmem", "ingest", "--project", str(project.root)],
+        cwd=str(project.root) if project.root.is_dir() else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+# --- truncated JSON -----------------------------------------------------------------------------
+
+
+def salvage_json(text: str) -> dict[str, Any]:
+    """The complete key/value pairs of a JSON object cut short, plus the cut-off last value."""
+    start = text.find("{")
+    return _salvage_object(text, start)[0] if start >= 0 else {}
+
+
+def _salvage_object(text: str, i: int) -> tuple[dict[str, Any], int]:
+    decoder = json.JSONDecoder()
+    result: dict[str, Any] = {}
+    i += 1
+    n = len(text)
+    while i < n:
+        while i < n and text[i] in " \t\r\n,":
+            i += 1
+        if i >= n or text[i] != '"':
+            break
+        try:
+            key, i = scanstring(text, i + 1)
+        except ValueError:
+            break
+        while i < n and text[i] in " \t\r\n:":
+            i += 1
+        if i >= n:
+            break
+        try:
+            result[key], i = decoder.raw_decode(text, i)
+        except ValueError:
+            if text[i] == '"':
+                result[key] = _partial_string(text, i + 1)
+            elif text[i] == "{":
+                result[key] = _salvage_object(text, i)[0]
+            break
+    return result, i
+
+
+def _partial_string(text: str, i: int) -> str:
+    """A JSON string value cut off before its closing quote."""
+    body = text[i:]
+    decoder = json.JSONDecoder(strict=False)
+    for trim_by in range(7):
+        candidate = body[: len(body) - trim_by] if trim_by else body
+        try:
+            value = decoder.decode(f'"{candidate}"')
+        except ValueError:
+            continue
+        return value if isinstance(value, str) else body
+    return body
+
+
+# --- problem log --------------------------------------------------------------------------------
+
+
+def log_path() -> Path:
+    """`<graphmem home>/logs/hooks.log`."""
+    return graphmem_home() / "logs" / "hooks.log"
+
+
+def log_problem(message: str, event: str = "") -> None:
+    """Append one timestamped, redacted line to the hook log; never raises."""
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_ROTATE_BYTES:
+                os.replace(path, path.with_name("hooks.log.1"))
+        except FileNotFoundError:
+            pass
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        text = redact(" ".join(message.split()))[:2000]
+        line = f"{stamp} pid={os.getpid()} event={event or '-'} {text}\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - the log is best effort; the hook must still exit 0
+        return
+
+
+def recent_problems(n: int = 20) -> list[str]:
+    """The last `n` lines of the hook log (oldest first), for `graphmem doctor`."""
+    path = log_path()
+    lines: list[str] = []
+    for candidate in (path.with_name("hooks.log.1"), path):
+        try:
+            lines.extend(candidate.read_text(encoding="utf-8", errors="replace").splitlines())
+        except FileNotFoundError:
+            continue
+    return lines[-n:] if n > 0 else []
+
+
+def _int_env(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+if __name__ == "__main__":
+    cli()
