@@ -21,6 +21,7 @@ CLAUDE_EVENTS = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "user-prompt",
     "PostToolUse": "post-tool",
+    "PostToolUseFailure": "post-tool",
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
@@ -85,7 +86,7 @@ def install_claude_code(root: Path) -> dict[str, Any]:
         groups = _without_ours(hooks.get(claude_event, []))
         entry: dict[str, Any] = {"hooks": [{"type": "command", "command": hook_command(our_event),
                                             "timeout": 10}]}
-        if claude_event in ("PostToolUse", "PreToolUse"):
+        if claude_event.startswith(("PostToolUse", "PreToolUse")):
             entry = {"matcher": "*", **entry}
         hooks[claude_event] = [*groups, entry]
     enabled = settings.setdefault("enabledMcpjsonServers", [])

@@ -31,12 +31,13 @@ def test_install_twice_then_uninstall_restores_user_settings(tmp_path: Path) -> 
     post = data["hooks"]["PostToolUse"]
     assert post[0] == USER_SETTINGS["hooks"]["PostToolUse"][0]
     assert "post-tool" in post[1]["hooks"][0]["command"]
-    assert {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"} <= set(data["hooks"])
+    assert {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd",
+            "PostToolUseFailure"} <= set(data["hooks"])
     mcp = json.loads((tmp_path / ".mcp.json").read_text())
     assert set(mcp["mcpServers"]) == {"db", "graphmem"}
     assert mcp["mcpServers"]["graphmem"]["args"][-1] == "serve"
 
-    assert uninstall_claude_code(tmp_path)["removed"] == 6
+    assert uninstall_claude_code(tmp_path)["removed"] == 7
     assert json.loads(settings.read_text()) == USER_SETTINGS
     assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"db": {"command": "dbmcp"}}}
 

@@ -675,6 +675,8 @@ def _emails(text: str) -> Iterator[Finding]:
         while start > 0 and at - start < 64 and text[start - 1] in _LOCAL_CHARS:
             start -= 1
         domain = _DOMAIN.match(text, at + 1)
+        while start < at and not text[start].isalnum():
+            start += 1  # a mailbox starts with a letter or digit: not "+@pytest.fixture" in a diff
         if start < at and domain:
             local = text[start:at]
             suffix = domain.group(1).lower()

@@ -158,3 +158,9 @@ def test_20kb_payload_is_redacted_in_about_two_milliseconds() -> None:
     best, median = min(timings) * 1000, sorted(timings)[len(timings) // 2] * 1000
     print(f"\nredact 20 KB: {best:.2f} ms best, {median:.2f} ms median (CPU)")
     assert best <= 2.5
+
+
+@pytest.mark.parametrize("line", ["+@pytest.fixture(autouse=True)", "-@app.route('/orders')",
+                                  "  +@dataclass(frozen=True)"])
+def test_decorators_in_diffs_are_not_mailboxes(line: str) -> None:
+    assert redact(line) == line
