@@ -16,7 +16,6 @@ import os
 import select
 import sys
 import time
-from dataclasses import fields
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -182,8 +181,7 @@ def _store(event: HookEvent, project: ProjectRef, truncated_from: int) -> None:
 
 def _redact_event(event: HookEvent) -> None:
     """Every string the agent sent; not the fields graphmem derived itself (project, ids)."""
-    for spec in fields(event):
-        name = spec.name
+    for name in HookEvent.FIELDS:
         if name in _OWN_FIELDS:
             continue
         value = getattr(event, name)

@@ -5,17 +5,29 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 
-@dataclass(frozen=True)
 class ProjectRef:
-    """Where a project lives and which branch is checked out."""
+    """Where a project lives and which branch is checked out (a plain class: the hook path
+    avoids importing dataclasses)."""
 
-    root: Path
-    branch: str
-    is_git: bool
+    __slots__ = ("root", "branch", "is_git")
+
+    def __init__(self, root: Path, branch: str, is_git: bool) -> None:
+        self.root = root
+        self.branch = branch
+        self.is_git = is_git
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectRef) and (self.root, self.branch, self.is_git) == (
+            other.root, other.branch, other.is_git)
+
+    def __hash__(self) -> int:
+        return hash((self.root, self.branch, self.is_git))
+
+    def __repr__(self) -> str:
+        return f"ProjectRef(root={self.root!r}, branch={self.branch!r}, is_git={self.is_git})"
 
     @property
     def key(self) -> str:

@@ -13,6 +13,10 @@ DAY = 86_400.0
 # score only. Text-similarity channels are min-max scaled between their best score and the score
 # at `floor_rank`, because a weak keyword or cosine score means little on its own.
 COUNT_CHANNELS = frozenset({"entity", "graph"})
+# Graph expansion is weaker evidence of the same kind as a direct entity match: it is scaled by
+# the larger of its own best score and the entity channel's, so it never outranks direct hits
+# on its own.
+SHARED_SCALE = {"graph": "entity"}
 
 
 def ranks(scored: Sequence[tuple[str, float]]) -> dict[str, int]:
@@ -35,17 +39,17 @@ def rrf(channel_ranks: Mapping[str, Mapping[str, int]], weights: Mapping[str, fl
 
 
 def normalise(scored: Sequence[tuple[str, float]], *, floor_rank: int = 50,
-              count: bool = False) -> dict[str, float]:
+              count: bool = False, top: float | None = None) -> dict[str, float]:
     """Channel scores scaled into [0, 1]: best = 1; min-max against the score at floor_rank.
 
     Count-like channels (`count=True`) are divided by their best score instead, so every match
-    keeps a positive share. A tiny rank-based term keeps the channel's order among items the
-    scaling maps to 0.
+    keeps a positive share. `top` overrides the best score (a shared scale). A tiny rank-based
+    term keeps the channel's order among items the scaling maps to 0.
     """
     ordered = sorted(scored, key=lambda p: -p[1])
     if not ordered:
         return {}
-    top = ordered[0][1]
+    top = max(ordered[0][1], top or ordered[0][1])
     floor = 0.0 if count else ordered[min(floor_rank, len(ordered)) - 1][1]
     if count and top <= 0:
         return {item_id: 1e-6 / rank for rank, (item_id, _) in enumerate(ordered, 1)}
@@ -65,7 +69,9 @@ def score_fusion(channel_scores: Mapping[str, Sequence[tuple[str, float]]],
         weight = weights.get(channel, 0.0)
         if weight <= 0:
             continue
-        scaled = normalise(scored, floor_rank=floor_rank, count=channel in COUNT_CHANNELS)
+        partner = channel_scores.get(SHARED_SCALE.get(channel, ""), ())
+        scaled = normalise(scored, floor_rank=floor_rank, count=channel in COUNT_CHANNELS,
+                           top=max((s for _, s in partner), default=None))
         for item_id, value in scaled.items():
             fused[item_id] = fused.get(item_id, 0.0) + weight * value
     return fused

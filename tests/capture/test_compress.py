@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,12 +39,12 @@ def load_replay(root: Path) -> tuple[list[HookEvent], list[str], dict[str, Any]]
         payload = json.loads(json.dumps(record["payload"]).replace("/REPO", str(root)))
         event = normalise(payload, record["event"])
         event.project, event.branch, event.ts = str(root), "main", T0 + 7 * i
-        for spec in fields(event):
-            value = getattr(event, spec.name)
+        for name in HookEvent.FIELDS:
+            value = getattr(event, name)
             if isinstance(value, str) and value:
-                setattr(event, spec.name, redact(value))
+                setattr(event, name, redact(value))
             elif isinstance(value, (dict, list)):
-                setattr(event, spec.name, redact_obj(value))
+                setattr(event, name, redact_obj(value))
         events.append(event)
     return events, secrets, expected
 
@@ -220,7 +219,7 @@ def test_keys_are_idempotent_across_runs_and_fresh_event_ids(tmp_path: Path, dra
 def test_order_duplicates_and_growth(replay: tuple[list[HookEvent], list[str], dict[str, Any]],
                                      drafts: list[Draft]) -> None:
     events = list(replay[0])
-    shuffled = events + [replace(e) for e in events[::3]]  # duplicates: same id
+    shuffled = events + [e.copy() for e in events[::3]]  # duplicates: same id
     random.Random(7).shuffle(shuffled)
     assert [(d.key, d.title) for d in compress_session(shuffled)] == [(d.key, d.title) for d in drafts]
     half = compress_session(events[: len(events) // 2])  # compressed again at a later `stop`
