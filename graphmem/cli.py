@@ -441,6 +441,48 @@ def cmd_eval(args: argparse.Namespace) -> None:
         raise SystemExit(code)
 
 
+def _sweep_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true", help="show what would happen, change nothing")
+
+
+@command("sweep", _sweep_args)
+def cmd_sweep(args: argparse.Namespace) -> None:
+    """Archive expired and cold memories (restorable); purge long-archived ones for real."""
+    with _memory(args) as memory:
+        plan = memory.sweep(dry_run=args.dry_run)
+    verb = "would" if args.dry_run else "did"
+
+    def human(p: dict[str, Any]) -> str:
+        lines = [f"{verb} archive {len(p['archive_expired'])} expired, {len(p['archive_cold'])} "
+                 f"cold; {verb} purge {len(p['purge'])} archived memories"]
+        for key in ("archive_expired", "archive_cold", "purge"):
+            lines += [f"  {key.replace('_', ' ')}: {i}" for i in p[key][:20]]
+        return "\n".join(lines)
+    emit(args, plan, human)
+
+
+@command("restore", _id_arg)
+def cmd_restore(args: argparse.Namespace) -> None:
+    """Bring an archived memory back."""
+    with _memory(args) as memory:
+        item = memory.restore(args.id)
+    emit(args, item, lambda i: f"restored {i.id}  {i.title[:80]}")
+
+
+def _feedback_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id")
+    p.add_argument("verdict", choices=["helpful", "wrong", "outdated"])
+    p.add_argument("--note", default="")
+
+
+@command("feedback", _feedback_args)
+def cmd_feedback(args: argparse.Namespace) -> None:
+    """Tell memory an item was helpful, wrong or outdated."""
+    with _memory(args) as memory:
+        item = memory.feedback(args.id, args.verdict, args.note)
+    emit(args, item, lambda i: f"{i.id}: confidence {i.confidence:.2f}, {i.status.value}")
+
+
 @command("ingest")
 def cmd_ingest(args: argparse.Namespace) -> None:
     """Move captured hook events into memory and compress ended sessions (hooks run this)."""

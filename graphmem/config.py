@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from graphmem.errors import InvalidInput
+from graphmem.lifecycle import DEFAULT_TTL_DAYS
 
 
 class RetrievalWeights(BaseModel):
@@ -63,6 +64,9 @@ class Config(BaseModel):
     embed: bool = Field(True, description="compute embeddings (vector channel)")
     embed_threads: int = Field(1, ge=1, description="torch threads for embedding (one often beats two)")
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+    ttl_days: dict[str, float | None] = Field(
+        default_factory=lambda: dict(DEFAULT_TTL_DAYS),
+        description="days an item of each kind lives unless pinned (0 or null: forever)")
     redact_extra: list[str] = Field(default_factory=list, description="extra regexes to mask")
     redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
 
@@ -74,7 +78,11 @@ class Config(BaseModel):
             if raw is None or name == "weights":
                 continue
             annotation = str(field.annotation)
-            values[name] = json.loads(raw) if "list" in annotation else raw
+            try:
+                values[name] = (json.loads(raw) if ("list" in annotation or "dict" in annotation)
+                                else raw)
+            except ValueError as exc:
+                raise InvalidInput(f"GRAPHMEM_{name.upper()} is not valid JSON: {exc}") from exc
         weights = os.environ.get("GRAPHMEM_WEIGHTS")
         if weights:
             try:
@@ -83,6 +91,15 @@ class Config(BaseModel):
                 raise InvalidInput(f"GRAPHMEM_WEIGHTS is not valid JSON weights: {exc}") from exc
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
-            return cls(**values)
+            config = cls(**values)
         except ValueError as exc:
             raise InvalidInput(f"invalid configuration: {exc}") from exc
+        return config
+
+    @field_validator("ttl_days")
+    @classmethod
+    def _ttl_not_negative(cls, value: dict[str, float | None]) -> dict[str, float | None]:
+        negative = {k: v for k, v in value.items() if v is not None and v < 0}
+        if negative:
+            raise ValueError(f"TTL days must be >= 0 (0 means forever): {negative}")
+        return {**DEFAULT_TTL_DAYS, **value}

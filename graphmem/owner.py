@@ -25,11 +25,13 @@ REMOTE_METHODS = frozenset({
     "add", "search", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
     "related", "entities", "stats", "export_items", "import_items", "rebuild", "index_code",
     "retrieval_log", "ingest", "feedback", "verify", "mark_stale", "stale_items", "update_stale",
-    "import_git", "sweep", "history", "to_networkx_data", "ping",
+    "import_git", "sweep", "history", "to_networkx_data", "ping", "restore",
+    "forget_many",
 })
 DEFAULT_IDLE_SECONDS = 900.0
 OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
+SWEEP_EVERY_SECONDS = 3600.0
 
 
 def socket_address(data_dir: Path) -> str:
@@ -145,14 +147,21 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 warm()
             except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs latency
                 self._log("warm_up", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
-        ingest = getattr(self.memory, "ingest_pending", None)
-        while ingest is not None:
+        chores = [(getattr(self.memory, "ingest_pending", None), every),
+                  (getattr(self.memory, "sweep", None), SWEEP_EVERY_SECONDS)]
+        due = {id(task): time.monotonic() + period for task, period in chores if task}
+        while due:
             time.sleep(every)
-            with self.lock:
-                try:
-                    ingest()
-                except Exception as exc:  # noqa: BLE001 - logged; the spool keeps the events
-                    self._log("ingest", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
+            for task, period in chores:
+                if task is None or time.monotonic() < due[id(task)]:
+                    continue
+                due[id(task)] = time.monotonic() + period
+                with self.lock:
+                    try:
+                        task()
+                    except Exception as exc:  # noqa: BLE001 - logged; nothing is lost
+                        self._log(task.__name__, 0.0, 0,
+                                  {"type": type(exc).__name__, "message": str(exc)})
 
 
 def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS) -> Any:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from graphmem import lifecycle
 from graphmem import models as m
 from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
@@ -171,8 +172,8 @@ class Memory:
     def add_items(self, items: Sequence[m.MemoryItem], *, files: dict[str, list[str]] | None = None,
                   symbols: dict[str, list[str]] | None = None, dedupe: bool = True,
                   observations: dict[str, list[str]] | None = None,
-                  embed: bool | None = None) -> list[m.MemoryItem]:
-        """Batch write: extract, link, embed, dedupe, then one journal op per table."""
+                  embed: bool | None = None, supersede: bool | None = None) -> list[m.MemoryItem]:
+        """Batch write: extract, link, embed, dedupe, supersede, one journal op per table."""
         if not items:
             return []
         files, symbols, observations = files or {}, symbols or {}, observations or {}
@@ -187,6 +188,7 @@ class Memory:
         entity_rows: dict[str, dict[str, Any]] = {}
         mention_rows: list[dict[str, Any]] = []
         anchor_rows: list[dict[str, Any]] = []
+        fresh_links: list[tuple[m.MemoryItem, Any, set[str]]] = []
         for index, item in enumerate(items):
             resolved = link.resolve(mentions[index], self.store, files.get(item.id, ()),
                                     symbols.get(item.id, ()))
@@ -197,12 +199,17 @@ class Memory:
                                                "created_at": previous["created_at"],
                                                "last_used_at": previous["last_used_at"],
                                                "status": m.ItemStatus(previous["status"])})
+            if previous is None and not item.expire_at and not item.pinned:
+                item = item.model_copy(update={"expire_at": lifecycle.expire_at(
+                    item.kind.value, item.created_at, item.pinned, self.config.ttl_days)})
             target = (self._duplicate_of(item, vectors[index] if vectors is not None else None,
                                          resolved) if dedupe and previous is None else None)
             if target is not None:
                 item = self._merge(target, item)
             else:
                 new_items.append(item)
+                if previous is None and vectors is not None:
+                    fresh_links.append((item, vectors[index], {r.entity.id for r in resolved}))
                 if vectors is not None:
                     new_vectors.append({"id": item.id, "vec": vectors[index].tolist(),
                                         "model": self.embedder.model_id,
@@ -230,7 +237,39 @@ class Memory:
         derived = [{"source": i.id, "target": o} for i in saved for o in observations.get(i.id, ())]
         if derived:
             self._write({"op": "put_links", "kind": "DERIVED_FROM", "rows": derived})
+        if dedupe if supersede is None else supersede:
+            batch = {i.id for i in items}
+            for item, vector, entity_ids in fresh_links:
+                self._supersede_older(item, vector, entity_ids, batch)
         return saved
+
+    def _supersede_older(self, item: m.MemoryItem, vector: Any, entity_ids: set[str],
+                         batch: set[str]) -> list[str]:
+        """Older live items this one replaces become `superseded`, with a SUPERSEDES edge."""
+        rule = lifecycle.SupersessionRule()
+        flt = ItemFilter(project=item.project, statuses=("active", "stale"))
+        near = [(i, sim) for i, sim in self.store.vector_search(vector.tolist(), 6, flt)
+                if i not in batch and sim >= min(rule.cue_similarity, rule.same_error_similarity)]
+        replaced = []
+        for row in self.store.get_items([i for i, _ in near]):
+            if row["created_at"] > item.created_at or row["kind"] in ("summary", "history"):
+                continue
+            old_entities = {ln["entity"]["id"] for ln in self.store.item_links(row["id"])
+                            if "entity" in ln}
+            similarity = dict(near)[row["id"]]
+            verdict = lifecycle.classify_pair(item.text, f"{row['title']}\n{row['body']}",
+                                              similarity, entity_ids & old_entities,
+                                              row["kind"] == item.kind.value, rule)
+            if verdict.relation != "supersedes":
+                continue
+            self._write({"op": "update_items", "ids": [row["id"]],
+                         "fields": {"status": "superseded", "updated_at": time.time(),
+                                    "stale_reason": f"superseded by {item.id}: {verdict.reason}"}})
+            self._write({"op": "put_links", "kind": "SUPERSEDES", "rows": [
+                {"source": item.id, "target": row["id"], "at": time.time(),
+                 "surface": verdict.reason[:200]}]})
+            replaced.append(row["id"])
+        return replaced
 
     def _item_row(self, item: m.MemoryItem) -> dict[str, Any]:
         row = item.model_dump(mode="json")
@@ -251,6 +290,8 @@ class Memory:
         for row in self.store.get_items(close):
             if vector is None and _normal(row["title"]) != _normal(item.title):
                 continue
+            if lifecycle.rejected_terms(item.text) & set(_normal(row["title"] + " " + row["body"]).split()):
+                continue  # "use npm, not pnpm" is no duplicate of "use pnpm, not npm"
             return m.MemoryItem(**_item_fields(row))
         return None
 
@@ -295,9 +336,10 @@ class Memory:
         return updated
 
     # ----- reading --------------------------------------------------------------------------
-    def get_item(self, item_id: str) -> m.MemoryItem:
+    def get_item(self, item_id: str, all_projects: bool = False) -> m.MemoryItem:
+        """One item of this project (another project's id is as unknown as a missing one)."""
         rows = self.store.get_items([item_id])
-        if not rows:
+        if not rows or (rows[0]["project"] != self.project and not all_projects):
             raise NotFound(f"no memory with id {item_id!r}")
         return m.MemoryItem(**_item_fields(rows[0]))
 
@@ -351,9 +393,11 @@ class Memory:
             return m.SearchResult(query="", hits=[], tokens=0, budget=budget, candidates=0)
         flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
         ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on)
-        rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
         now = time.time()
-        scored = sorted(((i, s * fusion.prior(rows[i], self.config.weights, now=now,
+        rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
+        ranking_rows = {i: {**r, "confidence": lifecycle.effective_confidence(r, now)}
+                        for i, r in rows.items()}
+        scored = sorted(((i, s * fusion.prior(ranking_rows[i], self.config.weights, now=now,
                                               branch=self.branch))
                          for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
         hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
@@ -395,7 +439,10 @@ class Memory:
         budget = self.config.brief_budget if budget is None else max(0, int(budget))
         flt = ItemFilter(project=self.project, statuses=("active",), now=time.time())
         candidates = self.store.list_items(flt, limit=300, order="updated_at")
-        items = [m.MemoryItem(**_item_fields(r)) for r in candidates]
+        now = time.time()
+        # Items whose confidence decayed below the floor leave the brief; search still finds them.
+        items = [m.MemoryItem(**_item_fields(r)) for r in candidates
+                 if lifecycle.effective_confidence(r, now) >= lifecycle.BRIEF_CONFIDENCE_FLOOR]
         result = render.brief(self.project, items, budget, self.config.brief_line_tokens,
                               self.tokens, branch=self.branch)
         self._log("brief", "", {}, len(items), result.item_ids, result.tokens)
@@ -526,6 +573,54 @@ class Memory:
         return count
 
     # ----- lifecycle ------------------------------------------------------------------------
+    def feedback(self, item_id: str, verdict: str, note: str = "") -> m.MemoryItem:
+        """An agent's or person's verdict: helpful raises trust, wrong lowers it (and archives
+        an item that falls below the floor), outdated marks it stale."""
+        item = self.get_item(item_id)
+        if verdict == "helpful":
+            return self.update(item_id, confidence=round(min(1.0, item.confidence + 0.1), 4),
+                               hit_count=item.hit_count + 1, last_used_at=time.time())
+        if verdict == "wrong":
+            confidence = round(max(0.0, item.confidence - 0.3), 4)
+            status = "archived" if confidence < 0.2 else item.status.value
+            return self.update(item_id, confidence=confidence, status=status,
+                               stale_reason=f"reported wrong: {note}"[:300] if note else
+                               item.stale_reason)
+        if verdict == "outdated":
+            return self.update(item_id, status="stale",
+                               stale_reason=f"reported outdated: {note}"[:300] if note
+                               else "reported outdated")
+        raise InvalidInput(f"unknown verdict {verdict!r}: use helpful, wrong or outdated")
+
+    def sweep(self, dry_run: bool = False, now: float | None = None) -> dict[str, Any]:
+        """Archive expired and cold items (restorable), purge long-archived ones for real."""
+        now = time.time() if now is None else now
+        rows = self.store.list_items(ItemFilter(project=self.project, statuses=None), limit=10**9)
+        plan = lifecycle.plan_sweep(rows, now)
+        if not dry_run:
+            actor, self.actor = self.actor, "sweep"
+            try:
+                for ids, reason in ((plan.archive_expired, "expired"),
+                                    (plan.archive_cold, "cold: unused and unverified")):
+                    if ids:
+                        self._write({"op": "update_items", "ids": ids, "fields": {
+                            "status": "archived", "stale_reason": reason, "updated_at": now}})
+                if plan.purge:
+                    self.forget_many(plan.purge)
+            finally:
+                self.actor = actor
+        return {"dry_run": dry_run, **plan.as_dict()}
+
+    def restore(self, item_id: str) -> m.MemoryItem:
+        """Bring an archived item back into retrieval, with a fresh lifetime."""
+        item = self.get_item(item_id)
+        if item.status is not m.ItemStatus.archived:
+            raise InvalidInput(f"{item_id} is {item.status.value}, not archived")
+        now = time.time()
+        return self.update(item_id, status="active", stale_reason="", last_used_at=now,
+                           expire_at=lifecycle.expire_at(item.kind.value, now, item.pinned,
+                                                         self.config.ttl_days))
+
     def forget(self, item_id: str) -> dict[str, int]:
         """Real deletion: graph, vector and full-text index, evidence, and the journal's history."""
         self.get_item(item_id)

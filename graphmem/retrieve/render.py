@@ -88,7 +88,7 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     header = "graphmem: what this project remembers (memory_search / memory_get for more)"
     summaries = [i for i in items if i.kind.value == "summary"]
     latest_summary = max(summaries, key=lambda i: i.created_at, default=None)
-    chosen = [i for i in items if i.kind.value != "summary" and i.confidence >= 0.3]
+    chosen = [i for i in items if i.kind.value != "summary"]
     if latest_summary is not None:
         chosen.append(latest_summary)
     chosen.sort(key=lambda i: brief_priority(i, now, branch))
