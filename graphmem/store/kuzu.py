@@ -178,11 +178,11 @@ class KuzuStore:
         if unknown or "id" in fields:
             raise InvalidInput(f"cannot update item fields {sorted(unknown | {'id'} & set(fields))}")
         assignments = ", ".join(f"i.{f} = ${f}" for f in fields)
-        self._exec(f"MATCH (i:Item) WHERE i.id IN $ids SET {assignments}",
+        self._exec(f"UNWIND $ids AS x MATCH (i:Item {{id: x}}) SET {assignments}",
                    {"ids": list(op["ids"]), **fields})
 
     def _op_bump_items(self, op: Row) -> None:
-        self._exec("MATCH (i:Item) WHERE i.id IN $ids "
+        self._exec("UNWIND $ids AS x MATCH (i:Item {id: x}) "
                    "SET i.hit_count = i.hit_count + 1, i.last_used_at = $at",
                    {"ids": list(op["ids"]), "at": op["at"]})
 
@@ -263,7 +263,8 @@ class KuzuStore:
 
     # ----- reads ----------------------------------------------------------------------------
     def get_items(self, ids: Sequence[str]) -> list[Row]:
-        rows = self._rows("MATCH (i:Item) WHERE i.id IN $ids RETURN i", {"ids": list(ids)})
+        # UNWIND + primary-key match is several times faster than `WHERE id IN $ids`.
+        rows = self._rows("UNWIND $ids AS x MATCH (i:Item {id: x}) RETURN i", {"ids": list(ids)})
         by_id = {r[0]["id"]: _clean(r[0]) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -331,7 +332,7 @@ class KuzuStore:
         return {r[0]: {"vec": r[1], "model": r[2], "text_hash": r[3]} for r in rows}
 
     def get_entities(self, ids: Sequence[str]) -> list[Row]:
-        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids RETURN e", {"ids": list(ids)})
+        rows = self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e", {"ids": list(ids)})
         return [_clean(r[0]) for r in rows]
 
     def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
