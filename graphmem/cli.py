@@ -315,7 +315,8 @@ def cmd_index(args: argparse.Namespace) -> None:
                  f"{s['symbols']} symbols in {s['seconds']:.2f} s"
                  + (f"; skipped {skipped}" if skipped else "")
                  + (f"; linked {s['resolved_mentions']} waiting mentions"
-                    if s["resolved_mentions"] else "")]
+                    if s["resolved_mentions"] else "")
+                 + (f"; {len(s['stale'])} memories now stale" if s["stale"] else "")]
         lines += [f"  warning: {w}" for w in s["warnings"][:10]]
         return "\n".join(lines)
     emit(args, summary, human)
@@ -481,6 +482,75 @@ def cmd_feedback(args: argparse.Namespace) -> None:
     with _memory(args) as memory:
         item = memory.feedback(args.id, args.verdict, args.note)
     emit(args, item, lambda i: f"{i.id}: confidence {i.confidence:.2f}, {i.status.value}")
+
+
+def _stale_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("verb", choices=["update", "list"])
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--commit", help="the commit whose changes to check (default HEAD)")
+    which.add_argument("--range", dest="rev_range", help="A..B: every change in the range")
+    which.add_argument("--worktree", action="store_true", help="uncommitted changes too")
+
+
+@command("stale", _stale_args)
+def cmd_stale(args: argparse.Namespace) -> None:
+    """Mark memories whose code changed as stale (update), or show them (list)."""
+    with _memory(args) as memory:
+        if args.verb == "list":
+            rows = memory.stale_items()
+            emit(args, rows, lambda rs: "\n".join(
+                f"{r['item'].id}  {r['item'].title[:70]}\n    {r['reason']}" for r in rs)
+                or "no stale memories")
+            return
+        report = memory.update_stale(commit=args.commit, rev_range=args.rev_range,
+                                     worktree=args.worktree)
+    emit(args, report, lambda r: json.dumps(_plain(r), default=str))
+
+
+@command("verify", _id_arg)
+def cmd_verify(args: argparse.Namespace) -> None:
+    """You re-checked a memory against the current code: re-anchor it and clear stale."""
+    with _memory(args) as memory:
+        result = memory.verify(args.id)
+    emit(args, result, lambda r: f"verified {args.id}")
+
+
+def _import_git_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--since", help="only commits after this date (git's --since syntax)")
+    p.add_argument("--max", type=int, dest="max_commits", help="at most this many commits")
+    p.add_argument("--no-embed", action="store_true", help="skip embeddings (faster)")
+
+
+@command("import-git", _import_git_args)
+def cmd_import_git(args: argparse.Namespace) -> None:
+    """Bootstrap memory from git history: one item per meaningful commit, anchored to its code."""
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            print(f"\rimporting commits {done}/{total}", end="" if done < total else "\n",
+                  file=sys.stderr, flush=True)
+
+    with _memory(args) as memory:
+        report = memory.import_git(since=args.since, max_commits=args.max_commits,
+                                   progress=None if hasattr(memory, "_request") else progress,
+                                   embed=False if args.no_embed else None)
+    emit(args, report, lambda r: f"imported {r['imported']} of {r['candidates']} commits "
+                                 f"({r['stale']} already stale at HEAD) in {r['seconds']:.1f} s"
+                                 + (f"; {r['message']}" if r.get("message") else ""))
+
+
+def _git_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("verb", choices=["install-hooks", "uninstall-hooks", "status"])
+
+
+@command("git", _git_args)
+def cmd_git(args: argparse.Namespace) -> None:
+    """Install or remove graphmem's git hooks (post-commit/merge/checkout/rewrite)."""
+    from graphmem import githooks
+
+    where = args.cwd or "."
+    action = {"install-hooks": githooks.install_hooks, "uninstall-hooks": githooks.uninstall_hooks,
+              "status": githooks.hook_status}[args.verb]
+    emit(args, action(where), lambda r: json.dumps(r, indent=2, default=str))
 
 
 @command("ingest")

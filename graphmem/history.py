@@ -470,10 +470,8 @@ def _write_items(memory: Any, planned: list[_Planned], embed: bool | None) -> in
             source=m.Source.import_, confidence=0.7, created_at=p.meta.time,
             updated_at=p.meta.time, status=m.ItemStatus.stale if reason else m.ItemStatus.active,
             stale_reason=reason))
-    memory.add_items(items, dedupe=False, embed=embed)
-    # add_items anchors text mentions at today's hashes; ours carry the commit's
-    memory._write({"op": "delete_links", "kind": "ANCHORED_TO", "sources": [i.id for i in items],
-                   "targets": None})
+    # Anchors come from the commit's own hashes below, not from today's code.
+    memory.add_items(items, dedupe=False, embed=embed, anchors=False)
     anchors: list[dict[str, Any]] = [
         {"source": a.item, "target": a.entity, "hash": a.hash, "commit": a.commit, "at": a.at}
         for p in planned for a in p.anchors]

@@ -18,12 +18,23 @@ BRIEF_CONFIDENCE_FLOOR = 0.3       # below it an item leaves the brief but stays
 ARCHIVE_GRACE_DAYS = 30.0          # archived items are purged (really deleted) after this
 COLD_CONFIDENCE = 0.15             # effective confidence at which an unused item is archived
 
+# Words that announce a change. Only cues the new text adds count: "we now use pnpm" repeated as
+# "the frontend now uses pnpm" is a duplicate, not a change (measured, tests/test_lifecycle.py).
 _CUES = re.compile(
     r"\b(now|no longer|not anymore|any ?more|instead|replac\w*|switch\w*|mov(?:ed|ing) (?:to|from)|"
     r"migrat\w*|deprecat\w*|from now on|going forward|supersed\w*|obsolete|rather than|"
-    r"new(?:er)? fix|actually|turns out|was wrong|correction|changed to|upgrad\w*|downgrad\w*|"
-    r"dropp\w*|removed?|stop(?:ped)? using)\b", re.I)
-_NOT_Y = re.compile(r"\b(?:not|instead of|rather than|over)\s+([\w.@/+-]+)", re.I)
+    r"new(?:er)? fix|actually|turns out|was wrong|correction|changed?|upgrad\w*|downgrad\w*|"
+    r"dropp\w*|removed?|stop(?:ped)? using|renam\w*|revers\w*|revert\w*|done|closed)\b", re.I)
+# "not X", "never X", "instead of X", "rather than X", "over X"; a verb right after the negation
+# is skipped ("do not use print" turns away from print, not from "use").
+_NOT_Y = re.compile(r"\b(?:not|never|instead of|rather than|over)\s+"
+                    r"(?:(?:use|using|run|running|call|calling|need|needed)\s+)?([\w.@/+-]+)", re.I)
+_WORDS = re.compile(r"[\w.@/+-]+")
+# Values whose change is a change of fact: ports, versions, sizes ("port 5432" → "port 5433").
+_VALUES = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w])")
+# Entity kinds too broad to show two items speak of the same thing on their own: a file or a
+# command has many independent facts ("db.py: pool size 10" vs "db.py: no f-strings in SQL").
+BROAD_ENTITY_KINDS = ("concept", "file", "command")
 
 
 @dataclass(frozen=True)
@@ -36,16 +47,30 @@ class PairVerdict:
 
 @dataclass(frozen=True)
 class SupersessionRule:
-    """Thresholds, measured on tests/data/supersession_pairs.jsonl (see tests/test_lifecycle.py)."""
+    """Thresholds, measured on tests/data/supersession_pairs.jsonl (see tests/test_lifecycle.py;
+    tuned on the dev half only, the test half reported separately)."""
 
-    duplicate_similarity: float = 0.9
-    cue_similarity: float = 0.45
-    entity_similarity: float = 0.6
-    same_error_similarity: float = 0.5
+    duplicate_similarity: float = 0.85   # same kind, no new cue, no changed value, no turn-away
+    cue_similarity: float = 0.55         # a new cue plus a shared specific entity
+    entity_similarity: float = 0.65      # a new cue (or a changed value) about the same thing
+    same_error_similarity: float = 0.5   # a newer fix for the same error code
 
 
 def has_cue(text: str) -> bool:
     return bool(_CUES.search(text))
+
+
+def cues(text: str) -> set[str]:
+    """The change cue words of a text, lowercased. "instead of X" / "rather than X" are left to
+    turned_away(): they signal a change only when the old text held X and did not reject it."""
+    found = set()
+    for match in _CUES.finditer(text):
+        word = match.group(0).lower()
+        if word == "rather than" or (word == "instead"
+                                     and text[match.end():].lstrip().lower().startswith("of ")):
+            continue
+        found.add(word)
+    return found
 
 
 def rejected_terms(text: str) -> set[str]:
@@ -53,23 +78,49 @@ def rejected_terms(text: str) -> set[str]:
     return {m.group(1).lower().strip(".,;:") for m in _NOT_Y.finditer(text)}
 
 
+def words(text: str) -> set[str]:
+    """Lowercased word tokens, punctuation stripped ('npm,' → 'npm'), as rejected_terms sees them."""
+    return {w.strip(".,;:") for w in _WORDS.findall(text.lower())}
+
+
+def turned_away(new_text: str, old_text: str) -> set[str]:
+    """Terms of the old text the new one rejects, unless the old one rejected them too
+    ('uses pnpm rather than npm' repeats 'pnpm, not npm'; it does not turn away from it)."""
+    return (rejected_terms(new_text) & words(old_text)) - rejected_terms(old_text)
+
+
+def changed_values(new_text: str, old_text: str) -> bool:
+    """Both texts carry numbers the other lacks: a port, version or size changed."""
+    new, old = set(_VALUES.findall(new_text)), set(_VALUES.findall(old_text))
+    return bool(new - old) and bool(old - new)
+
+
+def repeats(new_text: str, old_text: str) -> bool:
+    """The new text could be a rephrasing of the old: it turns away from nothing the old one held,
+    adds no change cue and changes no value. Merging is safe only then (similarity aside)."""
+    return (not turned_away(new_text, old_text) and not (cues(new_text) - cues(old_text))
+            and not changed_values(new_text, old_text))
+
+
 def classify_pair(new_text: str, old_text: str, similarity: float, shared_entities: Iterable[str],
                   same_kind: bool, rule: SupersessionRule = SupersessionRule()) -> PairVerdict:
     """Decide whether a new item repeats, replaces, or has nothing to do with an old one."""
     shared = {e for e in shared_entities if not e.startswith("concept:")}
-    old_words = set(re.findall(r"[\w.@/+-]+", old_text.lower()))
-    turned_away = rejected_terms(new_text) & old_words
-    cue = has_cue(new_text) or bool(turned_away)
-    if similarity >= rule.duplicate_similarity and same_kind and not turned_away:
+    specific = {e for e in shared if e.split(":", 1)[0] not in BROAD_ENTITY_KINDS}
+    away = turned_away(new_text, old_text)
+    new_cues = cues(new_text) - cues(old_text)
+    values = changed_values(new_text, old_text)
+    if similarity >= rule.duplicate_similarity and same_kind and not (away or new_cues or values):
         return PairVerdict("duplicate", f"same meaning (cosine {similarity:.2f})")
-    if turned_away and (shared or similarity >= rule.cue_similarity):
-        return PairVerdict("supersedes", f"turns away from {', '.join(sorted(turned_away))}")
-    if cue and shared and similarity >= rule.cue_similarity:
-        return PairVerdict("supersedes", f"change cue and shared {', '.join(sorted(shared)[:3])}")
-    if cue and same_kind and similarity >= rule.entity_similarity:
-        return PairVerdict("supersedes", f"change cue about the same thing (cosine {similarity:.2f})")
+    if away and (shared or similarity >= rule.cue_similarity):
+        return PairVerdict("supersedes", f"turns away from {', '.join(sorted(away))}")
+    if new_cues and specific and similarity >= rule.cue_similarity:
+        return PairVerdict("supersedes", f"change cue and shared {', '.join(sorted(specific)[:3])}")
+    if (new_cues or values) and same_kind and similarity >= rule.entity_similarity:
+        what = "changed value" if values and not new_cues else "change cue"
+        return PairVerdict("supersedes", f"{what} about the same thing (cosine {similarity:.2f})")
     errors = {e for e in shared if e.startswith("error:")}
-    if errors and same_kind and similarity >= rule.same_error_similarity and not cue:
+    if errors and same_kind and similarity >= rule.same_error_similarity and not new_cues:
         return PairVerdict("supersedes", f"newer fix for {', '.join(sorted(errors))}")
     return PairVerdict("unrelated", "")
 

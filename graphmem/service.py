@@ -172,10 +172,14 @@ class Memory:
     def add_items(self, items: Sequence[m.MemoryItem], *, files: dict[str, list[str]] | None = None,
                   symbols: dict[str, list[str]] | None = None, dedupe: bool = True,
                   observations: dict[str, list[str]] | None = None,
-                  embed: bool | None = None, supersede: bool | None = None) -> list[m.MemoryItem]:
-        """Batch write: extract, link, embed, dedupe, supersede, one journal op per table."""
+                  embed: bool | None = None, supersede: bool | None = None,
+                  anchors: bool = True) -> list[m.MemoryItem]:
+        """Batch write: extract, link, embed, dedupe, supersede, one journal op per table.
+
+        `anchors=False` leaves ANCHORED_TO to the caller (import-git anchors at old commits)."""
         if not items:
             return []
+        head = _head_commit(self.ref.root) if anchors and self.ref.is_git else ""
         files, symbols, observations = files or {}, symbols or {}, observations or {}
         embed = self.config.embed if embed is None else embed
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
@@ -218,9 +222,9 @@ class Memory:
                 entity_rows.setdefault(res.entity.id, res.entity.model_dump(mode="json"))
                 mention_rows.append({"source": item.id, "target": res.entity.id,
                                      "weight": res.weight, "surface": res.surface[:200]})
-                if res.anchor:
+                if res.anchor and anchors:
                     anchor_rows.append({"source": item.id, "target": res.entity.id,
-                                        "hash": res.entity.hash, "commit": "", "at": time.time()})
+                                        "hash": res.entity.hash, "commit": head, "at": time.time()})
             saved.append(item)
         if new_items:
             self._write({"op": "put_items", "rows": [self._item_row(i) for i in new_items]})
@@ -527,11 +531,19 @@ class Memory:
             self._write(op)
         resolved = self._resolve_waiting_mentions() if changed else 0
         codeindex.save_cache(self.dir, root, result.files)
+        rechecked = self._recheck_anchors(changed + list(result.removed)) if changed else {}
         symbols = sum(len(f.symbols) for f in result.files.values())
         return {"root": str(root), "files": len(result.files), "symbols": symbols,
                 "parsed": len(changed), "removed": len(result.removed),
                 "resolved_mentions": resolved, "skipped": result.skipped,
+                "stale": rechecked.get("stale", []),
                 "warnings": result.warnings, "seconds": round(result.seconds, 3)}
+
+    def _recheck_anchors(self, paths: list[str]) -> dict[str, Any]:
+        """Items anchored to code the index just saw change become stale (or fresh again)."""
+        from graphmem import staleness
+
+        return staleness.recheck(self, paths)
 
     def _drop_vanished_symbols(self, previous: dict[str, Any], result: Any) -> None:
         """Symbols that no longer exist leave the graph unless items are anchored to them."""
@@ -571,6 +583,39 @@ class Memory:
                 self._write({"op": "delete_entities", "ids": [entity["id"]]})
                 count += len(items)
         return count
+
+    # ----- staleness ------------------------------------------------------------------------
+    def update_stale(self, *, commit: str | None = None, rev_range: str | None = None,
+                     worktree: bool = False) -> Any:
+        """Mark items whose anchored code changed (in a commit, a range or the work tree) stale."""
+        from graphmem import staleness
+
+        return staleness.update_stale(self, commit=commit, rev_range=rev_range, worktree=worktree)
+
+    def stale_items(self, limit: int = 1000) -> list[dict[str, Any]]:
+        from graphmem import staleness
+
+        return staleness.stale_items(self, limit)
+
+    def verify(self, item_id: str) -> dict[str, Any]:
+        """Re-anchor an item to the current code and clear its stale mark."""
+        from graphmem import staleness
+
+        self.get_item(item_id)
+        return staleness.verify(self, item_id)
+
+    def import_git(self, repo: str | None = None, since: str | None = None,
+                   max_commits: int | None = None, progress: Any = None,
+                   embed: bool | None = None) -> Any:
+        """Bootstrap memory from commit history: one `history` item per meaningful commit."""
+        from graphmem import history
+
+        actor, self.actor = self.actor, "import-git"
+        try:
+            return history.import_git(self, repo, since=since, max_commits=max_commits,
+                                      progress=progress, embed=embed)
+        finally:
+            self.actor = actor
 
     # ----- lifecycle ------------------------------------------------------------------------
     def feedback(self, item_id: str, verdict: str, note: str = "") -> m.MemoryItem:
@@ -816,6 +861,12 @@ def _first_error(exc: Exception) -> str:
 
 def _same_batch(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["op"] == b["op"] and "rows" in a and a.get("kind") == b.get("kind")
+
+
+def _head_commit(root: Path) -> str:
+    from graphmem.staleness import head_commit
+
+    return head_commit(root)
 
 
 def _remove(path: Path) -> None:

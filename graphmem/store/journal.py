@@ -51,7 +51,7 @@ class Journal:
 
     def _next_seq(self) -> int:
         if self._seq is None:
-            self._seq = max((rec.get("seq", 0) for rec in self.records()), default=0)
+            self._seq = self.last_seq()
         self._seq += 1
         return self._seq
 
