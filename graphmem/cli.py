@@ -600,6 +600,18 @@ def cmd_uninstall(args: argparse.Namespace) -> None:
     emit(args, result, lambda r: f"removed {r['removed']} graphmem entries")
 
 
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on loopback instead of stdio")
+
+
+@command("serve", _serve_args)
+def cmd_serve(args: argparse.Namespace) -> None:
+    """Run the MCP server for agents (stdio; --http HOST:PORT: streamable HTTP on loopback)."""
+    from graphmem.mcp import serve
+
+    serve(_config(args), http=args.http)
+
+
 def _owner_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="the store to own (default: this project's)")
     p.add_argument("--idle", type=float, default=None, help="exit after this many idle seconds")

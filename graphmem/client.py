@@ -22,6 +22,9 @@ from graphmem.config import Config
 from graphmem.owner import REMOTE_METHODS, socket_address
 
 START_TIMEOUT = 60.0
+READ_METHODS = frozenset({"search", "rank", "get", "get_item", "evidence", "brief", "list",
+                          "related", "entities", "stats", "export_items", "retrieval_log",
+                          "stale_items", "history", "ping"})
 CALL_TIMEOUT = 600.0
 
 
@@ -72,17 +75,22 @@ class RemoteMemory:
             if self._sock is None:
                 self._connect()
             assert self._sock is not None
+            sent = False
             try:
                 self._sock.sendall(payload)
+                sent = True
                 line = self._reader.readline()
                 if not line:
                     raise ConnectionResetError("owner closed the connection")
                 break
-            except OSError:
+            except OSError as exc:
                 self.close()
-                # The owner died (or was idle-stopped between calls): the next one takes over.
-                if attempt == 2:
-                    raise errors.OwnerUnavailable(f"lost the owner of {self.dir} twice")
+                # A dead owner is replaced by the next one; but a write that reached the owner
+                # may have been applied, so only reads (or unsent requests) are tried again.
+                if attempt == 2 or (sent and method not in READ_METHODS):
+                    raise errors.OwnerUnavailable(
+                        f"lost the owner of {self.dir} during {method}: {exc}; run "
+                        "`graphmem doctor`; the journal keeps whatever was applied") from exc
         response = json.loads(line)
         if response["ok"]:
             return codec.decode(response["result"])

@@ -48,12 +48,16 @@ class _Handler(socketserver.StreamRequestHandler):
         for raw in self.rfile:
             if not raw.strip():
                 continue
-            response = self.server.dispatch(raw)
+            self.server.count("in_flight", 1)  # until the reply is written, not just computed
             try:
+                response = self.server.dispatch(raw)
                 self.wfile.write(response)
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 return
+            finally:
+                self.server.count("in_flight", -1)
+                self.server.last_activity = time.monotonic()
 
 
 class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -66,13 +70,19 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         super().__init__(address, _Handler)
         self.memory = memory
         self.lock = threading.Lock()
+        self._counters = threading.Lock()
         self.idle_seconds = idle_seconds
         self.last_activity = time.monotonic()
         self.waiting = 0
+        self.in_flight = 0  # calls received and not yet answered: the owner never idles out on them
         self.served = 0
         self.started = time.time()
         self.log_path = Path(memory.dir) / "logs" / LOG_NAME
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+
+    def count(self, name: str, delta: int) -> None:
+        with self._counters:
+            setattr(self, name, getattr(self, name) + delta)
 
     def dispatch(self, raw: bytes) -> bytes:
         started = time.perf_counter()
@@ -100,9 +110,9 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             return self.status()
         if method not in REMOTE_METHODS or not hasattr(self.memory, method):
             raise InvalidInput(f"unknown method {method!r}")
-        self.waiting += 1
+        self.count("waiting", 1)
         with self.lock:
-            self.waiting -= 1
+            self.count("waiting", -1)
             self.last_activity = time.monotonic()
             saved = (self.memory.project, self.memory.branch, self.memory.actor)
             self.memory.project = context.get("project") or saved[0]
@@ -135,7 +145,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def idle_watch(self) -> None:
         while True:
             time.sleep(min(1.0, self.idle_seconds / 4))
-            if self.waiting == 0 and time.monotonic() - self.last_activity > self.idle_seconds:
+            if self.in_flight == 0 and time.monotonic() - self.last_activity > self.idle_seconds:
                 self.shutdown()
                 return
 

@@ -16,6 +16,8 @@ from graphmem.store.base import LINK_TABLES, ItemFilter, Row
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "graph.cypher"
 VECTOR_DIM = 384
+# Kuzu's default buffer pool is most of the machine's RAM; a memory store needs far less.
+BUFFER_POOL_BYTES = 256 * 1024 * 1024
 
 # Every column with the value a missing field takes (Kuzu types parameters by value).
 ITEM_COLUMNS: dict[str, Any] = {
@@ -62,7 +64,8 @@ class KuzuStore:
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = kuzu.Database(str(path), read_only=read_only)
+            self._db = kuzu.Database(str(path), read_only=read_only,
+                                     buffer_pool_size=BUFFER_POOL_BYTES)
             self._conn = kuzu.Connection(self._db)
             for extension in ("VECTOR", "FTS"):
                 self._conn.execute(f"LOAD EXTENSION {extension}")
