@@ -23,6 +23,8 @@ DB_NAME = "graph.kuzu"
 JOURNAL_NAME = "journal.jsonl"
 RETRIEVAL_LOG = "retrieval.jsonl"
 LIVE = ("active", "stale")
+USE_FLUSH_ITEMS = 200
+USE_FLUSH_SECONDS = 30.0
 _shared_embedder: Any = None
 _shared_tokens: Any = None
 
@@ -71,6 +73,8 @@ class Memory:
         self.journal = Journal(self.dir / JOURNAL_NAME)
         self.read_only = read_only
         self.actor = "api"  # who is acting, recorded on every journal record (audit)
+        self._uses: dict[str, tuple[int, float]] = {}
+        self._uses_since = time.time()
         if rebuild:
             self.rebuild_result = self._rebuild_file()
         self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
@@ -95,7 +99,27 @@ class Memory:
                 self._replay_ops(pending)
 
     def close(self) -> None:
+        if not self.read_only:
+            self.flush_use()
         self.store.close()
+
+    def _count_use(self, item_ids: Sequence[str], now: float) -> None:
+        """Use counts are batched: a search must not pay a journal fsync for them."""
+        for item_id in item_ids:
+            count, _ = self._uses.get(item_id, (0, now))
+            self._uses[item_id] = (count + 1, now)
+        if len(self._uses) >= USE_FLUSH_ITEMS or now - self._uses_since >= USE_FLUSH_SECONDS:
+            self.flush_use()
+
+    def flush_use(self) -> None:
+        if self._uses:
+            rows = [{"id": i, "n": n, "at": at} for i, (n, at) in self._uses.items()]
+            self._uses = {}
+            present = {r["id"] for r in self.store.get_items([r["id"] for r in rows])}
+            rows = [r for r in rows if r["id"] in present]
+            if rows:
+                self._write({"op": "bump_items", "rows": rows})
+        self._uses_since = time.time()
 
     def warm_up(self) -> None:
         """Load the extractor and the embedding model so later calls are fast."""
@@ -415,8 +439,7 @@ class Memory:
         if log:
             self._log("search", query, {"files": list(files), "symbols": list(symbols)},
                       len(ranked), [h.item.id for h in hits], tokens)
-            if hits:
-                self._write({"op": "bump_items", "ids": [h.item.id for h in hits], "at": now})
+            self._count_use([h.item.id for h in hits], now)
         return result
 
     def rank(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),

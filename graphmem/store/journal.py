@@ -135,6 +135,9 @@ def _scrub_record(record: Op, gone: set[str]) -> Op | None:
     if op == "put_links":
         rows = [r for r in record["rows"] if r["source"] not in gone and r["target"] not in gone]
         return {**record, "rows": rows} if rows else None
+    if op == "bump_items" and "rows" in record:
+        rows = [r for r in record["rows"] if r["id"] not in gone]
+        return {**record, "rows": rows} if rows else None
     if op in ("update_items", "bump_items", "delete_observations"):
         ids = [i for i in record["ids"] if i not in gone]
         return {**record, "ids": ids} if ids else None

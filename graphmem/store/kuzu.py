@@ -61,6 +61,7 @@ class KuzuStore:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self._code_entities: _CodeEntityIndex | None = None
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,9 +186,10 @@ class KuzuStore:
                    {"ids": list(op["ids"]), **fields})
 
     def _op_bump_items(self, op: Row) -> None:
-        self._exec("UNWIND $ids AS x MATCH (i:Item {id: x}) "
-                   "SET i.hit_count = i.hit_count + 1, i.last_used_at = $at",
-                   {"ids": list(op["ids"]), "at": op["at"]})
+        """Use counts: rows of {id, n, at} (older journals: ids + one `at`)."""
+        rows = op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]]
+        self._exec("UNWIND $rows AS r MATCH (i:Item {id: r.id}) "
+                   "SET i.hit_count = i.hit_count + r.n, i.last_used_at = r.at", {"rows": rows})
 
     def _op_compact(self, op: Row) -> None:
         """Marker after a journal scrub; the service rewrites the whole database for it."""
@@ -222,12 +224,14 @@ class KuzuStore:
         self._exec("COPY ItemVector FROM $t", {"t": table})
 
     def _op_put_entities(self, op: Row) -> None:
+        self._code_entities = None
         rows = _complete(op["rows"], ENTITY_COLUMNS)
         assignments = ", ".join(f"e.{f} = r.{f}" for f in ENTITY_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (e:Entity {{id: r.id}}) SET {assignments}",
                    {"rows": rows})
 
     def _op_delete_entities(self, op: Row) -> None:
+        self._code_entities = None
         self._exec("MATCH (e:Entity) WHERE e.id IN $ids DETACH DELETE e", {"ids": list(op["ids"])})
 
     def _op_put_observations(self, op: Row) -> None:
@@ -340,21 +344,26 @@ class KuzuStore:
 
     def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
                       path_suffixes: Iterable[str] = ()) -> list[Row]:
-        """Entities whose name/qualname equals one of `names` or whose path ends with a suffix."""
-        names, suffixes = list(names), list(path_suffixes)
+        """Code entities (files, symbols) whose name/qualname equals one of `names` or whose
+        path ends with a suffix; answered from an in-memory index (linking asks per mention)."""
+        index = self._code_index()
+        wanted = set(kinds) if kinds else None
         found: dict[str, Row] = {}
-        kind_clause = " AND e.kind IN $kinds" if kinds else ""
-        base = {"kinds": list(kinds)} if kinds else {}
-        if names:
-            for r in self._rows("MATCH (e:Entity) WHERE (e.name IN $names OR e.qualname IN $names)"
-                                f"{kind_clause} RETURN e", {"names": names, **base}):
-                found[r[0]["id"]] = _clean(r[0])
-        for suffix in suffixes:
-            for r in self._rows("MATCH (e:Entity) WHERE e.path <> '' AND "
-                                f"(e.path = $s OR ends_with(e.path, $slash)){kind_clause} RETURN e",
-                                {"s": suffix, "slash": "/" + suffix, **base}):
-                found[r[0]["id"]] = _clean(r[0])
-        return list(found.values())
+        for name in names:
+            for entity_id in index.by_name.get(name, ()):
+                found[entity_id] = index.rows[entity_id]
+        for suffix in path_suffixes:
+            for entity_id in index.by_basename.get(suffix.rsplit("/", 1)[-1], ()):
+                path = index.rows[entity_id]["path"]
+                if path == suffix or path.endswith("/" + suffix):
+                    found[entity_id] = index.rows[entity_id]
+        return [dict(r) for r in found.values() if wanted is None or r["kind"] in wanted]
+
+    def _code_index(self) -> "_CodeEntityIndex":
+        if self._code_entities is None:
+            rows = self._rows("MATCH (e:Entity) WHERE e.kind IN ['file', 'symbol'] RETURN e")
+            self._code_entities = _CodeEntityIndex([_clean(r[0]) for r in rows])
+        return self._code_entities
 
     def entities_by_kind(self, kind: str, limit: int = 100_000) -> list[Row]:
         rows = self._rows(f"MATCH (e:Entity {{kind: $k}}) RETURN e LIMIT {int(limit)}", {"k": kind})
@@ -474,6 +483,20 @@ class KuzuStore:
         return {"Item": [r for r in full["Item"] if r["id"] in keep],
                 "Entity": [r for r in full["Entity"] if r["id"] in entity_ids],
                 "Observation": [], **edges}
+
+
+class _CodeEntityIndex:
+    """File and symbol entities by name, qualname and path basename (rebuilt after writes)."""
+
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = {r["id"]: r for r in rows}
+        self.by_name: dict[str, list[str]] = {}
+        self.by_basename: dict[str, list[str]] = {}
+        for r in rows:
+            for key in {r["name"], r["qualname"]} - {""}:
+                self.by_name.setdefault(key, []).append(r["id"])
+            if r["path"]:
+                self.by_basename.setdefault(r["path"].rsplit("/", 1)[-1], []).append(r["id"])
 
 
 def schema_statements() -> list[str]:
