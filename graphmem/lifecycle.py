@@ -48,9 +48,15 @@ class PairVerdict:
 @dataclass(frozen=True)
 class SupersessionRule:
     """Thresholds, measured on tests/data/supersession_pairs.jsonl (see tests/test_lifecycle.py;
-    tuned on the dev half only, the test half reported separately)."""
+    tuned on the dev half only, the test half reported separately).
 
-    duplicate_similarity: float = 0.85   # same kind, no new cue, no changed value, no turn-away
+    duplicate_similarity stays at Config.dedupe_similarity (0.9), where the service merges. In
+    Memory._supersede_older a "duplicate" verdict only blocks supersession: 0.85 would find more
+    rephrasings on the pairs (dev duplicate recall 0.93 vs 0.73), but it would also keep a newer
+    fix for the same error (cosine 0.85-0.9, no cue) from replacing the older pitfall (seen in
+    bench/bench_month.py). Superseding a repeat is harmless; keeping a stale fact live is not."""
+
+    duplicate_similarity: float = 0.9    # same kind, no new cue, no changed value, no turn-away
     cue_similarity: float = 0.55         # a new cue plus a shared specific entity
     entity_similarity: float = 0.65      # a new cue (or a changed value) about the same thing
     same_error_similarity: float = 0.5   # a newer fix for the same error code
