@@ -28,11 +28,14 @@ def to_markdown(project: str, records: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-_SECTION = re.compile(r"^## (?P<title>.+?)\n(?P<content>.*?)" + re.escape(RECORD_MARK)
+# Content may not run into the next heading: a section that lost its metadata line is an
+# error, never silently merged into the following record.
+_SECTION = re.compile(r"^## (?P<title>.+?)\n(?P<content>(?:(?!^## ).)*?)" + re.escape(RECORD_MARK)
                       + r" (?P<meta>\{.*?\}) -->", re.S | re.M)
 
 
 def from_markdown(text: str) -> list[dict[str, Any]]:
+    headings = len(re.findall(r"^## ", text, re.M))
     records = []
     for number, match in enumerate(_SECTION.finditer(text), 1):
         try:
@@ -43,6 +46,9 @@ def from_markdown(text: str) -> list[dict[str, Any]]:
         paragraphs = [p.strip() for p in match["content"].strip().split("\n\n")]
         body = [p for p in paragraphs[1:] if p and not p.startswith("Files: ")]
         records.append({**meta, "title": match["title"].strip(), "body": "\n\n".join(body)})
+    if headings != len(records):
+        raise InvalidInput(f"{headings - len(records)} of {headings} memories have no intact "
+                           f"'{RECORD_MARK} {{...}} -->' line; nothing was imported")
     return records
 
 

@@ -276,7 +276,7 @@ class Memory:
         """Older live items this one replaces become `superseded`, with a SUPERSEDES edge."""
         rule = lifecycle.SupersessionRule()
         flt = ItemFilter(project=item.project, statuses=("active", "stale"))
-        near = [(i, sim) for i, sim in self.store.vector_search(vector.tolist(), 6, flt)
+        near = [(i, sim) for i, sim in self.store.vector_search(vector.tolist(), 20, flt)
                 if i not in batch and sim >= min(rule.cue_similarity, rule.same_error_similarity)]
         replaced = []
         for row in self.store.get_items([i for i, _ in near]):
@@ -318,8 +318,8 @@ class Memory:
         for row in self.store.get_items(close):
             if vector is None and _normal(row["title"]) != _normal(item.title):
                 continue
-            if lifecycle.rejected_terms(item.text) & set(_normal(row["title"] + " " + row["body"]).split()):
-                continue  # "use npm, not pnpm" is no duplicate of "use pnpm, not npm"
+            if not lifecycle.repeats(item.text, f"{row['title']}\n{row['body']}"):
+                continue  # "use npm, not pnpm" or "Python 3.12" is no repeat of the old text
             return m.MemoryItem(**_item_fields(row))
         return None
 
@@ -464,6 +464,8 @@ class Memory:
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""
         budget = self.config.brief_budget if budget is None else max(0, int(budget))
+        if not self.read_only:
+            self.flush_use()
         flt = ItemFilter(project=self.project, statuses=("active",), now=time.time())
         candidates = self.store.list_items(flt, limit=300, order="updated_at")
         now = time.time()
@@ -489,14 +491,21 @@ class Memory:
         flt = self._filter()
         neighbours = self.store.entity_neighbours(entity_ids, hops=1)
         item_links = self.store.items_mentioning(list(neighbours), flt)
+        if not item_links:
+            raise NotFound(f"no memory of this project is about {entity!r}")
+        ours = {e for _, e, _ in item_links}  # entities this project's items speak of
+
+        def visible(row: dict[str, Any]) -> bool:
+            return row["id"] in ours or (row["kind"] in ("file", "symbol") and row["resolved"])
         direct = {i for i, e, _ in item_links if e in entity_ids}
         item_ids = list(dict.fromkeys(i for i, _, _ in item_links))
         items = [m.MemoryItem(**_item_fields(r)) for r in self.store.get_items(item_ids)][:limit]
         self._log("related", entity, {}, len(item_ids), [i.id for i in items], 0)
-        return {"entities": self.store.get_entities(entity_ids),
-                "neighbours": self.store.get_entities([e for e, d in neighbours.items() if d > 0])[:limit],
-                "co_mentioned": [row for eid in entity_ids
-                                 for row in self.store.entity_items_neighbours(eid, limit)][:limit],
+        return {"entities": [e for e in self.store.get_entities(entity_ids) if visible(e)],
+                "neighbours": [e for e in self.store.get_entities(
+                    [e for e, d in neighbours.items() if d > 0]) if visible(e)][:limit],
+                "co_mentioned": [row for eid in entity_ids for row in
+                                 self.store.entity_items_neighbours(eid, limit, self.project)][:limit],
                 "items": [{"item": i.model_dump(mode="json"), "direct": i.id in direct}
                           for i in items]}
 
@@ -664,6 +673,9 @@ class Memory:
         """Archive expired and cold items (restorable), purge long-archived ones for real."""
         now = time.time() if now is None else now
         rows = self.store.list_items(ItemFilter(project=self.project, statuses=None), limit=10**9)
+        for row in rows:  # uses not yet flushed count too: an item used seconds ago is not cold
+            if row["id"] in self._uses:
+                row["last_used_at"] = max(row["last_used_at"], self._uses[row["id"]][1])
         plan = lifecycle.plan_sweep(rows, now)
         if not dry_run:
             actor, self.actor = self.actor, "sweep"
@@ -696,7 +708,8 @@ class Memory:
 
     def forget_many(self, item_ids: Sequence[str]) -> dict[str, int]:
         """Delete items for real, then rewrite the database so no byte of their text remains."""
-        ids = [i for i in dict.fromkeys(item_ids) if self.store.get_items([i])]
+        ids = [r["id"] for r in self.store.get_items(list(dict.fromkeys(item_ids)))
+               if r["project"] == self.project]
         if not ids:
             return {"items": 0, "journal_records_rewritten": 0, "observations": 0}
         own: list[str] = []
@@ -726,14 +739,14 @@ class Memory:
                 if set(self.store.observation_users(obs)) - leaving}
 
     def stats(self) -> dict[str, Any]:
-        counts = self.store.counts()
+        """Counts for this project only (a shared data dir holds others)."""
+        counts = self.store.project_counts(self.project)
         return {"project": self.project, "branch": self.branch, "data_dir": str(self.dir),
                 "items": self.store.count_items(ItemFilter(project=self.project, statuses=None)),
                 "by_kind": self.store.group_counts("kind", self.project),
                 "by_status": self.store.group_counts("status", self.project),
-                "entities": counts["Entity"], "observations": counts["Observation"],
-                "vectors": counts["ItemVector"],
-                "links": {k: v for k, v in counts.items() if k.isupper()},
+                "entities": counts["entities"], "observations": counts["observations"],
+                "vectors": counts["vectors"], "links": counts["links"],
                 "journal_bytes": self.journal.path.stat().st_size if self.journal.path.exists() else 0,
                 "schema_version": self.store.schema_version}
 
@@ -785,7 +798,7 @@ class Memory:
             _remove(path)
         self.store = KuzuStore(fresh)
         try:
-            applied = self._replay_ops(self.journal.ops())
+            applied = self._replay_ops(self.journal.ops(), defer_vectors=True)
             if self.store.counts()["ItemVector"]:
                 self.store.ensure_vector_index()
             counts = self.store.counts()
@@ -800,18 +813,33 @@ class Memory:
         return {"ops": applied, **{k: v for k, v in counts.items()
                                     if k in ("Item", "Entity", "ItemVector")}}
 
-    def _replay_ops(self, ops: Iterable[tuple[int, dict[str, Any]]]) -> int:
-        """Apply journal ops in order, batching consecutive row ops of one kind."""
+    def _replay_ops(self, ops: Iterable[tuple[int, dict[str, Any]]],
+                    defer_vectors: bool = False) -> int:
+        """Apply journal ops in order, batching consecutive row ops of one kind.
+
+        With `defer_vectors` (a rebuild into an empty file) every vector is held back and
+        written by one COPY at the end: one COPY per small batch made rebuilds slow and big."""
         applied = 0
+        last_seq = 0
+        vectors: dict[str, dict[str, Any]] = {}
         pending: list[tuple[int, dict[str, Any]]] = []
         for seq, op in ops:
+            applied += 1
+            last_seq = seq
+            if defer_vectors and op["op"] == "put_vectors":
+                vectors.update((r["id"], r) for r in op["rows"])
+                continue
+            if defer_vectors and op["op"] == "delete_items":
+                for item_id in op["ids"]:
+                    vectors.pop(item_id, None)
             if pending and not _same_batch(pending[-1][1], op):
                 self._apply_batch(pending)
                 pending = []
             pending.append((seq, op))
-            applied += 1
         if pending:
             self._apply_batch(pending)
+        if vectors:
+            self.store.apply({"op": "put_vectors", "rows": list(vectors.values())}, seq=last_seq)
         return applied
 
     def _apply_batch(self, batch: list[tuple[int, dict[str, Any]]]) -> None:

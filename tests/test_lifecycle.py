@@ -24,7 +24,6 @@ LABELS = ("supersedes", "duplicate", "unrelated")
 # left alone on purpose, see SupersessionRule), with a little slack.
 FLOORS = {"supersedes": (0.9, 0.85), "duplicate": (0.9, 0.5)}
 
-# Service bugs these tests pin down; each xfail turns into a failure once the fix lands (strict).
 DUPLICATE_BUG = ("service.py Memory._duplicate_of compares rejected_terms() with "
                  "_normal(text).split(), whose tokens keep punctuation ('npm,' != 'npm'), and "
                  "ignores changed values; fix: `if not lifecycle.repeats(item.text, old_text): "
@@ -150,7 +149,6 @@ def test_a_rephrased_repeat_merges_and_gains_trust(memory: Memory) -> None:
     assert len(memory.list(kind="convention")) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=DUPLICATE_BUG)
 @pytest.mark.parametrize("kind, old, new", [
     ("convention", "Use pnpm, not npm, for the admin frontend",
      "Use npm, not pnpm, for the admin frontend"),
@@ -235,10 +233,6 @@ def test_a_year_untouched_item_leaves_the_brief_but_stays_searchable(memory: Mem
     assert old.id in memory.brief().item_ids
 
 
-@pytest.mark.xfail(strict=True, reason="service.py Memory.sweep plans from stored rows without "
-                   "flush_use() first: an item used seconds ago (use still buffered) is archived "
-                   "as cold; fix: call self.flush_use() at the top of sweep() (and of brief(), "
-                   "so a just-used item is judged by its use)")
 def test_an_item_just_used_is_not_archived_as_cold(memory: Memory) -> None:
     now = time.time()
     old = memory.add("Decision: the fax gateway keeps its own database", kind="decision",
@@ -422,12 +416,6 @@ def test_a_hand_edited_export_with_errors_imports_nothing(memory: Memory, home: 
         assert [r["id"] for r in target.export_items()] == [kept.id]
 
 
-@pytest.mark.xfail(strict=True, reason="exporting.py from_markdown: a section whose metadata line "
-                   "was deleted is swallowed by the next one (non-greedy match across '## ' "
-                   "headings): the first title gets the second record's id and metadata, and the "
-                   "second record disappears silently; fix: match the content with "
-                   "`(?:(?!^## ).)*?` (stop at the next heading) and raise InvalidInput for a "
-                   "heading without a metadata line")
 def test_a_section_without_its_metadata_line_is_an_error(memory: Memory, tmp_path: Path) -> None:
     _fill(memory)
     text = to_markdown(memory.project, memory.export_items())

@@ -200,20 +200,9 @@ def test_b_cannot_reach_a_items_by_id(world: World) -> None:
         assert _state(a, world.a_ids) == world.a_state
 
 
-SHARED_DIR_LEAKS = pytest.mark.xfail(
-    strict=True, reason="shared data dir: service.py Memory.related resolves entities and "
-    "co-mentions in the whole store (KuzuStore.entity_items_neighbours and entity lookup ignore "
-    "the project), and Memory.stats counts entities/observations/vectors/links of every project "
-    "(store.counts() is global); fix: filter co_mentioned/neighbours/entities through items of "
-    "self.project (raise NotFound when no item of this project links the entity), and count "
-    "entities/observations/vectors/links per project")
-
-
 @pytest.mark.parametrize("entity", [A_FILE, A_SYMBOL, A_ERROR, A_ENVVAR])
 def test_related_in_b_shows_nothing_of_a(world: World, entity: str,
                                          request: pytest.FixtureRequest) -> None:
-    if world.variant == "shared":
-        request.applymarker(SHARED_DIR_LEAKS)
     with Memory(world.config_b) as b:
         try:
             out = b.related(entity)
@@ -223,8 +212,6 @@ def test_related_in_b_shows_nothing_of_a(world: World, entity: str,
 
 
 def test_stats_of_b_count_only_b(world: World, request: pytest.FixtureRequest) -> None:
-    if world.variant == "shared":
-        request.applymarker(SHARED_DIR_LEAKS)
     with Memory(world.config_b) as b:
         stats = _comparable(b.stats())
     assert stats == world.b_reference_stats
@@ -245,11 +232,7 @@ def test_all_projects_is_the_explicit_opt_in(world: World) -> None:
 
 
 @pytest.mark.parametrize("variant", [
-    "separate", pytest.param("shared", marks=pytest.mark.xfail(
-        strict=True, reason="service.py Memory.forget_many (an owner REMOTE_METHOD, also used by "
-        "sweep) keeps every id the store knows, of any project: from B it deletes A's items in a "
-        "shared data dir; fix: `ids = [r['id'] for r in self.store.get_items(list(dict.fromkeys("
-        "item_ids))) if r['project'] == self.project]`"))])
+    "separate", "shared"])
 def test_forget_many_from_b_deletes_nothing_of_a(variant: str, tmp_path: Path) -> None:
     repo_a, repo_b = _repo(tmp_path / "a"), _repo(tmp_path / "b")
     extra: dict[str, Any] = {"data_dir": tmp_path / "store"} if variant == "shared" else {}

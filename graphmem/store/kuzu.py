@@ -442,13 +442,27 @@ class KuzuStore:
                 seen[entity] = depth
         return seen
 
-    def entity_items_neighbours(self, entity_id: str, limit: int = 50) -> list[Row]:
-        """Co-mentioned entities of an entity's items (for `related`)."""
+    def entity_items_neighbours(self, entity_id: str, limit: int = 50,
+                                project: str | None = None) -> list[Row]:
+        """Entities co-mentioned with this one by items (of one project, when given)."""
+        clause = "AND i.project = $p " if project is not None else ""
         rows = self._rows("MATCH (e:Entity {id: $id})<-[:MENTIONS|ANCHORED_TO]-(i:Item)"
-                          "-[:MENTIONS|ANCHORED_TO]->(o:Entity) WHERE o.id <> $id "
+                          f"-[:MENTIONS|ANCHORED_TO]->(o:Entity) WHERE o.id <> $id {clause}"
                           f"RETURN o, count(DISTINCT i) AS n ORDER BY n DESC LIMIT {int(limit)}",
-                          {"id": entity_id})
+                          {"id": entity_id, **({"p": project} if project is not None else {})})
         return [{**_clean(r[0]), "shared_items": int(r[1])} for r in rows]
+
+    def project_counts(self, project: str) -> dict[str, Any]:
+        """Entities, observations, vectors and links that belong to one project's items."""
+        one = lambda q: int(self._rows(q, {"p": project})[0][0])  # noqa: E731
+        links = {t: one(f"MATCH (i:Item {{project: $p}})-[l:{t}]->() RETURN count(l)")
+                 for t in LINK_TABLES if LINK_ENDPOINTS[t][0] == "Item"}
+        return {
+            "entities": one("MATCH (i:Item {project: $p})-[:MENTIONS|ANCHORED_TO]->(e:Entity) "
+                            "RETURN count(DISTINCT e)"),
+            "observations": one("MATCH (o:Observation {project: $p}) RETURN count(o)"),
+            "vectors": one("MATCH (i:Item {project: $p}), (v:ItemVector {id: i.id}) RETURN count(v)"),
+            "links": links}
 
     def export_rows(self) -> dict[str, list[Row]]:
         """Every node and edge, as plain rows (tests compare rebuilt and live stores with it)."""
