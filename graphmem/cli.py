@@ -77,13 +77,13 @@ def _age(ts: float) -> str:
     seconds = max(0.0, time.time() - ts)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
 
 
 def _item_line(item: Any) -> str:
     status = "" if item.status.value == "active" else f" [{item.status.value}]"
-    return f"{item.id}  {item.kind.value:<10} {_age(item.created_at):>4}  {item.title[:90]}{status}"
+    return f"{item.id}  {item.kind.value:<10} {_age(item.created_at):>8}  {item.title[:90]}{status}"
 
 
 # ----- commands -----------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def cmd_get(args: argparse.Namespace) -> None:
         item = d.item
         lines = [f"{item.title}", f"  id {item.id} · {item.kind.value} · {item.status.value}"
                  f"{' (' + item.stale_reason + ')' if item.stale_reason else ''} · confidence "
-                 f"{item.confidence:.2f} · source {item.source.value} · {_age(item.created_at)} ago"]
+                 f"{item.confidence:.2f} · source {item.source.value} · {_age(item.created_at)}"]
         if item.body and item.body != item.title:
             lines += ["", item.body]
         links = [ln for ln in d.links if "entity" in ln]
