@@ -484,6 +484,37 @@ def cmd_feedback(args: argparse.Namespace) -> None:
     emit(args, item, lambda i: f"{i.id}: confidence {i.confidence:.2f}, {i.status.value}")
 
 
+def _graph_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("verb", choices=["export"])
+    p.add_argument("--format", choices=["graphml", "gexf", "json"], default="graphml",
+                   help="GraphML (yEd, networkx), GEXF (Gephi) or node-link JSON")
+    p.add_argument("--output", "-o", help="file to write (default: stdout)")
+    p.add_argument("--entity", help="only this entity's neighbourhood: a path, function, error...")
+    p.add_argument("--hops", type=int, default=1, help="code-graph hops around --entity")
+    p.add_argument("--kind", action="append", help="only memories of this kind (repeatable)")
+    p.add_argument("--all-projects", action="store_true")
+
+
+@command("graph", _graph_args)
+def cmd_graph(args: argparse.Namespace) -> None:
+    """Export the memory graph (typed nodes and edges) as GraphML, GEXF or node-link JSON."""
+    from graphmem import graph
+
+    with _memory(args, read_only=True) as memory:
+        data = memory.to_networkx_data(None if args.all_projects else memory.project, args.kind,
+                                       args.entity, args.hops)
+    exported = graph.from_data(data)
+    if not args.output:
+        graph.export(exported, sys.stdout.buffer, args.format)
+        return
+    graph.export(exported, args.output, args.format)
+    summary = {"output": args.output, "format": args.format,
+               "nodes": exported.number_of_nodes(), "edges": exported.number_of_edges(),
+               "items": exported.graph["items_shown"]}
+    emit(args, summary, lambda s: f"exported {s['nodes']} nodes and {s['edges']} edges "
+                                  f"({s['items']} memories) to {s['output']}")
+
+
 def _stale_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("verb", choices=["update", "list"])
     which = p.add_mutually_exclusive_group()

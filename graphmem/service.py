@@ -528,6 +528,21 @@ class Memory:
             out.append(change)
         return out
 
+    def to_networkx(self, scope: Any = None, kinds: Sequence[str] | None = None,
+                    entity: str | None = None, hops: int = 1, **options: Any) -> Any:
+        """The store (or an entity's neighbourhood) as a typed networkx MultiDiGraph."""
+        from graphmem import graph
+
+        return graph.to_networkx(self, scope, kinds, entity, hops, **options)
+
+    def to_networkx_data(self, scope: str | None = None, kinds: Sequence[str] | None = None,
+                         entity: str | None = None, hops: int = 1,
+                         **options: Any) -> dict[str, Any]:
+        """The same graph as node-link JSON (what the owner sends; `graph.from_data` rebuilds it)."""
+        from graphmem import graph
+
+        return graph.to_data(self.to_networkx(scope, kinds, entity, hops, **options))
+
     def entities(self, item_id: str) -> list[dict[str, Any]]:
         self.get_item(item_id)
         return self.store.item_links(item_id)

@@ -17,6 +17,8 @@ OWNERS = {
     "sentence_transformers": {"embed.py"},
     "fastmcp": {"mcp.py"},
     "torch": {"embed.py"},
+    "networkx": {"graph.py"},
+    "matplotlib": {"graph.py"},
 }
 HOOK_PATH_FORBIDDEN = ("kuzu", "spacy", "torch", "sentence_transformers", "fastmcp", "tree_sitter",
                        "pydantic", "numpy")
