@@ -121,3 +121,19 @@ def test_data_lives_outside_the_repo(memory: Memory, repo: Path) -> None:
     assert not str(memory.dir).startswith(str(repo))
     assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
                           text=True).stdout == ""
+
+
+def test_crash_between_journal_and_graph_is_healed_on_open(home: Path, repo: Path) -> None:
+    """An owner killed after the journal fsync but before the graph write loses nothing."""
+    from graphmem.models import MemoryItem
+
+    with Memory(Config(home=home, cwd=repo)) as mem:
+        kept = mem.add("Graph and journal agree before the crash", kind="fact")
+        orphan = MemoryItem(project=mem.project, title="Written to the journal, then the owner died")
+        mem.journal.append({"op": "put_items", "rows": [mem._item_row(orphan)]})
+    with Memory(Config(home=home, cwd=repo)) as mem:
+        assert mem.get_item(orphan.id).title.startswith("Written to the journal")
+        assert mem.get_item(kept.id)
+        live = mem.store.export_rows()
+        mem.rebuild()
+        assert mem.store.export_rows() == live
