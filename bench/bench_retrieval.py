@@ -156,7 +156,7 @@ def quality(data: Path, ablations: bool) -> tuple[list[Row], list[str]]:
 
 def format_quality(rows: Sequence[Row]) -> str:
     def cell(value: float | None, fmt: str) -> str:
-        return format(value, fmt) if value is not None else "–"
+        return format(value, fmt) if value is not None else "–".rjust(int(fmt.split(".")[0]))
 
     head = (f"{'dataset':<18} {'system':<44} {'context':<16} {'R@5':>6} {'R@10':>6} "
             f"{'Hit@10':>7} {'MRR':>6}")
@@ -290,6 +290,7 @@ def latency(scales: Sequence[int], queries: int = 200) -> tuple[list[str], list[
         lines.append(f"{scale:>8,} {_pct(plain, 50):>8.1f} {_pct(plain, 95):>8.1f} "
                      f"{_pct(with_files, 50):>11.1f} {_pct(with_files, 95):>11.1f} "
                      f"{target:>11} {load_seconds:>8.0f}")
+        print(f"  {lines[-1]}", file=sys.stderr, flush=True)
     notes.append(f"items: template texts (files, functions, errors, env vars) in one project; "
                  f"beyond the first {distinct:,} they repeat, tagged with a copy number, with "
                  "the base text's MiniLM vector + N(0, 0.02) noise, renormalised; loaded "
