@@ -22,6 +22,7 @@ from graphmem.config import Config
 from graphmem.owner import REMOTE_METHODS, socket_address
 
 START_TIMEOUT = 60.0
+_SPAWNED: list[subprocess.Popen[bytes]] = []  # detached owners outlive us; never reaped here
 READ_METHODS = frozenset({"search", "rank", "get", "get_item", "evidence", "brief", "list",
                           "related", "entities", "stats", "export_items", "retrieval_log",
                           "stale_items", "history", "ping"})
@@ -138,8 +139,9 @@ def spawn_owner(config: Config, data_dir: Path) -> None:
     if config.project:
         argv += ["--project", config.project]
     with (log_dir / "owner.stderr").open("ab") as stderr:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                         start_new_session=True, close_fds=True, env=os.environ.copy())
+        _SPAWNED.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=stderr, start_new_session=True, close_fds=True,
+                                         env=os.environ.copy()))
 
 
 def open_memory(config: Config | None = None, *, owner: bool | None = None,
