@@ -22,7 +22,6 @@ from graphmem.config import Config
 from graphmem.owner import REMOTE_METHODS, socket_address
 
 START_TIMEOUT = 60.0
-_SPAWNED: list[subprocess.Popen[bytes]] = []  # detached owners outlive us; never reaped here
 READ_METHODS = frozenset({"search", "rank", "get", "get_item", "evidence", "brief", "list",
                           "related", "entities", "stats", "export_items", "retrieval_log",
                           "stale_items", "history", "ping"})
@@ -139,9 +138,15 @@ def spawn_owner(config: Config, data_dir: Path) -> None:
     if config.project:
         argv += ["--project", config.project]
     with (log_dir / "owner.stderr").open("ab") as stderr:
-        _SPAWNED.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=stderr, start_new_session=True, close_fds=True,
-                                         env=os.environ.copy()))
+        # A short-lived middle process starts the owner and exits at once, so the owner is
+        # nobody's child: no zombie under a long-lived client, nothing left for us to reap.
+        subprocess.run([sys.executable, "-c", _DETACH, *argv], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=stderr, close_fds=True,
+                       env=os.environ.copy(), check=False, timeout=60)
+
+
+_DETACH = ("import subprocess, sys; subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
+           "stdout=subprocess.DEVNULL, start_new_session=True, close_fds=True)")
 
 
 def open_memory(config: Config | None = None, *, owner: bool | None = None,
