@@ -276,13 +276,13 @@ def latency(scales: Sequence[int], queries: int = 200) -> tuple[list[str], list[
             bulk_write(memory, rows, vectors)
             load_seconds = time.perf_counter() - started
             for probe in probes[:20]:  # warm: model, HNSW index build, FTS, timeline
-                memory.search(probe["text"], files=probe["files"], k=10, log=False)
+                memory.search(probe["text"], files=probe["files"], k=10, log=False, project="bench")
             plain, with_files = [], []
             for probe in probes[20:]:
                 t0 = time.perf_counter()
-                memory.search(probe["text"], k=10, log=False)
+                memory.search(probe["text"], k=10, log=False, project="bench")
                 t1 = time.perf_counter()
-                memory.search(probe["text"], files=probe["files"], k=10, log=False)
+                memory.search(probe["text"], files=probe["files"], k=10, log=False, project="bench")
                 t2 = time.perf_counter()
                 plain.append(t1 - t0)
                 with_files.append(t2 - t1)
