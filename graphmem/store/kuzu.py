@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -592,9 +591,6 @@ def _translate_query(exc: RuntimeError) -> GraphmemError:
         return StoreUnavailable(text)
     return GraphmemError(f"graph query failed: {text}")
 
-
-def now() -> float:
-    return time.time()
 
 
 # ----- staleness queries (used by graphmem/staleness.py and graphmem/history.py)
