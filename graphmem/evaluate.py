@@ -101,6 +101,8 @@ def to_memory_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], dict[
 
     An item without a timestamp is taken to follow the previous line by one second (a JSONL
     without times is a stream in file order), so creation order and as-of filters still work.
+    Files come from `files_canonical` when a row has it: each path as it is named today, which is
+    what a live store holds after its anchors followed the renames (`files` keeps the old names).
     """
     from graphmem.models import ItemKind, MemoryItem
 
@@ -117,7 +119,7 @@ def to_memory_items(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Any], dict[
                           kind=ItemKind(kind if kind in kinds else "note"), created_at=created,
                           updated_at=created)
         items.append(item)
-        files[item.id] = [str(f) for f in row.get("files") or []]
+        files[item.id] = [str(f) for f in row.get("files_canonical") or row.get("files") or []]
         symbols[item.id] = [str(f) for f in row.get("functions") or []]
     return items, files, symbols
 

@@ -422,11 +422,13 @@ class Memory:
         flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
         ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on)
         now = time.time()
+        # Time travel ranks as the store stood then: recency and decay count back from as_of.
+        reference = now if as_of is None else min(now, as_of)
         rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
-        ranking_rows = {i: {**r, "confidence": lifecycle.effective_confidence(r, now)}
+        ranking_rows = {i: {**r, "confidence": lifecycle.effective_confidence(r, reference)}
                         for i, r in rows.items()}
-        scored = sorted(((i, s * fusion.prior(ranking_rows[i], self.config.weights, now=now,
-                                              branch=self.branch))
+        scored = sorted(((i, s * fusion.prior(ranking_rows[i], self.config.weights,
+                                              now=reference, branch=self.branch))
                          for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
         hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
                       channels=explain_rows.get(i, {}), why=why.get(i, []),
@@ -449,7 +451,7 @@ class Memory:
         flt = self._filter(as_of=as_of, project=project)
         ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on)
         rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
-        now = time.time()
+        now = time.time() if as_of is None else min(time.time(), as_of)
         scored = sorted(((i, s * fusion.prior(rows[i], self.config.weights, now=now))
                          for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
         return [i for i, _ in scored[:k]]

@@ -65,6 +65,14 @@ def test_item_conversion_times_titles_and_entities() -> None:
     assert ev.title_and_body({"text": "x" * 300})[0] == "x" * 200
 
 
+def test_canonical_files_stand_for_renamed_paths() -> None:
+    rows = [{"id": "x", "scope": "s", "text": "moved", "files": ["pkg/a.py"],
+             "files_canonical": ["src/pkg/a.py"]},
+            {"id": "y", "scope": "s", "text": "plain", "files": ["pkg/b.py"]}]
+    _, files, _ = ev.to_memory_items(rows)
+    assert files == {"x": ["src/pkg/a.py"], "y": ["pkg/b.py"]}
+
+
 def test_loaders_reject_bad_lines(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "1", "scope": "s"}\n')
