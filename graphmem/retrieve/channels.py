@@ -40,7 +40,7 @@ def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[st
         code = [e for e in found.direct if e.startswith(("file:", "symbol:"))]
         found.expanded = {e: d for e, d in store.entity_neighbours(code, hops).items() if d > 0}
         # A file reaches the functions and classes in it even when no code index linked them.
-        paths = [row["path"] for row in store.get_entities(
+        paths = [row["path"] for row in store.code_entities(
             [e for e in found.direct if e.startswith("file:")]) if row.get("path")]
         for row in store.find_entities(path_suffixes=paths, kinds=["symbol"]) if paths else []:
             if row["id"] not in found.direct and row.get("path") in paths:
@@ -170,7 +170,7 @@ def timeline(store: KuzuStore, project: str) -> Timeline:
     imports) rebuilds the timeline from the store.
     """
     everything = ItemFilter(project=project, statuses=None)
-    count = store.count_items(everything)
+    count = store.count_visible(everything)
     with _TIMELINE_LOCK:
         cached = _TIMELINES.setdefault(store, {}).get(project)
         if cached is not None and cached.count == count:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from graphmem.config import RetrievalWeights
@@ -81,7 +80,7 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
 def _visible_total(store: KuzuStore, flt: ItemFilter) -> int:
     """How many items the query can see (the N of entity IDF); from the timeline when scoped."""
     if flt.project is None:
-        return store.count_items(flt)
+        return store.count_visible(flt)
     return channels.timeline(store, flt.project).count_before(flt.created_before)
 
 
@@ -112,6 +111,5 @@ def _in_context(store: KuzuStore, weights: RetrievalWeights, fused: dict[str, fl
         return scored
     best = sorted(scored.items(), key=lambda p: (-p[1], p[0]))[:keep]
     added = [i for i, _ in best if i not in fused]
-    visible = {r["id"] for r in store.list_items(replace(flt, ids=tuple(added)),
-                                                  limit=len(added))} if added else set()
+    visible = set(store.visible_ids(added, flt))
     return {i: s for i, s in best if i in fused or i in visible}

@@ -1,0 +1,289 @@
+"""The retrieval hot path in memory: item filter fields, vectors and item-entity links.
+
+A search asks the graph for a handful of small things (which items a filter lets through, the
+nearest vectors, the items linked to a few entities, the code neighbours of a file); each costs
+Kuzu milliseconds of fixed overhead per query. This mirror answers them in microseconds from
+numpy columns and dicts. It is built from the store on first use and kept current by the store,
+which hands it every journal op after the op committed; an op it cannot follow drops it, and the
+next search builds it again. The graph stays the source of truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from graphmem.store.base import ItemFilter, Row
+
+ITEM_LINKS = ("MENTIONS", "ANCHORED_TO")
+CODE_LINKS = ("DEFINED_IN", "CONTAINS", "IMPORTS", "TOUCHES")
+# Item fields ranking reads besides the filter columns (fusion.prior, effective_confidence).
+RANKING_FIELDS = ("branch", "importance", "confidence", "verified", "pinned", "hit_count",
+                  "updated_at", "last_used_at")
+# Ops that change nothing mirrored here.
+IGNORED_OPS = frozenset({"put_entities", "put_observations", "delete_observations", "compact"})
+
+
+class _Codes:
+    """Strings as small ints, so filters compare numpy columns."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {"": 0}
+        self.text: list[str] = [""]
+
+    def of(self, value: str) -> int:
+        found = self.code.get(value)
+        if found is None:
+            found = self.code[value] = len(self.text)
+            self.text.append(value)
+        return found
+
+    def known(self, values: Iterable[str]) -> list[int]:
+        return [self.code[v] for v in values if v in self.code]
+
+
+class HotIndex:
+    """Mirror of what retrieval reads; one slot per item id, columns indexed by slot."""
+
+    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+        self.dimensions = dimensions
+        self.size = 0
+        self.slot: dict[str, int] = {}
+        self.ids: list[str | None] = []
+        self.codes = _Codes()
+        self._allocate(max(capacity, 16))
+        self.item_links: dict[str, dict[tuple[str, str], float]] = {}  # entity -> {(table, item): w}
+        self.links_of_item: dict[str, set[str]] = {}  # item -> entities it links to
+        self.code_out: dict[str, set[tuple[str, str]]] = {}  # entity -> {(table, target)}
+        self.code_in: dict[str, set[tuple[str, str]]] = {}  # entity -> {(table, source)}
+        self.ranking: dict[str, dict[str, Any]] = {}
+
+    # ----- storage ----------------------------------------------------------------------------
+    def _allocate(self, capacity: int) -> None:
+        def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+            new = np.zeros(shape, dtype=dtype)
+            if old is not None:
+                new[: len(old)] = old
+            return new
+
+        current = getattr(self, "alive", None)
+        self.capacity = capacity
+        self.alive = grow(current, (capacity,), bool)
+        self.has_vector = grow(getattr(self, "has_vector", None), (capacity,), bool)
+        self.vectors = grow(getattr(self, "vectors", None), (capacity, self.dimensions), np.float32)
+        for name in ("project", "kind", "status", "session"):
+            setattr(self, name, grow(getattr(self, name, None), (capacity,), np.int32))
+        for name in ("created_at", "expire_at"):
+            setattr(self, name, grow(getattr(self, name, None), (capacity,), np.float64))
+
+    def _slot_for(self, item_id: str) -> int:
+        found = self.slot.get(item_id)
+        if found is not None:
+            return found
+        if self.size == self.capacity:
+            self._allocate(self.capacity * 2)
+        found = self.slot[item_id] = self.size
+        self.ids.append(item_id)
+        self.size += 1
+        return found
+
+    # ----- writes -----------------------------------------------------------------------------
+    def put_items(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        for row in rows:
+            n = self._slot_for(row["id"])
+            self.alive[n] = True
+            self._set_fields(n, row)
+
+    def _set_fields(self, n: int, fields: Mapping[str, Any]) -> None:
+        for name, column in (("project", "project"), ("kind", "kind"), ("status", "status"),
+                             ("session_id", "session")):
+            if name in fields:
+                getattr(self, column)[n] = self.codes.of(str(fields[name] or ""))
+        for name in ("created_at", "expire_at"):
+            if name in fields:
+                getattr(self, name)[n] = float(fields[name] or 0.0)
+        ranking = {f: fields[f] for f in RANKING_FIELDS if f in fields}
+        if ranking:
+            item_id = self.ids[n]
+            assert item_id is not None
+            self.ranking.setdefault(item_id, {}).update(ranking)
+
+    def update_items(self, ids: Iterable[str], fields: Mapping[str, Any]) -> None:
+        for item_id in ids:
+            n = self.slot.get(item_id)
+            if n is not None and self.alive[n]:
+                self._set_fields(n, fields)
+
+    def bump_items(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        for row in rows:
+            ranking = self.ranking.get(row["id"])
+            if ranking is not None:
+                ranking["hit_count"] = int(ranking.get("hit_count") or 0) + int(row["n"])
+                ranking["last_used_at"] = row["at"]
+
+    def delete_items(self, ids: Iterable[str]) -> None:
+        for item_id in ids:
+            n = self.slot.get(item_id)
+            if n is None:
+                continue
+            self.alive[n] = False
+            self.has_vector[n] = False
+            self.vectors[n] = 0.0
+            self.ranking.pop(item_id, None)
+            for entity in self.links_of_item.pop(item_id, set()):
+                links = self.item_links.get(entity, {})
+                for table in ITEM_LINKS:
+                    links.pop((table, item_id), None)
+
+    def put_vectors(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        for row in rows:
+            n = self._slot_for(row["id"])
+            self.vectors[n] = np.asarray(row["vec"], dtype=np.float32)
+            self.has_vector[n] = True
+
+    def put_links(self, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        if table in ITEM_LINKS:
+            for row in rows:
+                weight = row.get("weight") if table == "MENTIONS" else None
+                self.item_links.setdefault(row["target"], {})[(table, row["source"])] = (
+                    float(weight) if weight is not None else 1.0)
+                self.links_of_item.setdefault(row["source"], set()).add(row["target"])
+        elif table in CODE_LINKS:
+            for row in rows:
+                self.code_out.setdefault(row["source"], set()).add((table, row["target"]))
+                self.code_in.setdefault(row["target"], set()).add((table, row["source"]))
+
+    def delete_links(self, table: str, sources: Sequence[str], targets: Sequence[str] | None) -> None:
+        if table in CODE_LINKS:
+            pairs_out = zip(sources, targets) if targets is not None else (
+                (s, b) for s in sources for t, b in list(self.code_out.get(s, ())) if t == table)
+            for source, target in list(pairs_out):
+                self.code_out.get(source, set()).discard((table, target))
+                self.code_in.get(target, set()).discard((table, source))
+            return
+        if table not in ITEM_LINKS:
+            return
+        pairs = zip(sources, targets) if targets is not None else (
+            (s, e) for s in sources for e in list(self.links_of_item.get(s, ())))
+        for source, target in list(pairs):
+            links = self.item_links.get(target, {})
+            links.pop((table, source), None)
+            if not any((t, source) in links for t in ITEM_LINKS):
+                self.links_of_item.get(source, set()).discard(target)
+
+    def delete_entities(self, ids: Iterable[str]) -> None:
+        for entity in ids:
+            for _, item_id in self.item_links.pop(entity, {}):
+                self.links_of_item.get(item_id, set()).discard(entity)
+            for table, other in self.code_out.pop(entity, set()):
+                self.code_in.get(other, set()).discard((table, entity))
+            for table, other in self.code_in.pop(entity, set()):
+                self.code_out.get(other, set()).discard((table, entity))
+
+    def apply(self, op: Mapping[str, Any]) -> bool:
+        """Follow one committed journal op; False when the mirror must be rebuilt instead."""
+        kind = op["op"]
+        if kind in IGNORED_OPS:
+            return True
+        if kind == "put_items":
+            self.put_items(op["rows"])
+        elif kind == "update_items":
+            self.update_items(op["ids"], op["fields"])
+        elif kind == "set_item_status":
+            for row in op["rows"]:
+                self.update_items([row["id"]], {"status": row["status"]})
+        elif kind == "bump_items":
+            self.bump_items(op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]])
+        elif kind == "delete_items":
+            self.delete_items(op["ids"])
+        elif kind == "put_vectors":
+            self.put_vectors(op["rows"])
+        elif kind == "put_links":
+            self.put_links(op["kind"], op["rows"])
+        elif kind == "delete_links":
+            self.delete_links(op["kind"], op["sources"], op.get("targets"))
+        elif kind == "delete_entities":
+            self.delete_entities(op["ids"])
+        else:
+            return False
+        return True
+
+    # ----- reads ------------------------------------------------------------------------------
+    def mask(self, flt: ItemFilter) -> np.ndarray:
+        """Which slots the filter lets through."""
+        n = self.size
+        keep = self.alive[:n].copy()
+        if flt.project is not None:
+            keep &= self.project[:n] == self.codes.code.get(flt.project, -1)
+        if flt.kinds:
+            keep &= np.isin(self.kind[:n], self.codes.known(flt.kinds))
+        if flt.statuses:
+            keep &= np.isin(self.status[:n], self.codes.known(flt.statuses))
+        if flt.created_before is not None:
+            keep &= self.created_at[:n] < float(flt.created_before)
+        if flt.now is not None:
+            expire = self.expire_at[:n]
+            keep &= (expire == 0.0) | (expire > float(flt.now))
+        if flt.session_id is not None:
+            keep &= self.session[:n] == self.codes.code.get(flt.session_id, -1)
+        if flt.ids is not None:
+            chosen = np.zeros(n, dtype=bool)
+            chosen[[self.slot[i] for i in flt.ids if i in self.slot]] = True
+            keep &= chosen
+        return keep
+
+    def count(self, flt: ItemFilter) -> int:
+        return int(self.mask(flt).sum())
+
+    def visible(self, ids: Iterable[str], flt: ItemFilter, mask: np.ndarray | None = None) -> list[str]:
+        keep = self.mask(flt) if mask is None else mask
+        return [i for i in ids if (n := self.slot.get(i)) is not None and keep[n]]
+
+    def nearest(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str, float]]:
+        """Exact cosine nearest neighbours among the visible items with a vector."""
+        n = self.size
+        keep = self.mask(flt) & self.has_vector[:n]
+        candidates = np.flatnonzero(keep)
+        if not len(candidates) or k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        scores = self.vectors[candidates] @ query if len(candidates) < n // 2 else (
+            self.vectors[:n] @ query)[candidates]
+        top = min(k, len(candidates))
+        best = np.argpartition(-scores, top - 1)[:top]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(self.ids[candidates[b]], float(scores[b])) for b in best]  # type: ignore[misc]
+
+    def items_linked(self, entity_ids: Iterable[str], flt: ItemFilter) -> list[tuple[str, str, float]]:
+        """(item, entity, weight) for each MENTIONS/ANCHORED_TO link of a visible item."""
+        keep = self.mask(flt)
+        out = []
+        for entity in entity_ids:
+            for (_, item_id), weight in self.item_links.get(entity, {}).items():
+                n = self.slot.get(item_id)
+                if n is not None and keep[n]:
+                    out.append((item_id, entity, weight))
+        return out
+
+    def neighbours(self, entity_ids: Sequence[str], hops: int) -> dict[str, int]:
+        """Entities within `hops` code edges, by distance (0 for the starting ones)."""
+        seen = {e: 0 for e in entity_ids}
+        frontier = list(entity_ids)
+        for depth in range(1, hops + 1):
+            reached = {b for a in frontier for edges in (self.code_out, self.code_in)
+                       for _, b in edges.get(a, ())} - seen.keys()
+            for entity in reached:
+                seen[entity] = depth
+            frontier = sorted(reached)
+        return seen
+
+    def ranking_fields(self, item_id: str) -> Row | None:
+        """The fields ranking multiplies by, for a live item."""
+        n = self.slot.get(item_id)
+        if n is None or not self.alive[n]:
+            return None
+        return {**self.ranking.get(item_id, {}), "id": item_id,
+                "kind": self.codes.text[self.kind[n]], "status": self.codes.text[self.status[n]],
+                "created_at": float(self.created_at[n]), "expire_at": float(self.expire_at[n])}

@@ -1,0 +1,159 @@
+"""The in-memory retrieval mirror: it answers as the graph would, and follows every write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graphmem.store.base import ItemFilter
+from graphmem.store.hot import HotIndex
+from graphmem.store.kuzu import KuzuStore
+from tests.store.test_kuzu import item, unit
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = KuzuStore(tmp_path / "g.kuzu")
+    yield s
+    s.close()
+
+
+def snapshot(hot: HotIndex) -> dict[str, Any]:
+    """Everything the mirror answers from, keyed by id (slot order is history, not content)."""
+    live = [i for i in hot.slot if hot.alive[hot.slot[i]]]
+    fields = {i: (hot.codes.text[hot.project[hot.slot[i]]], hot.codes.text[hot.kind[hot.slot[i]]],
+                  hot.codes.text[hot.status[hot.slot[i]]], hot.codes.text[hot.session[hot.slot[i]]],
+                  float(hot.created_at[hot.slot[i]]), float(hot.expire_at[hot.slot[i]]),
+                  tuple(sorted((k, str(v)) for k, v in hot.ranking.get(i, {}).items())))
+              for i in live}
+    vectors = {i: hot.vectors[hot.slot[i]].round(5).tolist() for i in live
+               if hot.has_vector[hot.slot[i]]}
+    links = {e: dict(sorted(v.items())) for e, v in hot.item_links.items() if v}
+    code = {e: sorted(v) for e, v in hot.code_out.items() if v}
+    return {"fields": fields, "vectors": vectors, "links": links, "code": code}
+
+
+def seed(store: KuzuStore) -> None:
+    store.apply({"op": "put_items", "rows": [
+        item(1, words="proxy"), item(2, kind="pitfall", session_id="s1"), item(3, "q"),
+        item(4, expire_at=50.0), item(5, status="stale")]})
+    store.apply({"op": "put_vectors", "rows": [
+        {"id": f"i{n}", "vec": unit(n), "model": "m", "text_hash": "h"} for n in range(1, 6)]})
+    store.apply({"op": "put_entities", "rows": [
+        {"id": "file:a.py", "kind": "file", "name": "a.py", "path": "a.py"},
+        {"id": "file:b.py", "kind": "file", "name": "b.py", "path": "b.py"},
+        {"id": "symbol:a.py::f", "kind": "symbol", "name": "f", "path": "a.py"}]})
+    store.apply({"op": "put_links", "kind": "DEFINED_IN",
+                 "rows": [{"source": "symbol:a.py::f", "target": "file:a.py"}]})
+    store.apply({"op": "put_links", "kind": "IMPORTS",
+                 "rows": [{"source": "file:a.py", "target": "file:b.py"}]})
+    store.apply({"op": "put_links", "kind": "MENTIONS", "rows": [
+        {"source": "i1", "target": "file:a.py", "weight": 0.5},
+        {"source": "i2", "target": "symbol:a.py::f"}, {"source": "i3", "target": "file:a.py"}]})
+    store.apply({"op": "put_links", "kind": "ANCHORED_TO",
+                 "rows": [{"source": "i1", "target": "file:a.py", "hash": "x"}]})
+
+
+FILTERS = [ItemFilter(), ItemFilter(project="p"), ItemFilter(project="q"),
+           ItemFilter(project="nope"), ItemFilter(statuses=("stale",)),
+           ItemFilter(kinds=("pitfall", "note")), ItemFilter(created_before=3.0),
+           ItemFilter(now=100.0, statuses=None), ItemFilter(ids=("i2", "i5", "zz"), statuses=None),
+           ItemFilter(session_id="s1"), ItemFilter(project="p", kinds=("decision",))]
+
+
+@pytest.mark.parametrize("flt", FILTERS)
+def test_filters_agree_with_the_graph(store: KuzuStore, flt: ItemFilter) -> None:
+    seed(store)
+    everyone = [f"i{n}" for n in range(1, 6)]
+    graph = {r["id"] for r in store.list_items(flt, limit=100)}
+    assert set(store.visible_ids(everyone, flt)) == graph
+    assert store.count_visible(flt) == store.count_items(flt) == len(graph)
+
+
+def test_nearest_is_exact_and_filtered(store: KuzuStore) -> None:
+    seed(store)
+    query = np.asarray(unit(2)) + 0.3 * np.asarray(unit(1))
+    query = (query / np.linalg.norm(query)).tolist()
+    got = store.vector_search(query, 10, ItemFilter(project="p", statuses=None))
+    expected = sorted(((f"i{n}", float(np.dot(unit(n), query))) for n in (1, 2, 4, 5)),
+                      key=lambda p: -p[1])
+    assert [i for i, _ in got] == [i for i, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
+    assert [i for i, _ in store.vector_search(query, 1, ItemFilter(project="p"))] == ["i2"]
+    assert store.vector_search(query, 5, ItemFilter(project="nope")) == []
+    assert store.vector_search(query, 0, ItemFilter()) == []
+
+
+def test_links_and_code_neighbours(store: KuzuStore) -> None:
+    seed(store)
+    linked = sorted(store.items_mentioning(["file:a.py"], ItemFilter(project="p")))
+    assert linked == [("i1", "file:a.py", 0.5), ("i1", "file:a.py", 1.0)]  # mention + anchor
+    assert store.entity_neighbours(["symbol:a.py::f"], hops=2) == {
+        "symbol:a.py::f": 0, "file:a.py": 1, "file:b.py": 2}
+
+
+def test_the_mirror_follows_every_write_as_a_fresh_build_sees_it(store: KuzuStore) -> None:
+    seed(store)
+    assert store.hot is not None  # built now; from here on it follows the ops
+    store.apply({"op": "update_items", "ids": ["i1", "i3"], "fields": {"status": "stale",
+                                                                        "confidence": 0.2}})
+    store.apply({"op": "bump_items", "rows": [{"id": "i2", "n": 3, "at": 9.0}]})
+    store.apply({"op": "put_items", "rows": [item(2, kind="decision")]})  # re-put: defaults again
+    store.apply({"op": "put_vectors", "rows": [{"id": "i3", "vec": unit(33), "model": "m",
+                                                "text_hash": "h"}]})
+    store.apply({"op": "delete_links", "kind": "ANCHORED_TO", "sources": ["i1"],
+                 "targets": ["file:a.py"]})
+    store.apply({"op": "delete_links", "kind": "MENTIONS", "sources": ["i3"], "targets": None})
+    store.apply({"op": "delete_links", "kind": "IMPORTS", "sources": ["file:a.py"],
+                 "targets": None})
+    store.apply({"op": "put_links", "kind": "TOUCHES",
+                 "rows": [{"source": "file:b.py", "target": "symbol:a.py::f"}]})
+    store.apply({"op": "delete_entities", "ids": ["symbol:a.py::f"]})
+    store.apply({"op": "delete_items", "ids": ["i4"]})
+    store.apply({"op": "put_items", "rows": [item(9, "p", words="late")]})
+    followed = store.hot
+    assert snapshot(followed) == snapshot(store._build_hot())
+    assert store.entity_neighbours(["file:a.py"], hops=1) == {"file:a.py": 0}
+    assert store.items_mentioning(["file:a.py"], ItemFilter(statuses=None)) == [
+        ("i1", "file:a.py", 0.5)]
+
+
+def test_a_failed_write_leaves_the_mirror_as_the_graph(store: KuzuStore) -> None:
+    seed(store)
+    before = snapshot(store.hot)
+    with pytest.raises(Exception):
+        store.apply({"op": "update_items", "ids": ["i1"], "fields": {"no_such_field": 1}})
+    assert snapshot(store.hot) == before == snapshot(store._build_hot())
+
+
+def test_a_store_reopened_builds_the_same_mirror(tmp_path: Path) -> None:
+    first = KuzuStore(tmp_path / "g.kuzu")
+    seed(first)
+    assert first.hot is not None
+    first.apply({"op": "delete_items", "ids": ["i2"]})
+    followed = snapshot(first.hot)
+    first.close()
+    again = KuzuStore(tmp_path / "g.kuzu", read_only=True)
+    try:
+        assert snapshot(again.hot) == followed
+    finally:
+        again.close()
+
+
+def test_service_writes_keep_the_mirror_true(memory: Any) -> None:
+    first = memory.add("Use httpx, not requests, for the HTTP client in src/app/http.py",
+                       kind="decision")
+    gone = memory.add("Timeouts in src/app/http.py: set APP_TIMEOUT=30 before the tests",
+                      kind="env")
+    memory.forget(gone.id)  # rewrites the database; the mirror starts again from it
+    memory.search("http client timeout", files=["src/app/http.py"])  # builds the mirror
+    memory.add("The CI cache breaks when pip is upgraded inside the job (see ci.yml)",
+               kind="pitfall")
+    memory.feedback(first.id, "outdated")
+    memory.search("CI cache pip")  # counts uses
+    memory.flush_use()
+    assert snapshot(memory.store.hot) == snapshot(memory.store._build_hot())
+    assert memory.store.hot.ranking[first.id]["hit_count"] >= 1
