@@ -523,6 +523,9 @@ class Memory:
             elif op == "put_links":
                 change["links"] = [f"{record['kind']} → {r['target']}" for r in record["rows"]
                                    if r["source"] == item_id][:10]
+            elif op == "set_item_status":
+                row = next(r for r in record["rows"] if r["id"] == item_id)
+                change["fields"] = {k: v for k, v in row.items() if k != "id"}
             elif op == "put_items":
                 row = next(r for r in record["rows"] if r["id"] == item_id)
                 change["fields"] = {k: row[k] for k in ("title", "kind", "status", "confidence",

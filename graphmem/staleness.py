@@ -760,28 +760,11 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
             stale_out.append({"id": item_id, "title": first["title"], "reason": reason})
         elif first["status"] == "stale" and not differing and is_auto_reason(first["reason"]):
             fresh.append(item_id)
-    _set_stale(memory, to_stale)
-    if fresh:
-        memory._write({"op": "update_items", "ids": fresh,
-                       "fields": {"status": "active", "stale_reason": ""}})
+    rows = [{"id": i, "status": "stale", "stale_reason": r} for i, r in sorted(to_stale.items())]
+    rows += [{"id": i, "status": "active", "stale_reason": ""} for i in fresh]
+    for chunk in _chunks(rows, 5000):  # one journal op and one transaction for the whole update
+        memory._write({"op": "set_item_status", "rows": list(chunk)})
     return stale_out, fresh
-
-
-def _set_stale(memory: Any, reasons: dict[str, str]) -> None:
-    """Mark items stale: one update op per distinct reason, or one put of whole rows if many."""
-    groups: dict[str, list[str]] = {}
-    for item_id, reason in reasons.items():
-        groups.setdefault(reason, []).append(item_id)
-    if len(groups) <= 3:
-        for reason, group in sorted(groups.items()):
-            memory._write({"op": "update_items", "ids": group,
-                           "fields": {"status": "stale", "stale_reason": reason}})
-        return
-    for chunk in _chunks(sorted(reasons), 2000):
-        rows = kz.staleness_items(memory.store, list(chunk))
-        for row in rows:
-            row.update(status="stale", stale_reason=reasons[row["id"]])
-        memory._write({"op": "put_items", "rows": rows})
 
 
 def _generic_reason(anchor: dict[str, Any], label: str) -> str:

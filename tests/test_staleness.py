@@ -196,6 +196,36 @@ def test_revert_makes_items_fresh_but_not_hand_marked_ones(memory, repo, code):
     assert status(memory, code["Loader.load"]) == ("stale", "the user says so")
 
 
+def test_status_changes_are_one_journal_op_and_rebuild_matches(memory, repo, code):
+    """Stale and fresh items of one update: one set_item_status op (status and reason only,
+    no whole-row put that rewrites search text), replayed by a rebuild, scrubbed by forget."""
+    edit(repo, "src/config.py", "value + 1", "value - 1")
+    edit(repo, "src/config.py", "return open(path).read()", "return open(path).read().strip()")
+    edit(repo, "src/config.py", "return parse_config(path)", "return parse_config(path) or {}")
+    commit(repo, "three changes, three reasons")
+    seq = memory.journal.last_seq()
+    report = st.update_stale(memory, commit="HEAD")
+    assert len(report["stale"]) == 3
+    git(repo, "revert", "--no-edit", "HEAD")
+    report = st.update_stale(memory, commit="HEAD")
+    assert sorted(report["fresh"]) == sorted(code.values())
+    ops = [op for _, op in memory.journal.ops(after=seq)]
+    status_ops = [op for op in ops if op["op"] == "set_item_status"]
+    assert len(status_ops) == 2
+    assert not [op for op in ops if op["op"] in ("put_items", "update_items")]
+    assert {frozenset(r) for op in status_ops for r in op["rows"]} == {
+        frozenset({"id", "status", "stale_reason"})}
+    edit(repo, "src/config.py", "value + 1", "value + 3")
+    commit(repo, "one change")
+    st.update_stale(memory, commit="HEAD")
+    live = {i: status(memory, i) for i in code.values()}
+    assert live[code["sibling"]][0] == "stale"
+    memory.rebuild()
+    assert {i: status(memory, i) for i in code.values()} == live
+    memory.forget(code["sibling"])
+    assert not list(memory.journal.touching(code["sibling"]))
+
+
 def test_amend_is_handled_by_the_post_rewrite_range(memory, repo, code):
     edit(repo, "src/config.py", "value + 1", "value + 2")
     old = commit(repo, "sibling adds two")

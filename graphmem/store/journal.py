@@ -129,7 +129,7 @@ class Journal:
 
 def _scrub_record(record: Op, gone: set[str]) -> Op | None:
     op = record["op"]
-    if op in ("put_items", "put_vectors", "put_observations", "put_entities"):
+    if op in ("put_items", "put_vectors", "put_observations", "put_entities", "set_item_status"):
         rows = [r for r in record["rows"] if r["id"] not in gone]
         return {**record, "rows": rows} if rows else None
     if op == "put_links":

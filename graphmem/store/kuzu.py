@@ -184,6 +184,14 @@ class KuzuStore:
         self._exec(f"UNWIND $ids AS x MATCH (i:Item {{id: x}}) SET {assignments}",
                    {"ids": list(op["ids"]), **fields})
 
+    def _op_set_item_status(self, op: Row) -> None:
+        """Rows of {id, status, stale_reason}: only those two columns are written (a put_items
+        of whole rows rewrites search_text, whose FTS upkeep made a staleness update slow)."""
+        rows = [{"id": r["id"], "status": r["status"], "reason": r.get("stale_reason", "")}
+                for r in op["rows"]]
+        self._exec("UNWIND $rows AS r MATCH (i:Item {id: r.id}) "
+                   "SET i.status = r.status, i.stale_reason = r.reason", {"rows": rows})
+
     def _op_bump_items(self, op: Row) -> None:
         """Use counts: rows of {id, n, at} (older journals: ids + one `at`)."""
         rows = op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]]
@@ -616,12 +624,6 @@ def staleness_item_anchors(store: KuzuStore, item_ids: Sequence[str] | None) -> 
         rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x})-[l:ANCHORED_TO]->(e:Entity) "
                            + _ANCHOR_RETURN, {"ids": list(item_ids)})
     return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
-
-
-def staleness_items(store: KuzuStore, item_ids: Sequence[str]) -> list[Row]:
-    """Whole item rows by id (to rewrite many items' status in one put_items op)."""
-    rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x}) RETURN i", {"ids": list(item_ids)})
-    return [_clean(r[0]) for r in rows]
 
 
 def staleness_existing_items(store: KuzuStore, item_ids: Sequence[str]) -> set[str]:
