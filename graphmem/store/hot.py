@@ -191,6 +191,9 @@ class HotIndex:
             self.put_items(op["rows"])
         elif kind == "update_items":
             self.update_items(op["ids"], op["fields"])
+        elif kind == "set_item_status":  # staleness updates: status and stale_reason per item
+            for row in op["rows"]:
+                self.update_items((row["id"],), {"status": row["status"]})
         elif kind == "set_item_status":
             for row in op["rows"]:
                 self.update_items([row["id"]], {"status": row["status"]})

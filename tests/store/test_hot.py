@@ -97,9 +97,12 @@ def test_links_and_code_neighbours(store: KuzuStore) -> None:
 
 def test_the_mirror_follows_every_write_as_a_fresh_build_sees_it(store: KuzuStore) -> None:
     seed(store)
-    assert store.hot is not None  # built now; from here on it follows the ops
+    built = store.hot  # built now; from here on it follows the ops
     store.apply({"op": "update_items", "ids": ["i1", "i3"], "fields": {"status": "stale",
                                                                         "confidence": 0.2}})
+    store.apply({"op": "set_item_status", "rows": [
+        {"id": "i2", "status": "stale", "stale_reason": "`f` in a.py changed in abc1234"},
+        {"id": "i3", "status": "active", "stale_reason": ""}]})
     store.apply({"op": "bump_items", "rows": [{"id": "i2", "n": 3, "at": 9.0}]})
     store.apply({"op": "put_items", "rows": [item(2, kind="decision")]})  # re-put: defaults again
     store.apply({"op": "put_vectors", "rows": [{"id": "i3", "vec": unit(33), "model": "m",
@@ -115,6 +118,7 @@ def test_the_mirror_follows_every_write_as_a_fresh_build_sees_it(store: KuzuStor
     store.apply({"op": "delete_items", "ids": ["i4"]})
     store.apply({"op": "put_items", "rows": [item(9, "p", words="late")]})
     followed = store.hot
+    assert followed is built  # followed, not dropped and rebuilt
     assert snapshot(followed) == snapshot(store._build_hot())
     assert store.entity_neighbours(["file:a.py"], hops=1) == {"file:a.py": 0}
     assert store.items_mentioning(["file:a.py"], ItemFilter(statuses=None)) == [
