@@ -596,6 +596,7 @@ class _LineCache:
         self.change = change
         self._old: list[bytes] | None = None
         self._new: list[bytes] | None = None
+        self._dumps: dict[tuple[bool, tuple[int, int]], str | None] = {}
 
     def _spans(self, old: tuple[int, int] | None,
                new: tuple[int, int] | None) -> tuple[list[bytes], list[bytes]]:
@@ -615,7 +616,14 @@ class _LineCache:
         if old is None or new is None:
             return False
         before, after = self._spans(old, new)
-        return python_equal(before, after)
+        if not before or not after:
+            return False
+        # several anchors share a symbol: dump each span once
+        for key, lines in (((False, old), before), ((True, new), after)):
+            if key not in self._dumps:
+                self._dumps[key] = _python_dump_or_none(lines)
+        dump = self._dumps[(False, old)]
+        return dump is not None and dump == self._dumps[(True, new)]
 
 
 def _python_dump(lines: list[bytes]) -> str:
@@ -627,14 +635,19 @@ def _python_dump(lines: list[bytes]) -> str:
         return ast.dump(ast.parse(text), include_attributes=False)
 
 
+def _python_dump_or_none(lines: list[bytes]) -> str | None:
+    try:
+        return _python_dump(lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def python_equal(before: list[bytes], after: list[bytes]) -> bool:
     """Same Python AST for two snippets (False when either does not parse)."""
     if not before or not after:
         return False
-    try:
-        return _python_dump(before) == _python_dump(after)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    dump = _python_dump_or_none(before)
+    return dump is not None and dump == _python_dump_or_none(after)
 
 
 # ----- writing the outcome to the graph ------------------------------------------------------
