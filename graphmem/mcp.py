@@ -8,6 +8,7 @@ runs it over stdio, or streamable HTTP on a loopback address. fastmcp is importe
 
 from __future__ import annotations
 
+import inspect
 import ipaddress
 import json
 import threading
@@ -28,10 +29,9 @@ if TYPE_CHECKING:
     from graphmem.config import Config
 
 LOG_NAME = "mcp.log"
-# fastmcp 4.2 imports these lazily on the first request (session state store, schema
-# dereferencing): ~0.5 s here. `serve` preloads them while the agent is still starting up.
-FASTMCP_LAZY_MODULES = ("key_value.aio.adapters.pydantic", "key_value.aio.stores.memory",
-                        "jsonref")
+# fastmcp 4.2 imports this lazily on the first tools/list (schema dereferencing, ~0.1 s with the
+# `requests` it pulls in). `serve` preloads it while the agent is still starting up.
+FASTMCP_LAZY_MODULES = ("jsonref",)
 
 INSTRUCTIONS = """\
 graphmem is this project's long-term memory: decisions, pitfalls, conventions, environment facts,
@@ -198,17 +198,60 @@ class _Backend:
             pass
 
 
+class _LazyState:
+    """fastmcp's session-state store, made on first write.
+
+    fastmcp reads session state on every request (per-session visibility rules), and its store
+    imports key_value + beartype: ~0.4 s of CPU before the first answer. None of our tools ever
+    writes state, so until something does, a read finds nothing without building the store;
+    from the first write (or any other use) on, everything goes to the real store.
+    """
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._real: Any = None
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        if self._real is None:
+            return None
+        return await self._real.get(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._real is None:
+            self._real = self._make()
+        return getattr(self._real, name)
+
+
 def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -> FastMCP:
     """An MCP server whose tools call the memory `memory_factory()` returns (made on first use)."""
     from fastmcp import FastMCP
     from fastmcp.exceptions import ResourceError, ToolError
 
+    class Server(FastMCP):  # type: ignore[misc]
+        @property
+        def _state_store(self) -> Any:
+            lazy = self.__dict__.get("_graphmem_state")
+            if lazy is None:
+                lazy = self.__dict__["_graphmem_state"] = _LazyState(
+                    lambda: FastMCP._state_store.fget(self))  # type: ignore[attr-defined]
+            return lazy
+
     backend = _Backend(memory_factory)
-    mcp = FastMCP(name, instructions=INSTRUCTIONS, middleware=[_call_log(backend)],
-                  mask_error_details=False)
+    mcp = Server(name, instructions=INSTRUCTIONS, middleware=[_call_log(backend)],
+                 mask_error_details=False)
     read_only = {"readOnlyHint": True, "openWorldHint": False}
 
-    @mcp.tool(annotations=read_only)
+    def tool(annotations: dict[str, Any]) -> Callable[[Any], Any]:
+        """@mcp.tool with the docstring passed as the description: fastmcp would otherwise
+        parse every docstring with griffe (imported for it: ~0.1 s) to find an Args section our
+        docstrings never have (arguments are described in their Field)."""
+        def register(fn: Any) -> Any:
+            description = inspect.getdoc(fn)
+            fn.__doc__ = None
+            return mcp.tool(description=description, annotations=annotations)(fn)
+        return register
+
+    @tool(read_only)
     def memory_brief(
         budget: Annotated[int | None, Field(ge=0, le=4000, description=(
             "token budget of the brief; omit for the configured default (400)"))] = None,
@@ -219,7 +262,7 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
         not the content: use memory_search / memory_get for details."""
         return backend.call("brief", budget)
 
-    @mcp.tool(annotations=read_only)
+    @tool(read_only)
     def memory_search(
         query: Annotated[str, Field(max_length=2000, description=(
             "what you want to know, in words or code terms, e.g. 'why is the retry limit 3' or "
@@ -244,7 +287,7 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
                             kinds=[kind.value for kind in kinds] if kinds else None,
                             budget=budget)
 
-    @mcp.tool(annotations=read_only)
+    @tool(read_only)
     def memory_get(
         ids: Annotated[list[ItemId], Field(min_length=1, max_length=20, description=(
             "ids of the items to open (from the brief or search hits)"))],
@@ -262,14 +305,14 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
                 missing.append(MissingItem(id=item_id, error=str(exc)))
         return GetResult(items=items, missing=missing)
 
-    @mcp.tool(annotations=read_only)
+    @tool(read_only)
     def memory_evidence(id: ItemId) -> EvidenceResult:
         """The raw observations (redacted tool outputs, commands, errors) an item was derived
         from, to check a memory against what actually happened. Items the agent added by hand
         usually have none."""
         return EvidenceResult(id=id, excerpts=backend.call("evidence", id))
 
-    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False,
+    @tool({"readOnlyHint": False, "destructiveHint": False,
                            "idempotentHint": True, "openWorldHint": False})
     def memory_add(
         kind: Annotated[AddKind, Field(description=(
@@ -296,7 +339,7 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
                             symbols=list(symbols), confidence=confidence, source="agent")
         return AddResult(item=item, merged=item.created_at < started - 0.001)
 
-    @mcp.tool(annotations=read_only)
+    @tool(read_only)
     def memory_related(
         entity: Annotated[str, Field(min_length=1, max_length=500, description=(
             "a file path, symbol, error code, package, command or env var, e.g. "
@@ -307,7 +350,7 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
         mention it (`direct`) or its neighbours. Use it to explore around a file or error."""
         return RelatedResult.model_validate(backend.call("related", entity))
 
-    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False,
+    @tool({"readOnlyHint": False, "destructiveHint": False,
                            "openWorldHint": False})
     def memory_feedback(
         id: ItemId,
@@ -325,7 +368,7 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
         after = backend.call("feedback", id, verdict, note.strip())
         return FeedbackResult(item=after, verdict=verdict, change=_describe_change(before, after))
 
-    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False,
+    @tool({"readOnlyHint": False, "destructiveHint": False,
                            "idempotentHint": True, "openWorldHint": False})
     def memory_verify(id: ItemId) -> VerifyResult:
         """Confirm an item still holds: call it after you re-checked a (stale) item against the
@@ -333,7 +376,7 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
         it as verified."""
         return VerifyResult.model_validate(backend.call("verify", id))
 
-    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True,
+    @tool({"readOnlyHint": False, "destructiveHint": True,
                            "idempotentHint": True, "openWorldHint": False})
     def memory_forget(id: ItemId) -> ForgetResult:
         """Delete an item for good: graph, indexes, its own evidence and its journal history.
@@ -513,10 +556,15 @@ def serve(config: Config, http: str | None = None) -> None:
     The memory lives in the owner process (started on demand). It is contacted in a background
     thread right away, so the owner starts and warms its model while fastmcp is still importing.
     """
-    from graphmem.client import open_memory
+    from graphmem.client import RemoteMemory
+    from graphmem.paths import find_project, graphmem_home, store_dir
 
     address = parse_http_address(http) if http else None
-    memory = open_memory(config, owner=True)
+    # What open_memory(config, owner=True) returns, without importing the service (numpy, kuzu,
+    # retrieval: ~0.25 s) into a process that only forwards calls to the owner.
+    ref = find_project(config.cwd)
+    data_dir = Path(config.data_dir or store_dir(ref, config.home or graphmem_home()))
+    memory = RemoteMemory(config, data_dir, config.project or ref.name, ref.branch)
 
     def connect() -> None:
         try:

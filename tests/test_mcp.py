@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastmcp import Client
+from fastmcp import Client, Context
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 
@@ -488,3 +488,51 @@ async def test_stdio_and_http_servers_share_the_owner(home: Path, repo: Path) ->
             http_server.wait(timeout=10)
         http_log.close()
         stop_owner(home, repo)
+
+
+# ----- startup cost ------------------------------------------------------------------------------
+async def test_session_state_still_works_through_the_lazy_store() -> None:
+    server = build_server(lambda: None)
+
+    @server.tool
+    async def keep(value: str, ctx: Context) -> str:
+        before = await ctx.get_state("kept")
+        await ctx.set_state("kept", value)  # to the real store, made on this first write
+        return f"{before} {await ctx.get_state('kept')}"
+
+    async with Client(server) as client:
+        result = await client.call_tool("keep", {"value": "a"})
+    assert result.data == "None a"
+
+
+def test_reading_empty_session_state_needs_no_key_value_store() -> None:
+    """fastmcp reads session state on every request; until something is stored, answering that
+    must not import its key-value store (~0.4 s before the first answer of `graphmem serve`)."""
+    code = """if True:
+        import asyncio, sys
+        from fastmcp.server.server import StateValue
+        from graphmem.mcp import build_server
+
+        store = build_server(lambda: None)._state_store
+        async def main():
+            assert await store.get(key="rules") is None
+            print(sorted(m for m in ("key_value", "griffe") if m in sys.modules))
+            await store.put(key="rules", value=StateValue(value=[1]), ttl=60)
+            print((await store.get(key="rules")).value)
+        asyncio.run(main())
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "[1]"]
+
+
+async def test_tool_descriptions_are_the_docstrings(shared_server: Any) -> None:
+    import inspect
+
+    from graphmem import mcp as module
+
+    async with Client(shared_server) as client:
+        tools = {t.name: t.description for t in await client.list_tools()}
+    source = inspect.getsource(module.build_server)
+    assert tools["memory_brief"].startswith("The project's memory at a glance")
+    assert all("\n    " not in text for text in tools.values())  # dedented like getdoc
+    assert all(text.split("\n")[0][:30] in source for text in tools.values())
