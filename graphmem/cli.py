@@ -680,6 +680,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graphmem.hooks import main as hook_main
 
         return hook_main(argv[1:])
+    if argv[:2] == ["stale", "update"] and "-h" not in argv and "--help" not in argv:
+        from graphmem.stalehook import main as stale_main  # what the git hooks run: kept lean
+
+        return stale_main(argv[2:])
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

@@ -15,11 +15,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem import codec, errors
-from graphmem.config import Config
 from graphmem.owner import REMOTE_METHODS, socket_address
+
+if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
+    from graphmem.config import Config
 
 START_TIMEOUT = 60.0
 READ_METHODS = frozenset({"search", "rank", "get", "get_item", "evidence", "brief", "list",
@@ -31,7 +33,7 @@ CALL_TIMEOUT = 600.0
 class RemoteMemory:
     """Memory's verbs, answered by the owner process over its socket."""
 
-    def __init__(self, config: Config, data_dir: Path, project: str, branch: str,
+    def __init__(self, config: Config | None, data_dir: Path, project: str, branch: str,
                  start: bool = True) -> None:
         self.config = config
         self.dir = data_dir
@@ -57,7 +59,7 @@ class RemoteMemory:
                 sock.close()
             if not self._start:
                 raise errors.OwnerUnavailable(f"no owner is running for {self.dir}")
-            if not spawned:
+            if not spawned and self.config is not None:
                 spawn_owner(self.config, self.dir)
                 spawned = True
             if time.monotonic() > deadline:
@@ -152,6 +154,7 @@ _DETACH = ("import subprocess, sys; subprocess.Popen(sys.argv[1:], stdin=subproc
 def open_memory(config: Config | None = None, *, owner: bool | None = None,
                 read_only: bool = False) -> Any:
     """A Memory or RemoteMemory for this config (see the module docstring for which)."""
+    from graphmem.config import Config
     from graphmem.paths import find_project
     from graphmem.service import Memory
 

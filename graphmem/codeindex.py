@@ -10,9 +10,13 @@ from typing import Any, Callable, Iterable, Mapping
 
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol, IndexResult
-from graphmem.models import entity_id
 
 CACHE_NAME = "code-index.json"
+
+
+def entity_id(kind: str, key: str) -> str:
+    """models.entity_id, kept here so the git hooks' updater never imports pydantic."""
+    return f"{kind}:{key}"
 
 
 def load_cache(store_dir: Path) -> dict[str, CodeFile]:

@@ -7,6 +7,8 @@ import os
 import re
 from pathlib import Path
 
+DB_NAME = "graph.kuzu"
+JOURNAL_NAME = "journal.jsonl"
 
 class ProjectRef:
     """Where a project lives and which branch is checked out (a plain class: the hook path
@@ -102,3 +104,17 @@ def find_project(cwd: str | os.PathLike[str] | None = None) -> ProjectRef:
 def store_dir(project: ProjectRef, home: Path | None = None) -> Path:
     """Where one project's store lives."""
     return (home or graphmem_home()) / "projects" / project.key
+
+
+def store_dir_from_env(cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The store dir `Config.from_env(cwd=cwd)` leads to, without pydantic (the git hooks' path).
+
+    GRAPHMEM_DATA_DIR, else the project of `cwd` (else GRAPHMEM_CWD, else the process's) under
+    GRAPHMEM_HOME or the user data dir.
+    """
+    explicit = os.environ.get("GRAPHMEM_DATA_DIR")
+    if explicit:
+        return Path(explicit)
+    home = os.environ.get("GRAPHMEM_HOME")
+    return store_dir(find_project(cwd or os.environ.get("GRAPHMEM_CWD")),
+                     Path(home) if home else None)

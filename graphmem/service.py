@@ -13,14 +13,12 @@ from graphmem import models as m
 from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
 from graphmem.extract import link
-from graphmem.paths import ProjectRef, find_project, graphmem_home, store_dir
+from graphmem.paths import DB_NAME, JOURNAL_NAME, ProjectRef, find_project, graphmem_home, store_dir
 from graphmem.retrieve import channels, fusion, pipeline, render
 from graphmem.store.base import ItemFilter
 from graphmem.store.journal import Journal
 from graphmem.store.kuzu import KuzuStore
 
-DB_NAME = "graph.kuzu"
-JOURNAL_NAME = "journal.jsonl"
 RETRIEVAL_LOG = "retrieval.jsonl"
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200

@@ -1021,55 +1021,11 @@ def _resolve_head(git_dir: Path) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m graphmem.staleness stale update [--commit SHA | --range A..B | --worktree]`.
 
-    The same arguments as `graphmem stale update`, for hooks installed with this module as their
-    command. Goes through the store's owner when one runs, else opens the store (waiting for it).
+    For hooks installed with this module as their command; see graphmem/stalehook.py.
     """
-    import argparse
-    import sys
+    from graphmem.stalehook import main as hook_main
 
-    from graphmem.errors import GraphmemError
-
-    parser = argparse.ArgumentParser(prog="graphmem stale")
-    verbs = parser.add_subparsers(dest="verb", required=True)
-    update = verbs.add_parser("update", help="re-hash changed code and mark items stale")
-    which = update.add_mutually_exclusive_group()
-    which.add_argument("--commit")
-    which.add_argument("--range", dest="rev_range")
-    which.add_argument("--worktree", action="store_true")
-    update.add_argument("--cwd")
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv[1:] if argv[:1] == ["stale"] else argv)
-    try:
-        memory = _open_for_update(args.cwd)
-        with memory:
-            if hasattr(memory, "store"):
-                result: Any = update_stale(memory, commit=args.commit, rev_range=args.rev_range,
-                                           worktree=args.worktree)
-            else:
-                result = memory.update_stale(commit=args.commit, rev_range=args.rev_range,
-                                             worktree=args.worktree)
-    except GraphmemError as exc:
-        print(f"graphmem: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    print(json.dumps(result, default=str))
-    return 0
-
-
-def _open_for_update(cwd: str | None, seconds: float = 120.0) -> Any:
-    """The project's memory (the owner's when it runs), waiting while another process holds it."""
-    from graphmem.client import open_memory
-    from graphmem.config import Config
-    from graphmem.errors import StoreUnavailable
-
-    config = Config.from_env(cwd=cwd, embed=False)
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return open_memory(config)
-        except StoreUnavailable:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1.0)
+    return hook_main(argv)
 
 
 if __name__ == "__main__":

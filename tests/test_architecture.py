@@ -68,3 +68,18 @@ def test_hook_fast_path_imports_nothing_heavy() -> None:
             "print(','.join(m for m in %r if m in sys.modules))" % (HOOK_PATH_FORBIDDEN,))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_git_hook_updater_imports_no_service_layer() -> None:
+    """After every commit the hooks run graphmem/stalehook.py: without an owner it opens the
+    store itself, and still needs neither pydantic, our models nor the retrieval code."""
+    import subprocess
+    import sys
+
+    forbidden = ("pydantic", "torch", "spacy", "sentence_transformers", "fastmcp",
+                 "graphmem.config", "graphmem.models", "graphmem.service", "graphmem.retrieve")
+    code = ("import sys, graphmem.stalehook, graphmem.staleness, graphmem.client, "
+            "graphmem.store.journal, graphmem.store.kuzu; "
+            f"print(','.join(m for m in {forbidden!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

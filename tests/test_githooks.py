@@ -3,7 +3,9 @@ waiting, and a real commit whose background update lands in the store."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -11,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import Config, InvalidInput, StoreUnavailable
+from graphmem import Config, InvalidInput, OwnerUnavailable, StoreUnavailable
 from graphmem import githooks as gh
+from graphmem.client import RemoteMemory, owner_running
+from graphmem.paths import store_dir_from_env
 from graphmem.service import Memory
 from tests.conftest import git
 
@@ -163,7 +167,9 @@ def _status_when_settled(home: Path, repo: Path, item_id: str, want: str,
     return seen
 
 
-def test_a_real_commit_updates_the_store_in_the_background(memory, home, repo, monkeypatch):
+@pytest.mark.parametrize("command", [UPDATER, None], ids=["staleness-module", "default-cli"])
+def test_a_real_commit_updates_the_store_in_the_background(memory, home, repo, monkeypatch,
+                                                          command):
     monkeypatch.setenv("GRAPHMEM_OWNER", "never")
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n"
                                   "    return a - b\n")
@@ -173,14 +179,97 @@ def test_a_real_commit_updates_the_store_in_the_background(memory, home, repo, m
     added = memory.add("add sums two numbers", symbols=["add"]).id
     other = memory.add("sub subtracts", symbols=["sub"]).id
     memory.close()  # one process at a time: the hook's update opens the store itself
-    gh.install_hooks(repo, command=UPDATER)
+    gh.install_hooks(repo, command=command)
     (repo / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n\n\ndef sub(a, b):\n"
                                   "    return a - b\n")
     git(repo, "commit", "-q", "-a", "-m", "add via sum")
     assert _status_when_settled(home, repo, added, "stale") == "stale"
+    journal = Memory.data_dir_for(Config(home=home, cwd=repo)) / "journal.jsonl"
+    last = json.loads(journal.read_text().splitlines()[-1])
+    assert (last["op"], last["by"]) == ("set_item_status", "git-hook")
     # amend back to the original code: post-rewrite makes it fresh again
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n"
                                   "    return a - b\n")
     git(repo, "commit", "-q", "-a", "--amend", "--allow-empty", "-m", "no change after all")
     assert _status_when_settled(home, repo, added, "active") == "active"
     assert _status_when_settled(home, repo, other, "active", 1.0) == "active"
+
+
+def _start_owner(home: Path, repo: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "GRAPHMEM_HOME": str(home), "GRAPHMEM_EMBED": "false",
+           "GRAPHMEM_OWNER_IDLE": "60"}
+    owner = subprocess.Popen([sys.executable, "-m", "graphmem", "owner"], cwd=repo, env=env,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+    data_dir = Memory.data_dir_for(Config(home=home, cwd=repo))
+    deadline = time.monotonic() + 30
+    while not owner_running(data_dir):
+        assert time.monotonic() < deadline, "the owner did not start"
+        time.sleep(0.05)
+    return owner
+
+
+def _stop_owner(home: Path, repo: Path) -> None:
+    data_dir = Memory.data_dir_for(Config(home=home, cwd=repo))
+    try:
+        with RemoteMemory(None, data_dir, str(repo), "main", start=False) as remote:
+            pid = remote.ping()["pid"]
+    except OwnerUnavailable:
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while owner_running(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_with_an_owner_running_the_commit_is_handed_to_it(memory, home, repo, monkeypatch):
+    """The owner has the store open: the hook's process only sends it the commit, importing
+    neither pydantic nor Kuzu, tree-sitter or numpy."""
+    monkeypatch.setenv("GRAPHMEM_OWNER", "auto")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(repo, "add", "calc.py")
+    git(repo, "commit", "-q", "-m", "calc")
+    memory.index_code()
+    added = memory.add("add sums two numbers", symbols=["add"]).id
+    memory.close()
+    owner = _start_owner(home, repo)
+    try:
+        (repo / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
+        git(repo, "commit", "-q", "-a", "-m", "add via sum")
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "graphmem", "stale",
+                               "update", "--commit", "HEAD"], cwd=repo, capture_output=True,
+                              text=True, timeout=60, check=True)
+        report = json.loads(done.stdout)
+        assert [s["id"] for s in report["stale"]] == [added]
+        loaded = {line.rsplit("|", 1)[-1].strip().split(".")[0]
+                  for line in done.stderr.splitlines() if line.startswith("import time:")}
+        assert not loaded & {"pydantic", "kuzu", "tree_sitter", "numpy", "torch", "spacy"}
+        data_dir = Memory.data_dir_for(Config(home=home, cwd=repo))
+        served = [json.loads(line)["method"]
+                  for line in (data_dir / "logs" / "owner.log").read_text().splitlines()]
+        assert served.count("update_stale") == 1
+        # the installed hook hands the next commit over the same way
+        gh.install_hooks(repo)
+        (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+        git(repo, "commit", "-q", "-a", "-m", "back to plus")
+        deadline = time.monotonic() + 30
+        with RemoteMemory(None, data_dir, str(repo), "main", start=False) as remote:
+            while remote.get_item(added).status.value != "active":
+                assert time.monotonic() < deadline, "the hook's update did not land"
+                time.sleep(0.1)
+        journal = (data_dir / "journal.jsonl").read_text().splitlines()
+        assert json.loads(journal[-1])["by"] == "git-hook"
+    finally:
+        _stop_owner(home, repo)
+        owner.wait(timeout=30)
+
+
+@pytest.mark.parametrize("env", [{}, {"GRAPHMEM_DATA_DIR": "elsewhere"}, {"GRAPHMEM_CWD": "sub"}])
+def test_the_hook_finds_the_store_config_finds(home, repo, monkeypatch, env):
+    """stalehook locates the store without pydantic; it must agree with Config."""
+    (repo / "sub").mkdir()
+    for key, value in env.items():
+        monkeypatch.setenv(key, str(repo / value))
+    monkeypatch.chdir(repo / "sub")
+    assert store_dir_from_env(None) == Memory.data_dir_for(Config.from_env())
+    assert store_dir_from_env(str(repo)) == Memory.data_dir_for(Config.from_env(cwd=repo))

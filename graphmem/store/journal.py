@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-import numpy as np
-
 from graphmem.errors import StoreCorrupt, StoreUnavailable
 
 Op = dict[str, Any]
@@ -19,10 +17,14 @@ RECORD_META = ("seq", "ts", "by")  # who/when fields of a record, not part of th
 
 
 def encode_vector(vector: Iterable[float]) -> str:
+    import numpy as np  # only vector ops need it: the git hooks' updater never loads numpy
+
     return base64.b64encode(np.asarray(list(vector), dtype=np.float32).tobytes()).decode()
 
 
 def decode_vector(text: str) -> list[float]:
+    import numpy as np
+
     return np.frombuffer(base64.b64decode(text), dtype=np.float32).tolist()
 
 
