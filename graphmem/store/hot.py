@@ -260,15 +260,17 @@ class HotIndex:
         return [(self.ids[candidates[b]], float(scores[b])) for b in best]  # type: ignore[misc]
 
     def items_linked(self, entity_ids: Iterable[str], flt: ItemFilter) -> list[tuple[str, str, float]]:
-        """(item, entity, weight) for each MENTIONS/ANCHORED_TO link of a visible item."""
+        """(item, entity, weight) for each MENTIONS/ANCHORED_TO link of a visible item, newest
+        item first: channels that sum these keep that order among equal scores."""
         keep = self.mask(flt)
-        out = []
+        found = []
         for entity in entity_ids:
             for (_, item_id), weight in self.item_links.get(entity, {}).items():
                 n = self.slot.get(item_id)
                 if n is not None and keep[n]:
-                    out.append((item_id, entity, weight))
-        return out
+                    found.append((-self.created_at[n], -n, item_id, entity, weight))
+        found.sort()
+        return [(item_id, entity, weight) for _, _, item_id, entity, weight in found]
 
     def neighbours(self, entity_ids: Sequence[str], hops: int) -> dict[str, int]:
         """Entities within `hops` code edges, by distance (0 for the starting ones)."""
