@@ -1,20 +1,21 @@
-"""Sentence embeddings: MiniLM (all-MiniLM-L6-v2) run with plain torch; loads lazily, offline.
+"""Sentence embeddings: MiniLM (all-MiniLM-L6-v2) run with numpy; loads lazily, offline.
 
 The model is a 6-layer BERT + mean pooling + L2 normalisation. Running it through
 sentence-transformers costs ~190 MB of RSS and ~2 s of imports (transformers, scipy, sympy,
-sklearn…) for nothing we use, so the forward pass is written out here against the same weights
-and tokenizer; `tests/test_embed.py` checks it against sentence-transformers itself.
+sklearn…), and torch itself another ~140 MB, for a forward pass that is a few matrix products:
+it is written out here in numpy against the same weights (memory-mapped, not copied) and
+tokenizer; `tests/test_embed.py` checks it against sentence-transformers itself.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import threading
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -62,71 +63,111 @@ class Embedder:
 
 
 class _MiniLM:
-    """BERT encoder + mean pooling + normalisation, inference only, weights read once."""
+    """BERT encoder + mean pooling + normalisation, inference only, float32 throughout."""
 
     def __init__(self, model_path: str, threads: int | None) -> None:
-        import torch
-        from safetensors.torch import load_file
         from tokenizers import Tokenizer
 
         if threads:
-            torch.set_num_threads(threads)
+            _limit_blas_threads(threads)
         config = json.loads(Path(model_path, "config.json").read_text())
         self.heads = int(config["num_attention_heads"])
-        self.eps = float(config["layer_norm_eps"])
+        self.eps = np.float32(config["layer_norm_eps"])
         self.layers = int(config["num_hidden_layers"])
-        self.w = {k: v for k, v in load_file(str(Path(model_path, "model.safetensors"))).items()
-                  if not k.startswith("pooler.") and k != "embeddings.position_ids"}
+        self.w = read_safetensors(Path(model_path, "model.safetensors"))
         self.tokenizer = Tokenizer.from_file(str(Path(model_path, "tokenizer.json")))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=int(config.get("pad_token_id", 0)), pad_token="[PAD]")
-        self.torch = torch
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # less padding per batch
-        with self.torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                batch = order[start:start + batch_size]
-                out[batch] = self._forward([texts[i] for i in batch]).numpy()
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            out[batch] = self._forward([texts[i] for i in batch])
         return out
 
-    def _forward(self, texts: list[str]) -> Any:
-        torch, w, eps = self.torch, self.w, self.eps
-        functional = torch.nn.functional
+    def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
+        """x @ W.T + b over the last axis, as one 2-D product (BLAS reads W transposed)."""
+        weight = self.w[name + ".weight"]
+        y = x.reshape(-1, x.shape[-1]) @ weight.T
+        y += self.w[name + ".bias"]
+        return y.reshape(*x.shape[:-1], weight.shape[0])
+
+    def _norm(self, x: np.ndarray, name: str) -> np.ndarray:
+        mean = x.mean(-1, keepdims=True)
+        centred = x - mean
+        variance = (centred * centred).mean(-1, keepdims=True)
+        return centred / np.sqrt(variance + self.eps) * self.w[name + ".weight"] \
+            + self.w[name + ".bias"]
+
+    def _forward(self, texts: list[str]) -> np.ndarray:
+        w = self.w
         encodings = self.tokenizer.encode_batch(texts)
-        ids = torch.tensor([e.ids for e in encodings], dtype=torch.long)
-        mask = torch.tensor([e.attention_mask for e in encodings], dtype=torch.float32)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
         batch, length = ids.shape
+        heads, size = self.heads, DIMENSIONS // self.heads
         x = (w["embeddings.word_embeddings.weight"][ids]
              + w["embeddings.position_embeddings.weight"][:length]
              + w["embeddings.token_type_embeddings.weight"][0])
-        x = functional.layer_norm(x, (DIMENSIONS,), w["embeddings.LayerNorm.weight"],
-                                  w["embeddings.LayerNorm.bias"], eps)
-        bias = ((1.0 - mask) * torch.finfo(torch.float32).min)[:, None, None, :]
-        head = DIMENSIONS // self.heads
+        x = self._norm(x, "embeddings.LayerNorm")
+        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        scale = np.float32(1.0 / np.sqrt(size))
         for n in range(self.layers):
             p = f"encoder.layer.{n}."
-
-            q, k, v = (functional.linear(x, w[f"{p}attention.self.{name}.weight"],
-                                         w[f"{p}attention.self.{name}.bias"])
-                       .view(batch, length, self.heads, head).transpose(1, 2)
+            q, k, v = (self._linear(x, f"{p}attention.self.{name}")
+                       .reshape(batch, length, heads, size).transpose(0, 2, 1, 3)
                        for name in ("query", "key", "value"))
-            context = functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-            context = context.transpose(1, 2).reshape(batch, length, DIMENSIONS)
-            x = functional.layer_norm(
-                functional.linear(context, w[p + "attention.output.dense.weight"],
-                                  w[p + "attention.output.dense.bias"]) + x,
-                (DIMENSIONS,), w[p + "attention.output.LayerNorm.weight"],
-                w[p + "attention.output.LayerNorm.bias"], eps)
-            hidden = functional.gelu(functional.linear(x, w[p + "intermediate.dense.weight"],
-                                                       w[p + "intermediate.dense.bias"]))
-            x = functional.layer_norm(
-                functional.linear(hidden, w[p + "output.dense.weight"], w[p + "output.dense.bias"])
-                + x, (DIMENSIONS,), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
-                eps)
-        pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1e-9)
-        return functional.normalize(pooled, p=2, dim=1)
+            scores = q @ k.transpose(0, 1, 3, 2) * scale + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIMENSIONS)
+            x = self._norm(self._linear(context, p + "attention.output.dense") + x,
+                           p + "attention.output.LayerNorm")
+            hidden = self._linear(x, p + "intermediate.dense")
+            hidden *= 0.5 * (1.0 + _erf(hidden * np.float32(1 / np.sqrt(2.0))))  # exact GELU
+            x = self._norm(self._linear(hidden, p + "output.dense") + x, p + "output.LayerNorm")
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return (pooled / norms).astype(np.float32, copy=False)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """erf in float32 (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7: float32 resolution)."""
+    a = np.abs(x)
+    t = 1.0 / (1.0 + np.float32(0.3275911) * a)
+    poly = t * (np.float32(0.254829592) + t * (np.float32(-0.284496736) + t * (
+        np.float32(1.421413741) + t * (np.float32(-1.453152027) + t * np.float32(1.061405429)))))
+    return np.copysign(1.0 - poly * np.exp(-a * a), x)
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """A .safetensors file's tensors as read-only views of the memory-mapped file: no copy
+    of the weights, and of the 47 MB word-embedding table only the rows in use are paged in."""
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+    with path.open("rb") as handle:
+        buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    size = int.from_bytes(buffer[:8], "little")
+    header = json.loads(buffer[8:8 + size])
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] not in dtypes:
+            continue
+        start, end = info["data_offsets"]
+        dtype = np.dtype(dtypes[info["dtype"]])
+        tensors[name] = np.frombuffer(buffer, dtype=dtype, count=(end - start) // dtype.itemsize,
+                                      offset=8 + size + start).reshape(info["shape"])
+    return tensors
+
+
+def _limit_blas_threads(threads: int) -> None:
+    """Matrix products on `threads` BLAS threads (one often beats two on this CPU)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # numpy's default: all cores
+        return
+    threadpool_limits(threads, user_api="blas")
 
 
 class TokenCounter:

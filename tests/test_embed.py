@@ -39,9 +39,9 @@ def test_batching_and_order_do_not_change_vectors(embedder: Embedder) -> None:
     assert embedder.encode([]).shape == (0, DIMENSIONS)
 
 
-def test_loading_the_model_imports_no_sentence_transformers() -> None:
+def test_loading_the_model_imports_neither_torch_nor_sentence_transformers() -> None:
     code = ("import sys; from graphmem.embed import Embedder; Embedder().encode(['x']); "
-            "print(sorted(m for m in ('sentence_transformers', 'transformers', 'scipy', 'sklearn')"
+            "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'scipy')"
             " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
