@@ -1649,6 +1649,7 @@ def _concepts(doc: Any, text: str, taken: list[tuple[int, int]]) -> Iterator[_Ca
 
 def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
     """The blank-pipeline concept rule on regex words, used for very large texts."""
+    _import_spacy()
     from spacy.lang.en.stop_words import STOP_WORDS
 
     covered = bytearray(len(text) + 1)
@@ -1709,10 +1710,25 @@ _TOKEN_MATCH_RE = re.compile(
 )
 
 
+def _import_spacy() -> Any:
+    """spaCy without torch: thinc imports torch whenever it can (~190 MB of RSS and ~2.4 s in
+    the owner) though neither the blank pipeline nor ``en_core_web_sm`` runs on it. torch is
+    hidden during the first import only; a process that already loaded torch keeps it."""
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` -> ImportError
+    try:
+        import spacy
+    finally:
+        if hide and "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+    return spacy
+
+
 def _build_nlp() -> Any:
     """Create the spaCy pipeline: parser-based if ``en_core_web_sm`` is installed, else blank."""
     global _PARSED
-    import spacy
+    spacy = _import_spacy()
 
     nlp = None
     if spacy.util.is_package("en_core_web_sm"):

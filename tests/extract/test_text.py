@@ -447,3 +447,11 @@ if __name__ == "__main__":
     print(render(score(DATASET), f"all splits ({DATASET.name})"))
     for name in sorted({r.get("split", "dev") for r in load(DATASET)}):
         print("\n" + render(score(DATASET, name), f"split={name}"))
+
+
+def test_spacy_loads_without_torch_and_torch_stays_importable() -> None:
+    """thinc would import torch (~190 MB) for a pipeline that never runs on it."""
+    code = ("import sys; from graphmem.extract import text; text.extract('Fix E0433 in src/a.py'); "
+            "print('torch' in sys.modules); import torch; print(torch.ones(1).item())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "1.0"]
