@@ -420,21 +420,17 @@ class Memory:
         flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
         ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on)
         now = time.time()
-        # Time travel ranks as the store stood then: recency and decay count back from as_of.
-        reference = now if as_of is None else min(now, as_of)
-        rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
-        ranking_rows = {i: {**r, "confidence": lifecycle.effective_confidence(r, reference)}
-                        for i, r in rows.items()}
-        scored = sorted(((i, s * fusion.prior(ranking_rows[i], self.config.weights,
-                                              now=reference, branch=self.branch))
-                         for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
+        scored = self._prioritise(ranked[: k * 3], as_of)
+        shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
+        rows = {r["id"]: r for r in self.store.get_items(shown)}
         hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
                       channels=explain_rows.get(i, {}), why=why.get(i, []),
-                      stale=rows[i]["status"] == "stale") for i, s in scored[:k]]
+                      stale=rows[i]["status"] == "stale") for i, s in scored[:k] if i in rows]
         hits, tokens, truncated = render.fit_hits(hits, budget, self.tokens)
         result = m.SearchResult(query=query, hits=hits, tokens=tokens, budget=budget,
                                 candidates=len(ranked), truncated=truncated,
-                                explain=render.explain_table(scored, explain_rows, rows)
+                                explain=render.explain_table(
+                                    [(i, sc) for i, sc in scored if i in rows], explain_rows, rows)
                                 if explain else None)
         if log:
             self._log("search", query, {"files": list(files), "symbols": list(symbols)},
@@ -448,11 +444,21 @@ class Memory:
         """Ranked ids only (evaluation): no budget, no logging, no use counting."""
         flt = self._filter(as_of=as_of, project=project)
         ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on)
-        rows = {r["id"]: r for r in self.store.get_items([i for i, _ in ranked[: k * 3]])}
-        now = time.time() if as_of is None else min(time.time(), as_of)
-        scored = sorted(((i, s * fusion.prior(rows[i], self.config.weights, now=now))
-                         for i, s in ranked[: k * 3] if i in rows), key=lambda p: -p[1])
-        return [i for i, _ in scored[:k]]
+        return [i for i, _ in self._prioritise(ranked[: k * 3], as_of)[:k]]
+
+    def _prioritise(self, ranked: Sequence[tuple[str, float]], as_of: float | None
+                    ) -> list[tuple[str, float]]:
+        """Fused scores × each item's prior (recency, use, confidence, branch, staleness).
+
+        Time travel ranks as the store stood then: recency and decay count back from as_of.
+        """
+        now = time.time()
+        reference = now if as_of is None else min(now, as_of)
+        rows = self.store.ranking_rows([i for i, _ in ranked])
+        weights = self.config.weights
+        return sorted(((i, s * fusion.prior({**rows[i], "confidence": lifecycle.effective_confidence(
+            rows[i], reference)}, weights, now=reference, branch=self.branch))
+            for i, s in ranked if i in rows), key=lambda p: -p[1])
 
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
               flt: ItemFilter, channels_on: Sequence[str] | None
@@ -817,8 +823,6 @@ class Memory:
         self.store = KuzuStore(fresh)
         try:
             applied = self._replay_ops(self.journal.ops(), defer_vectors=True)
-            if self.store.counts()["ItemVector"]:
-                self.store.ensure_vector_index()
             counts = self.store.counts()
         finally:
             self.store.close()
