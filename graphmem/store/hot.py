@@ -68,15 +68,19 @@ class HotIndex:
                 new[: len(old)] = old
             return new
 
-        current = getattr(self, "alive", None)
+        def old(name: str) -> np.ndarray | None:
+            return getattr(self, name, None)
+
         self.capacity = capacity
-        self.alive = grow(current, (capacity,), bool)
-        self.has_vector = grow(getattr(self, "has_vector", None), (capacity,), bool)
-        self.vectors = grow(getattr(self, "vectors", None), (capacity, self.dimensions), np.float32)
-        for name in ("project", "kind", "status", "session"):
-            setattr(self, name, grow(getattr(self, name, None), (capacity,), np.int32))
-        for name in ("created_at", "expire_at"):
-            setattr(self, name, grow(getattr(self, name, None), (capacity,), np.float64))
+        self.alive: np.ndarray = grow(old("alive"), (capacity,), bool)
+        self.has_vector: np.ndarray = grow(old("has_vector"), (capacity,), bool)
+        self.vectors: np.ndarray = grow(old("vectors"), (capacity, self.dimensions), np.float32)
+        self.project: np.ndarray = grow(old("project"), (capacity,), np.int32)
+        self.kind: np.ndarray = grow(old("kind"), (capacity,), np.int32)
+        self.status: np.ndarray = grow(old("status"), (capacity,), np.int32)
+        self.session: np.ndarray = grow(old("session"), (capacity,), np.int32)
+        self.created_at: np.ndarray = grow(old("created_at"), (capacity,), np.float64)
+        self.expire_at: np.ndarray = grow(old("expire_at"), (capacity,), np.float64)
 
     def _slot_for(self, item_id: str) -> int:
         found = self.slot.get(item_id)
@@ -97,13 +101,13 @@ class HotIndex:
             self._set_fields(n, row)
 
     def _set_fields(self, n: int, fields: Mapping[str, Any]) -> None:
-        for name, column in (("project", "project"), ("kind", "kind"), ("status", "status"),
-                             ("session_id", "session")):
+        for name, column in (("project", self.project), ("kind", self.kind),
+                             ("status", self.status), ("session_id", self.session)):
             if name in fields:
-                getattr(self, column)[n] = self.codes.of(str(fields[name] or ""))
-        for name in ("created_at", "expire_at"):
+                column[n] = self.codes.of(str(fields[name] or ""))
+        for name, times in (("created_at", self.created_at), ("expire_at", self.expire_at)):
             if name in fields:
-                getattr(self, name)[n] = float(fields[name] or 0.0)
+                times[n] = float(fields[name] or 0.0)
         ranking = {f: fields[f] for f in RANKING_FIELDS if f in fields}
         if ranking:
             item_id = self.ids[n]
