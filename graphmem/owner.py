@@ -32,6 +32,7 @@ DEFAULT_IDLE_SECONDS = 900.0
 OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
 SWEEP_EVERY_SECONDS = 3600.0
+WARM_AFTER_SECONDS = float(os.environ.get("GRAPHMEM_OWNER_WARM_AFTER", "3"))
 
 
 def socket_address(data_dir: Path) -> str:
@@ -150,7 +151,14 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 return
 
     def background(self, every: float = 2.0) -> None:
-        """Warm the model, then keep ingesting the spool while the owner lives."""
+        """Warm the model, then keep ingesting the spool while the owner lives.
+
+        The warm-up waits for the first call (a new session's brief, which needs no model) or
+        WARM_AFTER_SECONDS: on a small machine it would otherwise take CPU from both that call
+        and the MCP server still importing fastmcp."""
+        deadline = time.monotonic() + WARM_AFTER_SECONDS
+        while self.served == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
         warm = getattr(self.memory, "warm_up", None)
         if warm is not None:
             try:
