@@ -148,12 +148,11 @@ class Git:
         return done.returncode == 0
 
     def rev(self, spec: str) -> str | None:
-        """The commit a revision names, or None."""
+        """The commit a revision names, or None (asked of the long-lived cat-file: no fork)."""
         if not spec or spec.startswith("-"):
             return None
-        out = self.run("rev-parse", "-q", "--verify", f"{spec}^{{commit}}", check=False)
-        text = out.decode().strip()
-        return text or None
+        found = self._object(f"{spec}^{{commit}}")
+        return found[0] if found is not None and found[1] == "commit" else None
 
     def head(self) -> str | None:
         return self.rev("HEAD")
@@ -190,6 +189,13 @@ class Git:
 
     def read(self, spec: str) -> tuple[str, bytes] | None:
         """(object id, content) of a blob (sha or `rev:path`) via one long-lived cat-file."""
+        found = self._object(spec)
+        if found is None or found[1] != "blob":
+            return None
+        return found[0], found[2]
+
+    def _object(self, spec: str) -> tuple[str, str, bytes] | None:
+        """(object id, type, content) of any object name, or None when it names nothing."""
         if "\n" in spec:
             return None
         if self._batch is None or self._batch.poll() is not None:
@@ -199,15 +205,14 @@ class Git:
         assert self._batch.stdin is not None and self._batch.stdout is not None
         self._batch.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         self._batch.stdin.flush()
-        header = self._batch.stdout.readline().split()
-        if len(header) != 3:
+        # "<oid> <type> <size>", else "<name> missing" / "<name> ambiguous" (names may hold spaces)
+        header = self._batch.stdout.readline().rstrip(b"\n").split(b" ")
+        if len(header) != 3 or not header[2].isdigit():
             return None
         size = int(header[2])
         data = self._batch.stdout.read(size)
         self._batch.stdout.read(1)
-        if header[1] != b"blob":
-            return None
-        return header[0].decode(), data
+        return header[0].decode(), header[1].decode(), data
 
     def last_touches(self, base: str, target: str) -> dict[str, str]:
         """Path -> newest commit in base..target that changed it."""

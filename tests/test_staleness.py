@@ -423,6 +423,25 @@ def test_unknown_revisions_are_clear_errors(memory, repo):
         st.update_stale(memory, commit="HEAD", worktree=True)
 
 
+def test_revisions_and_blobs_come_from_one_cat_file(repo):
+    """Git.rev and Git.read share the long-lived `cat-file --batch` (no fork per revision)."""
+    write(repo, "a b.py", "x = 1\n")
+    first = commit(repo, "a file with a space")
+    git(repo, "tag", "-a", "v1", "-m", "annotated")
+    write(repo, "a b.py", "x = 2\n")
+    second = commit(repo, "second")
+    with st.Git.open(repo) as g:
+        assert g.head() == second and g.parent(second) == first
+        assert g.rev("v1") == first  # an annotated tag peels to its commit
+        assert g.rev(f"{first}:a b.py") is None  # a blob is not a commit
+        for missing in ("no-such-thing", "HEAD~9", "-v", "", "HEAD\nHEAD", "a 1"):
+            assert g.rev(missing) is None
+        assert g.read("HEAD:a b.py") is not None and g.read("HEAD:a b.py")[1] == b"x = 2\n"
+        assert g.read("HEAD:no such") is None and g.read("v1") is None  # "<name> missing"
+        assert g.rev("HEAD") == second  # the batch is still in step after misses
+        assert g.rev(f"{second}^2") is None
+
+
 def test_head_commit_reads_git_files(repo):
     head = git(repo, "rev-parse", "HEAD")
     assert st.head_commit(repo) == head
