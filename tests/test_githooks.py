@@ -273,3 +273,27 @@ def test_the_hook_finds_the_store_config_finds(home, repo, monkeypatch, env):
     monkeypatch.chdir(repo / "sub")
     assert store_dir_from_env(None) == Memory.data_dir_for(Config.from_env())
     assert store_dir_from_env(str(repo)) == Memory.data_dir_for(Config.from_env(cwd=repo))
+
+
+def test_a_graph_behind_its_journal_is_caught_up_before_the_update(memory, home, repo,
+                                                                    monkeypatch):
+    """The lean path only writes to a graph that has every journal record; otherwise Memory's
+    catch-up runs first (a crash between journal and graph is healed, not built upon)."""
+    from graphmem import stalehook
+
+    monkeypatch.setenv("GRAPHMEM_OWNER", "never")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(repo, "add", "calc.py")
+    git(repo, "commit", "-q", "-m", "calc")
+    memory.index_code()
+    added = memory.add("add sums two numbers", symbols=["add"]).id
+    memory.journal.append({"op": "update_items", "ids": [added], "fields": {"importance": 0.9}})
+    memory.close()  # the graph never saw that record, as after a crash
+    (repo / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
+    git(repo, "commit", "-q", "-a", "-m", "add via sum")
+    report = stalehook.update(str(repo), commit="HEAD")
+    assert [s["id"] for s in report["stale"]] == [added]
+    with Memory(Config(home=home, cwd=repo, embed=False)) as after:
+        item = after.get_item(added)
+        assert (item.status.value, item.importance) == ("stale", 0.9)
+        assert after.store.applied_seq == after.journal.last_seq()
