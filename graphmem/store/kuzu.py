@@ -224,13 +224,13 @@ class KuzuStore:
 
     def _op_delete_items(self, op: Row) -> None:
         params = {"ids": list(op["ids"])}
-        self._exec("MATCH (v:ItemVector) WHERE v.id IN $ids DELETE v", params)
-        self._exec("MATCH (i:Item) WHERE i.id IN $ids DETACH DELETE i", params)
+        self._exec("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) DELETE v", params)
+        self._exec("UNWIND $ids AS x MATCH (i:Item {id: x}) DETACH DELETE i", params)
 
     def _op_put_vectors(self, op: Row) -> None:
         rows = op["rows"]
         ids = [r["id"] for r in rows]
-        self._exec("MATCH (v:ItemVector) WHERE v.id IN $ids DELETE v", {"ids": ids})
+        self._exec("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) DELETE v", {"ids": ids})
         if not self._vector_index:
             self._copy_vectors(rows)
             return
@@ -260,7 +260,8 @@ class KuzuStore:
 
     def _op_delete_entities(self, op: Row) -> None:
         self._code_entities = None
-        self._exec("MATCH (e:Entity) WHERE e.id IN $ids DETACH DELETE e", {"ids": list(op["ids"])})
+        self._exec("UNWIND $ids AS x MATCH (e:Entity {id: x}) DETACH DELETE e",
+                   {"ids": list(op["ids"])})
 
     def _op_put_observations(self, op: Row) -> None:
         rows = _complete([{**r, "tool_input": json.dumps(r.get("tool_input") or {})}
@@ -270,7 +271,7 @@ class KuzuStore:
                    {"rows": rows})
 
     def _op_delete_observations(self, op: Row) -> None:
-        self._exec("MATCH (o:Observation) WHERE o.id IN $ids DETACH DELETE o",
+        self._exec("UNWIND $ids AS x MATCH (o:Observation {id: x}) DETACH DELETE o",
                    {"ids": list(op["ids"])})
 
     def _op_put_links(self, op: Row) -> None:
@@ -289,8 +290,8 @@ class KuzuStore:
         table = _link_table(op["kind"])
         source_label, target_label = LINK_ENDPOINTS[table]
         if op.get("targets") is None:
-            self._exec(f"MATCH (a:{source_label})-[l:{table}]->(:{target_label}) "
-                       "WHERE a.id IN $ids DELETE l", {"ids": list(op["sources"])})
+            self._exec(f"UNWIND $ids AS x MATCH (a:{source_label} {{id: x}})-[l:{table}]->"
+                       f"(:{target_label}) DELETE l", {"ids": list(op["sources"])})
             return
         rows = [{"s": s, "t": t} for s, t in zip(op["sources"], op["targets"])]
         self._exec(f"UNWIND $rows AS r MATCH (a:{source_label} {{id: r.s}})-[l:{table}]->"
@@ -401,7 +402,7 @@ class KuzuStore:
         return hot
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Row]:
-        rows = self._rows("MATCH (v:ItemVector) WHERE v.id IN $ids RETURN v.id, v.vec, v.model, "
+        rows = self._rows("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) RETURN v.id, v.vec, v.model, "
                           "v.text_hash", {"ids": list(ids)})
         return {r[0]: {"vec": r[1], "model": r[2], "text_hash": r[3]} for r in rows}
 
@@ -468,8 +469,8 @@ class KuzuStore:
         """Entities no other item links to and the code index does not hold (text-derived)."""
         if not entity_ids:
             return []
-        rows = self._rows("MATCH (e:Entity) WHERE e.id IN $ids AND NOT (e.kind IN ['file', 'symbol'] "
-                          "AND e.resolved) OPTIONAL MATCH (i:Item)-[:MENTIONS|ANCHORED_TO]->(e) "
+        rows = self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) WHERE NOT (e.kind IN ['file', "
+                          "'symbol'] AND e.resolved) OPTIONAL MATCH (i:Item)-[:MENTIONS|ANCHORED_TO]->(e) "
                           "RETURN e.id, collect(i.id)", {"ids": sorted(entity_ids)})
         return [r[0] for r in rows if not set(x for x in r[1] if x) - items]
 
@@ -484,8 +485,8 @@ class KuzuStore:
         return [r[0] for r in rows]
 
     def anchors(self, item_ids: Sequence[str] | None = None) -> list[Row]:
-        clause = "WHERE i.id IN $ids " if item_ids is not None else ""
-        rows = self._rows(f"MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) {clause}"
+        start = "UNWIND $ids AS x MATCH (i:Item {id: x})" if item_ids is not None else "MATCH (i:Item)"
+        rows = self._rows(f"{start}-[l:ANCHORED_TO]->(e:Entity) "
                           "RETURN i.id, e.id, e.kind, e.path, e.qualname, l.hash, l.commit, i.status",
                           {"ids": list(item_ids)} if item_ids is not None else {})
         keys = ("item", "entity", "kind", "path", "qualname", "hash", "commit", "status")
@@ -652,7 +653,8 @@ def _translate_query(exc: RuntimeError) -> GraphmemError:
 
 
 # ----- staleness queries (used by graphmem/staleness.py and graphmem/history.py)
-# Id lists go through UNWIND + a primary-key match: several times faster than `id IN $ids`.
+# Id lists go through UNWIND + a primary-key match (a hash join): `id IN $ids` compares every row
+# with every listed id, quadratic for the large lists of bulk writes.
 _ANCHOR_RETURN = ("RETURN i.id, e.id, e.kind, e.path, e.qualname, l.hash, e.hash, l.commit, l.at, "
                   "i.status, i.stale_reason, i.title")
 _ANCHOR_KEYS = ("item", "entity", "kind", "path", "qualname", "seen", "current", "commit", "at",
