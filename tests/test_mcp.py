@@ -536,3 +536,17 @@ async def test_tool_descriptions_are_the_docstrings(shared_server: Any) -> None:
     assert tools["memory_brief"].startswith("The project's memory at a glance")
     assert all("\n    " not in text for text in tools.values())  # dedented like getdoc
     assert all(text.split("\n")[0][:30] in source for text in tools.values())
+
+
+def test_serve_preloads_jsonref_without_requests() -> None:
+    code = """if True:
+        import sys
+        from graphmem import mcp
+        mcp._preload(mcp.FASTMCP_LAZY_MODULES)
+        import jsonref
+        print(jsonref.requests is None, "requests" in sys.modules)
+        import requests  # still importable by anyone who wants it
+        print(requests is not None)
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "True"]
