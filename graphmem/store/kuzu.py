@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import kuzu
 
 from graphmem.errors import GraphmemError, InvalidInput, StoreCorrupt, StoreUnavailable
 from graphmem.store.base import LINK_TABLES, ItemFilter, Row
-from graphmem.store.hot import CODE_LINKS, RANKING_FIELDS, HotIndex
+
+if TYPE_CHECKING:  # numpy stays off the git hook's path until a search needs the mirror
+    from graphmem.store.hot import HotIndex
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "graph.cypher"
@@ -67,7 +69,7 @@ class KuzuStore:
         self.path = path
         self.read_only = read_only
         self._code_entities: _CodeEntityIndex | None = None
-        self._hot: HotIndex | None = None
+        self._hot: "HotIndex | None" = None
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -363,14 +365,16 @@ class KuzuStore:
         return {i: row for i, row in found if row is not None}
 
     @property
-    def hot(self) -> HotIndex:
+    def hot(self) -> "HotIndex":
         """The retrieval mirror, built from the graph on first use."""
         if self._hot is None:
             self._hot = self._build_hot()
         return self._hot
 
-    def _build_hot(self) -> HotIndex:
+    def _build_hot(self) -> "HotIndex":
         import numpy as np
+
+        from graphmem.store.hot import CODE_LINKS, RANKING_FIELDS, HotIndex
 
         def table(query: str) -> dict[str, list[Any]]:
             result = self._conn.execute(query)
