@@ -775,6 +775,12 @@ class Memory:
                 "schema_version": self.store.schema_version}
 
     def export_items(self, *, all_projects: bool = False) -> list[dict[str, Any]]:
+        """Items as JSON records: their fields, linked files and symbols, and SUPERSEDES edges.
+
+        Other edges are not exported: MENTIONS and ANCHORED_TO are derived again on import
+        (from the text, files and symbols, against the importing store's code), code edges
+        come from indexing the repository, and DERIVED_FROM points at raw session observations,
+        which stay in the store they were captured in."""
         flt = ItemFilter(project=None if all_projects else self.project, statuses=None)
         out = []
         for row in self.store.list_items(flt, limit=10**9):
@@ -785,25 +791,37 @@ class Memory:
                                       for ln in links if ln.get("entity", {}).get("kind") == "file"})
             record["symbols"] = sorted({ln["entity"]["qualname"] or ln["entity"]["name"]
                                         for ln in links if ln.get("entity", {}).get("kind") == "symbol"})
+            record["supersedes"] = sorted(
+                ({"target": ln["target"], "at": ln["at"], "surface": ln["surface"]}
+                 for ln in links if ln["kind"] == "SUPERSEDES"), key=lambda r: r["target"])
             out.append(record)
         return out
 
     def import_items(self, records: Iterable[dict[str, Any]]) -> int:
         """Restore exported items (JSON objects) into this project; existing ids are replaced."""
         items, files, symbols = [], {}, {}
+        supersedes: list[dict[str, Any]] = []
         for number, record in enumerate(records, 1):
             try:
                 data = dict(record)
                 files_of = data.pop("files", [])
                 symbols_of = data.pop("symbols", [])
+                replaces = data.pop("supersedes", None) or []
                 data["project"] = self.project
                 data.pop("search_text", None)
                 item = m.MemoryItem(**data)
+                replaced = [_supersedes_row(item.id, entry) for entry in replaces]
             except (ValueError, TypeError) as exc:
                 raise InvalidInput(f"record {number}: {_first_error(exc)}") from exc
             items.append(item)
             files[item.id], symbols[item.id] = list(files_of), list(symbols_of)
+            supersedes += replaced
         self.add_items(items, files=files, symbols=symbols, dedupe=False)
+        # An edge to an item that is in neither the export nor this store has nothing to point at.
+        present = {r["id"] for r in self.store.get_items([r["target"] for r in supersedes])}
+        kept = [r for r in supersedes if r["target"] in present]
+        if kept:
+            self._write({"op": "put_links", "kind": "SUPERSEDES", "rows": kept})
         return len(items)
 
     def rebuild(self) -> dict[str, int]:
@@ -922,6 +940,14 @@ def _split_title(text: str) -> tuple[str, str]:
             head = head[: head.index(stop) + 1]
             break
     return head[:200].rstrip(), text
+
+
+def _supersedes_row(source: str, entry: Any) -> dict[str, Any]:
+    """One entry of an exported record's `supersedes` list as a SUPERSEDES link row."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("target"), str):
+        raise ValueError("supersedes: each entry needs the target item's id")
+    return {"source": source, "target": entry["target"], "at": float(entry.get("at") or 0.0),
+            "surface": str(entry.get("surface") or "")[:200]}
 
 
 def _first_error(exc: Exception) -> str:

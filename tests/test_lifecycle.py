@@ -384,6 +384,48 @@ def test_markdown_export_imports_back_into_a_fresh_store(memory: Memory, home: P
         assert next(r for r in fresh.export_items() if r["kind"] == "task")["pinned"] is True
 
 
+@pytest.mark.parametrize("name", ["export.jsonl", "export.md"])
+def test_export_import_round_trip_keeps_supersession_edges(memory: Memory, home: Path,
+                                                           tmp_path: Path, name: str) -> None:
+    _fill(memory)
+    old, new = memory.list(kind="pitfall", limit=1)[0], memory.list(kind="convention", limit=1)[0]
+    memory._write({"op": "put_links", "kind": "SUPERSEDES", "rows": [
+        {"source": new.id, "target": old.id, "at": 12.5, "surface": "hand-made edge"}]})
+    source = memory.store.export_rows()
+    assert len(source["SUPERSEDES"]) == 2
+    records = memory.export_items()
+    path = tmp_path / name
+    path.write_text(to_markdown(memory.project, records) if name.endswith(".md")
+                    else "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    other = tmp_path / "other"
+    other.mkdir()
+    with Memory(Config(home=home, cwd=other)) as fresh:
+        fresh.import_items(read_export(path))
+        target = fresh.store.export_rows()
+        # MENTIONS and ANCHORED_TO are derived again from text, files and symbols; code edges
+        # and DERIVED_FROM (session observations) are not part of an export
+        for table in ("SUPERSEDES", "MENTIONS", "ANCHORED_TO"):
+            assert target[table] == source[table], table
+        fresh.rebuild()  # the edges are journaled, not just in the graph
+        assert fresh.store.export_rows()["SUPERSEDES"] == source["SUPERSEDES"]
+        assert [{**r, "project": memory.project} for r in fresh.export_items()] == records
+
+
+def test_import_skips_supersession_edges_to_unknown_items(memory: Memory, home: Path,
+                                                          tmp_path: Path) -> None:
+    _fill(memory)
+    records = [r for r in memory.export_items() if r["status"] != "superseded"]
+    assert any(r["supersedes"] for r in records)
+    records.append({**records[0], "id": "broken", "supersedes": [{"at": 1.0}]})
+    other = tmp_path / "other"
+    other.mkdir()
+    with Memory(Config(home=home, cwd=other)) as fresh:
+        with pytest.raises(InvalidInput, match="supersedes"):
+            fresh.import_items(records)
+        assert fresh.import_items(records[:-1]) == len(records) - 1
+        assert fresh.store.export_rows()["SUPERSEDES"] == []
+
+
 def _broken(text: str) -> str:
     """Break the metadata JSON of the second record (a hand edit gone wrong)."""
     marks = [i for i in range(len(text)) if text.startswith("<!-- graphmem:", i)]

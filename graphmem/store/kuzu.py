@@ -447,7 +447,8 @@ class KuzuStore:
         return [_clean(r[0]) for r in rows]
 
     def item_links(self, item_id: str) -> list[Row]:
-        """Outgoing edges of an item with their targets."""
+        """Edges of an item with their targets: its entities, what it supersedes and what
+        supersedes it (SUPERSEDED_BY), with the edges' properties."""
         out = []
         for table in ("MENTIONS", "ANCHORED_TO"):
             props = LINK_PROPS[table]
@@ -456,12 +457,12 @@ class KuzuStore:
             for r in rows:
                 out.append({"kind": table, "entity": _clean(r[0]),
                             **{p: v for p, v in zip(props, r[1:])}})
-        for r in self._rows("MATCH (i:Item {id: $id})-[l:SUPERSEDES]->(o:Item) RETURN o.id, l.at",
-                            {"id": item_id}):
-            out.append({"kind": "SUPERSEDES", "target": r[0], "at": r[1]})
-        for r in self._rows("MATCH (n:Item)-[l:SUPERSEDES]->(i:Item {id: $id}) RETURN n.id, l.at",
-                            {"id": item_id}):
-            out.append({"kind": "SUPERSEDED_BY", "target": r[0], "at": r[1]})
+        for r in self._rows("MATCH (i:Item {id: $id})-[l:SUPERSEDES]->(o:Item) "
+                            "RETURN o.id, l.at, l.surface", {"id": item_id}):
+            out.append({"kind": "SUPERSEDES", "target": r[0], "at": r[1], "surface": r[2]})
+        for r in self._rows("MATCH (n:Item)-[l:SUPERSEDES]->(i:Item {id: $id}) "
+                            "RETURN n.id, l.at, l.surface", {"id": item_id}):
+            out.append({"kind": "SUPERSEDED_BY", "target": r[0], "at": r[1], "surface": r[2]})
         return out
 
     def item_observations(self, item_id: str) -> list[Row]:
