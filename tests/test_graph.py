@@ -126,6 +126,34 @@ def test_the_whole_graph_holds_every_node_and_edge_of_the_store(store) -> None:
     assert g.graph["items_total"] == counts["Item"] and not g.graph["sampled"]
 
 
+def _filtered_export(rows: dict, item_ids: list[str]) -> dict:
+    """What graph_rows(item_ids) must return: the whole export, filtered to the items."""
+    keep = set(item_ids)
+    edges = {t: [e for e in rows[t] if e["source"] in keep] for t in LINK_TABLES}
+    entity_ids = {e["target"] for t in ("MENTIONS", "ANCHORED_TO") for e in edges[t]}
+    for table in graph.CODE_EDGES:
+        edges[table] = [e for e in rows[table]
+                        if e["source"] in entity_ids and e["target"] in entity_ids]
+    return {"Item": [r for r in rows["Item"] if r["id"] in keep],
+            "Entity": [r for r in rows["Entity"] if r["id"] in entity_ids],
+            "Observation": [], **edges}
+
+
+@pytest.mark.parametrize("names", [
+    [], ["pitfall"], ["new", "old"], ["new"], ["api", "env", "other"], list("xy"),
+    ["pitfall", "pitfall", "nope", "api"],
+    ["pitfall", "env", "old", "new", "api", "other"],
+])
+def test_item_subgraph_rows_equal_the_export_filtered_to_the_items(store, names) -> None:
+    memory, ids, _ = store
+    item_ids = [ids.get(n, n) for n in names]
+    rows = memory.store.graph_rows(item_ids)
+    assert rows == _filtered_export(memory.store.export_rows(), item_ids)
+    assert list(rows) == ["Item", "Entity", "Observation", *LINK_TABLES]
+    if "pitfall" in names:
+        assert rows["DERIVED_FROM"] and rows["ANCHORED_TO"] and rows["DEFINED_IN"]
+
+
 def test_every_attribute_is_graphml_safe(store) -> None:
     g = graph.to_networkx(store[0])
     values = [v for _, d in g.nodes(data=True) for v in d.values()]

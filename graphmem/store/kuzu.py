@@ -538,11 +538,7 @@ class KuzuStore:
              for r in self._rows("MATCH (v:ItemVector) RETURN v.id, v.model, v.text_hash")),
             key=lambda r: r["id"])
         for table in LINK_TABLES:
-            props = LINK_PROPS.get(table, ())
-            extra = "".join(f", l.{p}" for p in props)
-            rows = self._rows(f"MATCH (a)-[l:{table}]->(b) RETURN a.id, b.id{extra}")
-            out[table] = sorted(({"source": r[0], "target": r[1], **dict(zip(props, r[2:]))}
-                                 for r in rows), key=lambda r: (r["source"], r["target"]))
+            out[table] = self._edge_rows(f"MATCH (i)-[l:{table}]->(b)", table)
         return out
 
     def graph_rows(self, item_ids: Sequence[str] | None = None) -> dict[str, list[Row]]:
@@ -550,16 +546,38 @@ class KuzuStore:
         return self.export_rows() if item_ids is None else self._subgraph_rows(item_ids)
 
     def _subgraph_rows(self, item_ids: Sequence[str]) -> dict[str, list[Row]]:
-        full = self.export_rows()
-        keep = set(item_ids)
-        edges = {t: [e for e in full[t] if e["source"] in keep] for t in LINK_TABLES}
-        entity_ids = {e["target"] for t in ("MENTIONS", "ANCHORED_TO") for e in edges[t]}
-        for table in ("DEFINED_IN", "CONTAINS", "IMPORTS", "TOUCHES"):
-            edges[table] = [e for e in full[table]
-                            if e["source"] in entity_ids and e["target"] in entity_ids]
-        return {"Item": [r for r in full["Item"] if r["id"] in keep],
-                "Entity": [r for r in full["Entity"] if r["id"] in entity_ids],
-                "Observation": [], **edges}
+        """The items, their edges, the entities they link to and the code edges among those
+        (as export_rows filtered to them), read by id joins instead of a whole export."""
+        params = {"ids": sorted(set(item_ids))}
+        start = "UNWIND $ids AS x MATCH (i:Item {id: x})"
+        out: dict[str, list[Row]] = {
+            "Item": sorted((_clean(r[0]) for r in self._rows(f"{start} RETURN i", params)),
+                           key=lambda r: r["id"]),
+            "Observation": []}
+        for table in LINK_TABLES:
+            source_label, target_label = LINK_ENDPOINTS[table]
+            if source_label == "Item":
+                out[table] = self._edge_rows(f"{start}-[l:{table}]->(b:{target_label})", table,
+                                             params)
+        entity_ids = {e["target"] for t in ("MENTIONS", "ANCHORED_TO") for e in out[t]}
+        by_entity = {"ids": sorted(entity_ids)}
+        out["Entity"] = sorted(
+            (_clean(r[0]) for r in self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e",
+                                              by_entity)), key=lambda r: r["id"])
+        for table in LINK_TABLES:
+            if LINK_ENDPOINTS[table][0] == "Entity":
+                edges = self._edge_rows(f"UNWIND $ids AS x MATCH (i:Entity {{id: x}})-[l:{table}]->"
+                                        "(b:Entity)", table, by_entity)
+                out[table] = [e for e in edges if e["target"] in entity_ids]
+        return {t: out[t] for t in ("Item", "Entity", "Observation", *LINK_TABLES)}
+
+    def _edge_rows(self, match: str, table: str, params: dict[str, Any] | None = None) -> list[Row]:
+        """Edges of a `match` binding source `i`, edge `l` and target `b`, by source and target."""
+        props = LINK_PROPS.get(table, ())
+        extra = "".join(f", l.{p}" for p in props)
+        rows = self._rows(f"{match} RETURN i.id, b.id{extra}", params)
+        return sorted(({"source": r[0], "target": r[1], **dict(zip(props, r[2:]))} for r in rows),
+                      key=lambda r: (r["source"], r["target"]))
 
 
 class _CodeEntityIndex:
