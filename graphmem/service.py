@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import shutil
 import time
@@ -111,7 +112,8 @@ class Memory:
 
     def flush_use(self) -> None:
         if self._uses:
-            rows = [{"id": i, "n": n, "at": at} for i, (n, at) in self._uses.items()]
+            rows: list[dict[str, Any]] = [{"id": i, "n": n, "at": at}
+                                          for i, (n, at) in self._uses.items()]
             self._uses = {}
             present = {r["id"] for r in self.store.get_items([r["id"] for r in rows])}
             rows = [r for r in rows if r["id"] in present]
@@ -440,14 +442,14 @@ class Memory:
 
     def rank(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),
              k: int = 10, as_of: float | None = None, project: str | None = None,
-             channels_on: Sequence[str] | None = None) -> list[str]:
+             channels_on: Sequence[str] | None = None) -> builtins.list[str]:
         """Ranked ids only (evaluation): no budget, no logging, no use counting."""
         flt = self._filter(as_of=as_of, project=project)
         ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on)
         return [i for i, _ in self._prioritise(ranked[: k * 3], as_of)[:k]]
 
     def _prioritise(self, ranked: Sequence[tuple[str, float]], as_of: float | None
-                    ) -> list[tuple[str, float]]:
+                    ) -> builtins.list[tuple[str, float]]:
         """Fused scores × each item's prior (recency, use, confidence, branch, staleness).
 
         Time travel ranks as the store stood then: recency and decay count back from as_of.
@@ -462,7 +464,7 @@ class Memory:
 
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
               flt: ItemFilter, channels_on: Sequence[str] | None
-              ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]], dict[str, list[str]]]:
+              ) -> tuple[builtins.list[tuple[str, float]], dict[str, dict[str, int]], dict[str, builtins.list[str]]]:
         embed = (lambda texts: self.embedder.encode(texts)) if self.config.embed else None
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
                                    k, flt, channels_on)
@@ -515,7 +517,7 @@ class Memory:
                 "items": [{"item": i.model_dump(mode="json"), "direct": i.id in direct}
                           for i in items]}
 
-    def history(self, item_id: str) -> list[dict[str, Any]]:
+    def history(self, item_id: str) -> builtins.list[dict[str, Any]]:
         """Who/what created and changed an item, and when (from the journal)."""
         self.get_item(item_id)
         out = []
@@ -552,7 +554,7 @@ class Memory:
 
         return graph.to_data(self.to_networkx(scope, kinds, entity, hops, **options))
 
-    def entities(self, item_id: str) -> list[dict[str, Any]]:
+    def entities(self, item_id: str) -> builtins.list[dict[str, Any]]:
         self.get_item(item_id)
         return self.store.item_links(item_id)
 
@@ -595,7 +597,7 @@ class Memory:
                 "stale": rechecked.get("stale", []),
                 "warnings": result.warnings, "seconds": round(result.seconds, 3)}
 
-    def _recheck_anchors(self, paths: list[str]) -> dict[str, Any]:
+    def _recheck_anchors(self, paths: builtins.list[str]) -> dict[str, Any]:
         """Items anchored to code the index just saw change become stale (or fresh again)."""
         from graphmem import staleness
 
@@ -648,7 +650,7 @@ class Memory:
 
         return staleness.update_stale(self, commit=commit, rev_range=rev_range, worktree=worktree)
 
-    def stale_items(self, limit: int = 1000) -> list[dict[str, Any]]:
+    def stale_items(self, limit: int = 1000) -> builtins.list[dict[str, Any]]:
         from graphmem import staleness
 
         return staleness.stale_items(self, limit)
@@ -757,7 +759,7 @@ class Memory:
         self.rebuild()
         return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
 
-    def _observations_still_used(self, observation_ids: list[str], leaving: set[str]) -> set[str]:
+    def _observations_still_used(self, observation_ids: builtins.list[str], leaving: set[str]) -> set[str]:
         """Observations that items other than the leaving ones still derive from."""
         return {obs for obs in observation_ids
                 if set(self.store.observation_users(obs)) - leaving}
@@ -774,7 +776,7 @@ class Memory:
                 "journal_bytes": self.journal.path.stat().st_size if self.journal.path.exists() else 0,
                 "schema_version": self.store.schema_version}
 
-    def export_items(self, *, all_projects: bool = False) -> list[dict[str, Any]]:
+    def export_items(self, *, all_projects: bool = False) -> builtins.list[dict[str, Any]]:
         """Items as JSON records: their fields, linked files and symbols, and SUPERSEDES edges.
 
         Other edges are not exported: MENTIONS and ANCHORED_TO are derived again on import
@@ -882,7 +884,7 @@ class Memory:
             self.store.apply({"op": "put_vectors", "rows": list(vectors.values())}, seq=last_seq)
         return applied
 
-    def _apply_batch(self, batch: list[tuple[int, dict[str, Any]]]) -> None:
+    def _apply_batch(self, batch: builtins.list[tuple[int, dict[str, Any]]]) -> None:
         last_seq = batch[-1][0]
         ops = [op for _, op in batch]
         if "rows" in ops[0] and len(ops) > 1:
@@ -896,7 +898,7 @@ class Memory:
 
     # ----- retrieval log --------------------------------------------------------------------
     def _log(self, verb: str, query: str, context: dict[str, Any], candidates: int,
-             returned: list[str], tokens: int) -> None:
+             returned: builtins.list[str], tokens: int) -> None:
         if self.read_only:
             return
         record = {"ts": time.time(), "verb": verb, "project": self.project, "query": query[:500],
@@ -905,7 +907,7 @@ class Memory:
         with (self.dir / RETRIEVAL_LOG).open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def retrieval_log(self, limit: int = 20) -> list[dict[str, Any]]:
+    def retrieval_log(self, limit: int = 20) -> builtins.list[dict[str, Any]]:
         path = self.dir / RETRIEVAL_LOG
         if not path.exists():
             return []

@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Set
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -105,7 +106,7 @@ class Journal:
                     for r in rows):
                 yield record
 
-    def scrub(self, item_ids: set[str], observation_ids: set[str] = frozenset()) -> int:
+    def scrub(self, item_ids: Set[str], observation_ids: Set[str] = frozenset()) -> int:
         """Rewrite the journal without any trace of these items/observations; returns records dropped."""
         if not self.path.exists():
             return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
 
 import kuzu
 
@@ -139,7 +139,7 @@ class KuzuStore:
         rows = []
         while result.has_next():
             rows.append(result.get_next())
-        return rows
+        return cast("list[list[Any]]", rows)  # rows are dicts only after rows_as_dict()
 
     def _exec(self, query: str, params: dict[str, Any] | None = None) -> None:
         if self.read_only:
