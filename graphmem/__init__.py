@@ -35,7 +35,12 @@ _EXPORTS = {
     "OwnerUnavailable": "graphmem.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Brief", "Config", "Entity", "EntityKind", "EvidenceExcerpt", "GraphmemError", "Hit",
+    "InvalidInput", "ItemDetail", "ItemKind", "ItemStatus", "Link", "Memory", "MemoryItem",
+    "NotFound", "Observation", "OwnerUnavailable", "RetrievalWeights", "Scope", "SearchResult",
+    "StoreCorrupt", "StoreUnavailable",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -7,8 +7,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from graphmem.errors import GraphmemError, InvalidInput
 
@@ -145,9 +146,9 @@ def cmd_get(args: argparse.Namespace) -> None:
 
     def human(d: Any) -> str:
         item = d.item
-        lines = [f"{item.title}", f"  id {item.id} · {item.kind.value} · {item.status.value}"
+        lines = [f"{item.title}", (f"  id {item.id} · {item.kind.value} · {item.status.value}"
                  f"{' (' + item.stale_reason + ')' if item.stale_reason else ''} · confidence "
-                 f"{item.confidence:.2f} · source {item.source.value} · {_age(item.created_at)}"]
+                 f"{item.confidence:.2f} · source {item.source.value} · {_age(item.created_at)}")]
         if item.body and item.body != item.title:
             lines += ["", item.body]
         links = [ln for ln in d.links if "entity" in ln]
@@ -212,7 +213,7 @@ def cmd_search(args: argparse.Namespace) -> None:
         if r.explain:
             lines.append("\nrank  score     entity graph vector keyword  status  title")
             for row in r.explain:
-                cells = " ".join(f"{str(row[c + '_rank'] or '-'):>6}"
+                cells = " ".join(f"{row[c + '_rank'] or '-'!s:>6}"
                                  for c in ("entity", "graph", "vector", "keyword"))
                 lines.append(f"{row['rank']:>4}  {row['score']:.5f} {cells}  {row['status']:<7} "
                              f"{row['title'][:50]}")
@@ -230,7 +231,7 @@ def cmd_stats(args: argparse.Namespace) -> None:
         lines = [f"project   {s['project']} ({s['branch'] or 'no branch'})",
                  f"store     {s['data_dir']}", f"items     {s['items']}"]
         lines += [f"  {k:<12}{v}" for k, v in sorted(s["by_kind"].items())]
-        lines += [f"status    " + ", ".join(f"{k} {v}" for k, v in sorted(s["by_status"].items()))]
+        lines += ["status    " + ", ".join(f"{k} {v}" for k, v in sorted(s["by_status"].items()))]
         lines += [f"entities  {s['entities']}", f"vectors   {s['vectors']}",
                   f"evidence  {s['observations']} observations",
                   "links     " + ", ".join(f"{k} {v}" for k, v in s["links"].items() if v)]
@@ -454,8 +455,8 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     verb = "would" if args.dry_run else "did"
 
     def human(p: dict[str, Any]) -> str:
-        lines = [f"{verb} archive {len(p['archive_expired'])} expired, {len(p['archive_cold'])} "
-                 f"cold; {verb} purge {len(p['purge'])} archived memories"]
+        lines = [(f"{verb} archive {len(p['archive_expired'])} expired, {len(p['archive_cold'])} "
+                  f"cold; {verb} purge {len(p['purge'])} archived memories")]
         for key in ("archive_expired", "archive_cold", "purge"):
             lines += [f"  {key.replace('_', ' ')}: {i}" for i in p[key][:20]]
         return "\n".join(lines)

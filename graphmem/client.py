@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from graphmem import codec, errors
 from graphmem.owner import REMOTE_METHODS, socket_address
@@ -112,7 +112,7 @@ class RemoteMemory:
             self._sock.close()
         self._sock = self._reader = None
 
-    def __enter__(self) -> "RemoteMemory":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -71,7 +71,7 @@ class Config(BaseModel):
     redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> "Config":
+    def from_env(cls, **overrides: Any) -> Config:
         values: dict[str, Any] = {}
         for name, field in cls.model_fields.items():
             raw = os.environ.get(f"GRAPHMEM_{name.upper()}")

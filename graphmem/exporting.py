@@ -18,8 +18,8 @@ def to_markdown(project: str, records: list[dict[str, Any]]) -> str:
     for record in records:
         meta = {k: v for k, v in record.items() if k not in ("title", "body")}
         lines += [f"## {record['title']}", "",
-                  f"*{record['kind']} · {record['status']} · confidence {record['confidence']:.2f}"
-                  f" · source {record['source']}*", ""]
+                  (f"*{record['kind']} · {record['status']} · confidence "
+                   f"{record['confidence']:.2f} · source {record['source']}*"), ""]
         if record.get("body") and record["body"] != record["title"]:
             lines += [record["body"], ""]
         if record.get("files"):
@@ -31,11 +31,11 @@ def to_markdown(project: str, records: list[dict[str, Any]]) -> str:
 # Content may not run into the next heading: a section that lost its metadata line is an
 # error, never silently merged into the following record.
 _SECTION = re.compile(r"^## (?P<title>.+?)\n(?P<content>(?:(?!^## ).)*?)" + re.escape(RECORD_MARK)
-                      + r" (?P<meta>\{.*?\}) -->", re.S | re.M)
+                      + r" (?P<meta>\{.*?\}) -->", re.DOTALL | re.MULTILINE)
 
 
 def from_markdown(text: str) -> list[dict[str, Any]]:
-    headings = len(re.findall(r"^## ", text, re.M))
+    headings = len(re.findall(r"^## ", text, re.MULTILINE))
     records = []
     for number, match in enumerate(_SECTION.finditer(text), 1):
         try:

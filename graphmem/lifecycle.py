@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 DAY = 86_400.0
 
@@ -24,11 +25,13 @@ _CUES = re.compile(
     r"\b(now|no longer|not anymore|any ?more|instead|replac\w*|switch\w*|mov(?:ed|ing) (?:to|from)|"
     r"migrat\w*|deprecat\w*|from now on|going forward|supersed\w*|obsolete|rather than|"
     r"new(?:er)? fix|actually|turns out|was wrong|correction|changed?|upgrad\w*|downgrad\w*|"
-    r"dropp\w*|removed?|stop(?:ped)? using|renam\w*|revers\w*|revert\w*|done|closed)\b", re.I)
+    r"dropp\w*|removed?|stop(?:ped)? using|renam\w*|revers\w*|revert\w*|done|closed)\b",
+    re.IGNORECASE)
 # "not X", "never X", "instead of X", "rather than X", "over X"; a verb right after the negation
 # is skipped ("do not use print" turns away from print, not from "use").
 _NOT_Y = re.compile(r"\b(?:not|never|instead of|rather than|over)\s+"
-                    r"(?:(?:use|using|run|running|call|calling|need|needed)\s+)?([\w.@/+-]+)", re.I)
+                    r"(?:(?:use|using|run|running|call|calling|need|needed)\s+)?([\w.@/+-]+)",
+                    re.IGNORECASE)
 _WORDS = re.compile(r"[\w.@/+-]+")
 # Values whose change is a change of fact: ports, versions, sizes ("port 5432" → "port 5433").
 _VALUES = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w])")

@@ -134,7 +134,7 @@ class Entity(BaseModel):
     resolved: bool = True
 
     @classmethod
-    def make(cls, kind: EntityKind | str, key: str, **fields: Any) -> "Entity":
+    def make(cls, kind: EntityKind | str, key: str, **fields: Any) -> Entity:
         kind = EntityKind(kind)
         return cls(id=entity_id(kind.value, key), kind=kind, name=fields.pop("name", key), **fields)
 

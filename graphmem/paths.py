@@ -14,7 +14,7 @@ class ProjectRef:
     """Where a project lives and which branch is checked out (a plain class: the hook path
     avoids importing dataclasses)."""
 
-    __slots__ = ("root", "branch", "is_git")
+    __slots__ = ("branch", "is_git", "root")
 
     def __init__(self, root: Path, branch: str, is_git: bool) -> None:
         self.root = root

@@ -6,8 +6,9 @@ import builtins
 import json
 import shutil
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Self
 
 from graphmem import lifecycle
 from graphmem import models as m
@@ -134,7 +135,7 @@ class Memory:
     def ping(self) -> dict[str, Any]:
         return {"project": self.project, "data_dir": str(self.dir)}
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -464,7 +465,8 @@ class Memory:
 
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
               flt: ItemFilter, channels_on: Sequence[str] | None
-              ) -> tuple[builtins.list[tuple[str, float]], dict[str, dict[str, int]], dict[str, builtins.list[str]]]:
+              ) -> tuple[builtins.list[tuple[str, float]], dict[str, dict[str, int]],
+                         dict[str, builtins.list[str]]]:
         embed = (lambda texts: self.embedder.encode(texts)) if self.config.embed else None
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
                                    k, flt, channels_on)
@@ -759,7 +761,8 @@ class Memory:
         self.rebuild()
         return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
 
-    def _observations_still_used(self, observation_ids: builtins.list[str], leaving: set[str]) -> set[str]:
+    def _observations_still_used(self, observation_ids: builtins.list[str],
+                                 leaving: set[str]) -> set[str]:
         """Observations that items other than the leaving ones still derive from."""
         return {obs for obs in observation_ids
                 if set(self.store.observation_users(obs)) - leaving}
@@ -947,7 +950,7 @@ def _split_title(text: str) -> tuple[str, str]:
 def _supersedes_row(source: str, entry: Any) -> dict[str, Any]:
     """One entry of an exported record's `supersedes` list as a SUPERSEDES link row."""
     if not isinstance(entry, dict) or not isinstance(entry.get("target"), str):
-        raise ValueError("supersedes: each entry needs the target item's id")
+        raise TypeError("supersedes: each entry needs the target item's id")
     return {"source": source, "target": entry["target"], "at": float(entry.get("at") or 0.0),
             "surface": str(entry.get("surface") or "")[:200]}
 

@@ -58,6 +58,7 @@ def test_public_api_is_exactly_all() -> None:
         "InvalidInput", "ItemDetail", "ItemKind", "ItemStatus", "Link", "Memory", "MemoryItem",
         "NotFound", "Observation", "OwnerUnavailable", "RetrievalWeights", "Scope", "SearchResult",
         "StoreCorrupt", "StoreUnavailable"}
+    assert graphmem.__all__ == sorted(graphmem._EXPORTS)  # every lazy export is public
 
 
 def test_hook_fast_path_imports_nothing_heavy() -> None:
@@ -65,7 +66,7 @@ def test_hook_fast_path_imports_nothing_heavy() -> None:
     import sys
 
     code = ("import sys, graphmem.hooks; "
-            "print(','.join(m for m in %r if m in sys.modules))" % (HOOK_PATH_FORBIDDEN,))
+            f"print(','.join(m for m in {HOOK_PATH_FORBIDDEN!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 

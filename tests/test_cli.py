@@ -16,7 +16,7 @@ from graphmem.cli import main
 
 def run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "graphmem", *args], cwd=cwd, input=stdin,
-                          capture_output=True, timeout=120)
+                          capture_output=True, timeout=120, check=False)
 
 
 def cli(capsys: pytest.CaptureFixture[str], repo: Path, *args: str) -> tuple[int, str, str]:

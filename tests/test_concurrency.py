@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from graphmem import Config
 from graphmem.githooks import install_hooks
 from tests.conftest import git
 from tests.test_mcp import serve_argv, server_env, stop_owner
@@ -79,11 +77,15 @@ async def test_everything_at_once(home: Path, repo: Path, tmp_path: Path) -> Non
     env = server_env(home, GRAPHMEM_NO_WORKER="1", GRAPHMEM_OWNER="always")
     install_hooks(repo)
     latencies: list[float] = []
-    burst = [subprocess.Popen([sys.executable, "-c", BURST.format(events=EVENTS_PER_PROCESS),
-                               str(w), str(repo)], cwd=repo, env=env)
+    # Popen returns at once (it does not block the loop); these processes must run while the
+    # MCP sessions below do.
+    burst = [subprocess.Popen(  # noqa: ASYNC220
+                 [sys.executable, "-c", BURST.format(events=EVENTS_PER_PROCESS), str(w), str(repo)],
+                 cwd=repo, env=env)
              for w in range(HOOK_PROCESSES)]
-    clis = [subprocess.Popen([sys.executable, "-c", CLI_ADDS.format(adds=ADDS_PER_CLI), str(c)],
-                             cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
+    clis = [subprocess.Popen(  # noqa: ASYNC220
+                [sys.executable, "-c", CLI_ADDS.format(adds=ADDS_PER_CLI), str(c)],
+                cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
             for c in range(CLI_PROCESSES)]
     try:
         sessions = asyncio.gather(*(mcp_session(i, repo, home, latencies)
@@ -100,21 +102,22 @@ async def test_everything_at_once(home: Path, repo: Path, tmp_path: Path) -> Non
         assert all(line.startswith("0 ") for line in cli_lines), cli_lines
         assert not any("lock" in line.lower() for line in cli_lines)
 
-        cli = subprocess.run([sys.executable, "-m", "graphmem", "ingest", "--json"], cwd=repo,
-                             env=env, capture_output=True, text=True, timeout=300)
+        cli = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "graphmem", "ingest", "--json"], cwd=repo,
+            env=env, capture_output=True, text=True, timeout=300, check=False)
         assert cli.returncode == 0, cli.stderr
-        listed = subprocess.run([sys.executable, "-m", "graphmem", "list", "--limit", "1000",
-                                 "--json"], cwd=repo, env=env, capture_output=True, text=True,
-                                timeout=120)
+        listed = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "graphmem", "list", "--limit", "1000", "--json"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=True)
         items = json.loads(listed.stdout)
         all_titles = [i["title"] for i in items]
         for title in titles:
             assert all_titles.count(title) == 1, title
         cli_titles = [t for t in all_titles if t.startswith("cli writer")]
         assert len(cli_titles) == len(set(cli_titles)) == CLI_PROCESSES * ADDS_PER_CLI
-        stats = json.loads(subprocess.run([sys.executable, "-m", "graphmem", "stats", "--json"],
-                                          cwd=repo, env=env, capture_output=True, text=True,
-                                          timeout=120).stdout)
+        stats = json.loads((await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "graphmem", "stats", "--json"], cwd=repo,
+            env=env, capture_output=True, text=True, timeout=120, check=True)).stdout)
         assert stats["observations"] == HOOK_PROCESSES * EVENTS_PER_PROCESS
         logs = "".join(p.read_text() for p in home.rglob("*.log")) + "".join(
             p.read_text(errors="replace") for p in home.rglob("*.stderr"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -120,7 +118,7 @@ def test_data_lives_outside_the_repo(memory: Memory, repo: Path) -> None:
     memory.add("a fact", kind="fact")
     assert not str(memory.dir).startswith(str(repo))
     assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
-                          text=True).stdout == ""
+                          text=True, check=True).stdout == ""
 
 
 def test_crash_between_journal_and_graph_is_healed_on_open(home: Path, repo: Path) -> None:

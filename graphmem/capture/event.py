@@ -53,14 +53,14 @@ class HookEvent:
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.FIELDS}
 
-    def copy(self, **changes: object) -> "HookEvent":
+    def copy(self, **changes: object) -> HookEvent:
         return HookEvent(**{**self.as_dict(), **changes})  # type: ignore[arg-type]
 
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, data: dict) -> "HookEvent":
+    def from_dict(cls, data: dict) -> HookEvent:
         return cls(**{k: v for k, v in data.items() if k in cls.FIELDS})
 
     def __eq__(self, other: object) -> bool:

@@ -7,9 +7,10 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Set
+from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from graphmem.errors import StoreCorrupt, StoreUnavailable
 
@@ -106,7 +107,8 @@ class Journal:
                     for r in rows):
                 yield record
 
-    def scrub(self, item_ids: Set[str], observation_ids: Set[str] = frozenset()) -> int:
+    def scrub(self, item_ids: AbstractSet[str],
+              observation_ids: AbstractSet[str] = frozenset()) -> int:
         """Rewrite the journal without any trace of these items/observations; returns records dropped."""
         if not self.path.exists():
             return 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import kuzu
 
@@ -69,7 +70,7 @@ class KuzuStore:
         self.path = path
         self.read_only = read_only
         self._code_entities: _CodeEntityIndex | None = None
-        self._hot: "HotIndex | None" = None
+        self._hot: HotIndex | None = None
         try:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -365,13 +366,13 @@ class KuzuStore:
         return {i: row for i, row in found if row is not None}
 
     @property
-    def hot(self) -> "HotIndex":
+    def hot(self) -> HotIndex:
         """The retrieval mirror, built from the graph on first use."""
         if self._hot is None:
             self._hot = self._build_hot()
         return self._hot
 
-    def _build_hot(self) -> "HotIndex":
+    def _build_hot(self) -> HotIndex:
         import numpy as np
 
         from graphmem.store.hot import CODE_LINKS, RANKING_FIELDS, HotIndex
@@ -436,7 +437,7 @@ class KuzuStore:
         index = self._code_index()
         return [dict(index.rows[i]) for i in ids if i in index.rows]
 
-    def _code_index(self) -> "_CodeEntityIndex":
+    def _code_index(self) -> _CodeEntityIndex:
         if self._code_entities is None:
             rows = self._rows("MATCH (e:Entity) WHERE e.kind IN ['file', 'symbol'] RETURN e")
             self._code_entities = _CodeEntityIndex([_clean(r[0]) for r in rows])
@@ -477,7 +478,7 @@ class KuzuStore:
         rows = self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) WHERE NOT (e.kind IN ['file', "
                           "'symbol'] AND e.resolved) OPTIONAL MATCH (i:Item)-[:MENTIONS|ANCHORED_TO]->(e) "
                           "RETURN e.id, collect(i.id)", {"ids": sorted(entity_ids)})
-        return [r[0] for r in rows if not set(x for x in r[1] if x) - items]
+        return [r[0] for r in rows if not {x for x in r[1] if x} - items]
 
     def session_observations(self, session_id: str) -> list[Row]:
         rows = self._rows("MATCH (o:Observation {session_id: $s}) RETURN o ORDER BY o.ts",
@@ -517,7 +518,7 @@ class KuzuStore:
 
     def project_counts(self, project: str) -> dict[str, Any]:
         """Entities, observations, vectors and links that belong to one project's items."""
-        one = lambda q: int(self._rows(q, {"p": project})[0][0])  # noqa: E731
+        one = lambda q: int(self._rows(q, {"p": project})[0][0])
         links = {t: one(f"MATCH (i:Item {{project: $p}})-[l:{t}]->() RETURN count(l)")
                  for t in LINK_TABLES if LINK_ENDPOINTS[t][0] == "Item"}
         return {

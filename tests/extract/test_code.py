@@ -337,17 +337,17 @@ MORE_FORMS: dict[str, tuple[str, Expected]] = {
     "a.py": ("@dataclass\nclass P:\n    x: int\n\n    class Meta:\n        def m(self): pass\n",
              [("P", "class", 1, 6, None), ("P.Meta", "class", 5, 6, "P"),
               ("P.Meta.m", "method", 6, 6, "P.Meta")]),
-    "a.ts": ("namespace N {\n  export function f() {}\n}\n"
-             "abstract class B {\n  abstract g(): void;\n  h = () => 1;\n}\n",
+    "a.ts": (("namespace N {\n  export function f() {}\n}\n"
+              "abstract class B {\n  abstract g(): void;\n  h = () => 1;\n}\n"),
              [("N.f", "function", 2, 2, None), ("B", "class", 4, 7, None),
               ("B.h", "method", 6, 6, "B")]),
-    "a.go": ("package a\n\ntype List[T any] struct{}\n\nfunc (l *List[T]) Len() int { return 0 }\n"
-             "\nfunc (o Other) Name() string { return \"\" }\n",
+    "a.go": (("package a\n\ntype List[T any] struct{}\n\nfunc (l *List[T]) Len() int { return 0 }\n"
+              "\nfunc (o Other) Name() string { return \"\" }\n"),
              [("List", "struct", 3, 3, None), ("List.Len", "method", 5, 5, "List"),
               ("Other.Name", "method", 7, 7, None)]),
-    "a.rs": ("struct P;\nimpl std::fmt::Display for P {\n    fn fmt(&self) {}\n}\n"
-             "impl std::fmt::Debug for P {\n    fn fmt(&self) {}\n}\n"
-             "mod tests {\n    fn check() {}\n}\n",
+    "a.rs": (("struct P;\nimpl std::fmt::Display for P {\n    fn fmt(&self) {}\n}\n"
+              "impl std::fmt::Debug for P {\n    fn fmt(&self) {}\n}\n"
+              "mod tests {\n    fn check() {}\n}\n"),
              [("P", "struct", 1, 1, None), ("P.fmt", "method", 3, 3, "P"),
               ("P.fmt#2", "method", 6, 6, "P"), ("tests.check", "function", 9, 9, None)]),
 }

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from graphmem.errors import InvalidInput
 from graphmem.store.base import ItemFilter
 from graphmem.store.hot import HotIndex
 from graphmem.store.kuzu import KuzuStore
@@ -128,7 +129,7 @@ def test_the_mirror_follows_every_write_as_a_fresh_build_sees_it(store: KuzuStor
 def test_a_failed_write_leaves_the_mirror_as_the_graph(store: KuzuStore) -> None:
     seed(store)
     before = snapshot(store.hot)
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidInput):
         store.apply({"op": "update_items", "ids": ["i1"], "fields": {"no_such_field": 1}})
     assert snapshot(store.hot) == before == snapshot(store._build_hot())
 
