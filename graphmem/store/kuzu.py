@@ -19,8 +19,19 @@ if TYPE_CHECKING:  # numpy stays off the git hook's path until a search needs th
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "graph.cypher"
 VECTOR_DIM = 384
-# Kuzu's default buffer pool is most of the machine's RAM; a memory store needs far less.
-BUFFER_POOL_BYTES = 256 * 1024 * 1024
+# Kuzu's default buffer pool is most of the machine's RAM; a memory store needs far less. The pool
+# is a cap, not an allocation (pages are touched as used), but a write fails when the pool is full:
+# a 100k-item store's commit of its vectors did at 256 MB. So the cap grows with the database file.
+BUFFER_POOL_BYTES = 512 * 1024 * 1024
+
+
+def buffer_pool_bytes(path: Path) -> int:
+    """The pool cap for a database file: the floor, or three times the file's size."""
+    try:
+        size = path.stat().st_size if path.is_file() else 0
+    except OSError:
+        size = 0
+    return max(BUFFER_POOL_BYTES, 3 * size)
 
 # Every column with the value a missing field takes (Kuzu types parameters by value).
 ITEM_COLUMNS: dict[str, Any] = {
@@ -75,7 +86,7 @@ class KuzuStore:
             if not read_only:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self._db = kuzu.Database(str(path), read_only=read_only,
-                                     buffer_pool_size=BUFFER_POOL_BYTES)
+                                     buffer_pool_size=buffer_pool_bytes(path))
             self._conn = kuzu.Connection(self._db)
             for extension in ("VECTOR", "FTS"):
                 self._conn.execute(f"LOAD EXTENSION {extension}")
