@@ -13,9 +13,7 @@ import numpy as np
 from graphmem.store.base import ItemFilter
 from graphmem.store.kuzu import KuzuStore
 
-WORDS = ("parse config session adapter retry timeout proxy auth cookie redirect header stream "
-         "chunk encoding json certificate pool socket ssl verify mount hook response request "
-         "charset netrc digest basic tls chunked").split()
+WORDS = ["parse", "config", "session", "adapter", "retry", "timeout", "proxy", "auth", "cookie", "redirect", "header", "stream", "chunk", "encoding", "json", "certificate", "pool", "socket", "ssl", "verify", "mount", "hook", "response", "request", "charset", "netrc", "digest", "basic", "tls", "chunked"]
 
 
 def pct(values: list[float], p: float) -> float:

@@ -43,7 +43,7 @@ def socket_address(data_dir: Path) -> str:
 
 
 class _Handler(socketserver.StreamRequestHandler):
-    server: "OwnerServer"
+    server: OwnerServer
 
     def handle(self) -> None:
         for raw in self.rfile:

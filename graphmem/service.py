@@ -16,7 +16,7 @@ from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
 from graphmem.extract import link
 from graphmem.paths import DB_NAME, JOURNAL_NAME, ProjectRef, find_project, graphmem_home, store_dir
-from graphmem.retrieve import channels, fusion, pipeline, render
+from graphmem.retrieve import fusion, pipeline, render
 from graphmem.store.base import ItemFilter
 from graphmem.store.journal import Journal
 from graphmem.store.kuzu import KuzuStore
@@ -314,8 +314,7 @@ class Memory:
             candidates = self.store.vector_search(vector.tolist(), 3, flt)
             close = [i for i, sim in candidates if sim >= self.config.dedupe_similarity]
         else:
-            close = [i for i, _ in self.store.keyword_search(
-                channels.fts_query(item.title), 3, flt)]
+            close = [i for i, _ in self.store.keyword_search(item.title, 3, flt)]
         for row in self.store.get_items(close):
             if vector is None and _normal(row["title"]) != _normal(item.title):
                 continue

@@ -13,7 +13,7 @@ from typing import Any
 from graphmem.extract import link
 from graphmem.retrieve import fusion
 from graphmem.store.base import ItemFilter
-from graphmem.store.kuzu import KuzuStore, fts_query
+from graphmem.store.kuzu import KuzuStore
 
 Scored = list[tuple[str, float]]
 
@@ -93,8 +93,7 @@ def graph_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter, de
 
 
 def keyword_channel(store: KuzuStore, query: str, terms: Sequence[str], k: int, flt: ItemFilter) -> Scored:
-    text = fts_query(" ".join([query, *terms]))
-    return store.keyword_search(text, k, flt) if text.strip() else []
+    return store.keyword_search(" ".join([query, *terms]), k, flt)
 
 
 def vector_channel(store: KuzuStore, vector: Sequence[float] | None, k: int, flt: ItemFilter) -> Scored:

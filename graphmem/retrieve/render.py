@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from graphmem.models import Brief, Hit, MemoryItem
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.store.base import ItemFilter, Row
+from graphmem.store.keywords import KeywordIndex, top
 
 ITEM_LINKS = ("MENTIONS", "ANCHORED_TO")
 CODE_LINKS = ("DEFINED_IN", "CONTAINS", "IMPORTS", "TOUCHES")
@@ -51,7 +52,7 @@ class HotIndex:
         self.dimensions = dimensions
         self.size = 0
         self.slot: dict[str, int] = {}
-        self.ids: list[str | None] = []
+        self.ids: list[str] = []
         self.codes = _Codes()
         self._allocate(max(capacity, 16))
         self.item_links: dict[str, dict[tuple[str, str], float]] = {}  # entity -> {(table, item): w}
@@ -59,6 +60,7 @@ class HotIndex:
         self.code_out: dict[str, set[tuple[str, str]]] = {}  # entity -> {(table, target)}
         self.code_in: dict[str, set[tuple[str, str]]] = {}  # entity -> {(table, source)}
         self.ranking: dict[str, dict[str, Any]] = {}
+        self.keywords = KeywordIndex()
 
     # ----- storage ----------------------------------------------------------------------------
     def _allocate(self, capacity: int) -> None:
@@ -108,10 +110,11 @@ class HotIndex:
         for name, times in (("created_at", self.created_at), ("expire_at", self.expire_at)):
             if name in fields:
                 times[n] = float(fields[name] or 0.0)
+        if "search_text" in fields:
+            self.keywords.put(n, str(fields["search_text"] or ""))
         ranking = {f: fields[f] for f in RANKING_FIELDS if f in fields}
         if ranking:
             item_id = self.ids[n]
-            assert item_id is not None
             self.ranking.setdefault(item_id, {}).update(ranking)
 
     def update_items(self, ids: Iterable[str], fields: Mapping[str, Any]) -> None:
@@ -133,6 +136,7 @@ class HotIndex:
             if n is None:
                 continue
             self.alive[n] = False
+            self.keywords.remove(n)
             self.has_vector[n] = False
             self.vectors[n] = 0.0
             self.ranking.pop(item_id, None)
@@ -261,7 +265,12 @@ class HotIndex:
         top = min(k, len(candidates))
         best = np.argpartition(-scores, top - 1)[:top]
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [(self.ids[candidates[b]], float(scores[b])) for b in best]  # type: ignore[misc]
+        return [(self.ids[candidates[b]], float(scores[b])) for b in best]
+
+    def keyword_top(self, query: str, k: int, flt: ItemFilter) -> list[tuple[str, float]]:
+        """BM25 best visible items for the query's words."""
+        scores = self.keywords.scores(query, self.size)
+        return [(self.ids[n], float(scores[n])) for n in top(scores, self.mask(flt), k)]
 
     def items_linked(self, entity_ids: Iterable[str], flt: ItemFilter) -> list[tuple[str, str, float]]:
         """(item, entity, weight) for each MENTIONS/ANCHORED_TO link of a visible item, newest

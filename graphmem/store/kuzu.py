@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -112,13 +111,6 @@ class KuzuStore:
                 self._conn.execute(statement)
             current = number
         self._set_meta("schema_version", str(current))
-        self._ensure_indexes()
-
-    def _ensure_indexes(self) -> None:
-        existing = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
-        if "item_fts" not in existing:
-            self._conn.execute("CALL CREATE_FTS_INDEX('Item', 'item_fts', ['search_text'], "
-                               "stemmer := 'porter')")
 
     def ensure_vector_index(self) -> None:
         """Build the HNSW index on first need: bulk loads before it COPY at full speed.
@@ -351,14 +343,8 @@ class KuzuStore:
         return {r[0]: int(r[1]) for r in rows}
 
     def keyword_search(self, query: str, k: int, flt: ItemFilter) -> list[tuple[str, float]]:
-        """BM25 over item text (Kuzu FTS), filtered in memory: a join in Cypher doubles the cost."""
-        if not query.strip():
-            return []
-        rows = self._rows("CALL QUERY_FTS_INDEX('Item', 'item_fts', $q, top := $top) "
-                          "RETURN node.id, score ORDER BY score DESC",
-                          {"q": query, "top": int(k) * 4 + 50})
-        keep = set(self.hot.visible([r[0] for r in rows], flt))
-        return [(r[0], float(r[1])) for r in rows if r[0] in keep][: int(k)]
+        """BM25 over item text, from the in-memory mirror (store/keywords.py)."""
+        return self.hot.keyword_top(query, int(k), flt) if query.strip() else []
 
     def vector_search(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str, float]]:
         """Nearest visible items by cosine similarity (exact, from the in-memory mirror)."""
@@ -397,7 +383,7 @@ class KuzuStore:
 
         hot = HotIndex(VECTOR_DIM, capacity=int(self._rows("MATCH (i:Item) RETURN count(i)")[0][0]))
         fields = ("id", "project", "kind", "status", "session_id", "created_at", "expire_at",
-                  *RANKING_FIELDS)
+                  "search_text", *RANKING_FIELDS)
         items = table("MATCH (i:Item) RETURN " + ", ".join(f"i.{f} AS {f}" for f in fields))
         hot.put_items(dict(zip(fields, values)) for values in zip(*(items[f] for f in fields)))
         result = self._conn.execute("MATCH (v:ItemVector) RETURN v.id, v.vec")
@@ -671,14 +657,6 @@ def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:
         clauses.append(f"{var}.session_id = $f_session")
         params["f_session"] = flt.session_id
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
-
-
-_FTS_NOISE = re.compile(r"[^\w\s]")
-
-
-def fts_query(text: str) -> str:
-    """Kuzu's FTS parses its query; keep words only so user text never breaks it."""
-    return _FTS_NOISE.sub(" ", text)
 
 
 def _translate_query(exc: RuntimeError) -> GraphmemError:

@@ -34,7 +34,11 @@ def snapshot(hot: HotIndex) -> dict[str, Any]:
                if hot.has_vector[hot.slot[i]]}
     links = {e: dict(sorted(v.items())) for e, v in hot.item_links.items() if v}
     code = {e: sorted(v) for e, v in hot.code_out.items() if v}
-    return {"fields": fields, "vectors": vectors, "links": links, "code": code}
+    index = hot.keywords
+    words = {term: sorted((hot.ids[n], c) for n, c in zip(index.slots[t], index.counts[t]))
+             for term, t in index.vocabulary.items() if index.slots[t]}
+    return {"fields": fields, "vectors": vectors, "links": links, "code": code, "words": words,
+            "lengths": (index.documents, index.total_length)}
 
 
 def seed(store: KuzuStore) -> None:
