@@ -165,6 +165,14 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 warm()
             except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs latency
                 self._log("warm_up", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
+        prepare = getattr(self.memory, "prepare_search", None)
+        if prepare is not None:
+            try:
+                with self.lock:  # it reads the graph, which calls share
+                    prepare()
+            except Exception as exc:  # noqa: BLE001 - the first search would build it instead
+                self._log("prepare_search", 0.0, 0, {"type": type(exc).__name__,
+                                                     "message": str(exc)})
         chores = [(getattr(self.memory, "ingest_pending", None), every),
                   (getattr(self.memory, "sweep", None), SWEEP_EVERY_SECONDS)]
         due = {id(task): time.monotonic() + period for task, period in chores if task}

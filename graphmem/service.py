@@ -128,6 +128,10 @@ class Memory:
         if self.config.embed:
             self.embedder.load()
 
+    def prepare_search(self) -> None:
+        """Build the store's in-memory search mirror now rather than in the first search."""
+        self.store.hot  # noqa: B018 - the property builds it
+
     @property
     def model_loaded(self) -> bool:
         return bool(self.config.embed and self.embedder.loaded)

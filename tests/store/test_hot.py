@@ -166,3 +166,25 @@ def test_service_writes_keep_the_mirror_true(memory: Any) -> None:
     memory.flush_use()
     assert snapshot(memory.store.hot) == snapshot(memory.store._build_hot())
     assert memory.store.hot.ranking[first.id]["hit_count"] >= 1
+
+
+def test_the_owner_builds_the_mirror_in_its_warm_up(memory: Any, monkeypatch: Any) -> None:
+    import threading
+    import time
+
+    from graphmem import owner
+
+    memory.add("Retries in src/app/http.py back off exponentially", kind="decision")
+    memory.store._hot = None
+    monkeypatch.setattr(owner, "WARM_AFTER_SECONDS", 0.0)
+    server = owner.OwnerServer(memory, owner.socket_address(memory.dir) + "-test", 60.0)
+    try:
+        threading.Thread(target=server.background, kwargs={"every": 3600.0}, daemon=True).start()
+        deadline = time.monotonic() + 60
+        while memory.store._hot is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with server.lock:
+            assert memory.store._hot is not None
+            assert memory.store._hot.count(ItemFilter()) == 1
+    finally:
+        server.server_close()
