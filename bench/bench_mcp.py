@@ -82,8 +82,6 @@ def build_store(home: Path, repo: Path, n: int, embed: bool, distinct: int) -> N
                 vectors[i] = noisy / np.linalg.norm(noisy)
         started = time.perf_counter()
         bulk_write(memory, rows, vectors)
-        if embed:
-            memory.store.ensure_vector_index()
         print(f"  wrote {len(rows):,} items in {time.perf_counter() - started:.0f} s", flush=True)
 
 

@@ -112,16 +112,6 @@ class KuzuStore:
             current = number
         self._set_meta("schema_version", str(current))
 
-    def ensure_vector_index(self) -> None:
-        """Build the HNSW index on first need: bulk loads before it COPY at full speed.
-
-        Kuzu 0.11 cannot insert after DROP_VECTOR_INDEX in the same database, so the index is
-        never dropped; it is created once, after the first bulk load or before the first query.
-        """
-        if not self._vector_index and not self.read_only:
-            self._exec("CALL CREATE_VECTOR_INDEX('ItemVector', 'item_vec', 'vec', metric := 'cosine')")
-            self._vector_index = True
-
     def _meta(self, key: str) -> str | None:
         rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
         return rows[0][0] if rows else None
