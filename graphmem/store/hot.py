@@ -73,7 +73,6 @@ class HotIndex:
         def old(name: str) -> np.ndarray | None:
             return getattr(self, name, None)
 
-        self.capacity = capacity
         self.alive: np.ndarray = grow(old("alive"), (capacity,), bool)
         self.has_vector: np.ndarray = grow(old("has_vector"), (capacity,), bool)
         self.vectors: np.ndarray = grow(old("vectors"), (capacity, self.dimensions), np.float32)
@@ -88,8 +87,8 @@ class HotIndex:
         found = self.slot.get(item_id)
         if found is not None:
             return found
-        if self.size == self.capacity:
-            self._allocate(self.capacity * 2)
+        if self.size == len(self.alive):
+            self._allocate(2 * len(self.alive))
         found = self.slot[item_id] = self.size
         self.ids.append(item_id)
         self.size += 1
@@ -202,9 +201,6 @@ class HotIndex:
         elif kind == "set_item_status":  # staleness updates: status and stale_reason per item
             for row in op["rows"]:
                 self.update_items((row["id"],), {"status": row["status"]})
-        elif kind == "set_item_status":
-            for row in op["rows"]:
-                self.update_items([row["id"]], {"status": row["status"]})
         elif kind == "bump_items":
             self.bump_items(op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]])
         elif kind == "delete_items":
@@ -248,8 +244,8 @@ class HotIndex:
     def count(self, flt: ItemFilter) -> int:
         return int(self.mask(flt).sum())
 
-    def visible(self, ids: Iterable[str], flt: ItemFilter, mask: np.ndarray | None = None) -> list[str]:
-        keep = self.mask(flt) if mask is None else mask
+    def visible(self, ids: Iterable[str], flt: ItemFilter) -> list[str]:
+        keep = self.mask(flt)
         return [i for i in ids if (n := self.slot.get(i)) is not None and keep[n]]
 
     def nearest(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str, float]]:

@@ -11,7 +11,7 @@ import math
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import Stemmer
@@ -98,10 +98,6 @@ class KeywordIndex:
             norm = K1 * (1.0 - B + B * self.lengths[slots] / average)
             out[slots] += idf * counts * (K1 + 1.0) / (counts + norm)
         return out
-
-    def put_many(self, pairs: Iterable[tuple[int, str]]) -> None:
-        for slot, text in pairs:
-            self.put(slot, text)
 
 
 def top(scores: np.ndarray, keep: np.ndarray, k: int) -> Sequence[int]:

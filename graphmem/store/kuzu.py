@@ -203,7 +203,7 @@ class KuzuStore:
 
     def _op_set_item_status(self, op: Row) -> None:
         """Rows of {id, status, stale_reason}: only those two columns are written (a put_items
-        of whole rows rewrites search_text, whose FTS upkeep made a staleness update slow)."""
+        of whole rows rewrites every column, and in stores with a full-text index, the index)."""
         rows = [{"id": r["id"], "status": r["status"], "reason": r.get("stale_reason", "")}
                 for r in op["rows"]]
         self._exec("UNWIND $rows AS r MATCH (i:Item {id: r.id}) "
