@@ -28,6 +28,9 @@ class RetrievalWeights(BaseModel):
     graph_hop_decay: float = Field(0.5, description="score multiplier per hop of graph expansion")
     symbol_specificity: float = Field(2.0, description="a symbol match is worth this many file "
                                       "matches in the entity channel")
+    symbol_name: float = Field(1.0, description="weight of a symbol near the query's files (in "
+                               "them or one code edge away) whose name shares the query's words, "
+                               "as a share of a named symbol's match in the entity channel")
     entity_idf: bool = Field(False, description="weigh entity matches by IDF over visible items "
                              "(a rarely mentioned file or function counts more)")
     context_next: float = Field(0.5, description="share of an item's score lent to the item "

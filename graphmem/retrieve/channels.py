@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.extract import link
 from graphmem.retrieve import fusion
 from graphmem.store.base import ItemFilter
+from graphmem.store.keywords import Tokenizer
 from graphmem.store.kuzu import KuzuStore
 
 Scored = list[tuple[str, float]]
@@ -25,10 +27,11 @@ class QueryEntities:
     direct: dict[str, float] = field(default_factory=dict)
     expanded: dict[str, int] = field(default_factory=dict)
     surfaces: dict[str, str] = field(default_factory=dict)
+    named: dict[str, float] = field(default_factory=dict)
 
 
 def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[str],
-                   symbols: Sequence[str], hops: int) -> QueryEntities:
+                   symbols: Sequence[str], hops: int, query: str = "") -> QueryEntities:
     found = QueryEntities()
     code_mentions = [m for m in mentions if m.kind != "concept"]
     for resolved in link.resolve(code_mentions, store, files, symbols):
@@ -45,7 +48,41 @@ def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[st
         for row in store.find_entities(path_suffixes=paths, kinds=["symbol"]) if paths else []:
             if row["id"] not in found.direct and row.get("path") in paths:
                 found.expanded.setdefault(row["id"], 1)
+    if query and found.expanded:
+        found.named = named_symbols(store, query, found.expanded, found.surfaces)
     return found
+
+
+def named_symbols(store: KuzuStore, query: str, candidates: Mapping[str, int],
+                  surfaces: dict[str, str]) -> dict[str, float]:
+    """Symbols among `candidates` whose names share words with the query, with the share of the
+    query's word weight (IDF over item texts) their names carry: "fix redirect handling" names
+    `resolve_redirects`, and items that touched it are then more likely what the agent needs."""
+    from graphmem.extract import text
+
+    wanted = store.term_weights(" ".join(text.code_terms(query)))
+    total = sum(wanted.values())
+    if total <= 0:
+        return {}
+    named: dict[str, float] = {}
+    for row in store.code_entities([e for e in candidates if e.startswith("symbol:")]):
+        name = str(row.get("qualname") or row.get("name") or "").rpartition("::")[2]
+        shared = _name_stems(name) & wanted.keys()
+        if shared:
+            named[row["id"]] = sum(wanted[w] for w in shared) / total
+            surfaces[row["id"]] = name
+    return named
+
+
+@functools.lru_cache(maxsize=65_536)
+def _name_stems(name: str) -> frozenset[str]:
+    """The stemmed words of an identifier (`Session.get_adapter` -> session, get, adapt)."""
+    from graphmem.extract import text
+
+    return frozenset(_STEMMER(" ".join(text.code_terms(name))))
+
+
+_STEMMER = Tokenizer()
 
 
 def _entity_idf(rows: list[tuple[str, str, float]], total: int) -> dict[str, float]:
@@ -55,12 +92,13 @@ def _entity_idf(rows: list[tuple[str, str, float]], total: int) -> dict[str, flo
 
 
 def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
-                   symbol_specificity: float = 2.0, use_idf: bool = True, total: int = 0
-                   ) -> tuple[Scored, dict[str, list[str]]]:
+                   symbol_specificity: float = 2.0, use_idf: bool = True, total: int = 0,
+                   name_weight: float = 0.0) -> tuple[Scored, dict[str, list[str]]]:
     """Items linked to the query's entities: summed link weight × specificity × IDF per entity.
 
     A symbol match is worth `symbol_specificity` file matches; a rarer entity (fewer items
-    mention it) is worth more than a common one.
+    mention it) is worth more than a common one. A symbol the query names only by its words
+    (`entities.named`) adds `name_weight` × its share of the query's words, once per item.
     """
     if not entities.direct:
         return [], {}
@@ -73,6 +111,14 @@ def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
         scores[item_id] = scores.get(item_id, 0.0) + (weight * entities.direct[entity_id]
                                                       * specificity * idf.get(entity_id, 1.0))
         why.setdefault(item_id, []).append(entity_id)
+    if entities.named and name_weight > 0:
+        # The best-named symbol counts, not how many: a sweeping change touches many of them.
+        best: dict[str, float] = {}
+        for item_id, entity_id, weight in store.items_mentioning(list(entities.named), flt):
+            best[item_id] = max(best.get(item_id, 0.0), weight * entities.named[entity_id])
+            why.setdefault(item_id, []).append(entity_id)
+        for item_id, value in best.items():
+            scores[item_id] = scores.get(item_id, 0.0) + name_weight * symbol_specificity * value
     return sorted(scores.items(), key=lambda p: -p[1]), why
 
 

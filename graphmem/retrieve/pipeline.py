@@ -1,8 +1,8 @@
 """The retrieval pipeline: run the channels, fuse their scores, say why each item matched.
 
 Steps: entity match (files, symbols, error codes... the query names or the agent passes as
-context), graph expansion (code-graph neighbours, functions inside the named files), vector and
-keyword search; then fusion (relative score fusion by default, weighted RRF on request),
+context), graph expansion (code-graph neighbours, functions inside the named files; those
+whose names share the query's words count in the entity match), vector and keyword search; then fusion (relative score fusion by default, weighted RRF on request),
 context expansion (an item lends part of its score to the items recorded just before and after
 it in the same session) and a recency multiplier measured from the query's as-of time.
 """
@@ -37,11 +37,12 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     why: dict[str, list[str]] = {}
     if on & {"entity", "graph"}:
         entities = channels.query_entities(store, mentions, files, symbols,
-                                           hops=1 if "graph" in on else 0)
+                                           hops=1 if "graph" in on else 0, query=query)
         total = _visible_total(store, flt) if entities.direct and weights.entity_idf else 0
         if "entity" in on:
             results["entity"], entity_why = channels.entity_channel(
-                store, entities, flt, weights.symbol_specificity, weights.entity_idf, total)
+                store, entities, flt, weights.symbol_specificity, weights.entity_idf, total,
+                weights.symbol_name)
             for item_id, eids in entity_why.items():
                 why.setdefault(item_id, []).extend(
                     f"mentions {entities.surfaces.get(e, e)}" for e in eids[:3])

@@ -81,6 +81,18 @@ class KeywordIndex:
         self.lengths[slot] = 0
         self.documents -= 1
 
+    def idf(self, held: int) -> float:
+        """BM25's inverse document frequency of a term that `held` documents hold."""
+        return math.log(1.0 + (self.documents - held + 0.5) / (held + 0.5))
+
+    def term_weights(self, text: str) -> dict[str, float]:
+        """The text's stemmed words, each with its IDF (a word no document holds weighs most)."""
+        out: dict[str, float] = {}
+        for term in self.tokenize(text):
+            term_id = self.vocabulary.get(term)
+            out[term] = self.idf(len(self.slots[term_id]) if term_id is not None else 0)
+        return out
+
     def scores(self, query: str, size: int) -> np.ndarray:
         """BM25 score of every slot below `size` (0 where no query word occurs)."""
         out = np.zeros(size, dtype=np.float32)
@@ -94,7 +106,7 @@ class KeywordIndex:
                 continue
             slots = np.frombuffer(self.slots[term_id], dtype=np.int32)
             counts = np.frombuffer(self.counts[term_id], dtype=np.int32).astype(np.float32)
-            idf = math.log(1.0 + (documents - len(slots) + 0.5) / (len(slots) + 0.5))
+            idf = self.idf(len(slots))
             norm = K1 * (1.0 - B + B * self.lengths[slots] / average)
             out[slots] += idf * counts * (K1 + 1.0) / (counts + norm)
         return out

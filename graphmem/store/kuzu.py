@@ -336,6 +336,10 @@ class KuzuStore:
         """BM25 over item text, from the in-memory mirror (store/keywords.py)."""
         return self.hot.keyword_top(query, int(k), flt) if query.strip() else []
 
+    def term_weights(self, text: str) -> dict[str, float]:
+        """The text's stemmed words, each with its IDF over all item texts."""
+        return self.hot.keywords.term_weights(text) if text.strip() else {}
+
     def vector_search(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str, float]]:
         """Nearest visible items by cosine similarity (exact, from the in-memory mirror)."""
         return self.hot.nearest(vector, int(k), flt)

@@ -51,3 +51,13 @@ def test_filter_mask_and_k_apply() -> None:
     chosen = list(top(index.scores("cache", 6), keep, 2))
     assert len(chosen) == 2 and set(chosen) <= {0, 2, 4}
     assert list(top(index.scores("cache", 6), keep, 0)) == []
+
+
+def test_term_weights_rank_words_by_rarity() -> None:
+    index = KeywordIndex()
+    for slot, text in enumerate(["fix the proxy", "fix the timeout", "fix redirects", "docs"]):
+        index.put(slot, text)
+    weights = index.term_weights("fix the redirect handling")
+    assert "the" not in weights
+    assert weights["fix"] < weights["redirect"] < weights["handl"]  # held by 3, 1, 0 documents
+    assert KeywordIndex().term_weights("anything")["anyth"] > 0

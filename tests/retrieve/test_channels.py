@@ -1,0 +1,55 @@
+"""Retrieval channels on a real store: symbols named by the query's words."""
+
+from __future__ import annotations
+
+import time
+
+from graphmem import Memory
+from graphmem.config import RetrievalWeights
+from graphmem.extract import text
+from graphmem.retrieve import channels
+
+SESSIONS = "src/shop/sessions.py"
+TOUCHED = {  # oldest first, same words each: only the symbol can lift the redirect change
+    "resolve_redirects": "Session.resolve_redirects",
+    "merge_environment_settings": "Session.merge_environment_settings",
+    "prepare_request": "Session.prepare_request",
+}
+
+
+def _history(memory: Memory) -> dict[str, str]:
+    ids = {}
+    start = time.time() - 3 * 86_400
+    for n, (short, qualname) in enumerate(TOUCHED.items()):
+        item = memory.add("Small cleanup", kind="note", files=[SESSIONS],
+                          symbols=[f"{SESSIONS}::{qualname}"], dedupe=False,
+                          created_at=start + n * 86_400)
+        ids[short] = item.id
+    return ids
+
+
+def test_symbols_in_context_files_are_named_by_the_query_words(memory: Memory) -> None:
+    _history(memory)
+    found = channels.query_entities(memory.store, text.extract("fix redirect handling",
+                                                               concepts=False),
+                                    [SESSIONS], [], hops=1, query="fix redirect handling")
+    named = {found.surfaces[e]: share for e, share in found.named.items()}
+    assert set(named) == {"Session.resolve_redirects"}
+    assert 0 < named["Session.resolve_redirects"] < 1  # "fix" and "handling" are not in the name
+
+
+def test_the_named_symbol_lifts_the_item_that_touched_it(memory: Memory) -> None:
+    ids = _history(memory)
+    result = memory.search("fix redirect handling", files=[SESSIONS], explain=True)
+    assert result.hits[0].item.id == ids["resolve_redirects"]
+    assert any("resolve_redirects" in why for why in result.hits[0].why)
+    memory.config.weights = RetrievalWeights(symbol_name=0.0)
+    unnamed = memory.rank("fix redirect handling", files=[SESSIONS])
+    assert unnamed[0] != ids["resolve_redirects"]
+
+
+def test_query_words_absent_from_every_item_name_nothing(memory: Memory) -> None:
+    _history(memory)
+    found = channels.query_entities(memory.store, [], [SESSIONS], [], hops=1,
+                                    query="zanzibarquux frobnication")
+    assert found.expanded and not found.named
