@@ -75,6 +75,11 @@ class _MiniLM:
         self.eps = np.float32(config["layer_norm_eps"])
         self.layers = int(config["num_hidden_layers"])
         self.w = read_safetensors(Path(model_path, "model.safetensors"))
+        # Dense layers as (in, out) row-major copies: BLAS multiplies a few token rows by these
+        # 1.6x faster than by the stored (out, in) matrices read transposed (~40 MB of RAM).
+        self.dense = {name[: -len(".weight")]: np.ascontiguousarray(weight.T)
+                      for name, weight in self.w.items()
+                      if name.startswith("encoder.") and name.endswith(".weight") and weight.ndim == 2}
         self.tokenizer = Tokenizer.from_file(str(Path(model_path, "tokenizer.json")))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=int(config.get("pad_token_id", 0)), pad_token="[PAD]")
@@ -88,11 +93,11 @@ class _MiniLM:
         return out
 
     def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
-        """x @ W.T + b over the last axis, as one 2-D product (BLAS reads W transposed)."""
-        weight = self.w[name + ".weight"]
-        y = x.reshape(-1, x.shape[-1]) @ weight.T
+        """x @ W.T + b over the last axis, as one 2-D product."""
+        weight = self.dense[name]
+        y = x.reshape(-1, x.shape[-1]) @ weight
         y += self.w[name + ".bias"]
-        return y.reshape(*x.shape[:-1], weight.shape[0])
+        return y.reshape(*x.shape[:-1], weight.shape[1])
 
     def _norm(self, x: np.ndarray, name: str) -> np.ndarray:
         mean = x.mean(-1, keepdims=True)
