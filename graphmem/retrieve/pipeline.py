@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from graphmem.config import RetrievalWeights
@@ -19,6 +20,8 @@ from graphmem.store.base import ItemFilter
 from graphmem.store.kuzu import KuzuStore
 
 CHANNELS = ("entity", "graph", "vector", "keyword")
+CONTEXT_LENDERS = 100
+_EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-embed")
 Ranked = list[tuple[str, float]]
 
 
@@ -31,6 +34,10 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     from graphmem.extract import text
 
     on = set(channels_on or CHANNELS)
+    # The query embedding is most of a search's time and numpy runs it without the GIL: it
+    # overlaps the entity, graph and keyword channels.
+    embedding = (_EMBEDDING.submit(embed, [query])
+                 if "vector" in on and query and embed is not None else None)
     mentions = text.extract(query, concepts=False) if query else []
     depth = max(k, weights.channel_depth)
     results: dict[str, Ranked] = {}
@@ -53,8 +60,8 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
                 why.setdefault(item_id, []).append(f"near {eids[0]}")
     if "keyword" in on and query:
         results["keyword"] = channels.keyword_channel(store, query, text.code_terms(query), depth, flt)
-    if "vector" in on and query and embed is not None:
-        results["vector"] = channels.vector_channel(store, embed([query])[0].tolist(), depth, flt)
+    if embedding is not None:
+        results["vector"] = channels.vector_channel(store, embedding.result()[0].tolist(), depth, flt)
     channel_weights = {c: getattr(weights, c) for c in CHANNELS}
     if weights.fusion == "rrf":
         fused = fusion.rrf({name: fusion.ranks(scored[:depth]) for name, scored in results.items()},
@@ -62,12 +69,14 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     else:
         fused = fusion.score_fusion({name: scored[:depth] for name, scored in results.items()},
                                     channel_weights, floor_rank=weights.channel_depth)
-    fused = _in_context(store, weights, fused, flt, keep=max(3 * k, 50))
+    keep = max(3 * k, 50)
+    fused = _in_context(store, weights, fused, flt, keep=keep)
     per_item: dict[str, dict[str, int]] = {}
     for name, scored in results.items():
         for item_id, rank in fusion.ranks(scored[:depth]).items():
             per_item.setdefault(item_id, {})[name] = rank
-    for item_id in fused:
+    ranked = sorted(fused.items(), key=lambda p: (-p[1], p[0]))
+    for item_id, _ in ranked[:keep]:
         ranks = per_item.get(item_id, {})
         if "vector" in ranks and not why.get(item_id):
             why.setdefault(item_id, []).append("similar meaning")
@@ -75,7 +84,7 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
             why.setdefault(item_id, []).append("shares keywords")
         if not ranks:
             why.setdefault(item_id, []).append("recorded next to a match")
-    return sorted(fused.items(), key=lambda p: (-p[1], p[0])), per_item, why
+    return ranked, per_item, why
 
 
 def _visible_total(store: KuzuStore, flt: ItemFilter) -> int:
@@ -98,7 +107,9 @@ def _in_context(store: KuzuStore, weights: RetrievalWeights, fused: dict[str, fl
     line = channels.timeline(store, flt.project)
     scored = dict(fused)
     if expand:
-        neighbours = {i: line.neighbours(i, weights.context_gap_seconds) for i in fused}
+        # Only items that could still make the cut lend their context.
+        lenders = sorted(fused, key=lambda i: -fused[i])[:CONTEXT_LENDERS]
+        neighbours = {i: line.neighbours(i, weights.context_gap_seconds) for i in lenders}
         scored = fusion.propagate(fused, neighbours, to_next=weights.context_next,
                                   to_previous=weights.context_previous)
     if weights.query_recency > 0:
