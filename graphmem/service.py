@@ -428,7 +428,7 @@ class Memory:
         now = time.time()
         scored = self._prioritise(ranked[: k * 3], as_of)
         shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
-        rows = {r["id"]: r for r in self.store.get_items(shown)}
+        rows = self._hit_rows(shown)
         hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
                       channels=explain_rows.get(i, {}), why=why.get(i, []),
                       stale=rows[i]["status"] == "stale") for i, s in scored[:k] if i in rows]
@@ -443,6 +443,15 @@ class Memory:
                       len(ranked), [h.item.id for h in hits], tokens)
             self._count_use([h.item.id for h in hits], now)
         return result
+
+    def _hit_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Items as hits show them, from the search mirror; from the graph only when the
+        mirror's body prefix may hold fewer words than a hit shows."""
+        rows = self.store.item_rows(ids)
+        short = [i for i, row in rows.items() if row.pop("body_cut", False)
+                 and self.tokens.count(row["body"]) <= render.SUMMARY_TOKENS]
+        rows.update((r["id"], r) for r in self.store.get_items(short))
+        return rows
 
     def rank(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),
              k: int = 10, as_of: float | None = None, project: str | None = None,

@@ -135,3 +135,18 @@ def test_crash_between_journal_and_graph_is_healed_on_open(home: Path, repo: Pat
         live = mem.store.export_rows()
         mem.rebuild()
         assert mem.store.export_rows() == live
+
+
+def test_a_hit_summarises_a_long_body_as_the_full_body_would(memory: Memory) -> None:
+    from graphmem.retrieve.render import SUMMARY_TOKENS
+
+    # One 3,000-character word is a single unknown token: the search mirror keeps only the
+    # first 1,000 characters of a body, so this summary must come from the whole body.
+    odd = memory.add("Deploy key rotation", body="z" * 3000 + " then run make rotate-keys",
+                     kind="env", dedupe=False)
+    wordy = memory.add("Changelog style", body="Every entry starts with a verb. " * 200,
+                       kind="convention", dedupe=False)
+    hits = {h.item.id: h.item.body for h in memory.search("deploy key rotation changelog").hits}
+    for item in (odd, wordy):
+        assert hits[item.id] == memory.tokens.truncate(memory.get_item(item.id).body, SUMMARY_TOKENS)
+    assert "rotate-keys" in hits[odd.id]

@@ -20,9 +20,12 @@ from graphmem.store.keywords import KeywordIndex, top
 
 ITEM_LINKS = ("MENTIONS", "ANCHORED_TO")
 CODE_LINKS = ("DEFINED_IN", "CONTAINS", "IMPORTS", "TOUCHES")
-# Item fields ranking reads besides the filter columns (fusion.prior, effective_confidence).
-RANKING_FIELDS = ("branch", "importance", "confidence", "verified", "pinned", "hit_count",
-                  "updated_at", "last_used_at")
+# Item fields kept beside the filter columns: what ranking reads (fusion.prior,
+# effective_confidence) and what a search hit shows, so answering a search reads no graph row.
+ROW_FIELDS = ("branch", "importance", "confidence", "verified", "pinned", "hit_count",
+              "updated_at", "last_used_at", "title", "tags", "source", "stale_reason")
+# A hit shows the body's first ~80 tokens: the mirror keeps this many characters of it.
+BODY_PREFIX = 1000
 # Ops that change nothing mirrored here.
 IGNORED_OPS = frozenset({"put_entities", "put_observations", "delete_observations", "compact"})
 
@@ -59,8 +62,9 @@ class HotIndex:
         self.links_of_item: dict[str, set[str]] = {}  # item -> entities it links to
         self.code_out: dict[str, set[tuple[str, str]]] = {}  # entity -> {(table, target)}
         self.code_in: dict[str, set[tuple[str, str]]] = {}  # entity -> {(table, source)}
-        self.ranking: dict[str, dict[str, Any]] = {}
+        self.fields: dict[str, dict[str, Any]] = {}
         self.keywords = KeywordIndex()
+        self._last_mask: tuple[ItemFilter, np.ndarray] | None = None  # a search asks 5-6 times
 
     # ----- storage ----------------------------------------------------------------------------
     def _allocate(self, capacity: int) -> None:
@@ -96,6 +100,7 @@ class HotIndex:
 
     # ----- writes -----------------------------------------------------------------------------
     def put_items(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        self._last_mask = None
         for row in rows:
             n = self._slot_for(row["id"])
             self.alive[n] = True
@@ -111,12 +116,15 @@ class HotIndex:
                 times[n] = float(fields[name] or 0.0)
         if "search_text" in fields:
             self.keywords.put(n, str(fields["search_text"] or ""))
-        ranking = {f: fields[f] for f in RANKING_FIELDS if f in fields}
-        if ranking:
-            item_id = self.ids[n]
-            self.ranking.setdefault(item_id, {}).update(ranking)
+        kept = {f: fields[f] for f in ROW_FIELDS if f in fields}
+        if "body" in fields:
+            body = str(fields["body"] or "")
+            kept["body"], kept["body_cut"] = body[:BODY_PREFIX], len(body) > BODY_PREFIX
+        if kept:
+            self.fields.setdefault(self.ids[n], {}).update(kept)
 
     def update_items(self, ids: Iterable[str], fields: Mapping[str, Any]) -> None:
+        self._last_mask = None
         for item_id in ids:
             n = self.slot.get(item_id)
             if n is not None and self.alive[n]:
@@ -124,12 +132,13 @@ class HotIndex:
 
     def bump_items(self, rows: Iterable[Mapping[str, Any]]) -> None:
         for row in rows:
-            ranking = self.ranking.get(row["id"])
-            if ranking is not None:
-                ranking["hit_count"] = int(ranking.get("hit_count") or 0) + int(row["n"])
-                ranking["last_used_at"] = row["at"]
+            fields = self.fields.get(row["id"])
+            if fields is not None:
+                fields["hit_count"] = int(fields.get("hit_count") or 0) + int(row["n"])
+                fields["last_used_at"] = row["at"]
 
     def delete_items(self, ids: Iterable[str]) -> None:
+        self._last_mask = None
         for item_id in ids:
             n = self.slot.get(item_id)
             if n is None:
@@ -138,7 +147,7 @@ class HotIndex:
             self.keywords.remove(n)
             self.has_vector[n] = False
             self.vectors[n] = 0.0
-            self.ranking.pop(item_id, None)
+            self.fields.pop(item_id, None)
             for entity in self.links_of_item.pop(item_id, set()):
                 links = self.item_links.get(entity, {})
                 for table in ITEM_LINKS:
@@ -200,7 +209,8 @@ class HotIndex:
             self.update_items(op["ids"], op["fields"])
         elif kind == "set_item_status":  # staleness updates: status and stale_reason per item
             for row in op["rows"]:
-                self.update_items((row["id"],), {"status": row["status"]})
+                self.update_items((row["id"],), {"status": row["status"],
+                                                 "stale_reason": row.get("stale_reason", "")})
         elif kind == "bump_items":
             self.bump_items(op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]])
         elif kind == "delete_items":
@@ -219,7 +229,10 @@ class HotIndex:
 
     # ----- reads ------------------------------------------------------------------------------
     def mask(self, flt: ItemFilter) -> np.ndarray:
-        """Which slots the filter lets through."""
+        """Which slots the filter lets through (read-only: the last one is reused)."""
+        last = self._last_mask
+        if last is not None and last[0] == flt and len(last[1]) == self.size:
+            return last[1]
         n = self.size
         keep = self.alive[:n].copy()
         if flt.project is not None:
@@ -239,6 +252,8 @@ class HotIndex:
             chosen = np.zeros(n, dtype=bool)
             chosen[[self.slot[i] for i in flt.ids if i in self.slot]] = True
             keep &= chosen
+        keep.flags.writeable = False
+        self._last_mask = (flt, keep)
         return keep
 
     def count(self, flt: ItemFilter) -> int:
@@ -298,6 +313,17 @@ class HotIndex:
         n = self.slot.get(item_id)
         if n is None or not self.alive[n]:
             return None
-        return {**self.ranking.get(item_id, {}), "id": item_id,
+        return {**self.fields.get(item_id, {}), "id": item_id,
                 "kind": self.codes.text[self.kind[n]], "status": self.codes.text[self.status[n]],
                 "created_at": float(self.created_at[n]), "expire_at": float(self.expire_at[n])}
+
+    def item_row(self, item_id: str) -> Row | None:
+        """A live item as a search hit shows it: every field, the body cut to BODY_PREFIX
+        characters (`body_cut` says whether it was)."""
+        row = self.ranking_fields(item_id)
+        if row is None:
+            return None
+        n = self.slot[item_id]
+        row["project"] = self.codes.text[self.project[n]]
+        row["session_id"] = self.codes.text[self.session[n]]
+        return row

@@ -358,6 +358,13 @@ class KuzuStore:
         found = ((i, hot.ranking_fields(i)) for i in ids)
         return {i: row for i, row in found if row is not None}
 
+    def item_rows(self, ids: Sequence[str]) -> dict[str, Row]:
+        """Live items as search shows them, by id, from the mirror: bodies are cut to their
+        first BODY_PREFIX characters (`body_cut` says which were)."""
+        hot = self.hot
+        found = ((i, hot.item_row(i)) for i in ids)
+        return {i: row for i, row in found if row is not None}
+
     @property
     def hot(self) -> HotIndex:
         """The retrieval mirror, built from the graph on first use."""
@@ -368,7 +375,7 @@ class KuzuStore:
     def _build_hot(self) -> HotIndex:
         import numpy as np
 
-        from graphmem.store.hot import CODE_LINKS, RANKING_FIELDS, HotIndex
+        from graphmem.store.hot import CODE_LINKS, ROW_FIELDS, HotIndex
 
         def table(query: str) -> dict[str, list[Any]]:
             result = self._conn.execute(query)
@@ -377,7 +384,7 @@ class KuzuStore:
 
         hot = HotIndex(VECTOR_DIM, capacity=int(self._rows("MATCH (i:Item) RETURN count(i)")[0][0]))
         fields = ("id", "project", "kind", "status", "session_id", "created_at", "expire_at",
-                  "search_text", *RANKING_FIELDS)
+                  "search_text", "body", *ROW_FIELDS)
         items = table("MATCH (i:Item) RETURN " + ", ".join(f"i.{f} AS {f}" for f in fields))
         hot.put_items(dict(zip(fields, values)) for values in zip(*(items[f] for f in fields)))
         result = self._conn.execute("MATCH (v:ItemVector) RETURN v.id, v.vec")

@@ -28,7 +28,7 @@ def snapshot(hot: HotIndex) -> dict[str, Any]:
     fields = {i: (hot.codes.text[hot.project[hot.slot[i]]], hot.codes.text[hot.kind[hot.slot[i]]],
                   hot.codes.text[hot.status[hot.slot[i]]], hot.codes.text[hot.session[hot.slot[i]]],
                   float(hot.created_at[hot.slot[i]]), float(hot.expire_at[hot.slot[i]]),
-                  tuple(sorted((k, str(v)) for k, v in hot.ranking.get(i, {}).items())))
+                  tuple(sorted((k, str(v)) for k, v in hot.fields.get(i, {}).items())))
               for i in live}
     vectors = {i: hot.vectors[hot.slot[i]].round(5).tolist() for i in live
                if hot.has_vector[hot.slot[i]]}
@@ -165,7 +165,7 @@ def test_service_writes_keep_the_mirror_true(memory: Any) -> None:
     memory.search("CI cache pip")  # counts uses
     memory.flush_use()
     assert snapshot(memory.store.hot) == snapshot(memory.store._build_hot())
-    assert memory.store.hot.ranking[first.id]["hit_count"] >= 1
+    assert memory.store.hot.fields[first.id]["hit_count"] >= 1
 
 
 def test_the_owner_builds_the_mirror_in_its_warm_up(memory: Any, monkeypatch: Any) -> None:
@@ -188,3 +188,19 @@ def test_the_owner_builds_the_mirror_in_its_warm_up(memory: Any, monkeypatch: An
             assert memory.store._hot.count(ItemFilter()) == 1
     finally:
         server.server_close()
+
+
+def test_search_rows_from_the_mirror_equal_the_graph_rows(memory: Any) -> None:
+    kept = memory.add("Use httpx, not requests, for the HTTP client", body="Because of HTTP/2.",
+                      kind="decision", tags=["http"])
+    stale = memory.add("Run the API tests with APP_TIMEOUT=30", kind="env")
+    memory.update(stale.id, status="stale", stale_reason="`run_tests` changed")
+    memory.search("http client")  # builds the mirror and counts a use
+    memory.flush_use()
+    memory.feedback(kept.id, "outdated")
+    ids = [kept.id, stale.id]
+    graph = {r["id"]: {k: v for k, v in r.items() if k != "search_text"}
+             for r in memory.store.get_items(ids)}
+    mirror = memory.store.item_rows(ids)
+    assert {i: {k: v for k, v in row.items() if k != "body_cut"} for i, row in mirror.items()} == graph
+    assert not any(row["body_cut"] for row in mirror.values())
