@@ -52,6 +52,12 @@ class RetrievalWeights(BaseModel):
     stale_penalty: float = Field(0.35, description="multiplier for stale items (they stay visible, labelled)")
 
 
+def default_embed_threads() -> int:
+    """Half the machine's cores, between 1 and 2: a query embeds in ~60% of the time on two
+    threads, but a second thread that has to wait for a busy core costs more than it gains."""
+    return max(1, min(2, (os.cpu_count() or 1) // 2))
+
+
 class Config(BaseModel):
     """graphmem's settings; `Config.from_env()` reads GRAPHMEM_<FIELD> overrides."""
 
@@ -65,7 +71,9 @@ class Config(BaseModel):
     max_item_chars: int = Field(32_000, ge=100, description="longest accepted item text")
     dedupe_similarity: float = Field(0.9, description="cosine above which a new item merges into an old one")
     embed: bool = Field(True, description="compute embeddings (vector channel)")
-    embed_threads: int = Field(1, ge=1, description="torch threads for embedding (one often beats two)")
+    embed_threads: int = Field(default_factory=lambda: default_embed_threads(), ge=1,
+                               description="BLAS threads for embedding (default: half the cores, "
+                               "at most 2; two threads on a busy 2-core machine are slower than one)")
     weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
     ttl_days: dict[str, float | None] = Field(
         default_factory=lambda: dict(DEFAULT_TTL_DAYS),
