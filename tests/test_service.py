@@ -87,11 +87,21 @@ def test_unknown_id_is_not_found(memory: Memory) -> None:
             call("does-not-exist")
 
 
-@pytest.mark.parametrize("query", ["", "x" * 100_000, "Wie konfiguriere ich den Proxy?", "🙂" * 50])
-def test_odd_queries_answer_sensibly(memory: Memory, query: str) -> None:
-    memory.add("Set HTTPS_PROXY for pip behind the corporate proxy", kind="env")
+@pytest.mark.parametrize(("query", "finds"), [("", False), ("x" * 100_000, None),
+                                              ("Wie konfiguriere ich den Proxy?", True),
+                                              ("proxy " * 20_000, True), ("🙂" * 50, None)])
+def test_odd_queries_answer_sensibly(memory: Memory, query: str, finds: bool | None) -> None:
+    item = memory.add("Set HTTPS_PROXY for pip behind the corporate proxy", kind="env")
     result = memory.search(query)
     assert result.tokens <= result.budget
+    if finds is not None:
+        assert ([h.item.id for h in result.hits][:1] == [item.id]) is finds
+
+
+def test_an_unknown_scope_finds_nothing_and_raises_nothing(memory: Memory) -> None:
+    memory.add("Set HTTPS_PROXY for pip behind the corporate proxy", kind="env")
+    assert memory.search("proxy", project="no/such-project").hits == []
+    assert memory.search("proxy", files=["nowhere/at/all.py"], symbols=["Nope.nothing"]).hits
 
 
 @pytest.mark.parametrize("budget", [0, 10**6])
