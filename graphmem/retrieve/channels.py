@@ -48,7 +48,7 @@ def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[st
         for row in store.find_entities(path_suffixes=paths, kinds=["symbol"]) if paths else []:
             if row["id"] not in found.direct and row.get("path") in paths:
                 found.expanded.setdefault(row["id"], 1)
-    if query and found.expanded:
+    if query and found.expanded and not symbols:  # named symbols need no guessing
         found.named = named_symbols(store, query, found.expanded, found.surfaces)
     return found
 
