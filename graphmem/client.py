@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from graphmem import codec, errors
 from graphmem.owner import REMOTE_METHODS, socket_address
+from graphmem.paths import work_tree
 
 if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
     from graphmem.config import Config
@@ -41,6 +42,8 @@ class RemoteMemory:
         self.branch = branch
         self._start = start
         self.actor = "api"
+        tree = work_tree(config.cwd if config is not None else None)
+        self.checkout = str(tree) if tree is not None else None  # where the caller's git is
         self._sock: socket.socket | None = None
         self._reader: Any = None
 
@@ -71,7 +74,7 @@ class RemoteMemory:
         payload = (json.dumps({"method": method, "args": codec.encode(list(args)),
                                "kwargs": codec.encode(kwargs),
                                "context": {"project": self.project, "branch": self.branch,
-                                           "actor": self.actor}},
+                                           "actor": self.actor, "checkout": self.checkout}},
                               ensure_ascii=False) + "\n").encode()
         for attempt in (1, 2):
             if self._sock is None:

@@ -115,14 +115,17 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         with self.lock:
             self.count("waiting", -1)
             self.last_activity = time.monotonic()
-            saved = (self.memory.project, self.memory.branch, self.memory.actor)
+            saved = (self.memory.project, self.memory.branch, self.memory.actor,
+                     self.memory.checkout)
             self.memory.project = context.get("project") or saved[0]
             self.memory.branch = context.get("branch", saved[1])
             self.memory.actor = context.get("actor") or saved[2]
+            self.memory.checkout = context.get("checkout") or saved[3]
             try:
                 return getattr(self.memory, method)(*codec.decode(args), **codec.decode(kwargs))
             finally:
-                self.memory.project, self.memory.branch, self.memory.actor = saved
+                (self.memory.project, self.memory.branch, self.memory.actor,
+                 self.memory.checkout) = saved
                 self.served += 1
                 self.last_activity = time.monotonic()
 

@@ -101,6 +101,12 @@ def find_project(cwd: str | os.PathLike[str] | None = None) -> ProjectRef:
     return ProjectRef(root=root, branch=_branch(git_dir), is_git=True)
 
 
+def work_tree(cwd: str | os.PathLike[str] | None = None) -> Path | None:
+    """The checkout containing `cwd` (a linked worktree's own root, not the main one)."""
+    dirs = _git_dirs(Path(cwd or os.getcwd()).expanduser().resolve())
+    return dirs[0] if dirs is not None else None
+
+
 def store_dir(project: ProjectRef, home: Path | None = None) -> Path:
     """Where one project's store lives."""
     return (home or graphmem_home()) / "projects" / project.key

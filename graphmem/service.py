@@ -63,6 +63,7 @@ class Memory:
         self.ref: ProjectRef = find_project(self.config.cwd)
         self.project = self.config.project or self.ref.name
         self.branch = self.ref.branch
+        self.checkout: str | None = None  # the caller's work tree, when an owner serves it
         home = self.config.home or graphmem_home()
         self.dir = Path(self.config.data_dir or store_dir(self.ref, home))
         if not read_only:
@@ -658,11 +659,14 @@ class Memory:
 
     # ----- staleness ------------------------------------------------------------------------
     def update_stale(self, *, commit: str | None = None, rev_range: str | None = None,
-                     worktree: bool = False) -> Any:
-        """Mark items whose anchored code changed (in a commit, a range or the work tree) stale."""
+                     worktree: bool = False, repo: str | None = None) -> Any:
+        """Mark items whose anchored code changed (in a commit, a range or the work tree) stale.
+
+        `repo` is the checkout the revisions are read in (a linked worktree has its own HEAD)."""
         from graphmem import staleness
 
-        return staleness.update_stale(self, commit=commit, rev_range=rev_range, worktree=worktree)
+        return staleness.update_stale(self, commit=commit, rev_range=rev_range, worktree=worktree,
+                                      repo=repo)
 
     def stale_items(self, limit: int = 1000) -> builtins.list[dict[str, Any]]:
         from graphmem import staleness

@@ -59,7 +59,9 @@ def update(cwd: str | None = None, *, commit: str | None = None, rev_range: str 
            wait: float = WAIT_SECONDS) -> Any:
     """Run one staleness update for the project at cwd, the cheapest way available."""
     mode = os.environ.get("GRAPHMEM_OWNER", "auto")
-    kwargs: dict[str, Any] = {"commit": commit, "rev_range": rev_range, "worktree": worktree}
+    # Revisions are read in the hook's own checkout, which an owner started elsewhere is not.
+    kwargs: dict[str, Any] = {"commit": commit, "rev_range": rev_range, "worktree": worktree,
+                              "repo": str(_repo(cwd))}
     if mode == "always":
         return _through_memory(cwd, project, kwargs)
     data_dir = store_dir_from_env(cwd)
@@ -83,16 +85,16 @@ def update(cwd: str | None = None, *, commit: str | None = None, rev_range: str 
             if not direct.behind():
                 from graphmem import staleness
 
-                return staleness.update_stale(direct, repo=_repo(cwd), **kwargs)
+                return staleness.update_stale(direct, **kwargs)
         finally:
             direct.close()
         return _through_memory(cwd, project, kwargs)
 
 
 def _repo(cwd: str | None) -> Path:
-    """Where git runs: as `staleness.work_root` finds it for a Memory of this config."""
+    """Where git runs: the checkout of cwd (GRAPHMEM_CWD, else this process's directory)."""
     explicit = cwd or os.environ.get("GRAPHMEM_CWD")
-    return Path(explicit) if explicit else find_project(None).root
+    return Path(explicit) if explicit else Path.cwd()
 
 
 def _through_owner(cwd: str | None, data_dir: Path, project: str | None,

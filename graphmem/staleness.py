@@ -46,6 +46,7 @@ from graphmem import codeindex
 from graphmem.errors import InvalidInput
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
+from graphmem.paths import find_project, work_tree
 from graphmem.store import kuzu as kz
 from graphmem.store.base import ItemFilter
 
@@ -815,8 +816,16 @@ def save_state(memory: Any, **values: Any) -> None:
 
 # ----- public verbs ------------------------------------------------------------------------
 def work_root(memory: Any, repo: str | os.PathLike[str] | None = None) -> Path:
-    """Where git runs for a memory: the given repo, else the config's cwd, else the project root."""
-    return Path(repo or memory.config.cwd or memory.ref.root)
+    """Where git runs for a memory: the given checkout, else the caller's (an owner serves
+    clients in several linked worktrees, each with its own HEAD and files), else the config's
+    cwd, else the checkout this process runs in when it belongs to the project, else the
+    project root."""
+    chosen = repo or getattr(memory, "checkout", None) or memory.config.cwd
+    if chosen:
+        return Path(chosen)
+    here = work_tree()
+    return here if here is not None and find_project(here).root == memory.ref.root else Path(
+        memory.ref.root)
 
 
 def _report(base: str, target: str, message: str, started: float, **rest: Any) -> StaleReport:

@@ -297,3 +297,39 @@ def test_a_graph_behind_its_journal_is_caught_up_before_the_update(memory, home,
         item = after.get_item(added)
         assert (item.status.value, item.importance) == ("stale", 0.9)
         assert after.store.applied_seq == after.journal.last_seq()
+
+
+@pytest.mark.parametrize("owner_mode", ["auto", "never"])
+def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, repo, monkeypatch,
+                                                                 owner_mode):
+    """Worktrees share one store and one owner, but each has its own HEAD: the hook's commit is
+    the worktree's, whether the owner (started in the main checkout) or the hook applies it."""
+    monkeypatch.setenv("GRAPHMEM_OWNER", owner_mode)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(repo, "add", "calc.py")
+    git(repo, "commit", "-q", "-m", "calc")
+    memory.index_code()
+    added = memory.add("add sums two numbers", symbols=["add"]).id
+    memory.close()
+    worktree = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    owner = _start_owner(home, repo) if owner_mode == "auto" else None
+    try:
+        (worktree / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
+        git(worktree, "commit", "-q", "-a", "-m", "add via sum")
+        done = subprocess.run([sys.executable, "-m", "graphmem", "stale", "update", "--commit",
+                               "HEAD"], cwd=worktree, capture_output=True, text=True, timeout=60,
+                              check=True)
+        report = json.loads(done.stdout)
+        assert [s["id"] for s in report["stale"]] == [added]
+        assert report["target"] == git(worktree, "rev-parse", "HEAD").strip()
+        if owner is not None:  # the owner re-anchors to the caller's checkout too
+            from graphmem.client import open_memory
+
+            with open_memory(Config(home=home, cwd=worktree)) as remote:
+                assert isinstance(remote, RemoteMemory)
+                assert remote.verify(added)["commit"] == report["target"]
+    finally:
+        if owner is not None:
+            _stop_owner(home, repo)
+            owner.wait(timeout=30)
