@@ -19,7 +19,7 @@ from graphmem.paths import DB_NAME, JOURNAL_NAME, ProjectRef, find_project, grap
 from graphmem.retrieve import fusion, pipeline, render
 from graphmem.store.base import ItemFilter
 from graphmem.store.journal import Journal
-from graphmem.store.kuzu import KuzuStore
+from graphmem.store.kuzu import LINK_PROPS, KuzuStore
 
 RETRIEVAL_LOG = "retrieval.jsonl"
 LIVE = ("active", "stale")
@@ -796,12 +796,12 @@ class Memory:
                 "schema_version": self.store.schema_version}
 
     def export_items(self, *, all_projects: bool = False) -> builtins.list[dict[str, Any]]:
-        """Items as JSON records: their fields, linked files and symbols, and SUPERSEDES edges.
+        """Items as JSON records: their fields, linked files and symbols, SUPERSEDES edges,
+        anchors (hash and commit: what the item said of the code, so staleness still holds)
+        and mentions (with those not in the text: a commit an imported history item is about).
 
-        Other edges are not exported: MENTIONS and ANCHORED_TO are derived again on import
-        (from the text, files and symbols, against the importing store's code), code edges
-        come from indexing the repository, and DERIVED_FROM points at raw session observations,
-        which stay in the store they were captured in."""
+        Code edges come from indexing the repository again, and DERIVED_FROM points at raw
+        session observations, which stay in the store they were captured in."""
         flt = ItemFilter(project=None if all_projects else self.project, statuses=None)
         out = []
         for row in self.store.list_items(flt, limit=10**9):
@@ -815,29 +815,63 @@ class Memory:
             record["supersedes"] = sorted(
                 ({"target": ln["target"], "at": ln["at"], "surface": ln["surface"]}
                  for ln in links if ln["kind"] == "SUPERSEDES"), key=lambda r: r["target"])
+            record["anchors"] = sorted(
+                ({"entity": _entity_ref(ln["entity"]), "hash": ln["hash"], "commit": ln["commit"],
+                  "at": ln["at"]} for ln in links if ln["kind"] == "ANCHORED_TO"),
+                key=lambda r: r["entity"]["id"])
+            record["mentions"] = sorted(
+                ({"entity": _entity_ref(ln["entity"]), "weight": ln["weight"],
+                  "surface": ln["surface"]} for ln in links if ln["kind"] == "MENTIONS"),
+                key=lambda r: r["entity"]["id"])
             out.append(record)
         return out
 
     def import_items(self, records: Iterable[dict[str, Any]]) -> int:
-        """Restore exported items (JSON objects) into this project; existing ids are replaced."""
+        """Restore exported items (JSON objects) into this project; existing ids are replaced.
+
+        Exported anchors and mentions are kept as they were; an export without anchors is
+        anchored to this store's code now."""
         items, files, symbols = [], {}, {}
         supersedes: list[dict[str, Any]] = []
+        links: dict[str, list[dict[str, Any]]] = {"ANCHORED_TO": [], "MENTIONS": []}
+        entities: dict[str, dict[str, Any]] = {}
+        anchored_ids: set[str] = set()
         for number, record in enumerate(records, 1):
             try:
                 data = dict(record)
                 files_of = data.pop("files", [])
                 symbols_of = data.pop("symbols", [])
                 replaces = data.pop("supersedes", None) or []
+                anchored, mentioned = data.pop("anchors", None), data.pop("mentions", None) or []
                 data["project"] = self.project
                 data.pop("search_text", None)
                 item = m.MemoryItem(**data)
                 replaced = [_supersedes_row(item.id, entry) for entry in replaces]
-            except (ValueError, TypeError) as exc:
+                for table, entries in (("ANCHORED_TO", anchored or []), ("MENTIONS", mentioned)):
+                    for entry in entries:
+                        target = _entity_ref(entry["entity"])
+                        entities[target["id"]] = target
+                        links[table].append({"source": item.id, "target": target["id"],
+                                             **{p: entry.get(p) for p in LINK_PROPS[table]}})
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 raise InvalidInput(f"record {number}: {_first_error(exc)}") from exc
             items.append(item)
             files[item.id], symbols[item.id] = list(files_of), list(symbols_of)
             supersedes += replaced
-        self.add_items(items, files=files, symbols=symbols, dedupe=False)
+            if anchored is not None:
+                anchored_ids.add(item.id)
+        # Entities first: the files and symbols of the items then resolve to the same ones.
+        known = {e["id"] for e in self.store.get_entities(list(entities))}
+        if len(known) < len(entities):
+            self._write({"op": "put_entities",
+                         "rows": [e for i, e in entities.items() if i not in known]})
+        for keep in (True, False):
+            chosen = [i for i in items if (i.id in anchored_ids) is keep]
+            if chosen:
+                self.add_items(chosen, files=files, symbols=symbols, dedupe=False, anchors=not keep)
+        for table, rows in links.items():
+            if rows:
+                self._write({"op": "put_links", "kind": table, "rows": rows})
         # An edge to an item that is in neither the export nor this store has nothing to point at.
         present = {r["id"] for r in self.store.get_items([r["target"] for r in supersedes])}
         kept = [r for r in supersedes if r["target"] in present]
@@ -947,6 +981,13 @@ DEFAULT_CONFIDENCE = {"user": 0.9, "agent": 0.75, "rule": 0.6, "llm": 0.5, "impo
 
 def _item_fields(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k in m.MemoryItem.model_fields}
+
+
+def _entity_ref(entity: dict[str, Any]) -> dict[str, Any]:
+    """What an export keeps of an entity: enough to link to it, or to create it again."""
+    if not isinstance(entity, dict) or not entity.get("id") or not entity.get("kind"):
+        raise ValueError("an entity needs an id and a kind")
+    return {f: str(entity.get(f) or "") for f in ("id", "kind", "name", "path", "qualname")}
 
 
 def _normal(text: str) -> str:

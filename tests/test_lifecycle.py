@@ -500,3 +500,54 @@ def test_cli_sweep_dry_run_and_history(capsys: pytest.CaptureFixture[str], home:
         assert memory.get_item(cold.id).status is ItemStatus.active  # the dry run changed nothing
         assert [r for r in memory.store.export_rows()["Item"] if r["id"] == cold.id] == \
             [r for r in rows_before["Item"] if r["id"] == cold.id]
+
+
+@pytest.mark.parametrize("name", ["export.jsonl", "export.md"])
+def test_export_import_keeps_anchors_and_non_code_mentions(memory: Memory, home: Path, repo: Path,
+                                                           tmp_path: Path, name: str) -> None:
+    """An anchor records what the item said of the code at its commit: re-anchoring on import
+    to the importing store's code would silently make a stale item fresh. A commit an item
+    mentions is not in its text, so it cannot be derived again either."""
+    from tests.conftest import git
+
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(repo, "add", "calc.py")
+    git(repo, "commit", "-q", "-m", "calc")
+    memory.index_code()
+    item = memory.add("add sums two numbers", symbols=["add"])
+    memory._write({"op": "put_entities", "rows": [{"id": "commit:0123456789ab", "kind": "commit",
+                                                   "name": "0123456789ab"}]})
+    memory._write({"op": "put_links", "kind": "MENTIONS", "rows": [
+        {"source": item.id, "target": "commit:0123456789ab", "weight": 1.0,
+         "surface": "0123456789ab"}]})
+    source = memory.store.export_rows()
+    assert any(r["target"] == "commit:0123456789ab" for r in source["MENTIONS"])
+    assert source["ANCHORED_TO"]
+    path = tmp_path / name
+    records = memory.export_items()
+    path.write_text(to_markdown(memory.project, records) if name.endswith(".md")
+                    else "".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    other = tmp_path / "other"  # not even a repository: nothing to anchor to there
+    other.mkdir()
+    with Memory(Config(home=home, cwd=other)) as fresh:
+        fresh.import_items(read_export(path))
+        for table in ("MENTIONS", "ANCHORED_TO"):
+            assert fresh.store.export_rows()[table] == source[table], table
+        fresh.rebuild()
+        assert fresh.store.export_rows()["ANCHORED_TO"] == source["ANCHORED_TO"]
+        assert [{**r, "project": memory.project} for r in fresh.export_items()] == records
+
+
+def test_an_export_without_anchors_is_anchored_on_import(memory: Memory, home: Path,
+                                                         tmp_path: Path) -> None:
+    memory.add("ECONNREFUSED in pytest: run make db-up first", kind="pitfall",
+               files=["src/shop/db.py"])
+    records = [{k: v for k, v in r.items() if k not in ("anchors", "mentions")}
+               for r in memory.export_items()]
+    other = tmp_path / "other"
+    other.mkdir()
+    with Memory(Config(home=home, cwd=other)) as fresh:
+        assert fresh.import_items(records) == 1
+        assert fresh.store.export_rows()["MENTIONS"] == memory.store.export_rows()["MENTIONS"]
+    with pytest.raises(InvalidInput, match="record 1"):
+        memory.import_items([{**records[0], "anchors": [{"entity": {"id": "x"}}]}])
