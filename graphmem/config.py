@@ -31,6 +31,9 @@ class RetrievalWeights(BaseModel):
     symbol_name: float = Field(1.0, description="weight of a symbol near the query's files (in "
                                "them or one code edge away) whose name shares the query's words, "
                                "as a share of a named symbol's match in the entity channel")
+    breadth: float = Field(0.25, description="an item linked to n files has its entity-match "
+                           "score divided by n ** this: a change across twenty files is less "
+                           "about each of them than a change to one")
     entity_idf: bool = Field(False, description="weigh entity matches by IDF over visible items "
                              "(a rarely mentioned file or function counts more)")
     context_next: float = Field(0.5, description="share of an item's score lent to the item "

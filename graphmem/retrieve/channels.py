@@ -93,12 +93,14 @@ def _entity_idf(rows: list[tuple[str, str, float]], total: int) -> dict[str, flo
 
 def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
                    symbol_specificity: float = 2.0, use_idf: bool = True, total: int = 0,
-                   name_weight: float = 0.0) -> tuple[Scored, dict[str, list[str]]]:
+                   name_weight: float = 0.0, breadth: float = 0.0
+                   ) -> tuple[Scored, dict[str, list[str]]]:
     """Items linked to the query's entities: summed link weight × specificity × IDF per entity.
 
     A symbol match is worth `symbol_specificity` file matches; a rarer entity (fewer items
     mention it) is worth more than a common one. A symbol the query names only by its words
     (`entities.named`) adds `name_weight` × its share of the query's words, once per item.
+    An item about many files is less about each: its score is divided by files ** `breadth`.
     """
     if not entities.direct:
         return [], {}
@@ -119,6 +121,9 @@ def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
             why.setdefault(item_id, []).append(entity_id)
         for item_id, value in best.items():
             scores[item_id] = scores.get(item_id, 0.0) + name_weight * symbol_specificity * value
+    if breadth > 0:
+        files = store.file_counts(scores)
+        scores = {i: s / max(1, files[i]) ** breadth for i, s in scores.items()}
     return sorted(scores.items(), key=lambda p: -p[1]), why
 
 

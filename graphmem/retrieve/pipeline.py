@@ -49,7 +49,7 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
         if "entity" in on:
             results["entity"], entity_why = channels.entity_channel(
                 store, entities, flt, weights.symbol_specificity, weights.entity_idf, total,
-                weights.symbol_name)
+                weights.symbol_name, weights.breadth)
             for item_id, eids in entity_why.items():
                 why.setdefault(item_id, []).extend(
                     f"mentions {entities.surfaces.get(e, e)}" for e in eids[:3])

@@ -296,6 +296,11 @@ class HotIndex:
         found.sort()
         return [(item_id, entity, weight) for _, _, item_id, entity, weight in found]
 
+    def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
+        """How many files each item is linked to."""
+        return {i: sum(1 for e in self.links_of_item.get(i, ()) if e.startswith("file:"))
+                for i in item_ids}
+
     def neighbours(self, entity_ids: Sequence[str], hops: int) -> dict[str, int]:
         """Entities within `hops` code edges, by distance (0 for the starting ones)."""
         seen = {e: 0 for e in entity_ids}

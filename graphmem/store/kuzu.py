@@ -502,6 +502,10 @@ class KuzuStore:
         """(item id, entity id, weight) for items linked to any of the entities."""
         return self.hot.items_linked(entity_ids, flt)
 
+    def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
+        """How many files each item is linked to (from the mirror)."""
+        return self.hot.file_counts(item_ids)
+
     def entity_neighbours(self, entity_ids: Sequence[str], hops: int = 1) -> dict[str, int]:
         """Entities within `hops` code edges (DEFINED_IN, CONTAINS, IMPORTS, TOUCHES), by distance."""
         return self.hot.neighbours(entity_ids, hops)

@@ -53,3 +53,14 @@ def test_query_words_absent_from_every_item_name_nothing(memory: Memory) -> None
     found = channels.query_entities(memory.store, [], [SESSIONS], [], hops=1,
                                     query="zanzibarquux frobnication")
     assert found.expanded and not found.named
+
+
+def test_an_item_about_one_file_outranks_a_sweep_over_twenty(memory: Memory) -> None:
+    start = time.time() - 2 * 86_400
+    focused = memory.add("Small cleanup", kind="note", files=[SESSIONS], dedupe=False,
+                         created_at=start)
+    sweep = memory.add("Small cleanup", kind="note", dedupe=False, created_at=start + 86_400,
+                       files=[SESSIONS, *(f"src/shop/module_{n}.py" for n in range(19))])
+    assert memory.rank("cleanup", files=[SESSIONS])[:2] == [focused.id, sweep.id]
+    memory.config.weights = RetrievalWeights(breadth=0.0)
+    assert memory.rank("cleanup", files=[SESSIONS])[:2] == [sweep.id, focused.id]  # newer wins
