@@ -222,16 +222,22 @@ def _stop_owner(home: Path, repo: Path) -> None:
         time.sleep(0.05)
 
 
-def test_with_an_owner_running_the_commit_is_handed_to_it(memory, home, repo, monkeypatch):
-    """The owner has the store open: the hook's process only sends it the commit, importing
-    neither pydantic nor Kuzu, tree-sitter or numpy."""
-    monkeypatch.setenv("GRAPHMEM_OWNER", "auto")
+def _anchored_calc_item(memory: Memory, repo: Path) -> str:
+    """Commit calc.py, index it, record an item anchored to `add`; close the store."""
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     git(repo, "add", "calc.py")
     git(repo, "commit", "-q", "-m", "calc")
     memory.index_code()
     added = memory.add("add sums two numbers", symbols=["add"]).id
     memory.close()
+    return added
+
+
+def test_with_an_owner_running_the_commit_is_handed_to_it(memory, home, repo, monkeypatch):
+    """The owner has the store open: the hook's process only sends it the commit, importing
+    neither pydantic nor Kuzu, tree-sitter or numpy."""
+    monkeypatch.setenv("GRAPHMEM_OWNER", "auto")
+    added = _anchored_calc_item(memory, repo)
     owner = _start_owner(home, repo)
     try:
         (repo / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
@@ -305,12 +311,7 @@ def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, re
     """Worktrees share one store and one owner, but each has its own HEAD: the hook's commit is
     the worktree's, whether the owner (started in the main checkout) or the hook applies it."""
     monkeypatch.setenv("GRAPHMEM_OWNER", owner_mode)
-    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    git(repo, "add", "calc.py")
-    git(repo, "commit", "-q", "-m", "calc")
-    memory.index_code()
-    added = memory.add("add sums two numbers", symbols=["add"]).id
-    memory.close()
+    added = _anchored_calc_item(memory, repo)
     worktree = repo.parent / "wt"
     git(repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
     owner = _start_owner(home, repo) if owner_mode == "auto" else None
