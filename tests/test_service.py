@@ -160,3 +160,20 @@ def test_a_hit_summarises_a_long_body_as_the_full_body_would(memory: Memory) -> 
     for item in (odd, wordy):
         assert hits[item.id] == memory.tokens.truncate(memory.get_item(item.id).body, SUMMARY_TOKENS)
     assert "rotate-keys" in hits[odd.id]
+
+
+def test_a_file_mentioned_before_it_was_indexed_is_anchored_once_it_is(memory: Memory,
+                                                                        repo: Path) -> None:
+    from tests.conftest import git
+
+    item = memory.add("ECONNREFUSED in pytest: run make db-up first", kind="pitfall",
+                      files=["src/shop/db.py"])
+    (repo / "src" / "shop").mkdir(parents=True)
+    (repo / "src" / "shop" / "db.py").write_text("def connect():\n    return None\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "db")
+    assert memory.index_code()["resolved_mentions"] == 1
+    rows = memory.store.export_rows()
+    assert [(r["source"], r["target"]) for r in rows["ANCHORED_TO"]] == [
+        (item.id, "file:src/shop/db.py")]
+    assert [r["weight"] for r in rows["MENTIONS"] if r["target"].startswith("file:")] == [1.0]

@@ -58,6 +58,8 @@ def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup) -> li
         candidates = exact or [r for r in lookup.find_entities(names=[short.rsplit(".", 1)[-1]],
                                                                kinds=["symbol"])
                                if _symbol_matches(r, short)]
+    # An earlier mention's placeholder is not a second candidate once the code is indexed.
+    candidates = [r for r in candidates if r.get("resolved")] or candidates
     if not candidates:
         return [Resolved(_unresolved(kind, norm), 1.0, surface, anchor=False)]
     weight = 1.0 if len(candidates) == 1 else AMBIGUOUS_WEIGHT
