@@ -806,6 +806,24 @@ def load_state(memory: Any) -> dict[str, Any]:
         return {}
 
 
+def _synced_commit(memory: Any, git: Git) -> str | None:
+    """The commit this checkout's code was last applied at. Kept per checkout: linked worktrees
+    share the store but not HEAD, and a diff from another branch's commit would carry that
+    branch's changes into this one (a store from before kept one commit, the main checkout's)."""
+    state = load_state(memory)
+    per_checkout = state.get("synced_in")
+    synced = per_checkout.get(str(git.root)) if isinstance(per_checkout, dict) else None
+    if synced is None and find_project(git.root).root == Path(git.root).resolve():
+        synced = state.get("synced")
+    return git.rev(synced) if isinstance(synced, str) and synced else None
+
+
+def _save_synced(memory: Any, git: Git, commit: str) -> None:
+    per_checkout = load_state(memory).get("synced_in")
+    per_checkout = dict(per_checkout) if isinstance(per_checkout, dict) else {}
+    save_state(memory, synced_in={**per_checkout, str(git.root): commit})
+
+
 def save_state(memory: Any, **values: Any) -> None:
     path = _state_path(memory)
     data = {**load_state(memory), **values, "at": time.time()}
@@ -866,8 +884,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
             base = git.parent(target)
         shas: dict[str, str] = {}
         if target is not None:
-            synced = load_state(memory).get("synced")
-            synced = git.rev(synced) if isinstance(synced, str) and synced else None
+            synced = _synced_commit(memory, git)
             if synced and synced != base:
                 if synced == target:
                     return _report(base or "", target, "already up to date", started)
@@ -896,7 +913,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
         candidates = {item for item, _ in reasons} | was_stale
         stale, fresh = settle(memory, candidates, reasons, target[:7] if target else WORKTREE)
         if target is not None:
-            save_state(memory, synced=target)
+            _save_synced(memory, git, target)
         message = f"{len(changes)} changed file(s), {len(stale)} item(s) now stale"
         if fresh:
             message += f", {len(fresh)} fresh again"

@@ -305,6 +305,14 @@ def test_a_graph_behind_its_journal_is_caught_up_before_the_update(memory, home,
         assert after.store.applied_seq == after.journal.last_seq()
 
 
+def _update_at_head(checkout: Path) -> dict:
+    """What the post-commit hook runs in `checkout`, its report."""
+    done = subprocess.run([sys.executable, "-m", "graphmem", "stale", "update", "--commit",
+                           "HEAD"], cwd=checkout, capture_output=True, text=True, timeout=60,
+                          check=True)
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize("owner_mode", ["auto", "never"])
 def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, repo, monkeypatch,
                                                                  owner_mode):
@@ -318,10 +326,7 @@ def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, re
     try:
         (worktree / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
         git(worktree, "commit", "-q", "-a", "-m", "add via sum")
-        done = subprocess.run([sys.executable, "-m", "graphmem", "stale", "update", "--commit",
-                               "HEAD"], cwd=worktree, capture_output=True, text=True, timeout=60,
-                              check=True)
-        report = json.loads(done.stdout)
+        report = _update_at_head(worktree)
         assert [s["id"] for s in report["stale"]] == [added]
         assert report["target"] == git(worktree, "rev-parse", "HEAD").strip()
         if owner is not None:  # the owner re-anchors to the caller's checkout too
@@ -334,3 +339,21 @@ def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, re
         if owner is not None:
             _stop_owner(home, repo)
             owner.wait(timeout=30)
+
+
+def test_a_commit_on_another_branch_does_not_undo_this_ones_staleness(memory, home, repo,
+                                                                       monkeypatch):
+    """The store remembers the last commit it applied; a worktree on another branch must not
+    diff from there (that diff would carry the other branch's change back)."""
+    monkeypatch.setenv("GRAPHMEM_OWNER", "never")
+    added = _anchored_calc_item(memory, repo)
+    worktree = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    (repo / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
+    git(repo, "commit", "-q", "-a", "-m", "add via sum")
+    assert [s["id"] for s in _update_at_head(repo)["stale"]] == [added]
+    (worktree / "README.md").write_text("docs\n")
+    git(worktree, "commit", "-q", "-a", "-m", "docs")
+    assert added not in [f["id"] for f in _update_at_head(worktree)["fresh"]]
+    with Memory(Config(home=home, cwd=repo)) as again:
+        assert again.get_item(added).status.value == "stale"

@@ -309,7 +309,7 @@ def test_missed_hooks_are_caught_up_and_late_hooks_ignored(memory, repo, code):
     assert {status(memory, i)[0] for i in code.values()} == {"stale"}
     late = st.update_stale(memory, commit="HEAD~1")
     assert "already applied" in late["message"]
-    assert st.load_state(memory)["synced"] == third
+    assert list(st.load_state(memory)["synced_in"].values()) == [third]
     assert "already up to date" in st.update_stale(memory, commit="HEAD")["message"]
 
 
@@ -319,7 +319,7 @@ def test_work_tree_changes(memory, repo, code):
     assert status(memory, code["sibling"]) == (
         "stale", "`sibling` in src/config.py changed in the work tree: 1 line")
     assert report["target"] == st.WORKTREE
-    assert "synced" not in st.load_state(memory)
+    assert "synced_in" not in st.load_state(memory)
 
 
 def test_verify_reanchors_to_the_work_tree(memory, repo, code):
@@ -450,3 +450,12 @@ def test_head_commit_reads_git_files(repo):
     assert st.head_commit(repo / "deep" / "er") == head
     git(repo, "worktree", "add", "-q", "-b", "wt", str(repo.parent / "wt"))
     assert st.head_commit(repo.parent / "wt") == head
+
+
+def test_a_store_from_before_per_checkout_state_catches_up_from_its_commit(memory, repo, code):
+    edit(repo, "src/config.py", "value + 1", "value + 2")
+    first = commit(repo, "one")
+    st.save_state(memory, synced=first)  # what stores wrote before worktrees had their own
+    edit(repo, "src/config.py", "return open(path).read()", "return open(path).read().strip()")
+    commit(repo, "two")
+    assert st.update_stale(memory, commit="HEAD")["base"] == first
