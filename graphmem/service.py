@@ -209,7 +209,7 @@ class Memory:
         `anchors=False` leaves ANCHORED_TO to the caller (import-git anchors at old commits)."""
         if not items:
             return []
-        head = _head_commit(self.ref.root) if anchors and self.ref.is_git else ""
+        head = _head_commit(Path(self.checkout or self.ref.root)) if anchors and self.ref.is_git else ""
         files, symbols, observations = files or {}, symbols or {}, observations or {}
         embed = self.config.embed if embed is None else embed
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
@@ -872,6 +872,7 @@ class Memory:
         for table, rows in links.items():
             if rows:
                 self._write({"op": "put_links", "kind": table, "rows": rows})
+        self._resolve_waiting_mentions()  # placeholders this store's code index does know
         # An edge to an item that is in neither the export nor this store has nothing to point at.
         present = {r["id"] for r in self.store.get_items([r["target"] for r in supersedes])}
         kept = [r for r in supersedes if r["target"] in present]
@@ -987,7 +988,11 @@ def _entity_ref(entity: dict[str, Any]) -> dict[str, Any]:
     """What an export keeps of an entity: enough to link to it, or to create it again."""
     if not isinstance(entity, dict) or not entity.get("id") or not entity.get("kind"):
         raise ValueError("an entity needs an id and a kind")
-    return {f: str(entity.get(f) or "") for f in ("id", "kind", "name", "path", "qualname")}
+    ref: dict[str, Any] = {f: str(entity.get(f) or "") for f in ("id", "kind", "name", "path",
+                                                                   "qualname")}
+    # A placeholder (`file:?src/db.py`) stands for code the store had not indexed yet.
+    ref["resolved"] = bool(entity.get("resolved", ":?" not in ref["id"]))
+    return ref
 
 
 def _normal(text: str) -> str:

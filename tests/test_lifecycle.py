@@ -538,16 +538,49 @@ def test_export_import_keeps_anchors_and_non_code_mentions(memory: Memory, home:
         assert [{**r, "project": memory.project} for r in fresh.export_items()] == records
 
 
-def test_an_export_without_anchors_is_anchored_on_import(memory: Memory, home: Path,
-                                                         tmp_path: Path) -> None:
+def _repo_with_db_module(root: Path) -> Path:
+    from tests.conftest import git
+
+    (root / "src" / "shop").mkdir(parents=True)
+    (root / "src" / "shop" / "db.py").write_text("def connect():\n    return None\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "db")
+    return root
+
+
+def test_an_export_without_anchors_is_anchored_to_the_importing_code(memory: Memory, home: Path,
+                                                                     tmp_path: Path) -> None:
     memory.add("ECONNREFUSED in pytest: run make db-up first", kind="pitfall",
                files=["src/shop/db.py"])
     records = [{k: v for k, v in r.items() if k not in ("anchors", "mentions")}
                for r in memory.export_items()]
-    other = tmp_path / "other"
-    other.mkdir()
+    other = _repo_with_db_module(tmp_path / "other")
     with Memory(Config(home=home, cwd=other)) as fresh:
+        fresh.index_code()
         assert fresh.import_items(records) == 1
-        assert fresh.store.export_rows()["MENTIONS"] == memory.store.export_rows()["MENTIONS"]
+        anchors = fresh.store.export_rows()["ANCHORED_TO"]
+        assert [(a["source"], a["target"]) for a in anchors] == [(records[0]["id"],
+                                                                  "file:src/shop/db.py")]
     with pytest.raises(InvalidInput, match="record 1"):
         memory.import_items([{**records[0], "anchors": [{"entity": {"id": "x"}}]}])
+
+
+def test_imported_placeholders_resolve_to_the_importing_code(memory: Memory, home: Path,
+                                                             tmp_path: Path) -> None:
+    """A file the exporting store had not indexed is a placeholder (`file:?src/shop/db.py`):
+    where the importing store knows the file, the item links to and is anchored to it."""
+    item = memory.add("ECONNREFUSED in pytest: run make db-up first", kind="pitfall",
+                      files=["src/shop/db.py"])
+    records = memory.export_items()
+    assert "file:?src/shop/db.py" in {m["entity"]["id"] for m in records[0]["mentions"]}
+    other = _repo_with_db_module(tmp_path / "other")
+    with Memory(Config(home=home, cwd=other)) as fresh:
+        fresh.index_code()
+        fresh.import_items(records)
+        rows = fresh.store.export_rows()
+        assert not [e for e in rows["Entity"] if e["id"].startswith("file:?")]
+        assert {(r["source"], r["target"]) for r in rows["ANCHORED_TO"]} == {
+            (item.id, "file:src/shop/db.py")}
+        assert (item.id, "file:src/shop/db.py") in {(r["source"], r["target"])
+                                                    for r in rows["MENTIONS"]}
