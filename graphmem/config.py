@@ -29,8 +29,9 @@ class RetrievalWeights(BaseModel):
     symbol_specificity: float = Field(2.0, description="a symbol match is worth this many file "
                                       "matches in the entity channel")
     symbol_name: float = Field(1.0, description="weight of a symbol near the query's files (in "
-                               "them or one code edge away) whose name shares the query's words, "
-                               "as a share of a named symbol's match in the entity channel")
+                               "them or one code edge away, so with graph expansion on) whose "
+                               "name shares the query's words, as a share of a named symbol's "
+                               "match in the entity channel; off when the context names symbols")
     breadth: float = Field(0.25, description="an item linked to n files has its entity-match "
                            "score divided by n ** this: a change across twenty files is less "
                            "about each of them than a change to one")

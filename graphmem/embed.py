@@ -3,8 +3,9 @@
 The model is a 6-layer BERT + mean pooling + L2 normalisation. Running it through
 sentence-transformers costs ~190 MB of RSS and ~2 s of imports (transformers, scipy, sympy,
 sklearn…), and torch itself another ~140 MB, for a forward pass that is a few matrix products:
-it is written out here in numpy against the same weights (memory-mapped, not copied) and
-tokenizer; `tests/test_embed.py` checks it against sentence-transformers itself.
+it is written out here in numpy against the same weights (memory-mapped; only the dense
+layers are copied, transposed) and tokenizer; `tests/test_embed.py` checks it against
+sentence-transformers itself.
 """
 
 from __future__ import annotations

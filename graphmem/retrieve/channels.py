@@ -49,28 +49,29 @@ def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[st
             if row["id"] not in found.direct and row.get("path") in paths:
                 found.expanded.setdefault(row["id"], 1)
     if query and found.expanded and not symbols:  # named symbols need no guessing
-        found.named = named_symbols(store, query, found.expanded, found.surfaces)
+        named = named_symbols(store, query, found.expanded)
+        found.named = {e: share for e, (share, _) in named.items()}
+        found.surfaces.update((e, name) for e, (_, name) in named.items())
     return found
 
 
-def named_symbols(store: KuzuStore, query: str, candidates: Mapping[str, int],
-                  surfaces: dict[str, str]) -> dict[str, float]:
-    """Symbols among `candidates` whose names share words with the query, with the share of the
-    query's word weight (IDF over item texts) their names carry: "fix redirect handling" names
-    `resolve_redirects`, and items that touched it are then more likely what the agent needs."""
+def named_symbols(store: KuzuStore, query: str, candidates: Mapping[str, int]
+                  ) -> dict[str, tuple[float, str]]:
+    """Symbols among `candidates` whose names share words with the query: (the share of the
+    query's word weight, IDF over item texts, their names carry; the name). "fix redirect
+    handling" names `resolve_redirects`: items that touched it are likelier what the agent needs."""
     from graphmem.extract import text
 
     wanted = store.term_weights(" ".join(text.code_terms(query)))
     total = sum(wanted.values())
     if total <= 0:
         return {}
-    named: dict[str, float] = {}
+    named: dict[str, tuple[float, str]] = {}
     for row in store.code_entities([e for e in candidates if e.startswith("symbol:")]):
         name = str(row.get("qualname") or row.get("name") or "").rpartition("::")[2]
         shared = _name_stems(name) & wanted.keys()
         if shared:
-            named[row["id"]] = sum(wanted[w] for w in shared) / total
-            surfaces[row["id"]] = name
+            named[row["id"]] = (sum(wanted[w] for w in shared) / total, name)
     return named
 
 

@@ -2,9 +2,10 @@
 
 Steps: entity match (files, symbols, error codes... the query names or the agent passes as
 context), graph expansion (code-graph neighbours, functions inside the named files; those
-whose names share the query's words count in the entity match), vector and keyword search; then fusion (relative score fusion by default, weighted RRF on request),
-context expansion (an item lends part of its score to the items recorded just before and after
-it in the same session) and a recency multiplier measured from the query's as-of time.
+whose names share the query's words count in the entity match), vector and keyword search;
+then fusion (relative score fusion by default, weighted RRF on request), context expansion (an
+item lends part of its score to the items recorded just before and after it in the same
+session) and a recency multiplier measured from the query's as-of time.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def _in_context(store: KuzuStore, weights: RetrievalWeights, fused: dict[str, fl
     scored = dict(fused)
     if expand:
         # Only items that could still make the cut lend their context.
-        lenders = sorted(fused, key=lambda i: -fused[i])[:CONTEXT_LENDERS]
+        lenders = sorted(fused, key=lambda i: -fused[i])[:max(CONTEXT_LENDERS, keep)]
         neighbours = {i: line.neighbours(i, weights.context_gap_seconds) for i in lenders}
         scored = fusion.propagate(fused, neighbours, to_next=weights.context_next,
                                   to_previous=weights.context_previous)
