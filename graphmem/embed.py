@@ -168,11 +168,9 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 
 def _limit_blas_threads(threads: int) -> None:
-    """Matrix products on `threads` BLAS threads (one often beats two on this CPU)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # numpy's default: all cores
-        return
+    """Matrix products on `threads` BLAS threads (Config.embed_threads says how many pay)."""
+    from threadpoolctl import threadpool_limits
+
     threadpool_limits(threads, user_api="blas")
 
 

@@ -470,7 +470,7 @@ class Memory:
         """
         now = time.time()
         reference = now if as_of is None else min(now, as_of)
-        rows = self.store.ranking_rows([i for i, _ in ranked])
+        rows = self.store.item_rows([i for i, _ in ranked])
         weights = self.config.weights
         return sorted(((i, s * fusion.prior({**rows[i], "confidence": lifecycle.effective_confidence(
             rows[i], reference)}, weights, now=reference, branch=self.branch))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,24 @@ def memory(home: Path, repo: Path):
 
     with Memory(Config(home=home, cwd=repo)) as mem:
         yield mem
+
+
+def stop_owner(home: Path, repo: Path) -> None:
+    """Stop the project's owner process (by its pid) and wait until it is gone."""
+    from graphmem.client import RemoteMemory, owner_running
+    from graphmem.config import Config
+    from graphmem.errors import OwnerUnavailable
+    from graphmem.service import Memory
+
+    config = Config(home=home, cwd=repo)
+    data_dir = Memory.data_dir_for(config)
+    try:
+        with RemoteMemory(config, data_dir, str(repo), "main", start=False) as remote:
+            pid = remote.ping()["pid"]
+    except OwnerUnavailable:
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while owner_running(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not owner_running(data_dir), "the owner did not stop"

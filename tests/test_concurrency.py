@@ -16,8 +16,8 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from graphmem.githooks import install_hooks
-from tests.conftest import git
-from tests.test_mcp import serve_argv, server_env, stop_owner
+from tests.conftest import git, stop_owner
+from tests.test_mcp import serve_argv, server_env
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import Config, InvalidInput, OwnerUnavailable, StoreUnavailable
+from graphmem import Config, InvalidInput, StoreUnavailable
 from graphmem import githooks as gh
 from graphmem.client import RemoteMemory, owner_running
 from graphmem.paths import store_dir_from_env
 from graphmem.service import Memory
-from tests.conftest import git
+from tests.conftest import git, stop_owner
 
 UPDATER = [sys.executable, "-m", "graphmem.staleness"]  # `graphmem stale update` without the CLI
 
@@ -209,19 +208,6 @@ def _start_owner(home: Path, repo: Path) -> subprocess.Popen[bytes]:
     return owner
 
 
-def _stop_owner(home: Path, repo: Path) -> None:
-    data_dir = Memory.data_dir_for(Config(home=home, cwd=repo))
-    try:
-        with RemoteMemory(None, data_dir, str(repo), "main", start=False) as remote:
-            pid = remote.ping()["pid"]
-    except OwnerUnavailable:
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while owner_running(data_dir) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def _anchored_calc_item(memory: Memory, repo: Path) -> str:
     """Commit calc.py, index it, record an item anchored to `add`; close the store."""
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
@@ -266,7 +252,7 @@ def test_with_an_owner_running_the_commit_is_handed_to_it(memory, home, repo, mo
         journal = (data_dir / "journal.jsonl").read_text().splitlines()
         assert json.loads(journal[-1])["by"] == "git-hook"
     finally:
-        _stop_owner(home, repo)
+        stop_owner(home, repo)
         owner.wait(timeout=30)
 
 
@@ -337,7 +323,7 @@ def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, re
                 assert remote.verify(added)["commit"] == report["target"]
     finally:
         if owner is not None:
-            _stop_owner(home, repo)
+            stop_owner(home, repo)
             owner.wait(timeout=30)
 
 

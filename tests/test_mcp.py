@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from fastmcp.exceptions import ToolError
 from graphmem import models as m
 from graphmem.errors import InvalidInput, StoreUnavailable
 from graphmem.mcp import build_server, parse_http_address
+from tests.conftest import stop_owner
 
 pytestmark = pytest.mark.anyio
 
@@ -399,27 +399,6 @@ def server_env(home: Path, **extra: str) -> dict[str, str]:
     # transport's (bench/bench_mcp.py measures the served path with the model).
     return {**os.environ, "GRAPHMEM_HOME": str(home), "GRAPHMEM_OWNER_IDLE": "30",
             "GRAPHMEM_EMBED": "false", "FASTMCP_LOG_LEVEL": "WARNING", **extra}
-
-
-def stop_owner(home: Path, repo: Path) -> None:
-    """Stop the owner the server started (by its pid) and wait until it is gone."""
-    from graphmem.client import RemoteMemory, owner_running
-    from graphmem.config import Config
-    from graphmem.errors import OwnerUnavailable
-    from graphmem.service import Memory
-
-    config = Config(home=home, cwd=repo)
-    data_dir = Memory.data_dir_for(config)
-    try:
-        with RemoteMemory(config, data_dir, str(repo), "main", start=False) as remote:
-            pid = remote.ping()["pid"]
-    except OwnerUnavailable:
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    while owner_running(data_dir) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not owner_running(data_dir), "the owner did not stop"
 
 
 def free_port() -> int:

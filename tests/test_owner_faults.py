@@ -21,7 +21,7 @@ from graphmem.client import open_memory
 from graphmem.errors import OwnerUnavailable
 from graphmem.owner import socket_address
 from graphmem.service import Memory
-from tests.test_mcp import stop_owner
+from tests.conftest import stop_owner
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from graphmem import Config
 from graphmem.client import open_memory
-from tests.test_mcp import stop_owner
+from tests.conftest import stop_owner
 
 
 def test_sweep_during_a_live_session_loses_nothing(home: Path, repo: Path,

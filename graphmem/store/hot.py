@@ -313,22 +313,14 @@ class HotIndex:
             frontier = sorted(reached)
         return seen
 
-    def ranking_fields(self, item_id: str) -> Row | None:
-        """The fields ranking multiplies by, for a live item."""
+    def item_row(self, item_id: str) -> Row | None:
+        """A live item as ranking reads it and a search hit shows it: every field, the body cut
+        to BODY_PREFIX characters (`body_cut` says whether it was)."""
         n = self.slot.get(item_id)
         if n is None or not self.alive[n]:
             return None
-        return {**self.fields.get(item_id, {}), "id": item_id,
-                "kind": self.codes.text[self.kind[n]], "status": self.codes.text[self.status[n]],
-                "created_at": float(self.created_at[n]), "expire_at": float(self.expire_at[n])}
-
-    def item_row(self, item_id: str) -> Row | None:
-        """A live item as a search hit shows it: every field, the body cut to BODY_PREFIX
-        characters (`body_cut` says whether it was)."""
-        row = self.ranking_fields(item_id)
-        if row is None:
-            return None
-        n = self.slot[item_id]
-        row["project"] = self.codes.text[self.project[n]]
-        row["session_id"] = self.codes.text[self.session[n]]
-        return row
+        text = self.codes.text
+        return {**self.fields.get(item_id, {}), "id": item_id, "project": text[self.project[n]],
+                "kind": text[self.kind[n]], "status": text[self.status[n]],
+                "session_id": text[self.session[n]], "created_at": float(self.created_at[n]),
+                "expire_at": float(self.expire_at[n])}

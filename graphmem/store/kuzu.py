@@ -352,15 +352,9 @@ class KuzuStore:
         """The ids the filter lets through, in the given order."""
         return self.hot.visible(ids, flt)
 
-    def ranking_rows(self, ids: Sequence[str]) -> dict[str, Row]:
-        """Fields ranking needs (times, status, use, confidence...) of live items, by id."""
-        hot = self.hot
-        found = ((i, hot.ranking_fields(i)) for i in ids)
-        return {i: row for i, row in found if row is not None}
-
     def item_rows(self, ids: Sequence[str]) -> dict[str, Row]:
-        """Live items as search shows them, by id, from the mirror: bodies are cut to their
-        first BODY_PREFIX characters (`body_cut` says which were)."""
+        """Live items as ranking reads them and search shows them, by id, from the mirror:
+        bodies are cut to their first BODY_PREFIX characters (`body_cut` says which were)."""
         hot = self.hot
         found = ((i, hot.item_row(i)) for i in ids)
         return {i: row for i, row in found if row is not None}
