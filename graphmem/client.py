@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from graphmem import codec, errors
-from graphmem.owner import REMOTE_METHODS, socket_address
-from graphmem.paths import work_tree
+from graphmem.access import peer, same_user
+from graphmem.owner import ABSTRACT_SOCKETS, REMOTE_METHODS, socket_address
+from graphmem.paths import private_dir, private_opener, work_tree
 
 if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
     from graphmem.config import Config
@@ -55,11 +56,19 @@ class RemoteMemory:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 sock.connect(address)
+            except OSError:
+                sock.close()
+            else:
+                if not same_user(sock, protected_by_dir=not ABSTRACT_SOCKETS):
+                    uid, pid = peer(sock)
+                    sock.close()
+                    # Someone else took this store's address: never hand them our requests.
+                    raise errors.OwnerUnavailable(
+                        f"the owner address of {self.dir} is held by uid {uid} (pid {pid}), "
+                        f"not by you (uid {os.getuid()}); refusing to talk to it")
                 sock.settimeout(CALL_TIMEOUT)
                 self._sock, self._reader = sock, sock.makefile("rb")
                 return
-            except OSError:
-                sock.close()
             if not self._start:
                 raise errors.OwnerUnavailable(f"no owner is running for {self.dir}")
             if not spawned and self.config is not None:
@@ -135,14 +144,13 @@ def owner_running(data_dir: Path) -> bool:
 
 def spawn_owner(config: Config, data_dir: Path) -> None:
     """Start a detached owner for this store; a second one started in a race exits at once."""
-    log_dir = data_dir / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = private_dir(data_dir / "logs")
     argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir)]
     if config.cwd:
         argv += ["--cwd", str(config.cwd)]
     if config.project:
         argv += ["--project", config.project]
-    with (log_dir / "owner.stderr").open("ab") as stderr:
+    with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
         # A short-lived middle process starts the owner and exits at once, so the owner is
         # nobody's child: no zombie under a long-lived client, nothing left for us to reap.
         subprocess.run([sys.executable, "-c", _DETACH, *argv], stdin=subprocess.DEVNULL,

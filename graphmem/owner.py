@@ -13,13 +13,17 @@ import json
 import os
 import socket
 import socketserver
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from graphmem import codec
+from graphmem.access import peer, same_user
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
+from graphmem.paths import DIR_MODE, private_dir, private_opener
 
 REMOTE_METHODS = frozenset({
     "add", "search", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
@@ -35,11 +39,27 @@ SWEEP_EVERY_SECONDS = 3600.0
 WARM_AFTER_SECONDS = float(os.environ.get("GRAPHMEM_OWNER_WARM_AFTER", "3"))
 
 
+ABSTRACT_SOCKETS = sys.platform.startswith("linux")
+
+
 def socket_address(data_dir: Path) -> str:
     """Abstract-namespace address (Linux): it vanishes with the process, so a dead owner leaves
-    nothing behind for the next client to trip over."""
+    nothing behind for the next client to trip over. Elsewhere a socket file in a 0700
+    directory of this user's (short: socket paths are limited to ~104 bytes)."""
     digest = hashlib.sha1(str(Path(data_dir).resolve()).encode()).hexdigest()[:20]
-    return f"\0graphmem-owner-{digest}"
+    if ABSTRACT_SOCKETS:
+        return f"\0graphmem-owner-{digest}"
+    return str(_socket_dir() / f"{digest}.sock")
+
+
+def _socket_dir() -> Path:
+    directory = private_dir(Path(tempfile.gettempdir()) / f"graphmem-{os.getuid()}")
+    info = directory.lstat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or directory.is_symlink():
+        raise StoreUnavailable(f"{directory} is not a private directory of this user "
+                               f"(mode {oct(info.st_mode & 0o777)}, uid {info.st_uid}); remove it")
+    os.chmod(directory, DIR_MODE)
+    return directory
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -79,7 +99,17 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.served = 0
         self.started = time.time()
         self.log_path = Path(memory.dir) / "logs" / LOG_NAME
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.log_path.parent)
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Serve only processes of this user: anyone else is closed on with nothing read."""
+        if same_user(request, protected_by_dir=not ABSTRACT_SOCKETS):
+            return True
+        uid, pid = peer(request)
+        self._log("refused", 0.0, 0, {"type": "AccessDenied", "message":
+                  f"refused a connection from uid {uid} (pid {pid}): only uid {os.getuid()} "
+                  "may use this store"})
+        return False
 
     def count(self, name: str, delta: int) -> None:
         with self._counters:
@@ -141,7 +171,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         if error:
             record["error"] = error
         try:
-            with self.log_path.open("a", encoding="utf-8") as handle:
+            with open(self.log_path, "a", encoding="utf-8", opener=private_opener) as handle:
                 handle.write(json.dumps(record) + "\n")
         except OSError:
             pass
@@ -223,6 +253,8 @@ def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
     finally:
         probe.close()
     memory = open_memory_with_retry(config)
+    if not ABSTRACT_SOCKETS:
+        Path(address).unlink(missing_ok=True)  # a dead owner's: nobody answered on it
     try:
         server = OwnerServer(memory, address, idle_seconds)
     except OSError:

@@ -9,6 +9,9 @@ from pathlib import Path
 
 DB_NAME = "graph.kuzu"
 JOURNAL_NAME = "journal.jsonl"
+PRIVATE_UMASK = 0o077
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 class ProjectRef:
     """Where a project lives and which branch is checked out (a plain class: the hook path
@@ -124,3 +127,70 @@ def store_dir_from_env(cwd: str | os.PathLike[str] | None = None) -> Path:
     home = os.environ.get("GRAPHMEM_HOME")
     return store_dir(find_project(cwd or os.environ.get("GRAPHMEM_CWD")),
                      Path(home) if home else None)
+
+
+# ----- private files: 0600 files in 0700 directories, whatever the umask -----------------------
+def private_umask() -> None:
+    """Make every file this process creates private to its user (Kuzu's files included)."""
+    os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """`mkdir -p` whose new directories are 0700; an existing one is left as it is."""
+    target = Path(path)
+    missing = []
+    for directory in (target, *target.parents):
+        if directory.is_dir():
+            break
+        missing.append(directory)
+    target.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    for directory in missing:
+        os.chmod(directory, DIR_MODE)
+    return target
+
+
+def private_opener(path: str, flags: int) -> int:
+    """`open(path, mode, opener=private_opener)`: a file it creates is 0600."""
+    return os.open(path, flags, FILE_MODE)
+
+
+def write_private(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Replace a file atomically with a 0600 one holding `data`."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        view = memoryview(raw)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    os.replace(tmp, target)
+
+
+def wider_than_private(root: str | os.PathLike[str], repair: bool = False) -> list[Path]:
+    """Files and directories under `root` (itself included) that group or others can use;
+    with `repair`, their group and other bits are cleared. Symlinks are not followed."""
+    found = []
+    top = Path(root)
+    if not top.exists():
+        return found
+    for directory, dirs, files in os.walk(top):
+        for path in (Path(directory), *(Path(directory) / f for f in files)):
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if path.is_symlink() or not mode & 0o077:
+                continue
+            found.append(path)
+            if repair:
+                os.chmod(path, mode & 0o700)
+        dirs[:] = [d for d in dirs if not (Path(directory) / d).is_symlink()]
+    return found

@@ -1,0 +1,153 @@
+"""Who can reach a store, and what its files let others read: real processes, a second uid.
+
+The second uid is `nobody` (65534), reached by a child process that drops root in preexec_fn;
+without root those tests skip and say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from graphmem import Config
+from graphmem.client import open_memory
+from graphmem.errors import OwnerUnavailable
+from graphmem.owner import socket_address
+from graphmem.service import Memory
+from tests.conftest import git, stop_owner
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="a second uid needs root to drop to (setuid nobody)")
+
+
+def as_nobody() -> None:
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def graphmem_env(home: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "GRAPHMEM_HOME": str(home), "GRAPHMEM_EMBED": "false",
+            "GRAPHMEM_OWNER_IDLE": "60", **extra}
+
+
+def cli(home: Path, repo: Path, *argv: str, umask: int | None = None,
+        **env: str) -> subprocess.CompletedProcess[str]:
+    def pre() -> None:
+        if umask is not None:
+            os.umask(umask)
+
+    return subprocess.run([sys.executable, "-m", "graphmem", *argv], cwd=repo,
+                          env=graphmem_env(home, **env), capture_output=True, text=True,
+                          timeout=180, preexec_fn=pre, check=False)
+
+
+# A client that knows the protocol and runs as another user: stdlib only, no graphmem import
+# (nobody cannot read our venv). It prints what the socket answered to two requests.
+FOREIGN_CLIENT = """
+import json, socket, sys
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.settimeout(10)
+sock.connect(sys.argv[1].replace("@", "\\0", 1))
+got = b""
+try:
+    for method in ("ping", "export_items"):
+        sock.sendall(json.dumps({"method": method, "args": [], "kwargs": {},
+                                 "context": {}}).encode() + b"\\n")
+        chunk = sock.recv(1 << 16)
+        got += chunk
+        if not chunk:
+            break
+except OSError as exc:
+    print("error:", type(exc).__name__)
+print("answer:", repr(got))
+"""
+
+
+@pytest.fixture
+def config(home: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+    monkeypatch.setenv("GRAPHMEM_EMBED", "false")
+    monkeypatch.setenv("GRAPHMEM_OWNER_IDLE", "60")
+    return Config.from_env(home=home, cwd=repo)
+
+
+# ----- the owner's socket --------------------------------------------------------------------
+@needs_root
+def test_the_owner_serves_nothing_to_another_uid(config: Config, home: Path, repo: Path) -> None:
+    data_dir = Memory.data_dir_for(config)
+    try:
+        with open_memory(config, owner=True) as memory:
+            memory.add("The staging password rotates every Monday", kind="fact")
+            address = socket_address(data_dir)
+            foreign = subprocess.run(["/usr/bin/python3", "-I", "-S", "-c", FOREIGN_CLIENT,
+                                      address.replace("\0", "@", 1)], preexec_fn=as_nobody,
+                                     capture_output=True, text=True, timeout=60, check=False,
+                                     cwd="/")
+            assert foreign.returncode == 0, foreign.stderr
+            assert "answer: b''" in foreign.stdout, foreign.stdout  # closed, nothing served
+            assert "staging" not in foreign.stdout
+            # and the owner still serves its own user
+            assert [r["title"] for r in memory.export_items()] == [
+                "The staging password rotates every Monday"]
+        log = (data_dir / "logs" / "owner.log").read_text().splitlines()
+        refused = [json.loads(line) for line in log if '"refused"' in line]
+        assert refused and f"uid {NOBODY}" in refused[0]["error"]["message"]
+    finally:
+        stop_owner(home, repo)
+
+
+IMPOSTOR = """
+import socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1].replace("@", "\\0", 1))
+server.listen(5)
+server.settimeout(5)
+print("listening", flush=True)
+received = b""
+try:
+    while True:
+        conn, _ = server.accept()
+        conn.settimeout(2)
+        try:
+            received += conn.recv(1 << 16)
+        except OSError:
+            pass
+        conn.close()
+except OSError:
+    pass
+print("received:", repr(received), flush=True)
+"""
+
+
+@needs_root
+def test_a_client_never_talks_to_an_owner_address_held_by_another_uid(config: Config) -> None:
+    """The abstract namespace is shared by all users: one could take a store's address first
+    and collect what our tools send (titles, bodies, queries)."""
+    address = socket_address(Memory.data_dir_for(config)).replace("\0", "@", 1)
+    impostor = subprocess.Popen(["/usr/bin/python3", "-I", "-S", "-c", IMPOSTOR, address],
+                                preexec_fn=as_nobody, stdout=subprocess.PIPE, text=True,
+                                cwd="/")
+    try:
+        assert impostor.stdout is not None and impostor.stdout.readline() == "listening\n"
+        started = time.monotonic()
+        with pytest.raises(OwnerUnavailable, match="uid 65534"):
+            with open_memory(config, owner=True) as memory:
+                memory.add("The deploy key lives in vault path ops/deploy", kind="fact")
+        assert time.monotonic() - started < 10
+        out, _ = impostor.communicate(timeout=30)
+    finally:
+        if impostor.poll() is None:
+            impostor.kill()
+            impostor.wait()
+    assert "received: b''" in out, out
