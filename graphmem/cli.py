@@ -633,7 +633,10 @@ def cmd_uninstall(args: argparse.Namespace) -> None:
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on loopback instead of stdio")
+    p.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on loopback instead of "
+                   "stdio; prints the bearer token clients must send")
+    p.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --http "
+                   "address (put TLS in front; the token is still required)")
 
 
 @command("serve", _serve_args)
@@ -641,7 +644,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
     """Run the MCP server for agents (stdio; --http HOST:PORT: streamable HTTP on loopback)."""
     from graphmem.mcp import serve
 
-    serve(_config(args), http=args.http)
+    serve(_config(args), http=args.http, allow_remote=args.allow_remote)
 
 
 def _owner_args(p: argparse.ArgumentParser) -> None:

@@ -84,6 +84,11 @@ class Config(BaseModel):
         description="days an item of each kind lives unless pinned (0 or null: forever)")
     redact_extra: list[str] = Field(default_factory=list, description="extra regexes to mask")
     redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
+    http_token: str | None = Field(None, description="bearer token `serve --http` requires "
+                                   "(default: generated into the store's http.token, mode 0600)")
+    http_allowed_hosts: list[str] = Field(default_factory=list, description="names besides "
+                                          "loopback a request's Host/Origin may carry (a TLS "
+                                          "proxy's name with --allow-remote)")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Config:

@@ -31,10 +31,11 @@ def _recent_owner_errors(log: Path, n: int = 5) -> list[str]:
 
 def diagnose(config: Config) -> dict[str, Any]:
     """A dict of checks; `ok` is False when something needs the user's attention."""
+    from graphmem.access import existing_token
     from graphmem.capture.spool import Spool
     from graphmem.client import RemoteMemory, owner_running
     from graphmem.hooks import recent_problems
-    from graphmem.paths import find_project
+    from graphmem.paths import find_project, graphmem_home, wider_than_private
     from graphmem.service import Memory
 
     data_dir = Memory.data_dir_for(config)
@@ -64,6 +65,12 @@ def diagnose(config: Config) -> dict[str, Any]:
     if owner_errors:
         checks.append({"level": "warn", "what": f"{len(owner_errors)} recent owner errors",
                        "fix": "see the lines below"})
+    roots = {data_dir, Path(config.home or graphmem_home())}
+    loose = sorted({p for root in roots for p in wider_than_private(root, repair=True)})
+    if loose:
+        checks.append({"level": "info", "what": f"{len(loose)} files or directories were "
+                       "readable by other users", "fix": "made private (0600 files, 0700 dirs)"})
+    token, token_file = existing_token(data_dir, config.http_token)
     if (data_dir / "graph.kuzu").exists() and not owner["running"]:
         try:
             Memory(config, read_only=True).close()
@@ -73,7 +80,9 @@ def diagnose(config: Config) -> dict[str, Any]:
     return {"ok": not any(c["level"] == "error" for c in checks), "project": ref.name,
             "branch": ref.branch, "data_dir": str(data_dir), "owner": owner,
             "spool_pending_bytes": pending, "store_bytes": store_bytes, "checks": checks,
-            "hook_problems": hook_problems, "owner_errors": owner_errors}
+            "hook_problems": hook_problems, "owner_errors": owner_errors,
+            "http_token": token, "http_token_file": None if config.http_token else str(token_file),
+            "repaired_modes": [str(p) for p in loose]}
 
 
 def render(report: dict[str, Any]) -> str:
@@ -84,7 +93,12 @@ def render(report: dict[str, Any]) -> str:
                             f"{owner['waiting']} waiting, model "
                             f"{'loaded' if owner['model_loaded'] else 'not loaded yet'}"
                             if owner["running"] else "not running (started on demand)"),
-             f"spool     {report['spool_pending_bytes']:,} bytes waiting to be ingested"]
+             f"spool     {report['spool_pending_bytes']:,} bytes waiting to be ingested",
+             "http      " + (f"bearer token {report['http_token']} ("
+                            + (f"in {report['http_token_file']})" if report["http_token_file"]
+                               else "from GRAPHMEM_HTTP_TOKEN)")
+                            if report["http_token"] else "no token yet (`graphmem serve --http` "
+                            "creates one)")]
     for check in report["checks"]:
         lines.append(f"{check['level']:<9} {check['what']} → {check['fix']}")
     lines += [f"  hook: {p}" for p in report["hook_problems"]]

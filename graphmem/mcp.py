@@ -9,8 +9,8 @@ runs it over stdio, or streamable HTTP on a loopback address. fastmcp is importe
 from __future__ import annotations
 
 import inspect
-import ipaddress
 import json
+import sys
 import threading
 import time
 import traceback
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from graphmem import models as m
+from graphmem.access import RequestGuard, http_token, is_loopback
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
 
 if TYPE_CHECKING:
@@ -522,8 +523,8 @@ def _result_size(result: Any) -> int:
 
 
 # ----- running -----------------------------------------------------------------------------------
-def parse_http_address(address: str) -> tuple[str, int]:
-    """'HOST:PORT' (or '[::1]:PORT') → (host, port); only loopback hosts are accepted."""
+def parse_http_address(address: str, allow_remote: bool = False) -> tuple[str, int]:
+    """'HOST:PORT' (or '[::1]:PORT') → (host, port); only loopback hosts unless `allow_remote`."""
     text = address.strip()
     host, sep, port_text = text.rpartition(":")
     if not sep or not host:
@@ -535,24 +536,46 @@ def parse_http_address(address: str) -> tuple[str, int]:
         raise InvalidInput(f"--http: port must be a number (got {port_text!r})") from None
     if not 0 < port < 65536:
         raise InvalidInput(f"--http: port must be 1..65535 (got {port})")
-    if not _is_loopback(host):
-        raise InvalidInput(f"refusing to serve memory over HTTP on {host!r}: it has no "
-                           "authentication, so only loopback addresses are allowed "
-                           "(127.0.0.1, ::1 or localhost)")
+    if not allow_remote and not is_loopback(host):
+        raise InvalidInput(f"refusing to serve memory over HTTP on {host!r}: only loopback "
+                           "addresses are allowed (127.0.0.1, ::1 or localhost); to serve "
+                           "other machines put TLS in front and pass --allow-remote")
     return host, port
 
 
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+class _GuardMiddleware:
+    """ASGI wrapper refusing what `RequestGuard` refuses, before the MCP app sees it."""
+
+    def __init__(self, app: Any, guard: RequestGuard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                       for k, v in scope.get("headers", [])}
+            refused = self.guard.refusal(headers)
+            if refused is not None:
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                status, reason = refused
+                body = json.dumps({"error": reason}).encode()
+                head = [(b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode())]
+                if status == 401:
+                    head.append((b"www-authenticate", b"Bearer"))
+                await send({"type": "http.response.start", "status": status, "headers": head})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
 
 
-def serve(config: Config, http: str | None = None) -> None:
+def serve(config: Config, http: str | None = None, allow_remote: bool = False) -> None:
     """Run the MCP server: stdio by default, streamable HTTP on a loopback HOST:PORT with `http`.
+
+    Over HTTP every request needs the store's bearer token and a loopback Host and Origin
+    (a web page cannot rebind a name to 127.0.0.1 and drive the tools).
 
     The memory lives in the owner process (started on demand). It is contacted in a background
     thread right away, so the owner starts and warms its model while fastmcp is still importing.
@@ -560,7 +583,7 @@ def serve(config: Config, http: str | None = None) -> None:
     from graphmem.client import RemoteMemory
     from graphmem.paths import find_project, graphmem_home, store_dir
 
-    address = parse_http_address(http) if http else None
+    address = parse_http_address(http, allow_remote) if http else None
     # What open_memory(config, owner=True) returns, without importing the service (numpy, kuzu,
     # retrieval: ~0.25 s) into a process that only forwards calls to the owner.
     ref = find_project(config.cwd)
@@ -587,7 +610,17 @@ def serve(config: Config, http: str | None = None) -> None:
         if address is None:
             server.run(transport="stdio", show_banner=False)
         else:
-            server.run(transport="http", host=address[0], port=address[1], show_banner=False)
+            from starlette.middleware import Middleware
+
+            token, token_file = http_token(data_dir, config.http_token)
+            hosts = [*config.http_allowed_hosts, *([] if is_loopback(address[0]) else [address[0]])]
+            host = f"[{address[0]}]" if ":" in address[0] else address[0]
+            print(f"graphmem: MCP over HTTP at http://{host}:{address[1]}/mcp; clients must send "
+                  f"'Authorization: Bearer {token}' (token "
+                  f"{'from GRAPHMEM_HTTP_TOKEN' if token_file is None else f'in {token_file}'})",
+                  file=sys.stderr, flush=True)
+            server.run(transport="http", host=address[0], port=address[1], show_banner=False,
+                       middleware=[Middleware(_GuardMiddleware, guard=RequestGuard(token, hosts))])
     finally:
         memory.close()
 
@@ -616,16 +649,17 @@ def _preload(modules: dict[str, tuple[str, ...]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """`python -m graphmem.mcp [--http HOST:PORT]`: the same as `graphmem serve`."""
     import argparse
-    import sys
 
     from graphmem.config import Config
 
     parser = argparse.ArgumentParser(prog="graphmem serve", description=serve.__doc__)
     parser.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on a loopback "
                                                              "address instead of stdio")
+    parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback "
+                        "--http address (put TLS in front; the token is still required)")
     args = parser.parse_args(argv)
     try:
-        serve(Config.from_env(), http=args.http)
+        serve(Config.from_env(), http=args.http, allow_remote=args.allow_remote)
     except GraphmemError as exc:
         print(f"graphmem: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -456,7 +456,8 @@ async def test_stdio_and_http_servers_share_the_owner(home: Path, repo: Path) ->
                                                                     "memory_brief"]
 
         http_server = start_http_server(home, repo, port, http_log)
-        async with Client(f"http://127.0.0.1:{port}/mcp", timeout=60) as client:
+        token = next(home.rglob("http.token")).read_text().strip()
+        async with Client(f"http://127.0.0.1:{port}/mcp", timeout=60, auth=token) as client:
             shared = await call(client, "memory_brief")
             second = await call(client, "memory_add", kind="env", title="Run make dev first")
         assert shared["item_ids"] == [added["item"]["id"]]

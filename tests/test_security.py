@@ -151,3 +151,109 @@ def test_a_client_never_talks_to_an_owner_address_held_by_another_uid(config: Co
             impostor.kill()
             impostor.wait()
     assert "received: b''" in out, out
+
+
+# ----- serve --http --------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "0"}}}
+
+
+@pytest.fixture
+def http_server(home: Path, repo: Path, tmp_path: Path) -> Any:
+    port = free_port()
+    log = tmp_path / "serve.stderr"
+    with log.open("wb") as stderr:
+        server = subprocess.Popen([sys.executable, "-m", "graphmem", "serve", "--http",
+                                   f"127.0.0.1:{port}"], cwd=repo,
+                                  env=graphmem_env(home, FASTMCP_LOG_LEVEL="WARNING"),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=stderr)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("serve --http did not start: " + log.read_text())
+                time.sleep(0.1)
+        yield port, log
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        stop_owner(home, repo)
+
+
+def post(port: int, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, timeout=30,
+                      headers={"Accept": "application/json, text/event-stream", **headers})
+
+
+def test_http_wants_the_token_and_loopback_names(http_server: Any, home: Path) -> None:
+    port, log = http_server
+    token_file = next(home.rglob("http.token"))
+    token = token_file.read_text().strip()
+    assert len(token) >= 32 and stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert token in log.read_text()  # printed for the user to hand to the client
+    bearer = {"Authorization": f"Bearer {token}"}
+
+    assert post(port, {}).status_code == 401
+    assert post(port, {"Authorization": "Bearer " + "x" * len(token)}).status_code == 401
+    assert post(port, {**bearer, "Host": "evil.example"}).status_code == 403
+    assert post(port, {**bearer, "Host": "evil.example:" + str(port)}).status_code == 403
+    assert post(port, {**bearer, "Origin": "http://evil.example"}).status_code == 403
+    assert post(port, {**bearer, "Origin": "null"}).status_code == 403
+    for fine in ({}, {"Origin": f"http://localhost:{port}"}, {"Host": f"localhost:{port}"}):
+        answer = post(port, {**bearer, **fine})
+        assert answer.status_code == 200, (fine, answer.text)
+        assert "serverInfo" in answer.text
+
+
+def test_http_token_from_the_environment(home: Path, repo: Path, tmp_path: Path) -> None:
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "graphmem", "serve", "--http",
+                               f"[::1]:{port}" if socket.has_ipv6 else f"127.0.0.1:{port}"],
+                              cwd=repo, env=graphmem_env(home, GRAPHMEM_HTTP_TOKEN="s3cret-token-"
+                                                         "from-env-0123456789"),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        host = "[::1]" if socket.has_ipv6 else "127.0.0.1"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = httpx.post(f"http://{host}:{port}/mcp", json=INITIALIZE, timeout=30,
+                                    headers={"Accept": "application/json, text/event-stream",
+                                             "Authorization": "Bearer s3cret-token-from-env-"
+                                                              "0123456789"})
+                break
+            except httpx.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        assert answer.status_code == 200
+        wrong = httpx.post(f"http://{host}:{port}/mcp", json=INITIALIZE, timeout=30,
+                           headers={"Accept": "application/json, text/event-stream",
+                                    "Authorization": "Bearer s3cret-token-from-env-0123456780"})
+        assert wrong.status_code == 401
+        assert not list(home.rglob("http.token"))
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        stop_owner(home, repo)
+
+
+def test_http_refuses_a_public_bind_unless_allowed(home: Path, repo: Path) -> None:
+    from graphmem.mcp import parse_http_address
+
+    refused = cli(home, repo, "serve", "--http", "0.0.0.0:8765")
+    assert refused.returncode == 2 and "--allow-remote" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert parse_http_address("0.0.0.0:8765", allow_remote=True) == ("0.0.0.0", 8765)
