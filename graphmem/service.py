@@ -12,6 +12,7 @@ from typing import Any, Self
 
 from graphmem import lifecycle
 from graphmem import models as m
+from graphmem.capture.redact import redact, redact_obj
 from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
 from graphmem.extract import link
@@ -174,6 +175,21 @@ class Memory:
             if "\x00" in value:
                 raise InvalidInput("text contains NUL bytes; is it binary?")
 
+    def _redact(self, value: Any) -> Any:
+        """Secrets masked (strings, and every string inside lists and dicts), with the user's
+        patterns: every write passes here, whichever surface it came from."""
+        options = {"extra_patterns": self.config.redact_extra,
+                   "allowlist": self.config.redact_allow}
+        if isinstance(value, str):
+            return redact(value, **options)
+        return redact_obj(value, **options)
+
+    def _redacted(self, item: m.MemoryItem) -> m.MemoryItem:
+        fields = {name: self._redact(getattr(item, name))
+                  for name in ("title", "body", "tags", "stale_reason")}
+        changed = {k: v for k, v in fields.items() if v != getattr(item, k)}
+        return item.model_copy(update=changed) if changed else item
+
     def add(self, title: str, body: str = "", *, kind: str = "note", tags: Sequence[str] = (),
             files: Sequence[str] = (), symbols: Sequence[str] = (), confidence: float | None = None,
             importance: float = 0.5, source: str = "agent", pinned: bool = False,
@@ -209,6 +225,7 @@ class Memory:
         `anchors=False` leaves ANCHORED_TO to the caller (import-git anchors at old commits)."""
         if not items:
             return []
+        items = [self._redacted(item) for item in items]
         head = _head_commit(Path(self.checkout or self.ref.root)) if anchors and self.ref.is_git else ""
         files, symbols, observations = files or {}, symbols or {}, observations or {}
         embed = self.config.embed if embed is None else embed
@@ -349,8 +366,10 @@ class Memory:
 
     def put_observations(self, observations: Sequence[m.Observation]) -> None:
         if observations:
-            self._write({"op": "put_observations",
-                         "rows": [o.model_dump(mode="json") for o in observations]})
+            rows = [o.model_dump(mode="json") for o in observations]
+            for row in rows:
+                row.update({k: self._redact(row[k]) for k in ("text", "command", "tool_input")})
+            self._write({"op": "put_observations", "rows": rows})
 
     def update(self, item_id: str, **fields: Any) -> m.MemoryItem:
         """Change stored fields of one item (status, confidence, pinned, ...)."""
@@ -358,6 +377,8 @@ class Memory:
         unknown = set(fields) - set(m.MemoryItem.model_fields) | ({"id", "project"} & set(fields))
         if unknown:
             raise InvalidInput(f"cannot update {sorted(unknown)}")
+        fields = {k: self._redact(v) if k in ("title", "body", "tags", "stale_reason") else v
+                  for k, v in fields.items()}
         try:
             updated = m.MemoryItem.model_validate({**item.model_dump(), **fields,
                                                    "updated_at": time.time()})

@@ -105,6 +105,8 @@ _SEPARATORS = re.compile(r"[-_/]+")
 # Integrity hashes, and object ids that APIs print in normal output (tool calls, requests, Stripe
 # objects): public, not secrets.
 _PUBLIC_PREFIXES = (
+    "pk_live_",
+    "pk_test_",
     "sha1-",
     "sha256-",
     "sha384-",
@@ -134,18 +136,21 @@ _PUBLIC_PREFIXES = (
 )
 
 
-def _tokens(text: str) -> list[Finding]:
+def _tokens(text: str, depth: int = 0) -> list[Finding]:
     found = []
     for match in _TOKEN.finditer(text):
         token, start = match.group(), match.start()
         if _HEX.fullmatch(token) or _UUID.fullmatch(token):
             continue
+        if depth < 1 and _wraps_secret(token):
+            found.append(Finding("encoded_secret", start, match.end()))
+            continue
         provider = _PROVIDER_PREFIX.search(token) and re.compile(_PROVIDER).search(token)
-        if provider:
+        if provider and "EXAMPLE" not in token:
             kind = _PROVIDER_TOKENS[int(provider.lastgroup[1:])][0]  # type: ignore[index]
             found.append(Finding(kind, start + provider.start(), start + provider.end()))
             continue
-        if token.startswith(_PUBLIC_PREFIXES):
+        if token.startswith(_PUBLIC_PREFIXES) or "EXAMPLE" in token:
             continue
         in_path, pieces = _pieces(token, start)
         for offset, piece in pieces:
@@ -227,7 +232,17 @@ def _is_identifier(token: str) -> bool:
         return False
     letters = len(token) - sum(map(token.count, "0123456789-_/+="))
     lowered = token.lower()
-    return sum(map(lowered.count, "aeiou")) >= 0.25 * letters
+    if sum(map(lowered.count, "aeiou")) >= 0.25 * letters:
+        return True
+    # `TranscriptHighlighter`, `HTTPServerFactory`: every hump a syllable-bearing word or acronym
+    words = [h for h in humps if not h.isdigit()]
+    return all(_is_word_hump(h) for h in words) and sum(map(len, words)) >= 0.8 * letters
+
+
+def _is_word_hump(hump: str) -> bool:
+    if hump.isupper():
+        return len(hump) <= 5
+    return len(hump) >= 3 and any(c in "aeiouy" for c in hump.lower())
 
 
 def _is_sequence(token: str) -> bool:
@@ -410,16 +425,21 @@ def _context(text: str, lowered: str, same_length: bool) -> Iterator[Finding]:
 
 # The keyword is matched first and the name's start is found by looking back, which keeps the
 # scan linear on code-heavy payloads.
+_KEYWORDS = (
+    r"(pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|"
+    r"private[_.\-]?key|key[_.\-]?data|key|auth|credentials?|creds?)"
+)
 _ASSIGN = (
-    r"(pass(?:word|wd|phrase)?|pwd|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|"
-    r"private[_.\-]?key|key[_.\-]?data|key|auth|credentials?|creds?)\d*"
+    _KEYWORDS
+    + r"\d*"
     r"([\"']?)\]?\s*(?::=|=>|[:=])[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"'`,;)\]}>]+))"
 )
-_ASSIGN_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
+_ASSIGN_TRIGGERS = ("pass", "pw", "secret", "token", "key", "auth", "cred")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _STRONG_WORDS = (
     "pass",
     "pwd",
+    "_pw",
     "secret",
     "token",
     "api",
@@ -476,8 +496,34 @@ _SAFE_VALUES = frozenset(
         "default",
     }
 )
+# Values that stand in for a secret in docs and templates, and keys published on purpose.
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "changeme",
+        "change-me",
+        "change_me",
+        "changeit",
+        "dummy",
+        "fake",
+        "sample",
+        "placeholder",
+        "test",
+        "testing",
+        "foo",
+        "bar",
+        "foobar",
+        "secret",
+        "password",
+        "token",
+        "todo",
+        "fixme",
+        "tbd",
+    }
+)
+_PUBLIC_KEYS = ("pk_live_", "pk_test_")
 _IDENT_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
+_GLUED_PARENS = re.compile(r"[(\[][^)\]]*[)\]]\w")  # `Sv(Pa55)word`: not a call
 _CODE_IDENT = re.compile(r"[A-Za-z_][a-z0-9]*(?:_[A-Za-z0-9]+|[a-z][A-Z][A-Za-z]*)+")
 _EXPRESSION_TAIL = re.compile(r"[ \t]+[-+*/|&%][ \t]")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -507,7 +553,24 @@ def _assignments(text: str, lowered: str, same_length: bool) -> Iterator[Finding
             continue
         if group == 5 and _EXPRESSION_TAIL.match(text, end):
             continue  # `Token = Ignore + Plain`: an expression
+        if group == 5 and keyword.lower().startswith("pass") and _starts_line(text, name_start):
+            end = _phrase_end(text, end)  # `passphrase: correct horse battery`
         yield Finding(_assignment_kind(keyword), start, end)
+
+
+_PHRASE_TAIL = re.compile(r"(?:[ \t]+[^\s#;,=(){}\[\]<>\-][^\s#;,=(){}\[\]<>]*)+[ \t]*(?=\n|$)")
+
+
+def _starts_line(text: str, at: int) -> bool:
+    """Only indentation (or `export`) before `at` on its line: a config line, not a command."""
+    before = text[text.rfind("\n", 0, at) + 1 : at].strip()
+    return before in ("", "export", "-")
+
+
+def _phrase_end(text: str, end: int) -> int:
+    """Where an unquoted value that runs on in plain words to the end of its line ends."""
+    tail = _PHRASE_TAIL.match(text, end)
+    return tail.end() if tail else end
 
 
 def _keyword_ends_name(name: str, keyword: str) -> bool:
@@ -524,7 +587,7 @@ def _keyword_ends_name(name: str, keyword: str) -> bool:
 
 def _assignment_kind(keyword: str) -> str:
     k = keyword.lower()
-    if k.startswith("pass") or k == "pwd":
+    if k.startswith("pass") or k in ("pwd", "pw"):
         return "password"
     if k.startswith("secret"):
         return "secret"
@@ -540,12 +603,12 @@ def _looks_like_code(name: str, value: str) -> bool:
     plain = value.strip()
     tail = name.rsplit(".", 1)[-1].replace("_", "").replace("-", "").lower()
     folded = plain.replace("_", "").lower()
-    if folded == tail or (plain.isidentifier() and tail in folded):
-        return True
     has_digit = any(c.isdigit() for c in plain)
+    if folded == tail or (plain.isidentifier() and tail in folded and not has_digit):
+        return True
     if not has_digit and (_IDENT_CHAIN.fullmatch(plain) or _CODE_IDENT.fullmatch(plain)):
         return True
-    if _CALL.match(plain) or plain[0] in "([{":
+    if (_CALL.match(plain) and not _GLUED_PARENS.search(plain)) or plain[0] in "([{":
         return True
     if name.startswith(("self.", "this.", "cls.")) and plain.isidentifier():
         return True
@@ -576,6 +639,8 @@ def _is_placeholder(value: str) -> bool:
         return True
     lowered = v.lower()
     if lowered.startswith("your") or lowered in _SAFE_VALUES or v.endswith(("...", "\u2026")):
+        return True
+    if lowered in _PLACEHOLDER_WORDS or "example" in lowered or v.startswith(_PUBLIC_KEYS):
         return True
     if _CONSTANT.fullmatch(v) and sum(c.isdigit() for c in v) < 3:
         return True
@@ -691,11 +756,147 @@ def _in_url(text: str, start: int) -> bool:
     return "://" in text[word_start:start]
 
 
+# --- pass 5: secrets that only their surroundings give away --------------------------------------
+
+# A literal first letter lets the regex engine skip ahead: ~30x faster than a leading lookbehind.
+_PROSE_KEYWORD = re.compile(r"p(?:ass(?:word|phrase|code)|asswd|wd|w)(?![\w\-])")
+_PROSE_WORD = re.compile(r"\S+")
+_FILLER = re.compile(r"[a-z]{1,12}[:,]?|[:=]|->|is:")
+
+
+def _prose(text: str, lowered: str) -> Iterator[Finding]:
+    """`the password CorrectHorse9`, `pwd is Kx8!mQ2z`, `the passphrase 'purple monkey'`."""
+    for keyword in _PROSE_KEYWORD.finditer(lowered):
+        at = keyword.end()
+        if keyword.start() and (lowered[keyword.start() - 1].isalnum() or
+                                lowered[keyword.start() - 1] in "_.-"):
+            continue
+        if at < len(text) and not text[at].isspace():
+            continue  # `password=`, `password(`, `password.`: an assignment, code, a phrase's end
+        for count, word in enumerate(_PROSE_WORD.finditer(text, at, min(len(text), at + 160))):
+            if count >= 5 or "\n" in text[at : word.start()]:
+                break
+            value, start = word.group(), word.start()
+            if value[0] in "'\"`":
+                close = text.find(value[0], start + 1, text.find("\n", start) % (len(text) + 1))
+                inner = text[start + 1 : close] if close > 0 else ""
+                if len(inner) >= 4 and not _is_placeholder(inner):
+                    yield Finding("password", start + 1, close)
+                break
+            value = value.rstrip(".,;:)")
+            if _password_like(value):
+                yield Finding("password", start, start + len(value))
+                break
+            if not _FILLER.fullmatch(word.group()):
+                break
+
+
+def _password_like(value: str) -> bool:
+    """A word a person would not write in prose: letters with digits or symbols, no code shape."""
+    if not 6 <= len(value) <= 100 or _is_placeholder(value) or "://" in value or "/" in value:
+        return False
+    if value[0] in "-([{<$%@" or not any(c.isalpha() for c in value):
+        return False
+    if not any(c.isdigit() or not c.isalnum() for c in value):
+        return False
+    if _IDENT_CHAIN.fullmatch(value) or re.fullmatch(r"[\w.]+\(.*\)?|[\d.]+[a-z]*|\w+_\w+", value):
+        return False
+    return not re.fullmatch(r"\d+-[a-z]+|[a-z]+-\d+", value)  # `12-character`, `utf-8`
+
+
+_BLOCK_INDICATOR = re.compile(r":[ \t]*[|>][-+0-9]*[ \t]*\n")
+_BLOCK_KEY = re.compile(r"([ \t]*)[\"']?([\w.\-]+)[\"']?[ \t]*")
+
+
+def _block_scalars(text: str) -> Iterator[Finding]:
+    """`password: |` in YAML: every more-indented line after it is the value."""
+    for indicator in _BLOCK_INDICATOR.finditer(text):
+        line_start = text.rfind("\n", 0, indicator.start()) + 1
+        match = _BLOCK_KEY.fullmatch(text, line_start, indicator.start())
+        if not match or not _secret_key_kind(match.group(2)):
+            continue
+        indent = len(match.group(1).expandtabs())
+        at = indicator.end()
+        while at < len(text):
+            line_end = text.find("\n", at)
+            line_end = len(text) if line_end == -1 else line_end
+            line = text[at:line_end]
+            body = line.lstrip()
+            if body and len(line) - len(body) <= indent:
+                break
+            if body and not _is_placeholder(body):
+                yield Finding(_secret_key_kind(match.group(2)) or "secret", line_end - len(body),
+                              line_end)
+            at = line_end + 1
+
+
+# `os.environ['DD_APP_KEY']` or `cfg.api_token` on one line, its value echoed by a REPL below.
+_ECHO_VALUE = re.compile(r"\n(?:Out\[\d+\]:[ \t]*)?([\"'])([^\"'\n]{6,})\1[ \t]*(?=\n|$)")
+_ECHO_NAME = re.compile(
+    r"(?:\[\s*[\"']|getenv\(\s*[\"']|\.get\(\s*[\"']|\.)([A-Za-z_][\w\-]*)[\"']?\s*[\])]?[ \t]*$"
+)
+_AUTH_TUPLE = re.compile(r"auth\s*=\s*\(\s*([\"'])[^\"'\n]*\1\s*,\s*([\"'])([^\"'\n]+)\2")
+
+
+def _echoes(text: str) -> Iterator[Finding]:
+    for match in _ECHO_VALUE.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        named = _ECHO_NAME.search(text, max(line_start, match.start() - 200), match.start())
+        if named and _named_secret(named.group(1), match.group(2)):
+            yield Finding(_secret_key_kind(named.group(1)) or "api_key", *match.span(2))
+    if "auth" in text:
+        for match in _AUTH_TUPLE.finditer(text):
+            if not _is_placeholder(match.group(3)):
+                yield Finding("password", *match.span(3))
+
+
+_NAME_KEYWORD = re.compile(_KEYWORDS + r"\d*$", re.IGNORECASE)
+
+
+def _named_secret(name: str, value: str) -> bool:
+    """Would `name=value` be masked as an assignment."""
+    keyword = _NAME_KEYWORD.search(name)
+    if not keyword or _is_placeholder(value):
+        return False
+    kw = keyword.group(1)
+    return (_keyword_ends_name(name, kw) and not _looks_like_code(name, value)
+            and not _weak_value(name, value))
+
+
+# --- pass 6: base64 that wraps a secret ---------------------------------------------------------
+
+# The first character of every 4-character group of base64 of ASCII text is one of these.
+_TEXT_B64 = re.compile(r"[I-Za-f]+")
+
+
+def _wraps_secret(token: str) -> bool:
+    """Base64 that decodes to text holding a secret (`cG9zdGdyZXM6Ly9...`)."""
+    if not _TEXT_B64.fullmatch(token[::4]) or len(token.rstrip("=")) % 4 == 1:
+        return False
+    decoded = _decode_text(token)
+    return bool(decoded) and bool(scan(decoded, _depth=1))
+
+
+def _decode_text(token: str) -> str:
+    body = token.replace("-", "+").replace("_", "/").rstrip("=")
+    try:
+        raw = binascii.a2b_base64(body + "=" * (-len(body) % 4))
+    except (binascii.Error, ValueError):
+        return ""
+    if len(raw) < 8 or sum(1 for b in raw if 32 <= b < 127 or b in (9, 10, 13)) < len(raw):
+        return ""
+    return raw.decode("ascii")
+
+
 # --- public API ---------------------------------------------------------------------------------
 
 
 def scan(
-    text: str, *, extra_patterns: Sequence[str] = (), allowlist: Sequence[str] = ()
+    text: str,
+    *,
+    extra_patterns: Sequence[str] = (),
+    allowlist: Sequence[str] = (),
+    _depth: int = 0,
 ) -> list[Finding]:
     """Every secret in `text`, merged into non-overlapping spans, in order."""
     if not text:
@@ -703,9 +904,13 @@ def scan(
     lowered = text.lower()
     same_length = len(lowered) == len(text)
     spans: list[Finding] = list(_context(text, lowered, same_length))
-    spans.extend(_tokens(text))
+    spans.extend(_tokens(text, _depth))
     if any(t in lowered for t in _ASSIGN_TRIGGERS):
         spans.extend(_assignments(text, lowered, same_length))
+        if same_length:
+            spans.extend(_prose(text, lowered))
+        spans.extend(_block_scalars(text))
+        spans.extend(_echoes(text))
     if "@" in text:
         spans.extend(_emails(text))
     for pattern in _custom_patterns(extra_patterns):
@@ -810,6 +1015,7 @@ _SPECIFICITY = {
     "high_entropy": -3,
     "email": -2,
     "custom": -1,
+    "encoded_secret": 0,
     "password": 1,
     "secret": 1,
     "token": 1,
