@@ -688,6 +688,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graphmem.stalehook import main as stale_main  # what the git hooks run: kept lean
 
         return stale_main(argv[2:])
+    from graphmem.paths import private_umask
+
+    private_umask()  # the owner, servers and every verb: nothing graphmem writes is shared
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

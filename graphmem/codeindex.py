@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol, IndexResult
+from graphmem.paths import write_private
 
 CACHE_NAME = "code-index.json"
 
@@ -35,11 +35,8 @@ def load_cache(store_dir: Path) -> dict[str, CodeFile]:
 
 
 def save_cache(store_dir: Path, root: Path, files: Mapping[str, CodeFile]) -> None:
-    path = store_dir / CACHE_NAME
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"root": str(root), "files": {k: asdict(v) for k, v in files.items()}}),
-                   encoding="utf-8")
-    os.replace(tmp, path)
+    write_private(store_dir / CACHE_NAME,
+                  json.dumps({"root": str(root), "files": {k: asdict(v) for k, v in files.items()}}))
 
 
 def file_entity(f: CodeFile) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from graphmem import models as m
 from graphmem.errors import InvalidInput
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
+from graphmem.paths import write_private
 from graphmem.staleness import (
     Anchor,
     Change,
@@ -240,11 +241,8 @@ def _load_state(memory: Any) -> dict[str, Any]:
 
 
 def _save_state(memory: Any, **values: Any) -> None:
-    path = Path(memory.dir) / STATE_NAME
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({**_load_state(memory), **values, "at": time.time()}),
-                   encoding="utf-8")
-    os.replace(tmp, path)
+    write_private(Path(memory.dir) / STATE_NAME,
+                  json.dumps({**_load_state(memory), **values, "at": time.time()}))
 
 
 def item_id(sha: str) -> str:

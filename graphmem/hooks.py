@@ -25,7 +25,7 @@ from graphmem.capture.event import EVENTS, HookEvent
 from graphmem.capture.redact import redact, redact_obj
 from graphmem.capture.spool import Spool
 from graphmem.capture.trim import limit_from_env, trim
-from graphmem.paths import ProjectRef, find_project, graphmem_home, store_dir
+from graphmem.paths import ProjectRef, find_project, graphmem_home, private_umask, store_dir
 
 if TYPE_CHECKING:
     import subprocess
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     event = args[0] if args else ""
     try:
+        private_umask()
         _run(event, args[1:])
     except Exception as exc:  # noqa: BLE001 - fail-open: the agent must never see graphmem break
         log_problem(f"{type(exc).__name__}: {exc}", event)

@@ -10,6 +10,7 @@ from typing import Any
 from graphmem import models as m
 from graphmem.capture.event import HookEvent
 from graphmem.capture.spool import Spool
+from graphmem.paths import write_private
 
 SESSION_CLOSERS = ("session-end", "pre-compact", "stop")
 READ_CHUNK = 8 * 1024 * 1024
@@ -169,7 +170,4 @@ def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:
 def write_brief_file(memory: Any) -> None:
     """The session-start hook prints this file, so it never opens the database itself."""
     brief = memory.brief()
-    path = memory.dir / BRIEF_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(brief.text + ("\n" if brief.text else ""), encoding="utf-8")
-    tmp.replace(path)
+    write_private(memory.dir / BRIEF_FILE, brief.text + ("\n" if brief.text else ""))

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from graphmem import models as m
 from graphmem.access import RequestGuard, http_token, is_loopback
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
+from graphmem.paths import private_dir, private_opener
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -192,8 +193,8 @@ class _Backend:
         if self.log_path is None:
             return
         try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.log_path.open("a", encoding="utf-8") as handle:
+            private_dir(self.log_path.parent)
+            with open(self.log_path, "a", encoding="utf-8", opener=private_opener) as handle:
                 handle.write(json.dumps({"ts": round(time.time(), 3), **record},
                                         ensure_ascii=False) + "\n")
         except OSError:
@@ -651,6 +652,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from graphmem.config import Config
+    from graphmem.paths import private_umask
 
     parser = argparse.ArgumentParser(prog="graphmem serve", description=serve.__doc__)
     parser.add_argument("--http", metavar="HOST:PORT", help="streamable HTTP on a loopback "
@@ -658,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-remote", action="store_true", help="allow a non-loopback "
                         "--http address (put TLS in front; the token is still required)")
     args = parser.parse_args(argv)
+    private_umask()
     try:
         serve(Config.from_env(), http=args.http, allow_remote=args.allow_remote)
     except GraphmemError as exc:

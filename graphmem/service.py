@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
@@ -16,7 +17,18 @@ from graphmem.capture.redact import redact, redact_obj
 from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
 from graphmem.extract import link
-from graphmem.paths import DB_NAME, JOURNAL_NAME, ProjectRef, find_project, graphmem_home, store_dir
+from graphmem.paths import (
+    DB_NAME,
+    DIR_MODE,
+    JOURNAL_NAME,
+    ProjectRef,
+    find_project,
+    graphmem_home,
+    private_dir,
+    private_opener,
+    store_dir,
+    write_private,
+)
 from graphmem.retrieve import fusion, pipeline, render
 from graphmem.store.base import ItemFilter
 from graphmem.store.journal import Journal
@@ -69,7 +81,8 @@ class Memory:
         self.dir = Path(self.config.data_dir or store_dir(self.ref, home))
         if not read_only:
             try:
-                self.dir.mkdir(parents=True, exist_ok=True)
+                private_dir(self.dir)
+                os.chmod(self.dir, DIR_MODE)
             except OSError as exc:
                 raise StoreUnavailable(f"cannot create data dir {self.dir}: {exc.strerror}") from exc
         self.journal = Journal(self.dir / JOURNAL_NAME)
@@ -979,7 +992,7 @@ class Memory:
         record = {"ts": time.time(), "verb": verb, "project": self.project, "query": query[:500],
                   "context": context, "candidates": candidates, "returned": returned,
                   "tokens": tokens}
-        with (self.dir / RETRIEVAL_LOG).open("a", encoding="utf-8") as handle:
+        with open(self.dir / RETRIEVAL_LOG, "a", encoding="utf-8", opener=private_opener) as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def retrieval_log(self, limit: int = 20) -> builtins.list[dict[str, Any]]:
@@ -1069,6 +1082,4 @@ def _scrub_jsonl(path: Path, needle: str) -> None:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
     kept = [line for line in lines if needle not in line]
     if len(kept) != len(lines):
-        tmp = path.with_suffix(".rewrite")
-        tmp.write_text("".join(kept), encoding="utf-8")
-        tmp.replace(path)
+        write_private(path, "".join(kept))

@@ -46,7 +46,7 @@ from graphmem import codeindex
 from graphmem.errors import InvalidInput
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
-from graphmem.paths import find_project, work_tree
+from graphmem.paths import find_project, work_tree, write_private
 from graphmem.store import kuzu as kz
 from graphmem.store.base import ItemFilter
 
@@ -826,10 +826,7 @@ def _save_synced(memory: Any, git: Git, commit: str) -> None:
 
 def save_state(memory: Any, **values: Any) -> None:
     path = _state_path(memory)
-    data = {**load_state(memory), **values, "at": time.time()}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
+    write_private(path, json.dumps({**load_state(memory), **values, "at": time.time()}))
 
 
 # ----- public verbs ------------------------------------------------------------------------

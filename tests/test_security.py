@@ -257,3 +257,85 @@ def test_http_refuses_a_public_bind_unless_allowed(home: Path, repo: Path) -> No
     assert refused.returncode == 2 and "--allow-remote" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert parse_http_address("0.0.0.0:8765", allow_remote=True) == ("0.0.0.0", 8765)
+
+
+# ----- file modes ----------------------------------------------------------------------------
+def loose_modes(root: Path) -> list[str]:
+    """Every path under root whose mode is not exactly 0600 (files) or 0700 (directories)."""
+    wrong = []
+    for path in [root, *root.rglob("*")]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        expected = 0o700 if path.is_dir() else 0o600
+        if not path.is_symlink() and mode != expected:
+            wrong.append(f"{oct(mode)} {path.relative_to(root)}")
+    return wrong
+
+
+def post_tool_payload(repo: Path, output: str) -> bytes:
+    return json.dumps({"session_id": "s-modes", "transcript_path": "", "cwd": str(repo),
+                       "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "pytest -x"},
+                       "tool_response": {"stdout": output, "stderr": "", "interrupted": False},
+                       }).encode()
+
+
+def test_every_file_is_private_whatever_the_umask(home: Path, repo: Path,
+                                                  tmp_path: Path) -> None:
+    never = {"GRAPHMEM_OWNER": "never"}
+    output = "\n".join(f"FAILED tests/test_db.py::test_{n} - ConnectionError: pool closed"
+                       for n in range(400))
+    hook = subprocess.run([sys.executable, "-m", "graphmem", "hook", "post-tool"], cwd=repo,
+                          input=post_tool_payload(repo, output), capture_output=True,
+                          env=graphmem_env(home, GRAPHMEM_NO_WORKER="1"), timeout=120,
+                          preexec_fn=lambda: os.umask(0), check=False)
+    assert hook.returncode == 0
+    assert list(home.rglob("evidence/*")), "the large output should have left evidence"
+    steps: list[tuple[str, ...]] = [
+        ("add", "--json", "The db pool closes when the worker exits early"),
+        ("add", "--json", "Use make dev before running the API locally"),
+        ("ingest",), ("search", "pool closes"), ("brief",), ("import-git", "--no-embed"),
+        ("export", "-o", str(tmp_path / "export.jsonl")),
+    ]
+    ids = []
+    for argv in steps:
+        done = cli(home, repo, *argv, umask=0, **never)
+        assert done.returncode == 0, (argv, done.stderr)
+        if argv[0] == "add":
+            ids.append(json.loads(done.stdout)["id"])
+    assert stat.S_IMODE((tmp_path / "export.jsonl").stat().st_mode) == 0o600
+    for argv in (("forget", ids[0]), ("rebuild",), ("sweep",),
+                 ("import", str(tmp_path / "export.jsonl"))):
+        done = cli(home, repo, *argv, umask=0, **never)
+        assert done.returncode == 0, (argv, done.stderr)
+    served = subprocess.Popen([sys.executable, "-m", "graphmem", "serve", "--http",
+                               f"127.0.0.1:{free_port()}"], cwd=repo, env=graphmem_env(home),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0))
+    try:
+        deadline = time.monotonic() + 60
+        while not list(home.rglob("http.token")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        served.terminate()
+        served.wait(timeout=20)
+        stop_owner(home, repo)
+    names = {p.name for p in home.rglob("*")}
+    assert {"graph.kuzu", "journal.jsonl", "retrieval.jsonl", "brief.txt", "http.token",
+            "evidence", "spool", "logs"} <= names, names
+    assert loose_modes(home) == []
+
+
+def test_doctor_repairs_wider_modes(home: Path, repo: Path) -> None:
+    assert cli(home, repo, "add", "Releases are cut from the main branch",
+               GRAPHMEM_OWNER="never").returncode == 0
+    store = next(home.rglob("journal.jsonl")).parent
+    os.chmod(store, 0o755)
+    os.chmod(store / "journal.jsonl", 0o644)
+    os.chmod(store / "graph.kuzu", 0o666)
+    report = cli(home, repo, "doctor", "--json")
+    assert report.returncode == 0, report.stderr
+    repaired = json.loads(report.stdout)["repaired_modes"]
+    assert {Path(p).name for p in repaired} >= {store.name, "journal.jsonl", "graph.kuzu"}
+    assert loose_modes(home) == []
+    again = json.loads(cli(home, repo, "doctor", "--json").stdout)
+    assert again["repaired_modes"] == []

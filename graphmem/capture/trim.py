@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from graphmem.paths import private_dir, private_opener
+
 DEFAULT_LIMIT = 8192
 FRAMES_KEPT = 3
 
@@ -64,9 +66,9 @@ def write_evidence(evidence_dir: Path, text: str, ref: str | None = None) -> str
     target = evidence_path(evidence_dir, ref)
     if target.exists():
         return ref
-    evidence_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(evidence_dir)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
+    with open(tmp, "wb", opener=private_opener) as handle:
         handle.write(text.encode("utf-8", "replace"))
     os.replace(tmp, target)
     return ref

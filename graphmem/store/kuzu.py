@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import kuzu
 
 from graphmem.errors import GraphmemError, InvalidInput, StoreCorrupt, StoreUnavailable
+from graphmem.paths import FILE_MODE, private_dir
 from graphmem.store.base import LINK_TABLES, ItemFilter, Row
 
 if TYPE_CHECKING:  # numpy stays off the git hook's path until a search needs the mirror
@@ -83,9 +85,13 @@ class KuzuStore:
         self._hot: HotIndex | None = None
         try:
             if not read_only:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(path.parent)
             self._db = kuzu.Database(str(path), read_only=read_only,
                                      buffer_pool_size=buffer_pool_bytes(path))
+            if not read_only:
+                for own in (path, path.with_name(path.name + ".wal")):
+                    if own.is_file():
+                        os.chmod(own, FILE_MODE)
             self._conn = kuzu.Connection(self._db)
             for extension in ("VECTOR", "FTS"):
                 self._conn.execute(f"LOAD EXTENSION {extension}")
