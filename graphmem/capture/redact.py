@@ -3,10 +3,12 @@
 Why not detect-secrets: measured on this machine (detect-secrets 1.5.0, Python 3.11), importing its
 scanner costs ~125 ms (against ~11 ms for `python -c pass`) and scanning a 20 KB tool output line
 by line costs ~250 ms, so it cannot run inside a hook whose whole-process budget is
-2 x `python -c pass` + 10 ms. The rules below are plain regexes in four passes (base64-like
-tokens, which dispatch provider prefixes and the entropy test; literal-anchored context rules;
-secret-named assignments; e-mail addresses), compiled on first use; a 20 KB tool output takes
-1-2 ms (tests/capture/test_redact.py measures it).
+2 x `python -c pass` + 10 ms. The rules below are plain regexes in five passes (base64-like
+tokens, which dispatch provider prefixes, base64 that wraps a secret and the entropy test;
+literal-anchored context rules; secret-named assignments; secrets only their surroundings give
+away; e-mail addresses), compiled on first use; a 20 KB tool output takes ~2 ms
+(tests/capture/test_redact.py measures it; tests/capture/test_redact_corpus.py scores recall and
+keep-rate on a corpus of real-looking text).
 
 What is masked, as `[REDACTED:<kind>]`:
 - provider tokens by their documented prefixes (AWS, GitHub, GitLab, Slack, Stripe, OpenAI,
@@ -15,16 +17,25 @@ What is masked, as `[REDACTED:<kind>]`:
 - values of secret-named assignments (`*_TOKEN=`, `*_SECRET=`, `*_KEY=`, `PASSWORD=`, `passwd:`,
   JSON/YAML keys, CLI flags, `Authorization:`/`Cookie:` headers); the name is kept so memory still
   says which variable was set;
+- `password`/`passphrase`/`pwd`/`pw` in prose (`the password Tr1cky-Fox-88`, `pwd is ...`,
+  `the passphrase 'purple monkey'`) when the value looks like one; a passphrase on a config line
+  whole, not its first word; YAML block scalars under a secret-named key (`password: |`); a
+  value a REPL echoes under a secret-named expression (`os.environ['DD_APP_KEY']` then `'...'`);
+  `auth=("user", "pw")` tuples;
+- base64 that decodes to text holding any of the above (`cG9zdGdyZXM6Ly9...` of a postgres URL);
 - high-entropy base64-like tokens of 20+ characters; e-mail addresses.
 
 Deliberately NOT masked (public identifiers; masking them would blind retrieval): pure hex strings
 (git SHAs, sha256/md5 digests, docker ids: a hex secret is masked only when its name or prefix
 says so), UUIDs, lockfile integrity hashes (`sha512-...`, `sha256:...`, go.sum `h1:...`), base64
-that decodes to plain text, data URIs, file paths and CamelCase/snake_case identifiers.
+that decodes to plain text, data URIs, file paths, CamelCase/snake_case/dotted identifiers,
+documented example keys (anything containing `EXAMPLE`), Stripe publishable keys (`pk_live_`,
+`pk_test_`) and placeholders (`<your-token>`, `${TOKEN}`, `xxx`, `changeme`, `example`).
 
 Users add rules with GRAPHMEM_REDACT_EXTRA (JSON list of regexes; group 1 is masked when present)
 and exempt strings with GRAPHMEM_REDACT_ALLOW (JSON list of regexes matched against the whole
-flagged text), or with the `extra_patterns` / `allowlist` arguments.
+flagged text), or with the `extra_patterns` / `allowlist` arguments; `Config.redact_extra` /
+`Config.redact_allow` (read from the same variables) reach every write through the service.
 """
 
 from __future__ import annotations
@@ -142,7 +153,7 @@ def _tokens(text: str, depth: int = 0) -> list[Finding]:
         token, start = match.group(), match.start()
         if _HEX.fullmatch(token) or _UUID.fullmatch(token):
             continue
-        if depth < 1 and _wraps_secret(token):
+        if depth < 1 and token[0] in _TEXT_B64_FIRST and _wraps_secret(token):
             found.append(Finding("encoded_secret", start, match.end()))
             continue
         provider = _PROVIDER_PREFIX.search(token) and re.compile(_PROVIDER).search(token)
@@ -370,7 +381,7 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
     _folded(
         "auth_header",
         r"(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|"
-        r"x-vault-token|x-figma-token)[\"']?\s*:\s*[\"']?([^\s\"',]{8,})",
+        r"x-vault-token|x-figma-token)[\"']?\s*:\s*[\"']?([^\s\"',@]{8,})",
         "api-key",
         "-token",
         group=1,
@@ -395,6 +406,12 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
         r"(?:sshpass\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a)\s*[\"']?([^\s\"']+)",
         "sshpass",
         "redis-cli",
+        group=1,
+    ),
+    _exact(
+        "password",
+        r"(?m)^[^:\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(\S+)$",  # .pgpass: host:port:db:user:password
+        "pgpass",
         group=1,
     ),
     _folded(
@@ -427,7 +444,7 @@ def _context(text: str, lowered: str, same_length: bool) -> Iterator[Finding]:
 # scan linear on code-heavy payloads.
 _KEYWORDS = (
     r"(pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|"
-    r"private[_.\-]?key|key[_.\-]?data|key|auth|credentials?|creds?)"
+    r"private[_.\-]?key|key[_.\-]?data|key[_.\-]?base|key|auth|credentials?|creds?)"
 )
 _ASSIGN = (
     _KEYWORDS
@@ -536,16 +553,20 @@ def _assignments(text: str, lowered: str, same_length: bool) -> Iterator[Finding
         start, end = match.span(group)
         if group == 5 and end < len(text) and text[end] in "([":
             continue  # a call or subscript: code, not a value
-        value = text[start:end]
-        if _is_placeholder(value):
-            continue
         name_start = match.start()
         while name_start > 0 and text[name_start - 1] in _NAME_CHARS:
             name_start -= 1
+        keyword = text[match.start(1) : match.end(1)]
+        if group == 5 and keyword.lower().startswith("pass") and _starts_line(text, name_start):
+            end = _phrase_end(text, end)  # `passphrase = my voice is my passport`
+        if group == 5 and text.startswith("://", name_start - 3) and "@" in text[start:end]:
+            end = text.index("@", start)  # URL userinfo `https://x-access-token:TOKEN@host`
+        value = text[start:end]
+        if _is_placeholder(value):
+            continue
         quote = match.group(2)
         if quote and (name_start == 0 or text[name_start - 1] != quote):
             continue
-        keyword = text[match.start(1) : match.end(1)]
         name = text[name_start : match.end(1)]
         if not _keyword_ends_name(name, keyword):
             continue
@@ -553,8 +574,8 @@ def _assignments(text: str, lowered: str, same_length: bool) -> Iterator[Finding
             continue
         if group == 5 and _EXPRESSION_TAIL.match(text, end):
             continue  # `Token = Ignore + Plain`: an expression
-        if group == 5 and keyword.lower().startswith("pass") and _starts_line(text, name_start):
-            end = _phrase_end(text, end)  # `passphrase: correct horse battery`
+        if group == 5 and text[start - 1] == ":" and value.isalpha() and value.islower():
+            continue  # `rails credentials:show`, `artisan key:generate`: a subcommand
         yield Finding(_assignment_kind(keyword), start, end)
 
 
@@ -867,10 +888,13 @@ def _named_secret(name: str, value: str) -> bool:
 
 # The first character of every 4-character group of base64 of ASCII text is one of these.
 _TEXT_B64 = re.compile(r"[I-Za-f]+")
+_TEXT_B64_FIRST = frozenset("IJKLMNOPQRSTUVWXYZabcdef")
 
 
 def _wraps_secret(token: str) -> bool:
     """Base64 that decodes to text holding a secret (`cG9zdGdyZXM6Ly9...`)."""
+    if token[4] not in _TEXT_B64_FIRST:
+        return False
     if not _TEXT_B64.fullmatch(token[::4]) or len(token.rstrip("=")) % 4 == 1:
         return False
     decoded = _decode_text(token)
