@@ -607,28 +607,25 @@ def cmd_doctor(args: argparse.Namespace) -> None:
 
 
 def _agent_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("agent", choices=["claude-code"], help="which agent to wire up")
+    p.add_argument("agent", choices=["claude-code", "codex"], help="which agent to wire up")
+    p.add_argument("--scope", choices=["project", "user"], default="project",
+                   help="project: this checkout (a git worktree's own); user: your home config")
 
 
 @command("install", _agent_args)
 def cmd_install(args: argparse.Namespace) -> None:
     """Wire graphmem into an agent: hooks and the MCP server (idempotent; keeps your settings)."""
-    from graphmem.install import install_claude_code
-    from graphmem.paths import find_project
+    from graphmem.install import checkout_root, describe, install
 
-    result = install_claude_code(find_project(args.cwd).root)
-    emit(args, result, lambda r: f"hooks ({', '.join(r['events'])}) → {r['settings']}\n"
-                                 f"MCP server → {r['mcp']}\n\nFor Codex CLI, add to "
-                                 f"~/.codex/config.toml:\n{r['codex_snippet']}")
+    emit(args, install(args.agent, checkout_root(args.cwd), args.scope), describe)
 
 
 @command("uninstall", _agent_args)
 def cmd_uninstall(args: argparse.Namespace) -> None:
     """Remove graphmem's hooks and MCP server entry, leaving everything else as it was."""
-    from graphmem.install import uninstall_claude_code
-    from graphmem.paths import find_project
+    from graphmem.install import checkout_root, uninstall
 
-    result = uninstall_claude_code(find_project(args.cwd).root)
+    result = uninstall(args.agent, checkout_root(args.cwd), args.scope)
     emit(args, result, lambda r: f"removed {r['removed']} graphmem entries")
 
 
