@@ -303,3 +303,22 @@ def test_generic_payload_with_wrong_types_is_coerced() -> None:
     )
     assert event.files == ["a.py"] and event.exit_code is None and event.is_error is None
     assert event.tool_input == {} and event.text == '{"k": "v"}'
+
+
+@pytest.mark.parametrize(
+    ("response", "exit_code", "is_error"),
+    [
+        ("Exit code: 2\nWall time: 1.2 seconds\nOutput:\nerror[E0425]\n", 2, True),
+        ("Chunk ID: 4f\nWall time: 0.3 seconds\nProcess exited with code 0\nOutput:\nok\n", 0, False),
+        ("Exit code: 0\nOutput:\nExit code: 3\n", 0, False),
+    ],
+)
+def test_codex_bash_exit_code_comes_from_the_output_header(
+    response: str, exit_code: int, is_error: bool
+) -> None:
+    event = normalise(
+        codex_hook("PostToolUse", tool_name="Bash", tool_input={"command": "cargo build"},
+                   tool_response=response, transcript_path=None),
+        "post-tool",
+    )
+    assert (event.exit_code, event.is_error, event.transcript_path) == (exit_code, is_error, "")

@@ -18,6 +18,11 @@ from graphmem.capture.event import HookEvent
 _PATCH_FILE = re.compile(
     r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE
 )
+# Codex hands hooks the shell tool's output as the model sees it, a string whose header states
+# the exit code ("Exit code: 1" or "Process exited with code 1"); there is no exit_code field.
+_EXIT_HEADER = re.compile(
+    r"^(?:Exit code:|Process exited with code)[ \t]*(-?\d+)[ \t]*$", re.MULTILINE
+)
 EXTRA_KEYS = (
     "hook_event_name",
     "turn_id",
@@ -46,6 +51,11 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
         text, command = command, ""
     elif event == "post-tool":
         text, exit_code, is_error = tool_output(payload.get("tool_response"))
+        head = text[:600].split("\nOutput:", 1)[0]
+        header = _EXIT_HEADER.search(head) if exit_code is None else None
+        if header:
+            exit_code = int(header.group(1))
+            is_error = exit_code != 0
     elif event == "user-prompt":
         text = as_text(payload.get("prompt"))
     elif event == "stop":
