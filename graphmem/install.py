@@ -207,13 +207,15 @@ def uninstall_claude_code(root: Path, scope: str = "project") -> dict[str, Any]:
     removed = 0
     if settings_path.exists():
         settings = _load(settings_path)
+        untouched = copy.deepcopy(settings)
         removed += _remove_hooks(settings)
         enabled = settings.get("enabledMcpjsonServers")
         if isinstance(enabled, list) and SERVER_NAME in enabled:
             enabled.remove(SERVER_NAME)
             if not enabled:
                 del settings["enabledMcpjsonServers"]
-        _save(settings_path, settings)
+        if settings != untouched:
+            _save(settings_path, settings)
     removed += _remove_mcp_json(mcp_path)
     return {"removed": removed}
 
@@ -276,11 +278,12 @@ def uninstall_codex(root: Path, scope: str = "project") -> dict[str, Any]:
     removed = 0
     if hooks_path.exists():
         hooks_doc = _load(hooks_path)
-        removed += _remove_hooks(hooks_doc)
-        if hooks_doc:
-            _save(hooks_path, hooks_doc)
-        else:
+        ours = _remove_hooks(hooks_doc)
+        removed += ours
+        if ours and not hooks_doc:
             hooks_path.unlink()
+        elif ours:
+            _save(hooks_path, hooks_doc)
     if config_path.exists():
         text = config_path.read_text(encoding="utf-8")
         new_text = set_toml_table(text, ("mcp_servers", SERVER_NAME), None, config_path)
