@@ -1,4 +1,5 @@
-"""`graphmem install claude-code` keeps the user's settings and is idempotent; uninstall undoes only ours."""
+"""`graphmem install claude-code|codex` writes where the agent reads (a worktree's own files, or
+the user's home), keeps the user's settings and is idempotent; uninstall undoes only ours."""
 
 from __future__ import annotations
 
