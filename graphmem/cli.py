@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import GraphmemError, InvalidInput
+from graphmem.errors import GraphmemError, IndexPending, InvalidInput, from_os_error
 
 Handler = Callable[[argparse.Namespace], Any]
 COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None]]] = {}
@@ -699,9 +699,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         args.handler(args)
+    except IndexPending as exc:  # stored: the caller must not retry
+        emit(args, {"stored": True, "index_pending": True, "message": str(exc)},
+             lambda r: f"graphmem: {r['message']}")
+        return exc.exit_code
     except GraphmemError as exc:
         print(f"graphmem: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        error = from_os_error(exc, f"during {args.command}")
+        print(f"graphmem: error: {error}", file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -84,6 +84,8 @@ class Config(BaseModel):
         description="days an item of each kind lives unless pinned (0 or null: forever)")
     redact_extra: list[str] = Field(default_factory=list, description="extra regexes to mask")
     redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
+    min_free_mb: int = Field(64, ge=0, description="free disk space (MB) a store keeps: below "
+                             "it writes are refused with exit 7 and reads still work")
     http_token: str | None = Field(None, description="bearer token `serve --http` requires "
                                    "(default: generated into the store's http.token, mode 0600)")
     http_allowed_hosts: list[str] = Field(default_factory=list, description="names besides "

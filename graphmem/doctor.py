@@ -29,6 +29,38 @@ def _recent_owner_errors(log: Path, n: int = 5) -> list[str]:
     return errors[-n:]
 
 
+def _journal_state(data_dir: Path) -> dict[str, Any]:
+    """A full read of the journal: intact records, corrupt ones, a torn tail, what was set aside."""
+    from graphmem.paths import JOURNAL_NAME
+    from graphmem.store.journal import Journal
+
+    return {**Journal(data_dir / JOURNAL_NAME).verify(), "applied_seq": None}
+
+
+def _journal_checks(journal: dict[str, Any]) -> list[dict[str, str]]:
+    checks = []
+    if journal["corrupt"]:
+        checks.append({"level": "warn", "what": f"{len(journal['corrupt'])} corrupt journal "
+                       f"record(s) skipped (lines {', '.join(map(str, journal['corrupt'][:5]))})",
+                       "fix": "their changes are missing from a rebuild; `graphmem forget` or any "
+                       "journal rewrite moves them to journal.jsonl.torn"})
+    if journal["torn_tail_bytes"]:
+        checks.append({"level": "warn", "what": f"{journal['torn_tail_bytes']} bytes of a torn "
+                       "journal record at the end", "fix": "cut off on the next write (an "
+                       "interrupted write: it was never acknowledged)"})
+    if journal["set_aside_bytes"]:
+        checks.append({"level": "info", "what": f"{journal['set_aside_bytes']} bytes of torn or "
+                       "corrupt journal records kept in journal.jsonl.torn",
+                       "fix": "kept for the record; delete the file once you have looked"})
+    applied = journal["applied_seq"]
+    if applied is not None and applied != journal["last_seq"]:
+        checks.append({"level": "warn", "what": f"graph applied journal seq {applied}, the "
+                       f"journal's last is {journal['last_seq']}",
+                       "fix": "the next write catches the graph up; if the graph is ahead, run "
+                       "`graphmem rebuild`"})
+    return checks
+
+
 def diagnose(config: Config) -> dict[str, Any]:
     """A dict of checks; `ok` is False when something needs the user's attention."""
     from graphmem.access import existing_token
@@ -71,13 +103,18 @@ def diagnose(config: Config) -> dict[str, Any]:
         checks.append({"level": "info", "what": f"{len(loose)} files or directories were "
                        "readable by other users", "fix": "made private (0600 files, 0700 dirs)"})
     token, token_file = existing_token(data_dir, config.http_token)
+    journal = _journal_state(data_dir)
     if (data_dir / "graph.kuzu").exists() and not owner["running"]:
         try:
-            Memory(config, read_only=True).close()
+            probe = Memory(config, read_only=True)
+            journal["applied_seq"] = probe.store.applied_seq
+            probe.close()
         except Exception as exc:  # noqa: BLE001 - doctor reports whatever is wrong
             checks.append({"level": "error", "what": f"store cannot be opened: {exc}",
                            "fix": "run `graphmem rebuild` (the journal has everything)"})
-    return {"ok": not any(c["level"] == "error" for c in checks), "project": ref.name,
+    checks += _journal_checks(journal)
+    return {"ok": not any(c["level"] == "error" for c in checks), "journal": journal,
+            "project": ref.name,
             "branch": ref.branch, "data_dir": str(data_dir), "owner": owner,
             "spool_pending_bytes": pending, "store_bytes": store_bytes, "checks": checks,
             "hook_problems": hook_problems, "owner_errors": owner_errors,
@@ -94,6 +131,7 @@ def render(report: dict[str, Any]) -> str:
                             f"{'loaded' if owner['model_loaded'] else 'not loaded yet'}"
                             if owner["running"] else "not running (started on demand)"),
              f"spool     {report['spool_pending_bytes']:,} bytes waiting to be ingested",
+             _journal_line(report["journal"]),
              "http      " + (f"bearer token {report['http_token']} ("
                             + (f"in {report['http_token_file']})" if report["http_token_file"]
                                else "from GRAPHMEM_HTTP_TOKEN)")
@@ -106,3 +144,11 @@ def render(report: dict[str, Any]) -> str:
     if not report["checks"]:
         lines.append("all good")
     return "\n".join(lines)
+
+
+def _journal_line(journal: dict[str, Any]) -> str:
+    applied = journal["applied_seq"]
+    return (f"journal   {journal['records']:,} records, last seq {journal['last_seq']}, graph at "
+            f"{'?' if applied is None else applied}; {len(journal['corrupt'])} corrupt, "
+            f"{journal['torn_tail_bytes']} torn bytes at the end, "
+            f"{journal['set_aside_bytes']} bytes set aside")

@@ -22,7 +22,7 @@ from typing import Any
 
 from graphmem import codec
 from graphmem.access import peer, same_user
-from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
+from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable, from_os_error
 from graphmem.paths import DIR_MODE, private_dir, private_opener
 
 REMOTE_METHODS = frozenset({
@@ -128,6 +128,9 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             body = {"ok": False, "error": {"type": type(exc).__name__, "message": str(exc)}}
         except (ValueError, TypeError) as exc:
             body = {"ok": False, "error": {"type": "InvalidInput", "message": str(exc)}}
+        except OSError as exc:
+            error = from_os_error(exc, f"in {method}")
+            body = {"ok": False, "error": {"type": type(error).__name__, "message": str(error)}}
         except Exception as exc:  # noqa: BLE001 - the owner must survive any single bad call
             body = {"ok": False, "error": {"type": "GraphmemError",
                                            "message": f"{type(exc).__name__}: {exc}"}}

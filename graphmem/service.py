@@ -11,11 +11,19 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from graphmem import lifecycle
+from graphmem import lifecycle, space
 from graphmem import models as m
 from graphmem.capture.redact import redact, redact_obj
 from graphmem.config import Config
-from graphmem.errors import InvalidInput, NotFound, StoreUnavailable
+from graphmem.errors import (
+    GraphmemError,
+    IndexPending,
+    InvalidInput,
+    NoSpace,
+    NotFound,
+    StoreUnavailable,
+    from_os_error,
+)
 from graphmem.extract import link
 from graphmem.paths import (
     DB_NAME,
@@ -86,10 +94,17 @@ class Memory:
             except OSError as exc:
                 raise StoreUnavailable(f"cannot create data dir {self.dir}: {exc.strerror}") from exc
         self.journal = Journal(self.dir / JOURNAL_NAME)
+        self.no_room = None if read_only else self._shortage()
+        if self.no_room is not None:
+            if rebuild or not (self.dir / DB_NAME).exists():
+                raise NoSpace(f"{self.no_room}; nothing was changed")
+            read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
         self.actor = "api"  # who is acting, recorded on every journal record (audit)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
+        if not read_only:
+            self.journal.repair_tail()
         if rebuild:
             self.rebuild_result = self._rebuild_file()
         self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
@@ -120,6 +135,8 @@ class Memory:
 
     def _count_use(self, item_ids: Sequence[str], now: float) -> None:
         """Use counts are batched: a search must not pay a journal fsync for them."""
+        if self.read_only:
+            return
         for item_id in item_ids:
             count, _ = self._uses.get(item_id, (0, now))
             self._uses[item_id] = (count + 1, now)
@@ -134,7 +151,10 @@ class Memory:
             present = {r["id"] for r in self.store.get_items([r["id"] for r in rows])}
             rows = [r for r in rows if r["id"] in present]
             if rows:
-                self._write({"op": "bump_items", "rows": rows})
+                try:
+                    self._write({"op": "bump_items", "rows": rows})
+                except NoSpace:
+                    pass  # use counts are a ranking hint: a full disk drops them, not the read
         self._uses_since = time.time()
 
     def warm_up(self) -> None:
@@ -162,11 +182,37 @@ class Memory:
 
     # ----- writing --------------------------------------------------------------------------
     def _write(self, op: dict[str, Any]) -> None:
-        """Journal first (fsync), then the graph: a crash between them is healed by rebuild."""
+        """Journal first (fsync), then the graph: a crash between them is healed by rebuild.
+
+        Refused before anything is written when there is no room (Kuzu would abort on a failed
+        write); an op the journal holds but the graph refused is reported as stored, pending."""
+        if self.no_room is not None:
+            raise NoSpace(f"{self.no_room}; this write was not stored")
         if self.read_only:
             raise StoreUnavailable("this store is open read-only")
-        record = self.journal.append(op, by=self.actor)
-        self.store.apply(op, seq=record["seq"])
+        short = self._shortage()
+        if short is not None:
+            raise NoSpace(f"{short}; this write was not stored")
+        try:
+            record = self.journal.append(op, by=self.actor)
+        except OSError as exc:
+            error = from_os_error(exc, f"writing the journal {self.journal.path}")
+            raise type(error)(f"{error}; this write was not stored") from exc
+        try:
+            self.store.apply(op, seq=record["seq"])
+        except InvalidInput:
+            raise
+        except GraphmemError as exc:
+            ids = [r.get("id") or r.get("source") for r in op.get("rows", [])] + op.get("ids", [])
+            shown = ", ".join(str(i) for i in dict.fromkeys(ids) if i)[:200]
+            raise IndexPending(f"stored, index pending: journal seq {record['seq']}"
+                               f"{' (' + shown + ')' if shown else ''} is kept, but the graph "
+                               f"refused it ({exc}); `graphmem rebuild` indexes it") from exc
+
+    def _shortage(self) -> str | None:
+        db = self.dir / DB_NAME
+        return space.shortage(self.dir, (db, db.with_name(DB_NAME + ".wal"), self.journal.path),
+                              self.config.min_free_mb * 1_000_000)
 
     @property
     def embedder(self) -> Any:
@@ -917,31 +963,53 @@ class Memory:
     def rebuild(self) -> dict[str, int]:
         """Recreate the graph from the journal; the old database is replaced only when done."""
         self.store.close()
-        result = self._rebuild_file()
-        self.store = KuzuStore(self.dir / DB_NAME)
-        return result
+        try:
+            return self._rebuild_file()
+        finally:
+            self.store = KuzuStore(self.dir / DB_NAME)
 
     def _rebuild_file(self) -> dict[str, int]:
         """Replay the journal into a fresh database file, then swap it in (also compacts:
-        Kuzu keeps deleted rows' bytes in its file, so real deletion needs a rewrite)."""
+        Kuzu keeps deleted rows' bytes in its file, so real deletion needs a rewrite).
+
+        Refuses to start without room for the new file; a failure leaves only the old one."""
         db = self.dir / DB_NAME
         fresh = self.dir / (DB_NAME + ".new")
-        for path in (fresh, fresh.with_name(fresh.name + ".wal")):
-            _remove(path)
-        self.store = KuzuStore(fresh)
+        _remove_rebuild_files(self.dir)
+        _check_rebuild_space(self.dir, db, self.journal.path)
         try:
-            applied = self._replay_ops(self.journal.ops(), defer_vectors=True)
-            counts = self.store.counts()
-        finally:
-            self.store.close()
+            self.store = KuzuStore(fresh)
+            try:
+                applied = self._replay_ops(self.journal.ops(), defer_vectors=True)
+                embedded = self._embed_missing()
+                counts = self.store.counts()
+            finally:
+                self.store.close()
+        except BaseException:
+            _remove_rebuild_files(self.dir)
+            raise
         for path in (db, db.with_name(DB_NAME + ".wal")):
             _remove(path)
         fresh.rename(db)
         leftover_wal = fresh.with_name(fresh.name + ".wal")
         if leftover_wal.exists():
             leftover_wal.rename(db.with_name(DB_NAME + ".wal"))
-        return {"ops": applied, **{k: v for k, v in counts.items()
-                                    if k in ("Item", "Entity", "ItemVector")}}
+        return {"ops": applied, "embedded": embedded,
+                **{k: v for k, v in counts.items() if k in ("Item", "Entity", "ItemVector")}}
+
+    def _embed_missing(self) -> int:
+        """Give items without a vector one (a store written with embedding off, or cut short)."""
+        if not self.config.embed:
+            return 0
+        missing = self.store.items_without_vectors()
+        for start in range(0, len(missing), 256):
+            items = [m.MemoryItem(**_item_fields(r))
+                     for r in self.store.get_items(missing[start:start + 256])]
+            vectors = self.embedder.encode([i.text for i in items])
+            self._write({"op": "put_vectors", "rows": [
+                {"id": i.id, "vec": v.tolist(), "model": self.embedder.model_id,
+                 "text_hash": i.text_hash} for i, v in zip(items, vectors)]})
+        return len(missing)
 
     def _replay_ops(self, ops: Iterable[tuple[int, dict[str, Any]]],
                     defer_vectors: bool = False) -> int:
@@ -992,8 +1060,12 @@ class Memory:
         record = {"ts": time.time(), "verb": verb, "project": self.project, "query": query[:500],
                   "context": context, "candidates": candidates, "returned": returned,
                   "tokens": tokens}
-        with open(self.dir / RETRIEVAL_LOG, "a", encoding="utf-8", opener=private_opener) as handle:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        try:
+            with open(self.dir / RETRIEVAL_LOG, "a", encoding="utf-8",
+                      opener=private_opener) as handle:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        except OSError:
+            pass  # a full disk costs the log a line, never the search its answer
 
     def retrieval_log(self, limit: int = 20) -> builtins.list[dict[str, Any]]:
         path = self.dir / RETRIEVAL_LOG
@@ -1067,6 +1139,31 @@ def _head_commit(root: Path) -> str:
     from graphmem.staleness import head_commit
 
     return head_commit(root)
+
+
+REBUILD_MIN_BYTES = 16 * 1024 * 1024  # a fresh Kuzu file with its indexes, measured ≈ 6 MB
+
+
+def _check_rebuild_space(directory: Path, db: Path, journal: Path) -> None:
+    """A rebuild writes a second database before it drops the first: make sure it fits."""
+    def size(path: Path) -> int:
+        if path.is_dir():
+            return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        return path.stat().st_size if path.exists() else 0
+
+    need = max(size(db) + size(db.with_name(db.name + ".wal")), 2 * size(journal),
+               REBUILD_MIN_BYTES)
+    free = shutil.disk_usage(directory).free
+    if free < need:
+        raise StoreUnavailable(f"not enough free space to rebuild in {directory}: about "
+                               f"{need / 1e6:.0f} MB needed, {free / 1e6:.0f} MB free; the "
+                               "store is unchanged")
+
+
+def _remove_rebuild_files(directory: Path) -> None:
+    """What a rebuild writes before its swap (graph.kuzu.new and Kuzu's files beside it)."""
+    for path in directory.glob(DB_NAME + ".new*"):
+        _remove(path)
 
 
 def _remove(path: Path) -> None:

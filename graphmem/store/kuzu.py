@@ -471,6 +471,17 @@ class KuzuStore:
                           "ORDER BY o.ts", {"id": item_id})
         return [_observation(r[0]) for r in rows]
 
+    def items_without_vectors(self) -> list[str]:
+        """Ids of items that have no vector (written with embedding off, or a write cut short)."""
+        items = {r[0] for r in self._rows("MATCH (i:Item) RETURN i.id")}
+        return sorted(items - {r[0] for r in self._rows("MATCH (v:ItemVector) RETURN v.id")})
+
+    def evidence_in_use(self, refs: Sequence[str]) -> set[str]:
+        """The evidence references some observation in the store still points at."""
+        rows = self._rows("UNWIND $refs AS x MATCH (o:Observation) WHERE o.evidence_ref = x "
+                          "RETURN DISTINCT o.evidence_ref", {"refs": list(refs)})
+        return {r[0] for r in rows}
+
     def entities_only_linked_from(self, entity_ids: set[str], items: set[str]) -> list[str]:
         """Entities no other item links to and the code index does not hold (text-derived)."""
         if not entity_ids:
