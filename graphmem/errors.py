@@ -35,3 +35,32 @@ class OwnerUnavailable(GraphmemError):
     """The process that owns the store did not answer."""
 
     exit_code = 6
+
+
+class NoSpace(GraphmemError):
+    """No room to write safely (disk full, quota, file size limit): nothing was stored."""
+
+    exit_code = 7
+
+
+class StoreIOError(GraphmemError):
+    """The operating system failed a read or write of the store (an I/O error)."""
+
+    exit_code = 8
+
+
+class IndexPending(GraphmemError):
+    """The write is stored in the journal, but the graph could not take it yet: not a failure,
+    so the CLI exits 0; the next open or `graphmem rebuild` indexes it."""
+
+    exit_code = 0
+
+
+def from_os_error(exc: OSError, doing: str) -> GraphmemError:
+    """One of ours for an OSError met while `doing` something ("writing the journal")."""
+    import errno
+
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", -1)):
+        return NoSpace(f"no room {doing}: {reason}")
+    return StoreIOError(f"I/O error {doing}: {reason}")
