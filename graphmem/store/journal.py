@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import StoreUnavailable
+from graphmem.errors import StoreUnavailable, from_os_error
 
 Op = dict[str, Any]
 RECORD_META = ("seq", "ts", "by", "crc")  # framing and who/when fields of a record, not the op
@@ -99,8 +99,8 @@ class Journal:
             except OSError as exc:
                 os.ftruncate(fd, size)  # no fragment for the next append to glue onto
                 self._seq = None
-                raise StoreUnavailable(f"journal {self.path} write failed: {exc.strerror}; "
-                                       "nothing was stored") from exc
+                error = from_os_error(exc, f"writing journal {self.path}")  # NoSpace: exit 7
+                raise type(error)(f"{error}; nothing was stored") from exc
         finally:
             os.close(fd)
         return record

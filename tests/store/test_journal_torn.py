@@ -244,7 +244,7 @@ def test_rebuild_without_room_refuses_and_changes_nothing(small_disk: Path, repo
     import sys
 
     env = {**os.environ, "GRAPHMEM_HOME": str(small_disk / "home"), "GRAPHMEM_EMBED": "false",
-           "GRAPHMEM_OWNER": "never"}
+           "GRAPHMEM_OWNER": "never", "GRAPHMEM_MIN_FREE_MB": "0"}  # rebuild's own check alone
 
     def graphmem(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "graphmem", *args], cwd=repo, env=env,
