@@ -287,7 +287,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     """Import memories from an export file (JSONL or markdown)."""
     from graphmem.exporting import read_export
 
-    records = read_export(Path(args.file))
+    records = read_export(Path(args.file), max_bytes=_config(args).max_import_bytes)
     with _memory(args) as memory:
         count = memory.import_items(records)
     emit(args, {"imported": count}, lambda r: f"imported {r['imported']} memories")

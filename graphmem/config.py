@@ -84,6 +84,14 @@ class Config(BaseModel):
         description="days an item of each kind lives unless pinned (0 or null: forever)")
     redact_extra: list[str] = Field(default_factory=list, description="extra regexes to mask")
     redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
+    max_title_chars: int = Field(1_000, ge=10, description="longest imported title")
+    max_tags: int = Field(50, ge=0, description="most tags an imported item may carry")
+    max_name_chars: int = Field(1_000, ge=1, description="longest imported tag, file path or "
+                                "symbol name")
+    max_links_per_item: int = Field(1_000, ge=0, description="most files, symbols, anchors, "
+                                    "mentions or supersedes edges one imported item may carry")
+    max_import_bytes: int = Field(200_000_000, ge=1, description="largest export file `import` "
+                                  "reads")
     min_free_mb: int = Field(64, ge=0, description="free disk space (MB) a store keeps: below "
                              "it writes are refused with exit 7 and reads still work")
     http_token: str | None = Field(None, description="bearer token `serve --http` requires "

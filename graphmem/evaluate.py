@@ -34,23 +34,48 @@ TITLE_CHARS = 200
 
 
 # ----- reading ----------------------------------------------------------------------------------
+# The fields eval reads, by the type they must have when present.
+_STRINGS = ("scope", "text", "question", "title", "kind")
+_IDS = ("id", "qid")
+_LISTS = ("expected", "files", "files_canonical", "functions")
+_NUMBERS = ("ts_unix", "as_of_unix")
+
+
 def _read_jsonl(path: str | Path, required: Sequence[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise InvalidInput(f"{path}:{number}: expected a JSON object")
-            missing = [name for name in required if not row.get(name) and row.get(name) != 0]
-            if missing:
-                raise InvalidInput(f"{path}:{number}: missing {', '.join(missing)}")
-            rows.append(row)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    rows.append(_row(line, f"{path}:{number}", required))
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path} is not UTF-8 text") from exc
     return rows
+
+
+def _row(line: str, where: str, required: Sequence[str]) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{where}: not JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where}: JSON nested too deep") from exc
+    if not isinstance(row, dict):
+        raise InvalidInput(f"{where}: expected a JSON object")
+    missing = [name for name in required if not row.get(name) and row.get(name) != 0]
+    if missing:
+        raise InvalidInput(f"{where}: missing {', '.join(missing)}")
+    checks = ((_STRINGS, (str,), "a string"), (_IDS, (str, int), "a string or a number"),
+              (_LISTS, (list,), "a list"), (_NUMBERS, (int, float), "a number"))
+    for names, kinds, what in checks:
+        for name in names:
+            value = row.get(name)
+            if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+                raise InvalidInput(f"{where}: {name} must be {what}, not {type(value).__name__}")
+    for name in _LISTS:
+        if any(not isinstance(v, (str, int)) for v in row.get(name) or []):
+            raise InvalidInput(f"{where}: {name} must hold strings")
+    return row
 
 
 def load_items(path: str | Path) -> list[dict[str, Any]]:

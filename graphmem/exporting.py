@@ -1,4 +1,11 @@
-"""Human-readable export (markdown) that import can read back, and export file parsing."""
+"""Human-readable export (markdown) that import can read back exactly, and export file parsing.
+
+Each memory is a `## title` section whose first line is `<!-- graphmem: {...} -->`: every field
+of the record but the body, plus `body_lines`, the number of lines of body that follow. The body
+is read by that count, so it may hold any text (`## ` lines, graphmem comments) and round-trips
+exactly; a section whose layout no longer matches its count (a hand edit) is refused, whole file.
+Exports written before `body_lines` existed (metadata line at the end of a section) still import.
+"""
 
 from __future__ import annotations
 
@@ -10,39 +17,110 @@ from typing import Any
 from graphmem.errors import InvalidInput
 
 RECORD_MARK = "<!-- graphmem:"
+MARK_END = " -->"
+MAX_DEPTH = 20  # nesting of an export record: a few levels; deeper input is not an export
 
 
 def to_markdown(project: str, records: list[dict[str, Any]]) -> str:
     """One section per memory; a machine line under each heading makes the file re-importable."""
-    lines = [f"# graphmem export: {project}", "", f"{len(records)} memories.", ""]
+    lines = [f"# graphmem export: {_one_line(project)}", "", f"{len(records)} memories.", ""]
     for record in records:
-        meta = {k: v for k, v in record.items() if k not in ("title", "body")}
-        lines += [f"## {record['title']}", "",
+        body = record.get("body") or ""
+        body_lines = body.split("\n") if body else []
+        meta = {k: v for k, v in record.items() if k != "body"}
+        meta["body_lines"] = len(body_lines)
+        # `<` and `>` escaped: no title can close the HTML comment or open another one
+        encoded = json.dumps(meta, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+        lines += [f"## {_one_line(record['title'])}", "", f"{RECORD_MARK} {encoded}{MARK_END}",
                   (f"*{record['kind']} · {record['status']} · confidence "
                    f"{record['confidence']:.2f} · source {record['source']}*"), ""]
-        if record.get("body") and record["body"] != record["title"]:
-            lines += [record["body"], ""]
+        if body_lines:
+            lines += [*body_lines, ""]
         if record.get("files"):
             lines += ["Files: " + ", ".join(f"`{f}`" for f in record["files"]), ""]
-        lines += [f"{RECORD_MARK} {json.dumps(meta, ensure_ascii=False)} -->", ""]
     return "\n".join(lines)
 
 
-# Content may not run into the next heading: a section that lost its metadata line is an
-# error, never silently merged into the following record.
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "(untitled)"
+
+
+def from_markdown(text: str) -> list[dict[str, Any]]:
+    """Records of a markdown export; any section that does not read back exactly is an error."""
+    lines = text.split("\n")
+    first_mark = next((line for line in lines if line.startswith(RECORD_MARK)), None)
+    if first_mark is not None and '"body_lines"' not in first_mark:
+        return _from_markdown_v1(text)
+    records: list[dict[str, Any]] = []
+    at = 0
+    while at < len(lines):
+        if not lines[at].startswith("## "):
+            if records and lines[at].strip():
+                raise InvalidInput(f"line {at + 1}: text outside any memory's body (was the file "
+                                   "edited? a body's line count is in its metadata line)")
+            at += 1
+            continue
+        record, at = _section(lines, at, len(records) + 1)
+        records.append(record)
+    return records
+
+
+def _section(lines: list[str], at: int, number: int) -> tuple[dict[str, Any], int]:
+    """The record whose heading is on line `at`, and the line after its section."""
+    heading = lines[at][3:]
+    where = f"memory {number} ({heading[:40]!r}, line {at + 1})"
+    mark = at + 2
+    line = lines[mark] if mark < len(lines) else ""
+    if lines[at + 1 : at + 2] != [""] or not (line.startswith(RECORD_MARK)
+                                            and line.endswith(MARK_END)):
+        raise InvalidInput(f"{where}: no '{RECORD_MARK} {{...}} -->' line under its heading; "
+                           "nothing was imported")
+    try:
+        meta = json.loads(line[len(RECORD_MARK) : -len(MARK_END)])
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InvalidInput(f"{where}: broken metadata line: "
+                           f"{getattr(exc, 'msg', 'nested too deep')}") from exc
+    count = meta.pop("body_lines", None) if isinstance(meta, dict) else None
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise InvalidInput(f"{where}: broken metadata line: no body_lines count")
+    if _one_line(meta.get("title", "")) != heading:
+        raise InvalidInput(f"{where}: the heading differs from the title in its metadata line; "
+                           "edit both or neither")
+    at = mark + 2  # past the metadata line and the summary line under it
+    if lines[at : at + 1] != [""]:
+        raise InvalidInput(f"{where}: expected its summary line, then a blank line (was it "
+                           "edited?); nothing was imported")
+    body = lines[at + 1 : at + 1 + count]
+    at += 1 + count
+    if len(body) < count or (count and lines[at : at + 1] != [""]):
+        raise InvalidInput(f"{where}: its body is not the {count} lines its metadata line "
+                           "says (was it edited?); nothing was imported")
+    at += 1 if count else 0
+    if at < len(lines) and lines[at].startswith("Files: "):
+        at += 2
+    while at < len(lines) and not lines[at].strip():
+        at += 1
+    if at < len(lines) and not lines[at].startswith("## "):
+        raise InvalidInput(f"{where}: text after its body that is not part of it (line "
+                           f"{at + 1}; was the body edited? its metadata says {count} lines)")
+    return {**meta, "body": "\n".join(body)}, at
+
+
+# Exports written before `body_lines`: content may not run into the next heading, a section
+# that lost its metadata line is an error, never silently merged into the following record.
 _SECTION = re.compile(r"^## (?P<title>.+?)\n(?P<content>(?:(?!^## ).)*?)" + re.escape(RECORD_MARK)
                       + r" (?P<meta>\{.*?\}) -->", re.DOTALL | re.MULTILINE)
 
 
-def from_markdown(text: str) -> list[dict[str, Any]]:
+def _from_markdown_v1(text: str) -> list[dict[str, Any]]:
     headings = len(re.findall(r"^## ", text, re.MULTILINE))
     records = []
     for number, match in enumerate(_SECTION.finditer(text), 1):
         try:
             meta = json.loads(match["meta"])
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise InvalidInput(f"memory {number} ({match['title'][:40]!r}): broken metadata line: "
-                               f"{exc.msg}") from exc
+                               f"{getattr(exc, 'msg', 'nested too deep')}") from exc
         paragraphs = [p.strip() for p in match["content"].strip().split("\n\n")]
         body = [p for p in paragraphs[1:] if p and not p.startswith("Files: ")]
         records.append({**meta, "title": match["title"].strip(), "body": "\n\n".join(body)})
@@ -52,14 +130,22 @@ def from_markdown(text: str) -> list[dict[str, Any]]:
     return records
 
 
-def read_export(path: Path) -> list[dict[str, Any]]:
+def read_export(path: Path, max_bytes: int | None = None) -> list[dict[str, Any]]:
     """Records of a JSONL or markdown export; any broken record is a clear error, nothing imported."""
     try:
+        size = path.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise InvalidInput(f"{path} is {size:,} bytes, over the import limit of {max_bytes:,} "
+                               "(GRAPHMEM_MAX_IMPORT_BYTES)")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise InvalidInput(f"no such file: {path}") from exc
+    except IsADirectoryError as exc:
+        raise InvalidInput(f"{path} is a directory, not an export file") from exc
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path} is not UTF-8 text") from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from exc
     if text.lstrip().startswith("#"):
         records = from_markdown(text)
         if not records and text.strip():
@@ -73,7 +159,74 @@ def read_export(path: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from exc
+        except RecursionError as exc:
+            raise InvalidInput(f"{path}:{number}: JSON nested too deep for an export") from exc
         if not isinstance(record, dict):
             raise InvalidInput(f"{path}:{number}: expected a JSON object")
+        if _depth(record) > MAX_DEPTH:
+            raise InvalidInput(f"{path}:{number}: JSON nested too deep for an export")
         records.append(record)
     return records
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level
+
+
+# --- import guards ------------------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TEXT_FIELDS = ("title", "body", "stale_reason", "session_id", "branch")
+_NAME_LISTS = ("tags", "files", "symbols")
+_LINK_LISTS = ("files", "symbols", "supersedes", "anchors", "mentions")
+
+
+def check_record(record: dict[str, Any], limits: Any) -> None:
+    """Raise ValueError or TypeError unless `record` is safe to import: field types, sizes (`limits` is the
+    Config: max_title_chars, max_item_chars, max_tags, max_name_chars, max_links_per_item),
+    no control bytes (tab, newline and carriage return are text) and an id of the id pattern."""
+    from graphmem.models import ITEM_ID
+
+    item_id = record.get("id")
+    if item_id is not None and not (isinstance(item_id, str) and ITEM_ID.fullmatch(item_id)):
+        raise ValueError(f"id {str(item_id)[:80]!r} is not an id (1-64 letters, digits, _ or -)")
+    for name in _TEXT_FIELDS:
+        value = record.get(name) or ""
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+        _no_control(name, value)
+    title, body = record.get("title") or "", record.get("body") or ""
+    if len(title) > limits.max_title_chars:
+        raise ValueError(f"title is {len(title):,} characters (limit {limits.max_title_chars:,}, "
+                         "GRAPHMEM_MAX_TITLE_CHARS)")
+    if len(title) + len(body) > limits.max_item_chars:
+        raise ValueError(f"text is {len(title) + len(body):,} characters (limit "
+                         f"{limits.max_item_chars:,}, GRAPHMEM_MAX_ITEM_CHARS)")
+    for name in ("tags", *_LINK_LISTS):
+        value = record.get(name) or []
+        if not isinstance(value, list):
+            raise TypeError(f"{name} must be a list, not {type(value).__name__}")
+        limit = limits.max_tags if name == "tags" else limits.max_links_per_item
+        if len(value) > limit:
+            raise ValueError(f"{len(value):,} {name} (limit {limit:,})")
+    for name in _NAME_LISTS:
+        for value in record.get(name) or []:
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must hold strings, not {type(value).__name__}")
+            if len(value) > limits.max_name_chars:
+                raise ValueError(f"one of {name} is {len(value):,} characters (limit "
+                                 f"{limits.max_name_chars:,}, GRAPHMEM_MAX_NAME_CHARS)")
+            _no_control(name, value)
+
+
+def _no_control(name: str, value: str) -> None:
+    found = _CONTROL.search(value)
+    if found:
+        raise ValueError(f"{name} contains the control byte {ord(found.group()):#04x} at "
+                         f"character {found.start()}; is it binary?")

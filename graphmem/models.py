@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import uuid
 from enum import StrEnum
@@ -49,6 +50,10 @@ class EntityKind(StrEnum):
     command = "command"
     url = "url"
     concept = "concept"
+
+
+# What every item id matches (random hex, `git-<sha>`, `s<hex>`, or an imported id like them).
+ITEM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def new_id() -> str:

@@ -24,6 +24,7 @@ from graphmem.errors import (
     StoreUnavailable,
     from_os_error,
 )
+from graphmem.exporting import check_record
 from graphmem.extract import link
 from graphmem.paths import (
     DB_NAME,
@@ -919,6 +920,7 @@ class Memory:
         for number, record in enumerate(records, 1):
             try:
                 data = dict(record)
+                check_record(data, self.config)
                 files_of = data.pop("files", [])
                 symbols_of = data.pop("symbols", [])
                 replaces = data.pop("supersedes", None) or []
@@ -940,6 +942,7 @@ class Memory:
             supersedes += replaced
             if anchored is not None:
                 anchored_ids.add(item.id)
+        self._check_import_ids([i.id for i in items])
         # Entities first: the files and symbols of the items then resolve to the same ones.
         known = {e["id"] for e in self.store.get_entities(list(entities))}
         if len(known) < len(entities):
@@ -959,6 +962,19 @@ class Memory:
         if kept:
             self._write({"op": "put_links", "kind": "SUPERSEDES", "rows": kept})
         return len(items)
+
+    def _check_import_ids(self, ids: builtins.list[str]) -> None:
+        """Ids appear once, and an id another project or label holds is never overwritten."""
+        seen: set[str] = set()
+        for item_id in ids:
+            if item_id in seen:
+                raise InvalidInput(f"id {item_id} appears twice in the import; nothing was imported")
+            seen.add(item_id)
+        for row in self.store.get_items(ids):
+            if row["project"] != self.project:
+                raise InvalidInput(f"id {row['id']} belongs to a memory of another project or "
+                                   "label, which an import never overwrites; drop the id field to "
+                                   "import it under a new id. Nothing was imported")
 
     def rebuild(self) -> dict[str, int]:
         """Recreate the graph from the journal; the old database is replaced only when done."""
