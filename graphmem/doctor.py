@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphmem import space
 from graphmem.config import Config
 
 
@@ -79,6 +80,9 @@ def diagnose(config: Config) -> dict[str, Any]:
             owner.update(remote.ping())
     spool = Spool(data_dir / "spool")
     pending = spool.pending_bytes()
+    lost_events = spool.take_lost()
+    no_room = space.shortage(data_dir, [data_dir / "graph.kuzu", data_dir / "journal.jsonl"],
+                             config.min_free_mb * 1_000_000)
     store_bytes = _dir_size(data_dir / "graph.kuzu") + _dir_size(data_dir / "journal.jsonl")
     hook_problems = recent_problems(10)
     owner_errors = _recent_owner_errors(data_dir / "logs" / "owner.log")
@@ -91,6 +95,13 @@ def diagnose(config: Config) -> dict[str, Any]:
     if owner["running"] and owner.get("waiting", 0) > 5:
         checks.append({"level": "warn", "what": f"{owner['waiting']} requests queued at the owner",
                        "fix": "a long operation (index, import-git, rebuild) is running; wait"})
+    if lost_events:
+        checks.append({"level": "warn", "what": f"{lost_events} hook events could not be "
+                       "spooled since the last doctor (disk full?) and are lost",
+                       "fix": "free disk space; the count restarts now"})
+    if no_room:
+        checks.append({"level": "error", "what": f"writes are refused: {no_room}",
+                       "fix": "free disk space (reads keep working)"})
     if hook_problems:
         checks.append({"level": "warn", "what": f"{len(hook_problems)} recent hook problems",
                        "fix": "see the lines below; hooks never block the agent"})
@@ -116,7 +127,8 @@ def diagnose(config: Config) -> dict[str, Any]:
     return {"ok": not any(c["level"] == "error" for c in checks), "journal": journal,
             "project": ref.name,
             "branch": ref.branch, "data_dir": str(data_dir), "owner": owner,
-            "spool_pending_bytes": pending, "store_bytes": store_bytes, "checks": checks,
+            "spool_pending_bytes": pending, "lost_hook_events": lost_events,
+            "store_bytes": store_bytes, "checks": checks,
             "hook_problems": hook_problems, "owner_errors": owner_errors,
             "http_token": token, "http_token_file": None if config.http_token else str(token_file),
             "repaired_modes": [str(p) for p in loose]}

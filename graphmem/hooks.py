@@ -85,6 +85,7 @@ def _run(event: str, rest: list[str]) -> None:
             _store(hook_event, project, total if total > len(raw) else 0)
         except Exception as exc:  # noqa: BLE001 - the brief and the worker must still run
             log_problem(f"could not spool the event: {type(exc).__name__}: {exc}", event)
+            Spool(store_dir(project) / "spool").note_lost()
     if event in WORKER_EVENTS:
         _start_worker(project)
 

@@ -187,13 +187,7 @@ class Memory:
 
         Refused before anything is written when there is no room (Kuzu would abort on a failed
         write); an op the journal holds but the graph refused is reported as stored, pending."""
-        if self.no_room is not None:
-            raise NoSpace(f"{self.no_room}; this write was not stored")
-        if self.read_only:
-            raise StoreUnavailable("this store is open read-only")
-        short = self._shortage()
-        if short is not None:
-            raise NoSpace(f"{short}; this write was not stored")
+        self._require_room()
         try:
             record = self.journal.append(op, by=self.actor)
         except OSError as exc:
@@ -209,6 +203,16 @@ class Memory:
             raise IndexPending(f"stored, index pending: journal seq {record['seq']}"
                                f"{' (' + shown + ')' if shown else ''} is kept, but the graph "
                                f"refused it ({exc}); `graphmem rebuild` indexes it") from exc
+
+    def _require_room(self) -> None:
+        """Raise unless a write can go ahead (writable store, room on the disk)."""
+        if self.no_room is not None:
+            raise NoSpace(f"{self.no_room}; this write was not stored")
+        if self.read_only:
+            raise StoreUnavailable("this store is open read-only")
+        short = self._shortage()
+        if short is not None:
+            raise NoSpace(f"{short}; this write was not stored")
 
     def _shortage(self) -> str | None:
         db = self.dir / DB_NAME
@@ -837,6 +841,7 @@ class Memory:
                if r["project"] == self.project]
         if not ids:
             return {"items": 0, "journal_records_rewritten": 0, "observations": 0}
+        self._require_room()  # it rewrites the journal and the database
         own: list[str] = []
         evidence_refs: list[str] = []
         linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}

@@ -31,6 +31,7 @@ from graphmem.capture.event import HookEvent
 from graphmem.paths import ProjectRef, store_dir
 
 ROTATE_BYTES = 16 * 1024 * 1024
+LOST_WIDTH = 20  # bytes of the lost-events counter, rewritten in place
 _EVENT_START = b'{"event":'
 
 
@@ -42,6 +43,7 @@ class Spool:
         self.path = self.directory / "events.jsonl"
         self.offset_path = self.directory / "consumed.offset"
         self.previous_path = self.directory / "events.1.jsonl"
+        self.lost_path = self.directory / "lost.count"
         self.skipped = 0  # lines the last read could not parse
 
     @classmethod
@@ -64,13 +66,66 @@ class Spool:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 if not self._still_current(fd):
                     continue  # rotated between open and lock: write to the new file
-                _write_all(fd, data)
-                if sync:
-                    os.fsync(fd)
+                size = os.fstat(fd).st_size
+                try:
+                    _write_all(fd, data)
+                    if sync:
+                        os.fsync(fd)
+                except OSError:
+                    os.ftruncate(fd, size)  # no fragment for the next line to be glued onto
+                    raise
+                if not os.path.exists(self.lost_path):
+                    self._make_lost_counter()
                 return len(data)
             finally:
                 os.close(fd)
         raise OSError(f"spool {self.path} kept being rotated under the writer")
+
+    def _make_lost_counter(self) -> None:
+        """Made while there is room, so that a full disk can still take the count."""
+        try:
+            fd = os.open(self.lost_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                         0o600)
+        except OSError:
+            return
+        try:
+            os.write(fd, _counter(0))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def note_lost(self) -> None:
+        """Count one event that could not be spooled (a full disk): the counter file is
+        rewritten in place, never grown. Never raises."""
+        try:
+            fd = os.open(self.lost_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.pwrite(fd, _counter(_count(os.pread(fd, LOST_WIDTH, 0)) + 1), 0)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def take_lost(self) -> int:
+        """Events counted as lost since the last call (what `graphmem doctor` reports)."""
+        try:
+            fd = os.open(self.lost_path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            return 0
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            count = _count(os.pread(fd, LOST_WIDTH, 0))
+            if count:
+                os.pwrite(fd, _counter(0), 0)
+            return count
+        except OSError:
+            return 0
+        finally:
+            os.close(fd)
 
     def _open_for_append(self) -> int:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
@@ -189,3 +244,12 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def _counter(count: int) -> bytes:
+    return str(count).ljust(LOST_WIDTH - 1).encode() + b"\n"
+
+
+def _count(raw: bytes) -> int:
+    text = raw.decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else 0
