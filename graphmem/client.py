@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
     from graphmem.config import Config
 
 START_TIMEOUT = 60.0
-READ_METHODS = frozenset({"search", "rank", "get", "get_item", "evidence", "brief", "list",
+READ_METHODS = frozenset({"search", "prompt_context", "rank", "get", "get_item", "evidence", "brief", "list",
                           "related", "entities", "stats", "export_items", "retrieval_log",
                           "stale_items", "history", "ping"})
 CALL_TIMEOUT = 600.0
@@ -183,3 +183,29 @@ def open_memory(config: Config | None = None, *, owner: bool | None = None,
     if read_only:
         return Memory(config, read_only=True)
     return open_memory_with_retry(config, seconds=10.0)
+
+
+def ask_running_owner(data_dir: Path, method: str, kwargs: dict[str, Any], *, project: str,
+                      branch: str, checkout: str | None, timeout: float) -> Any:
+    """One call to an owner that is already running, waiting at most `timeout` seconds; the
+    hooks' path (no pydantic: only plain results come back). Raises OwnerUnavailable."""
+    memory = RemoteMemory(None, data_dir, project, branch, start=False)
+    memory.checkout = checkout
+    try:
+        memory._connect()
+        assert memory._sock is not None
+        memory._sock.settimeout(timeout)
+        return memory._request(method, (), kwargs)
+    except (OSError, ValueError) as exc:
+        raise errors.OwnerUnavailable(f"owner of {data_dir} did not answer {method}: {exc}") from exc
+    finally:
+        memory.close()
+
+
+def spawn_owner_detached(data_dir: Path, cwd: str) -> None:
+    """Start an owner for this store without waiting for it (hooks warm it for later calls)."""
+    argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir), "--cwd", cwd]
+    log_dir = private_dir(data_dir / "logs")
+    with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                         close_fds=True, start_new_session=True, env=os.environ.copy())

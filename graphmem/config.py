@@ -71,6 +71,9 @@ class Config(BaseModel):
     project: str | None = Field(None, description="explicit project label instead of the git root")
     brief_budget: int = Field(400, ge=0, description="token budget of the session-start brief")
     search_budget: int = Field(1500, ge=0, description="token budget of a search answer")
+    inject_budget: int = Field(300, ge=0, description="token budget of what the prompt hook adds")
+    inject_floor: float = Field(0.30, description="cosine between prompt and item below which the "
+                                "prompt hook adds nothing (calibrated on the session benchmark)")
     brief_line_tokens: int = Field(40, ge=8, description="max tokens of one brief line")
     max_item_chars: int = Field(32_000, ge=100, description="longest accepted item text")
     dedupe_similarity: float = Field(0.9, description="cosine above which a new item merges into an old one")

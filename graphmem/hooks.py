@@ -38,6 +38,8 @@ NEXT_CHUNK_WAIT = 0.25
 DRAIN_SECONDS = 5.0
 LOG_ROTATE_BYTES = 1024 * 1024
 FIELD_CAP = 2048
+MAX_DEPTH = 32  # deeper payload values are kept as a marker: nothing agents send nests so deep
+INJECT_WAIT = float(os.environ.get("GRAPHMEM_INJECT_WAIT", "2.5"))
 _OWN_FIELDS = frozenset({"event", "agent", "project", "branch", "id"})
 
 
@@ -80,12 +82,15 @@ def _run(event: str, rest: list[str]) -> None:
     project = find_project(hook_event.cwd)
     if event == "session-start":
         _print_brief(project, agent)
+        _warm_owner(project, hook_event.cwd)
     if payload:
         try:
             _store(hook_event, project, total if total > len(raw) else 0)
         except Exception as exc:  # noqa: BLE001 - the brief and the worker must still run
             log_problem(f"could not spool the event: {type(exc).__name__}: {exc}", event)
             Spool(store_dir(project) / "spool").note_lost()
+    if event == "user-prompt" and hook_event.text:
+        _inject(hook_event, project, agent)
     if event in WORKER_EVENTS:
         _start_worker(project)
 
@@ -231,6 +236,56 @@ def _print_brief(project: ProjectRef, agent: str) -> None:
         sys.stdout.flush()
     except (BrokenPipeError, OSError) as exc:
         log_problem(f"could not print the brief: {exc}", "session-start")
+
+
+def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
+    """Print the memories that bear on the prompt, as a warm owner ranks them; if no owner is
+    running, start one for the next prompt and print nothing now."""
+    if os.environ.get("GRAPHMEM_NO_INJECT") == "1":
+        return
+    from graphmem.client import ask_running_owner, owner_running, spawn_owner_detached
+    from graphmem.errors import GraphmemError
+    from graphmem.paths import work_tree
+
+    data_dir = store_dir(project)
+    if not (data_dir / "graph.kuzu").exists():
+        return
+    tree = work_tree(event.cwd)
+    try:
+        text = ask_running_owner(data_dir, "prompt_context", {"prompt": event.text[:4000]},
+                                 project=str(project.root), branch=project.branch,
+                                 checkout=str(tree) if tree else None, timeout=INJECT_WAIT)
+    except GraphmemError as exc:
+        if not owner_running(data_dir):
+            spawn_owner_detached(data_dir, event.cwd or str(project.root))
+        else:
+            log_problem(f"no context injected: {exc}", "user-prompt")
+        return
+    if not isinstance(text, str) or not text.strip():
+        return
+    if agent in ("claude-code", "codex"):
+        output = json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                    "additionalContext": text}}, ensure_ascii=False)
+    else:
+        output = text
+    try:
+        sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError) as exc:
+        log_problem(f"could not print the prompt context: {exc}", "user-prompt")
+
+
+def _warm_owner(project: ProjectRef, cwd: str) -> None:
+    """A session is starting: have an owner warm by its first prompt."""
+    if os.environ.get("GRAPHMEM_NO_INJECT") == "1" or os.environ.get("GRAPHMEM_NO_WORKER") == "1":
+        return
+    data_dir = store_dir(project)
+    if not (data_dir / "graph.kuzu").exists():
+        return
+    from graphmem.client import owner_running, spawn_owner_detached
+
+    if not owner_running(data_dir):
+        spawn_owner_detached(data_dir, cwd or str(project.root))
 
 
 def _start_worker(project: ProjectRef) -> subprocess.Popen[bytes] | None:

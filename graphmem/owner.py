@@ -26,7 +26,7 @@ from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable, from_
 from graphmem.paths import DIR_MODE, private_dir, private_opener
 
 REMOTE_METHODS = frozenset({
-    "add", "search", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
+    "add", "search", "prompt_context", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
     "related", "entities", "stats", "export_items", "import_items", "rebuild", "index_code",
     "retrieval_log", "ingest", "feedback", "verify", "mark_stale", "stale_items", "update_stale",
     "import_git", "sweep", "history", "to_networkx_data", "ping", "restore",

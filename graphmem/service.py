@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterable, Sequence
@@ -568,6 +569,42 @@ class Memory:
         embed = (lambda texts: self.embedder.encode(texts)) if self.config.embed else None
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
                                    k, flt, channels_on)
+
+    def prompt_context(self, prompt: str, *, files: Sequence[str] = (),
+                       budget: int | None = None) -> str:
+        """What the prompt hook adds: items that bear on this prompt, inside a small budget;
+        "" when none clears the relevance floor (cosine between prompt and item)."""
+        prompt = " ".join((prompt or "").split())[:4000]
+        budget = self.config.inject_budget if budget is None else max(0, int(budget))
+        if len(re.findall(r"[^\W\d_]{3,}", prompt)) < 2 or budget < 30 or not self.config.embed:
+            return ""
+        flt = self._filter()
+        vector = self.embedder.encode([prompt])[0].tolist()
+        near = dict(self.store.vector_search(vector, 60, flt))
+        result = self.search(prompt, files=files, k=8, budget=budget * 8, log=False)
+        floor = self.config.inject_floor
+        header = "graphmem: memories that bear on this prompt (memory_get ID shows the evidence)"
+        used = self.tokens.count(header)
+        entries: builtins.list[str] = []
+        shown: builtins.list[str] = []
+        for hit in result.hits:
+            item = hit.item
+            if item.kind == m.ItemKind.summary or near.get(item.id, 0.0) < floor:
+                continue
+            entry = render.inject_entry(item, max_chars=480)
+            cost = self.tokens.count(entry)
+            if used + cost > budget:
+                continue
+            entries.append(entry)
+            shown.append(item.id)
+            used += cost
+            if len(entries) >= 3:
+                break
+        if not entries:
+            return ""
+        self._log("inject", prompt, {"files": list(files)}, len(result.hits), shown, used)
+        self._count_use(shown, time.time())
+        return "\n".join([header, *entries])
 
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""

@@ -394,7 +394,9 @@ class Command:
             return True
         return self.sub in _CHECK_SUBS and self.exe in (_JS_PMS | {"cargo", "go", "dotnet", "deno",
                                                                    "swift", "bazel", "nx", "turbo",
-                                                                   "gradle", "mvn", "python"})
+                                                                   "gradle", "mvn", "python", "mix",
+                                                                   "rake", "bundle", "sbt", "lein",
+                                                                   "stack", "cabal", "zig", "make"})
 
     @property
     def is_install(self) -> bool:
@@ -906,6 +908,10 @@ class _Session:
         return self.runs[bisect_right(positions, a.ev.pos) : bisect_left(positions, b.ev.pos)]
 
 
+_NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
+                        r"bash-\w+|system-reminder)>|This session is being continued from a previous)")
+
+
 def _analyse(events: list[_Ev], transcript: Any) -> _Session:
     session_ids = Counter(e.session_id for e in events if e.session_id)
     session_id = session_ids.most_common(1)[0][0] if session_ids else ""
@@ -922,7 +928,8 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
             cmd.background = True
         failed = _fails(ev, cmd)
         runs.append(_Run(ev, cmd, failed, _error_of(ev, paths) if failed else None))
-    prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()]
+    prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()
+               and not _NOT_TYPED.match(e.text)]
     return _Session(events, session_id, paths, runs, prompts, transcript,
                     edits=[e for e in events if e.is_edit])
 
@@ -1492,11 +1499,14 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     headline = [s.headlines.get(d.key) or _short(d.title, 60) for d in fixed[:2]]
     if len(fixed) > 2:
         headline.append(f"+{len(fixed) - 2} more fixes")
+    commits = _commit_subjects(s)
+    if commits:
+        headline = [f"committed \"{_short(commits[0], 70)}\""
+                    + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     if not headline:
-        transcript_title = next((m.text for m in reversed(transcript_msgs) if m.role == "summary"), "")
-        gist = transcript_title or _first_sentence(goal_text) or (
-            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "session")
-        headline.append(_short(gist, 70).rstrip(".;:,!"))
+        closing = _first_sentence(_closing_words(s))
+        gist = closing or (f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
+        headline.append(_short(gist, 90).rstrip(".;:,!"))
     parts = [", ".join(headline)]
     if changed:
         parts.append(_plural(len(changed), "file") + " changed")
@@ -1505,7 +1515,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     title = _short(f"Session {day}: " + "; ".join(parts), TITLE_MAX)
     body = []
     if goal_text:
-        body.append(f"Goal: {_short(goal_text, 300)}")
+        body.append(f"Asked: {_short(goal_text, 200)}")
+    if commits:
+        body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))
+    checks = [r for r in s.runs if r.cmd.is_check and not r.failed]
+    if checks:
+        body.append(f"Verified: `{_short(checks[-1].cmd.main, 80)}` passed")
     if len(s.prompts) > 1:
         body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
     if fixed:
@@ -1537,6 +1552,35 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         tags=_uniq(["session-summary", "handoff", day]))]
 
 
+_COMMIT_MSG = re.compile(
+    r"""git\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?-[a-zA-Z]*m\s+(?:"\$\(cat\s+<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\1|"((?:[^"\\]|\\.)+)"|'([^']+)')""",
+    re.DOTALL)
+
+
+def _commit_subjects(s: _Session) -> list[str]:
+    """The subjects of the commits the session made (from its git commit commands that passed)."""
+    subjects = []
+    for run in s.runs:
+        if run.failed or "commit" not in run.ev.command:
+            continue
+        for match in _COMMIT_MSG.finditer(run.ev.command):
+            message = match.group(2) or match.group(3) or match.group(4) or ""
+            first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+            if first:
+                subjects.append(first)
+    return _uniq(subjects)
+
+
+def _closing_words(s: _Session) -> str:
+    """The agent's last substantive words, without headings and filler."""
+    text = _last_agent_message(s)
+    for line in text.splitlines():
+        line = re.sub(r"^[#>*\s-]+|\*+", "", line).strip()
+        if len(line) > 25 and not line.endswith(("?", ":")):
+            return line
+    return ""
+
+
 def _first_sentence(text: str) -> str:
     text = " ".join(text.split())
     match = re.match(r"(.+?[.!?])(?:\s|$)", text)
@@ -1554,6 +1598,33 @@ def _last_agent_message(s: _Session) -> str:
 
                 return redact(msg.text[:2000])
     return ""
+
+
+def _transcript_rules(s: _Session) -> list[Draft]:
+    """With the agent's own words at hand: lessons, the person's answers, conclusions, open failures."""
+    from graphmem.capture import lessons
+    from graphmem.capture.redact import redact
+
+    found = lessons.failure_lessons(s.transcript, s.paths.rel)
+    drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id)
+    drafts += lessons.user_answers(s.transcript, s.session_id)
+    drafts += lessons.conclusions(s.transcript, s.session_id)
+    for lesson in lessons.open_failures(found)[-2:]:
+        cmd = lesson.call.command
+        if cmd is None or lesson is not found[-1] and not lesson.diagnosis:
+            continue
+        title = f"Unresolved: `{cmd.display}`{cmd.where} fails with {_short(lesson.error, 90)}"
+        body = [f"`{_short(cmd.raw, 200)}` still failed when the session ended: {lesson.error}"]
+        if lesson.diagnosis:
+            body.append("The agent's diagnosis: " + " ".join(lesson.diagnosis))
+        drafts.append(Draft(
+            kind="task", title=_short(title, TITLE_MAX), body="\n".join(body), confidence=BASE_CONFIDENCE,
+            importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
+            tags=["unresolved", "handoff", cmd.exe]))
+    for d in drafts:
+        d.title, d.body = redact(d.title), redact(d.body)
+        d.observation_ids = d.observation_ids or [e.id for e in s.events[-1:]]
+    return drafts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1579,7 +1650,10 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
         parsed = parse_transcript(transcript)
     session = _analyse(prepared, parsed)
     drafts: list[Draft] = []
-    drafts += _safe(lambda: _failure_rules(session), "failure")
+    if parsed is not None and any(m.role == "assistant" for m in parsed):
+        drafts += _safe(lambda: _transcript_rules(session), "transcript")
+    else:
+        drafts += _safe(lambda: _failure_rules(session), "failure")
     drafts += _safe(lambda: _env_rules(session), "env")
     drafts += _safe(lambda: _user_rules(session), "user")
     drafts = _merge(drafts)

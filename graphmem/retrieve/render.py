@@ -109,3 +109,21 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     text = "\n".join([header, *lines]) if lines else ""
     return Brief(project=project, text=text, lines=lines, item_ids=ids,
                  tokens=tokens.count(text) if text else 0, budget=budget)
+
+
+def inject_entry(item: MemoryItem, max_chars: int = 480) -> str:
+    """`- kind: title [id]` and, indented, the body lines the title does not already say."""
+    stale = " (stale)" if item.status.value == "stale" else ""
+    head = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: {' '.join(item.title.split())} [{item.id}]"
+    title = item.title.lower()
+    extra: list[str] = []
+    room = max_chars - len(head)
+    for line in item.body.splitlines():
+        line = " ".join(line.split())
+        said = line.split(": ", 1)[-1].lower()
+        if not line or said[:60] in title or room <= 40:
+            continue
+        line = line if len(line) <= room else line[: room - 1] + "…"
+        extra.append("  " + line)
+        room -= len(line) + 3
+    return "\n".join([head, *extra])

@@ -1,0 +1,360 @@
+"""What a session learnt, read from its transcript: pure functions over a parsed Transcript.
+
+* **failure → fix**: a command failed (not a rejected, interrupted or sibling-cancelled call),
+  the agent said why in its next words, and a later run of an equivalent command (`cd assets &&
+  node build.js` is `node assets/build.js`) no longer showed the error. The lesson leads with the
+  agent's diagnosis, then names the error, the fix (the edits and commands in between) and
+  whether a later run verified it. A failure with no later equivalent pass is left open.
+* **answers**: what the person picked when the agent asked (AskUserQuestion) is a decision of
+  the person, with the options they turned down.
+* **conclusions**: what the agent states after an investigation ("the root cause was…",
+  "turns out…") when it names something in the code.
+
+Each lesson's key is its error signature (command family + masked error), not its session, so the
+same pitfall met in two sessions stays one item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem.capture.compress import Command, Draft, parse_command, session_key
+from graphmem.capture.failures import signature
+
+__all__ = ["Lesson", "conclusions", "failure_lessons", "is_command_failure", "user_answers"]
+
+COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
+                           "run_terminal_cmd", "execute_command"})
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "edit",
+                        "write", "create_file", "write_file", "str_replace_editor"})
+NOT_A_FAILURE = re.compile(
+    r"<tool_use_error>|The user doesn't want to proceed|user (?:rejected|denied|declined)|"
+    r"\[Request interrupted|Permission to use \S+ has been denied|was blocked by|"
+    r"Sibling tool call errored|operation was aborted|Command timed out|"
+    r"Error: No such tool available", re.IGNORECASE)
+_ACTION = re.compile(
+    r"^(?:let me|let's|lets|now\b|next\b|i'll|i will|i'm going|i am going|first\b|then\b|"
+    r"good\b|great\b|perfect\b|ok\b|okay\b|done\b|excellent\b|nice\b|all (?:green|clean|done)|"
+    r"running|checking|looking|waiting|still\b|continuing|progress\b|clean compile|here'?s)",
+    re.IGNORECASE)
+_CAUSE = re.compile(
+    r"(?i)\b(?:because|since|so that|which (?:means|is|isn't|doesn't|does not|can't|cannot)|"
+    r"needs?|requires?|required|missing|expects?|must|instead|only|without|doesn't|does not|"
+    r"don't|can't|cannot|couldn't|isn't|aren't|wasn't|no longer|not\b|no\b|never|wrong|"
+    r"issue is|problem is|root cause|caused by|the cause|turns out|ignored|gitignored|relative|"
+    r"separate|unsupported|not supported|rather than|fails? (?:when|if|because)|conflict)\b")
+_CODE = re.compile(r"`[^`]+`|\b[\w./-]+\.\w{1,5}\b|\b[A-Z][a-z]+[A-Z]\w*|\b\w+_\w+\b|\b\w+\(\)|"
+                   r"\b[a-z]+\.[a-z_]+\b|--?\w[\w-]*")
+_CONCLUSION = re.compile(
+    r"(?i)\b(?:the root cause (?:is|was)|root cause:|the (?:real )?(?:issue|problem|bug) (?:is|was)|"
+    r"turns out|it turned out|the reason (?:is|was)|this (?:happens|happened|fails|failed) because|"
+    r"fixed by|the fix (?:is|was)|the culprit|is caused by|was caused by|doesn't support|"
+    r"does not support|(?:is|are) not supported|isn't supported|can't be used|cannot be used|"
+    r"will fail|would fail|which fails)\b")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!])\s+(?=[A-Z`*(\"'])|\n+")
+MAX_LESSONS = 10
+MAX_CONCLUSIONS = 3
+
+
+@dataclass
+class _Call:
+    id: str
+    tool: str
+    input: dict[str, Any]
+    pos: int
+    cwd: str = ""
+    command: Command | None = None
+    result: str = ""
+    failed: bool = False
+    answered: bool = False
+
+
+@dataclass
+class Lesson:
+    """A failed command, what the agent made of it and how (or whether) it was resolved."""
+
+    call: _Call
+    error: str
+    sig: str
+    diagnosis: list[str] = field(default_factory=list)
+    fixed_by: _Call | None = None
+    verified: bool = False
+    edits: list[_Call] = field(default_factory=list)
+    commands: list[_Call] = field(default_factory=list)
+
+
+def is_command_failure(tool: str, is_error: bool, text: str) -> bool:
+    """A command that ran and failed, not a call the person rejected or the harness cancelled."""
+    if not is_error or tool not in COMMAND_TOOLS:
+        return False
+    return not NOT_A_FAILURE.search(text[:400])
+
+
+def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_Call], list[tuple[int, str]]]:
+    """The main chain's tool calls (with results) and the agent's prose, in order."""
+    calls: dict[str, _Call] = {}
+    ordered: list[_Call] = []
+    prose: list[tuple[int, str]] = []
+    pos = 0
+    for msg in transcript:
+        if msg.sidechain:
+            continue
+        pos += 1
+        if msg.role == "assistant":
+            if msg.text:
+                prose.append((pos, msg.text))
+            for use in msg.tool_uses:
+                call = _Call(use.id, use.name, use.input, pos, msg.cwd)
+                command = use.input.get("command") if use.name in COMMAND_TOOLS else None
+                if isinstance(command, str) and command.strip():
+                    cwd_rel = rel(msg.cwd) if msg.cwd else ""
+                    call.command = parse_command(command, "" if cwd_rel in (".", msg.cwd) else cwd_rel, rel)
+                calls[use.id] = call
+                ordered.append(call)
+        elif msg.role == "tool_result":
+            answered = calls.get(msg.tool_use_id)
+            if answered is None:
+                continue
+            call = answered
+            call.result, call.answered = msg.text, True
+            call.failed = is_command_failure(call.tool, msg.is_error, msg.text)
+            if not call.failed and call.command is not None and not msg.is_error:
+                call.failed = _exit_failure(msg.text)
+    return ordered, prose
+
+
+def _exit_failure(text: str) -> bool:
+    head = text.lstrip()[:40]
+    return bool(re.match(r"Exit code [1-9]", head))
+
+
+def _resolved_path(cmd: Command, target: str) -> str:
+    if not cmd.dir or cmd.dir == "." or target.startswith("/") or "/" not in target and "." not in target:
+        return target
+    return f"{cmd.dir.rstrip('/')}/{target}"
+
+
+def equivalent(passing: Command, failing: Command) -> bool:
+    """Whether a later run exercises what a failed one did (same program, subcommand, targets)."""
+    if passing.family != failing.family or passing.sub != failing.sub or not passing.exe:
+        return False
+    fail_targets = {_resolved_path(failing, t) for t in failing.targets}
+    pass_targets = {_resolved_path(passing, t) for t in passing.targets}
+    if not fail_targets or not pass_targets:
+        return True  # one of them runs the whole thing (`mix test` covers `mix test a_test.exs`)
+    return fail_targets <= pass_targets or all(
+        any(f.startswith((p + "/", p + ":")) for p in pass_targets) for f in fail_targets)
+
+
+def _sentences(text: str) -> list[str]:
+    text = re.sub(r"```.*?(?:```|$)", " ", text, flags=re.DOTALL)
+    out = []
+    for part in _SENTENCE_SPLIT.split(text):
+        part = re.sub(r"^\s*(?:[-*•]|\d+[.)]|#+)\s+", "", part).strip().strip("*").strip()
+        if part:
+            out.append(part)
+    return out
+
+
+def explanation(text: str, limit: int = 2) -> list[str]:
+    """The sentences of an agent's message that say why, not what it will do next."""
+    picked: list[str] = []
+    for sentence in _sentences(text)[:8]:
+        if len(sentence) < 20 or sentence.endswith("?") or _ACTION.match(sentence):
+            if picked:
+                break
+            continue
+        if not _CAUSE.search(sentence) and not picked:
+            continue
+        picked.append(" ".join(sentence.split()))
+        if len(picked) >= limit:
+            break
+    return picked
+
+
+def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Lesson]:
+    """Every failing command run and what became of it, in order."""
+    calls, prose = _walk(transcript, rel)
+    lessons: list[Lesson] = []
+    open_: list[Lesson] = []
+    for call in calls:
+        cmd = call.command
+        if cmd is None or not call.answered:
+            continue
+        if cmd.is_read_only and not call.failed or not cmd.exe:
+            continue
+        sig = signature(call.result) if call.failed else None
+        for lesson in list(open_):
+            if lesson.call.command is None or not equivalent(cmd, lesson.call.command):
+                continue
+            if call.failed and (sig is None or sig.key == lesson.sig):
+                continue
+            lesson.fixed_by = call
+            open_.remove(lesson)
+        if call.failed:
+            if sig is None or any(o.sig == sig.key and o.call.command is not None
+                                  and equivalent(cmd, o.call.command) for o in open_):
+                continue
+            lesson = Lesson(call, sig.text, sig.key)
+            lesson.diagnosis = _diagnosis_after(call.pos, prose, calls)
+            lessons.append(lesson)
+            open_.append(lesson)
+    for lesson in lessons:
+        end = lesson.fixed_by.pos if lesson.fixed_by else lesson.call.pos
+        between = [c for c in calls if lesson.call.pos < c.pos < end or
+                   (c.pos == end and lesson.fixed_by is not None and c is not lesson.fixed_by
+                    and c.pos == lesson.fixed_by.pos and calls.index(c) < calls.index(lesson.fixed_by))]
+        lesson.edits = [c for c in between if c.tool in EDIT_TOOLS and c.answered and not _errored(c)]
+        lesson.commands = [c for c in between if c.command is not None and not c.failed
+                           and not c.command.is_read_only and c.command.exe]
+        if lesson.fixed_by is not None:
+            after = [c for c in calls if c.pos >= lesson.fixed_by.pos and c.command is not None
+                     and c.answered and lesson.call.command is not None
+                     and equivalent(c.command, lesson.call.command)]
+            lesson.verified = bool(after) and not after[-1].failed
+    return lessons
+
+
+def _errored(call: _Call) -> bool:
+    return call.result.lstrip().startswith(("<tool_use_error>", "Error", "The user doesn't want"))
+
+
+def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call]) -> list[str]:
+    """The agent's explanation in its first words after a failure (before its next command)."""
+    next_command = min((c.pos for c in calls if c.pos > pos and c.command is not None), default=10**9)
+    for at, text in prose:
+        if pos < at <= next_command:
+            found = explanation(text)
+            if found:
+                return found
+    return []
+
+
+def files_of(call: _Call, rel: Callable[[str], str]) -> list[str]:
+    path = call.input.get("file_path") or call.input.get("path") or call.input.get("notebook_path")
+    return [rel(path)] if isinstance(path, str) and path else []
+
+
+def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: str) -> list[Draft]:
+    """Lessons worth keeping as drafts: resolved ones with a diagnosis or a visible fix."""
+    drafts = []
+    for lesson in lessons:
+        cmd = lesson.call.command
+        assert cmd is not None
+        fixed = lesson.fixed_by
+        if fixed is None:
+            continue
+        assert fixed.command is not None
+        edit_files = _uniq(f for e in lesson.edits for f in files_of(e, rel))
+        other = [c.command.main for c in lesson.commands if c.command is not None][-3:]
+        same_line = fixed.command.main == cmd.main and not edit_files and not other
+        if same_line and not lesson.diagnosis:
+            continue  # passed again unchanged: nothing learnt, maybe flaky
+        if not lesson.diagnosis and not edit_files and fixed.command.main == cmd.main:
+            continue
+        fix_parts = []
+        if fixed.command.main != cmd.main:
+            fix_parts.append(f"`{_short(fixed.command.raw, 120)}` worked")
+        if other:
+            fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in other))
+        if edit_files:
+            fix_parts.append("changes in " + ", ".join(edit_files[:4]))
+        if lesson.diagnosis:
+            head = " ".join(lesson.diagnosis)
+        else:
+            head = f"`{_short(cmd.main, 60)}` fails with {_short(lesson.error, 100)}"
+            if fixed.command.main != cmd.main:
+                head += f"; `{_short(fixed.command.main, 70)}` worked"
+        title = _short(head, 200)
+        body = []
+        if lesson.diagnosis:
+            body.append(f"Why (the agent's diagnosis): {' '.join(lesson.diagnosis)}")
+        body.append(f"Failed: `{_short(cmd.raw, 200)}` with {lesson.error}")
+        body.append("Fix: " + ("; ".join(fix_parts) if fix_parts else "unknown (the command passed later)"))
+        body.append(f"Then `{_short(fixed.command.raw, 160)}` passed"
+                    + (", and the last run of it passed too." if lesson.verified else "."))
+        drafts.append(Draft(
+            kind="pitfall", title=title, body="\n".join(body),
+            files=edit_files[:6], confidence=0.8 if lesson.verified else 0.65,
+            importance=0.8 if lesson.diagnosis else 0.6, source="rule",
+            key=session_key("", "lesson", f"{cmd.family}\x1f{cmd.sub}\x1f{lesson.sig}"),
+            tags=_uniq(["failure-fix", "lesson", cmd.exe, *(["verified"] if lesson.verified else [])])))
+    drafts.sort(key=lambda d: (-d.importance, -d.confidence))
+    return drafts[:MAX_LESSONS]
+
+
+def open_failures(lessons: list[Lesson]) -> list[Lesson]:
+    """Failures nothing later resolved (the last run of that command still failed)."""
+    return [lesson for lesson in lessons if lesson.fixed_by is None]
+
+
+_ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
+
+
+def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """The person's answers to the agent's questions, as decisions with the options turned down."""
+    asked: dict[str, dict[str, Any]] = {}
+    drafts = []
+    for msg in transcript:
+        if msg.sidechain:
+            continue
+        for use in getattr(msg, "tool_uses", []):
+            if use.name == "AskUserQuestion":
+                asked[use.id] = use.input
+        if msg.role != "tool_result" or msg.tool_use_id not in asked or msg.is_error:
+            continue
+        questions = {q.get("question", ""): q for q in asked[msg.tool_use_id].get("questions") or []
+                     if isinstance(q, dict)}
+        for question, answer in _ANSWER.findall(msg.text):
+            answer = answer.replace('\\"', '"')
+            options = [o.get("label", "") for o in (questions.get(question) or {}).get("options") or []
+                       if isinstance(o, dict)]
+            declined = [o for o in options if o and o != answer]
+            title = _short(f"{answer} (the user's answer to: {question})", 200)
+            body = [f"Asked: {question}", f"The user answered: {answer}"]
+            if declined:
+                body.append("Not chosen: " + "; ".join(declined))
+            drafts.append(Draft(
+                kind="decision", title=title, body="\n".join(body), confidence=0.9,
+                importance=0.8, source="user",
+                key=session_key(session_id, "answer", question),
+                tags=["user-stated", "answer"]))
+    return drafts
+
+
+def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """What the agent concluded after investigating, when it names code."""
+    drafts = []
+    for msg in transcript:
+        if msg.role != "assistant" or msg.sidechain or not msg.text:
+            continue
+        for sentence in _sentences(msg.text):
+            if len(sentence) < 30 or len(sentence) > 400 or sentence.endswith("?"):
+                continue
+            if not _CONCLUSION.search(sentence) or not _CODE.search(sentence):
+                continue
+            text = " ".join(sentence.split())
+            drafts.append(Draft(
+                kind="fact", title=_short(text, 200), body=f"The agent concluded: {text}",
+                confidence=0.6, importance=0.6, source="rule",
+                key=session_key(session_id, "conclusion", text.lower()), tags=["conclusion"]))
+    return drafts[-MAX_CONCLUSIONS:]
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _uniq(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    return [x for x in items if x and not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]

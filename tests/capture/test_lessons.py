@@ -1,0 +1,219 @@
+"""Rules read from real Claude Code transcripts (spotter sessions, excerpts kept verbatim where
+they matter): who said what, which failures were failures, and what fixed them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from graphmem.capture.compress import compress_session, parse_command
+from graphmem.capture.event import HookEvent
+from graphmem.capture.failures import signature
+from graphmem.capture.lessons import equivalent, explanation, is_command_failure
+
+ROOT = "/home/dev/spotter-worktrees/spotter-fum"
+
+
+class Session:
+    """Builds a transcript (JSONL) and the matching hook events, record by record."""
+
+    def __init__(self, session_id: str = "sess-1") -> None:
+        self.sid = session_id
+        self.records: list[dict[str, Any]] = []
+        self.events: list[HookEvent] = []
+        self.t = 1_700_000_000.0
+        self.n = 0
+
+    def _record(self, kind: str, content: Any, cwd: str = ROOT, **extra: Any) -> None:
+        self.n += 1
+        self.t += 1
+        self.records.append({"type": kind, "uuid": f"u{self.n}", "sessionId": self.sid, "cwd": cwd,
+                             "timestamp": self.t, "message": {"role": kind, "content": content},
+                             **extra})
+
+    def user(self, text: str, **extra: Any) -> Session:
+        self._record("user", text, **extra)
+        if not extra:
+            self.events.append(HookEvent("user-prompt", "claude-code", self.sid, ROOT, ROOT,
+                                         text=text, ts=self.t))
+        return self
+
+    def say(self, text: str) -> Session:
+        self._record("assistant", [{"type": "text", "text": text}])
+        return self
+
+    def run(self, command: str, output: str, *, error: bool = False, cwd: str = ROOT,
+            tool: str = "Bash") -> Session:
+        self.n += 1
+        tid = f"toolu_{self.n}"
+        self._record("assistant", [{"type": "tool_use", "id": tid, "name": tool,
+                                    "input": {"command": command}}], cwd=cwd)
+        self._record("user", [{"type": "tool_result", "tool_use_id": tid, "content": output,
+                               "is_error": error}], cwd=cwd)
+        if "tool_use_error" not in output and "doesn't want to proceed" not in output:
+            self.events.append(HookEvent("post-tool", "claude-code", self.sid, cwd, ROOT,
+                                         tool=tool, command=command, text=output,
+                                         exit_code=1 if error else 0, is_error=error, ts=self.t))
+        return self
+
+    def edit(self, path: str, old: str, new: str) -> Session:
+        self.n += 1
+        tid = f"toolu_{self.n}"
+        inp = {"file_path": f"{ROOT}/{path}", "old_string": old, "new_string": new}
+        self._record("assistant", [{"type": "tool_use", "id": tid, "name": "Edit", "input": inp}])
+        self._record("user", [{"type": "tool_result", "tool_use_id": tid,
+                               "content": f"The file {ROOT}/{path} has been updated."}])
+        self.events.append(HookEvent("post-tool", "claude-code", self.sid, ROOT, ROOT, tool="Edit",
+                                     tool_input=inp, text=f"-{old}\n+{new}",
+                                     files=[f"{ROOT}/{path}"], exit_code=0, ts=self.t))
+        return self
+
+    def ask(self, question: str, options: list[str], answer: str) -> Session:
+        self.n += 1
+        tid = f"toolu_{self.n}"
+        self._record("assistant", [{"type": "tool_use", "id": tid, "name": "AskUserQuestion", "input": {
+            "questions": [{"question": question, "header": "Q", "multiSelect": False,
+                           "options": [{"label": o, "description": o} for o in options]}]}}])
+        self._record("user", [{"type": "tool_result", "tool_use_id": tid, "content":
+                               f'User has answered your questions: "{question}"="{answer}". '
+                               "You can now continue with the user's answers in mind."}])
+        return self
+
+    def end(self) -> list[Any]:
+        self.events.append(HookEvent("session-end", "claude-code", self.sid, ROOT, ROOT,
+                                     ts=self.t + 1))
+        transcript = "\n".join(json.dumps(r) for r in self.records)
+        return compress_session(self.events, transcript=transcript)
+
+
+BUILD_FAIL = ('✘ [ERROR] Could not resolve "js/app.js"\n\n1 error\n'
+              f"{ROOT}/assets/node_modules/esbuild/lib/main.js:1467\n  let error = new Error(text);\n"
+              'Error: Build failed with 1 error:\nerror: Could not resolve "js/app.js"')
+PUSH_FAIL = ("fatal: The current branch spotter-fum has no upstream branch.\n"
+             "To push the current branch and set the remote as upstream, use\n\n"
+             "    git push --set-upstream origin spotter-fum\n")
+
+
+def texts(drafts: list[Any]) -> list[str]:
+    return [f"{d.kind}: {d.title}\n{d.body}" for d in drafts]
+
+
+def test_a_build_fixed_by_running_it_from_its_directory_is_a_lesson_not_an_open_task() -> None:
+    drafts = (Session()
+              .run("node assets/build.js 2>&1", f"Exit code 1\n{BUILD_FAIL}", error=True)
+              .say("Let me check the build script to understand the entry point configuration.")
+              .say("The build script expects to be run from within the `assets/` directory since "
+                   "the entry point is `js/app.js` (relative).")
+              .run(f"cd {ROOT}/assets && node build.js 2>&1", "Build complete", cwd=ROOT)
+              .end())
+    assert not [t for t in texts(drafts) if t.startswith("task: Unresolved")]
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    assert lesson.title.startswith("The build script expects to be run from within the `assets/`")
+    assert "cd " in lesson.body and "Could not resolve" in lesson.body
+
+
+def test_push_without_upstream_in_two_sessions_is_one_pitfall_with_the_fix() -> None:
+    first = (Session("s-a").run("git push 2>&1", f"Exit code 128\n{PUSH_FAIL}", error=True)
+             .run("git push --set-upstream origin spotter-fum 2>&1", "branch set up").end())
+    second = (Session("s-b").run("git push", f"Exit code 128\n{PUSH_FAIL.replace('fum', 'dov')}",
+                                 error=True)
+              .run("git push --set-upstream origin spotter-dov", "ok").end())
+    a = next(d for d in first if d.kind == "pitfall")
+    b = next(d for d in second if d.kind == "pitfall")
+    assert a.key == b.key
+    assert "--set-upstream origin" in a.title and "no upstream branch" in a.title
+
+
+@pytest.mark.parametrize("output", [
+    "<tool_use_error>Sibling tool call errored</tool_use_error>",
+    "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+    "[Request interrupted by user for tool use]",
+])
+def test_cancelled_rejected_or_interrupted_calls_are_not_failures(output: str) -> None:
+    assert not is_command_failure("Bash", True, output)
+    drafts = (Session().run("npx vitest run", output, error=True)
+              .run("npx vitest run", "Test Files  2 passed (2)\n Tests  16 passed (16)").end())
+    assert not [t for t in texts(drafts) if "flaky" in t or "vitest" in t.split("\n")[0]]
+
+
+def test_two_different_errors_of_one_command_are_two_lessons_each_with_its_own_fix() -> None:
+    drafts = (Session()
+              .run("mix test test/spotter_web/live/session_live_test.exs 2>&1",
+                   "Exit code 2\n** (RuntimeError) no :secret_key_base configuration found in "
+                   "SpotterWeb.Endpoint.", error=True)
+              .say("The test config is missing the Endpoint configuration (secret_key_base, server, "
+                   "etc.). I need to add it.")
+              .edit("config/test.exs", "import Config", "import Config\nconfig :spotter, "
+                    "SpotterWeb.Endpoint, secret_key_base: \"x\", server: false")
+              .run("mix test test/spotter_web/live/session_live_test.exs 2>&1",
+                   "Exit code 2\n** (RuntimeError) Phoenix LiveView requires lazy_html as a test "
+                   "dependency.", error=True)
+              .say("Need `lazy_html` dependency. Let me add it.")
+              .edit("mix.exs", "{:floki", "{:lazy_html, \">= 0.1.0\", only: :test},\n {:floki")
+              .run("mix deps.get", "Resolving Hex dependencies...")
+              .run("mix test test/spotter_web/live/session_live_test.exs 2>&1",
+                   "12 tests, 0 failures")
+              .end())
+    lessons = [d for d in drafts if d.kind == "pitfall"]
+    by_error = {("secret_key_base" in d.body): d for d in lessons}
+    assert len(lessons) == 2 and set(by_error) == {True, False}
+    assert "config/test.exs" in by_error[True].body and "mix.exs" not in by_error[True].body
+    assert "mix.exs" in by_error[False].body and "config/test.exs" not in by_error[False].body
+    assert all("verified" in d.tags for d in lessons)
+
+
+def test_a_compaction_summary_is_context_never_the_user() -> None:
+    summary = ("This session is being continued from a previous conversation that ran out of "
+               "context. Still need to:\n- Using with instead of case\n- Always run credo")
+    drafts = (Session().user(summary, isCompactSummary=True)
+              .user("fix the dialyzer warning in otel_trace_helpers.ex").end())
+    assert not [d for d in drafts if d.source == "user"]
+    assert not any("with instead of case" in t.lower() for t in texts(drafts))
+
+
+def test_the_persons_answer_to_a_question_is_their_decision() -> None:
+    question = ("Pre-commit hook blocks on pre-existing dialyzer/credo issues in waiting_summary.ex "
+                "(not our code). How should we proceed?")
+    drafts = (Session().ask(question, ["Skip hook (--no-verify)", "Fix pre-existing issues"],
+                            "main was clean; fix the issues").end())
+    decision = next(d for d in drafts if d.kind == "decision")
+    assert decision.source == "user" and decision.title.startswith("main was clean; fix the issues")
+    assert "Not chosen: Skip hook (--no-verify)" in decision.body
+
+
+def test_a_summary_says_what_was_built_not_the_first_prompt() -> None:
+    drafts = (Session().user("Work on bead spotter-fum. Run bd show spotter-fum to see the details.")
+              .run("mix test", "141 tests, 0 failures")
+              .run("git add lib/a.ex && git commit -m \"$(cat <<'EOF'\nfeat: enriched transcript "
+                   "renderer (spotter-fum.1)\n\nDetails\nEOF\n)\"", "[spotter-fum 3bb8701] feat")
+              .end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "enriched transcript renderer" in summary.title
+    assert "Work on bead" not in summary.title
+    assert "Verified: `mix test` passed" in summary.body
+
+
+def test_commands_are_compared_by_what_they_run() -> None:
+    assert equivalent(parse_command("node build.js", "assets"), parse_command("node assets/build.js"))
+    assert equivalent(parse_command("git push -u origin x"), parse_command("git push"))
+    assert not equivalent(parse_command("git pull"), parse_command("git push"))
+    assert not equivalent(parse_command("node other.js", "assets"), parse_command("node assets/build.js"))
+
+
+def test_error_signatures_mask_literals_and_tell_errors_apart() -> None:
+    a = signature(PUSH_FAIL)
+    b = signature(PUSH_FAIL.replace("spotter-fum", "spotter-a0y"))
+    assert a is not None and b is not None and a.key == b.key
+    c = signature("** (RuntimeError) no :secret_key_base configuration found in SpotterWeb.Endpoint.")
+    d = signature("** (RuntimeError) Phoenix LiveView requires lazy_html as a test dependency.")
+    assert c is not None and d is not None and c.type == d.type == "RuntimeError" and c.key != d.key
+    assert signature("") is None
+
+
+def test_explanation_skips_what_the_agent_will_do_next() -> None:
+    assert explanation("Let me check the fixture. Now I'll run the tests.") == []
+    said = explanation("The assets directory is gitignored (build output). Let me check how CSS is "
+                       "managed in this project.")
+    assert said == ["The assets directory is gitignored (build output)."]
