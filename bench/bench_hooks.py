@@ -197,6 +197,13 @@ def main() -> int:
             "python -c pass",
             hook_name,
         )
+    big = realistic_payload(str(project), 5_000_000)
+    print(f"PostToolUse hook with a {len(big) // 1_000_000} MB output (target p95 <= 300 ms):")
+    wall = [w for w, _ in measure({hook_name: (hook, big)}, env, max(20, args.runs // 2))[hook_name]]
+    p95 = percentile(wall, 0.95)
+    print(f"  {hook_name:<44} p50 {statistics.median(wall) * 1000:6.1f} ms   p95 "
+          f"{p95 * 1000:6.1f} ms -> {'PASS' if p95 <= 0.3 else 'FAIL'}")
+    ok = ok and p95 <= 0.3
     spooled = sum(path.read_bytes().count(b"\n") for path in (home / "home").rglob("events.jsonl"))
     print(f"  ({spooled} events spooled)")
     shutil.rmtree(home, ignore_errors=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import sys
 import time
@@ -24,7 +25,7 @@ from graphmem.capture.adapters import AGENTS, detect, normalise
 from graphmem.capture.event import EVENTS, HookEvent
 from graphmem.capture.redact import redact, redact_obj
 from graphmem.capture.spool import Spool
-from graphmem.capture.trim import limit_from_env, trim
+from graphmem.capture.trim import clip, evidence_limit_from_env, limit_from_env, trim
 from graphmem.paths import ProjectRef, find_project, graphmem_home, private_umask, store_dir
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ NEXT_CHUNK_WAIT = 0.25
 DRAIN_SECONDS = 5.0
 LOG_ROTATE_BYTES = 1024 * 1024
 FIELD_CAP = 2048
+MAX_DEPTH = 32  # deeper payload values are kept as a marker: nothing agents send nests so deep
 MAX_DEPTH = 32  # deeper payload values are kept as a marker: nothing agents send nests so deep
 INJECT_WAIT = float(os.environ.get("GRAPHMEM_INJECT_WAIT", "2.5"))
 _OWN_FIELDS = frozenset({"event", "agent", "project", "branch", "id"})
@@ -157,7 +159,13 @@ def _parse_payload(raw: bytes, total: int, event: str) -> dict[str, Any]:
         return {}
     text = raw.decode("utf-8", "replace")
     try:
-        value = json.loads(text)
+        try:
+            value = json.loads(text)
+        except RecursionError:
+            text = _flatten_deep(text, MAX_DEPTH)
+            log_problem(f"payload nested deeper than {MAX_DEPTH} levels; deeper values cut", event)
+            value = json.loads(text)
+        value = _clamp_depth(value, MAX_DEPTH)
     except ValueError:
         value = salvage_json(text)
         kept = ", ".join(sorted(value)) or "nothing"
@@ -188,20 +196,32 @@ def _store(event: HookEvent, project: ProjectRef, truncated_from: int) -> None:
 
 def _redact_event(event: HookEvent) -> None:
     """Every string the agent sent; not the fields graphmem derived itself (project, ids)."""
+    limit = evidence_limit_from_env()
     for name in HookEvent.FIELDS:
         if name in _OWN_FIELDS:
             continue
         value = getattr(event, name)
         if isinstance(value, str) and value:
-            setattr(event, name, redact(value))
+            setattr(event, name, redact(clip(value, limit)))  # cut first: cost stays bounded
         elif isinstance(value, (dict, list)):
-            setattr(event, name, redact_obj(value))
+            setattr(event, name, redact_obj(_clip_obj(value)))
 
 
 def _cap(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}[… {len(text) - limit} chars omitted]"
+
+
+def _clip_obj(value: Any) -> Any:
+    """Strings inside tool inputs cut to a few KB before redaction (they are capped after it)."""
+    if isinstance(value, str):
+        return clip(value, 4 * FIELD_CAP)
+    if isinstance(value, dict):
+        return {k: _clip_obj(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clip_obj(v) for v in value[:200]]
+    return value
 
 
 def _cap_obj(value: Any) -> Any:
@@ -305,16 +325,61 @@ def _start_worker(project: ProjectRef) -> subprocess.Popen[bytes] | None:
     )
 
 
-# --- truncated JSON -----------------------------------------------------------------------------
+# --- deep and truncated JSON --------------------------------------------------------------------
+
+_CUT_DEEP = "[… nested too deep, cut]"
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _flatten_deep(text: str, limit: int) -> str:
+    """JSON text with every value nested deeper than `limit` replaced by a marker string, found
+    without recursion (a payload json cannot parse for its depth)."""
+    parts: list[str] = []
+    depth = cursor = 0
+    cut_from = -1
+    for match in _JSON_TOKENS.finditer(text):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            if depth == limit + 1:
+                cut_from = match.start()
+        elif char in "]}":
+            depth -= 1
+            if depth == limit and cut_from >= 0:
+                parts += [text[cursor:cut_from], json.dumps(_CUT_DEEP)]
+                cursor, cut_from = match.end(), -1
+    if cut_from >= 0:  # cut short while deep: what is left is salvaged
+        parts += [text[cursor:cut_from], json.dumps(_CUT_DEEP)]
+    else:
+        parts.append(text[cursor:])
+    return "".join(parts)
+
+
+def _clamp_depth(value: Any, limit: int) -> Any:
+    """`value` with containers below `limit` levels replaced by a marker, without recursion."""
+    if not isinstance(value, (dict, list)):
+        return value
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        keys = node.keys() if isinstance(node, dict) else range(len(node))
+        for key in list(keys):
+            child = node[key]
+            if isinstance(child, (dict, list)):
+                if depth >= limit:
+                    node[key] = _CUT_DEEP
+                else:
+                    stack.append((child, depth + 1))
+    return value
 
 
 def salvage_json(text: str) -> dict[str, Any]:
     """The complete key/value pairs of a JSON object cut short, plus the cut-off last value."""
     start = text.find("{")
-    return _salvage_object(text, start)[0] if start >= 0 else {}
+    return _clamp_depth(_salvage_object(text, start)[0], MAX_DEPTH) if start >= 0 else {}
 
 
-def _salvage_object(text: str, i: int) -> tuple[dict[str, Any], int]:
+def _salvage_object(text: str, i: int, depth: int = 1) -> tuple[dict[str, Any], int]:
     decoder = json.JSONDecoder()
     result: dict[str, Any] = {}
     i += 1
@@ -334,11 +399,14 @@ def _salvage_object(text: str, i: int) -> tuple[dict[str, Any], int]:
             break
         try:
             result[key], i = decoder.raw_decode(text, i)
+        except RecursionError:
+            result[key] = _CUT_DEEP
+            break
         except ValueError:
             if text[i] == '"':
                 result[key] = _partial_string(text, i + 1)
-            elif text[i] == "{":
-                result[key] = _salvage_object(text, i)[0]
+            elif text[i] == "{" and depth < MAX_DEPTH:
+                result[key] = _salvage_object(text, i, depth + 1)[0]
             break
     return result, i
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from graphmem.paths import private_dir, private_opener
 
 DEFAULT_LIMIT = 8192
+DEFAULT_EVIDENCE_LIMIT = 128 * 1024
 FRAMES_KEPT = 3
 
 
@@ -33,6 +34,46 @@ def limit_from_env() -> int:
         return max(512, int(os.environ.get("GRAPHMEM_TRIM_BYTES", DEFAULT_LIMIT)))
     except ValueError:
         return DEFAULT_LIMIT
+
+
+def evidence_limit_from_env() -> int:
+    """GRAPHMEM_EVIDENCE_BYTES, else 128 KB: the most of one output the hook keeps at all."""
+    try:
+        return max(4096, int(os.environ.get("GRAPHMEM_EVIDENCE_BYTES", DEFAULT_EVIDENCE_LIMIT)))
+    except ValueError:
+        return DEFAULT_EVIDENCE_LIMIT
+
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-.:@%")
+
+
+def clip(text: str, limit: int) -> str:
+    """Head and tail of `text` within about `limit` characters, cut where no word or token is
+    split (a half secret would no longer look like one), around a marker naming what was cut.
+
+    Run before redaction and trimming so their cost does not grow with what is thrown away."""
+    if len(text) <= limit:
+        return text
+    head_end = _token_start(text, limit // 2)
+    tail_start = _token_end(text, len(text) - limit // 2)
+    marker = f"\n[… {tail_start - head_end} characters cut before storing]\n"
+    return text[:head_end] + marker + text[tail_start:]
+
+
+def _token_start(text: str, at: int) -> int:
+    """`at`, moved back to the start of the token it falls in; a token of 4 KB or more is cut
+    where it is (what is left of it is as long and as random as a whole one)."""
+    start = at
+    while start > 0 and at - start < 4096 and text[start - 1] in _TOKEN_CHARS:
+        start -= 1
+    return start if at - start < 4096 else at
+
+
+def _token_end(text: str, at: int) -> int:
+    end = at
+    while end < len(text) and end - at < 4096 and text[end] in _TOKEN_CHARS:
+        end += 1
+    return end if end - at < 4096 else at
 
 
 def trim(text: str, *, limit: int | None = None, evidence_dir: Path | None = None) -> Trimmed:
