@@ -280,6 +280,8 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def _import_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a JSONL or markdown export")
+    p.add_argument("--restore-forgotten", action="store_true",
+                   help="also import items `forget` deleted (lifts their tombstones)")
 
 
 @command("import", _import_args)
@@ -289,7 +291,7 @@ def cmd_import(args: argparse.Namespace) -> None:
 
     records = read_export(Path(args.file), max_bytes=_config(args).max_import_bytes)
     with _memory(args) as memory:
-        count = memory.import_items(records)
+        count = memory.import_items(records, restore_forgotten=args.restore_forgotten)
     emit(args, {"imported": count}, lambda r: f"imported {r['imported']} memories")
 
 

@@ -102,7 +102,10 @@ def _drain(memory: Any, spool: Spool, report: IngestReport, max_bytes: int) -> N
 
 
 def _store_events(memory: Any, events: list[HookEvent]) -> list[str]:
-    """Events become Observations in the project (rows for other projects keep their label)."""
+    """Events become Observations in the project (rows for other projects keep their label);
+    events of forgotten observations stay forgotten."""
+    buried = memory.forgotten([e.id for e in events])
+    events = [e for e in events if e.id not in buried]
     observations = [observation_of(e) for e in events]
     for obs in observations:
         obs.project = obs.project or memory.project
@@ -145,6 +148,8 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
         files[item_id], symbols[item_id] = list(draft.files), list(draft.symbols)
         known = {r["id"] for r in rows}
         provenance[item_id] = [o for o in draft.observation_ids if o in known]
+    buried = memory.forgotten(provenance)
+    items = [i for i in items if i.id not in buried]
     saved = memory.add_items(items, files=files, symbols=symbols, observations=provenance,
                              dedupe=True)
     retire_vanished(memory, session_id, {i.id for i in items})

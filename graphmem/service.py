@@ -873,7 +873,15 @@ class Memory:
         return self.forget_many([item_id])
 
     def forget_many(self, item_ids: Sequence[str]) -> dict[str, int]:
-        """Delete items for real, then rewrite the database so no byte of their text remains."""
+        """Delete items for real: graph, mirror, vectors, the observations only they came from
+        (their spool events and evidence files too), the brief, the retrieval-log lines that
+        returned them, and every journal record of them. Their ids are tombstoned so that
+        neither re-ingesting the spool nor an import brings them back (see `unforget`)."""
+        from graphmem.capture.spool import Spool
+        from graphmem.capture.trim import evidence_path
+        from graphmem.ingest import BRIEF_FILE, write_brief_file
+        from graphmem.store.tombstones import Tombstones
+
         ids = [r["id"] for r in self.store.get_items(list(dict.fromkeys(item_ids)))
                if r["project"] == self.project]
         if not ids:
@@ -883,22 +891,40 @@ class Memory:
         evidence_refs: list[str] = []
         linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}
         orphans = self.store.entities_only_linked_from(linked, set(ids))
+        tombstones = Tombstones(self.dir)
         for item_id in ids:
             observations = self.store.item_observations(item_id)
             shared = self._observations_still_used([o["id"] for o in observations], set(ids))
             mine = [o for o in observations if o["id"] not in shared]
             own += [o["id"] for o in mine]
             evidence_refs += [o["evidence_ref"] for o in mine if o["evidence_ref"]]
+            tombstones.add([item_id, *(o["id"] for o in mine)], owner=item_id)
         dropped = self.journal.scrub(set(ids), set(own) | set(orphans))
         # The scrubbed journal no longer knows these rows; a marker makes a crash before the
         # rewrite below finish it on the next open.
         self.journal.append({"op": "compact"})
-        for ref in evidence_refs:
-            (self.dir / "evidence" / f"{ref}.txt").unlink(missing_ok=True)
-        for item_id in ids:
-            _scrub_jsonl(self.dir / RETRIEVAL_LOG, item_id)
+        Spool(self.dir / "spool").drop_events(set(own))
+        _drop_log_lines(self.dir / RETRIEVAL_LOG, set(ids))
         self.rebuild()
+        in_use = self.store.evidence_in_use(evidence_refs)  # the same output seen elsewhere
+        for ref in set(evidence_refs) - in_use:
+            evidence_path(self.dir / "evidence", ref).unlink(missing_ok=True)
+        if (self.dir / BRIEF_FILE).exists():
+            write_brief_file(self)
         return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
+
+    def unforget(self, item_ids: Sequence[str]) -> int:
+        """Lift the tombstones of forgotten items (and of the observations forgotten with them),
+        so that an import or a re-ingest of their events may bring them back."""
+        from graphmem.store.tombstones import Tombstones
+
+        return Tombstones(self.dir).lift(item_ids)
+
+    def forgotten(self, ids: Iterable[str]) -> set[str]:
+        """Those of `ids` that `forget` tombstoned."""
+        from graphmem.store.tombstones import Tombstones
+
+        return Tombstones(self.dir).buried(ids)
 
     def _observations_still_used(self, observation_ids: builtins.list[str],
                                  leaving: set[str]) -> set[str]:
@@ -949,8 +975,12 @@ class Memory:
             out.append(record)
         return out
 
-    def import_items(self, records: Iterable[dict[str, Any]]) -> int:
+    def import_items(self, records: Iterable[dict[str, Any]], *,
+                     restore_forgotten: bool = False) -> int:
         """Restore exported items (JSON objects) into this project; existing ids are replaced.
+
+        Items `forget` deleted are skipped unless `restore_forgotten` (which lifts their
+        tombstones); returns how many were imported.
 
         Exported anchors and mentions are kept as they were; an export without anchors is
         anchored to this store's code now."""
@@ -985,6 +1015,15 @@ class Memory:
             if anchored is not None:
                 anchored_ids.add(item.id)
         self._check_import_ids([i.id for i in items])
+        if restore_forgotten:
+            self.unforget([i.id for i in items])
+        buried = self.forgotten(i.id for i in items)
+        if buried:
+            items = [i for i in items if i.id not in buried]
+            links = {t: [r for r in rows if r["source"] not in buried] for t, rows in links.items()}
+            supersedes = [r for r in supersedes if not {r["source"], r["target"]} & buried]
+            used = {r["target"] for rows in links.values() for r in rows}
+            entities = {k: v for k, v in entities.items() if k in used}
         # Entities first: the files and symbols of the items then resolve to the same ones.
         known = {e["id"] for e in self.store.get_entities(list(entities))}
         if len(known) < len(entities):
@@ -1231,10 +1270,20 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-def _scrub_jsonl(path: Path, needle: str) -> None:
+def _drop_log_lines(path: Path, item_ids: set[str]) -> None:
+    """Rewrite a retrieval log without the records that returned any of these items."""
     if not path.exists():
         return
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-    kept = [line for line in lines if needle not in line]
+    lines = path.read_bytes().splitlines(keepends=True)
+    kept = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+            returned = set(record.get("returned") or ()) | (
+                {record.get("query")} if record.get("verb") == "get" else set())
+        except (ValueError, AttributeError, TypeError):
+            returned = {i for i in item_ids if json.dumps(i).encode() in line}
+        if not returned & item_ids:
+            kept.append(line)
     if len(kept) != len(lines):
-        write_private(path, "".join(kept))
+        write_private(path, b"".join(kept))

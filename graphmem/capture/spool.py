@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from graphmem.capture.event import HookEvent
@@ -237,6 +238,66 @@ class Spool:
             return True
         finally:
             os.close(fd)
+
+    # --- forget ---
+
+    def drop_events(self, ids: AbstractSet[str]) -> int:
+        """Rewrite both generations without the events of these ids; returns lines dropped.
+
+        Writers wait on the lock and then append to the new file (as after a rotation); the
+        consumer's offset moves back by the bytes dropped before it."""
+        if not ids:
+            return 0
+        needles = [f'"id":"{i}"'.encode() for i in ids]
+        dropped = 0
+        if self.previous_path.exists():
+            kept, removed, _ = self._without(self.previous_path.read_bytes(), ids, needles, 0)
+            if removed:
+                _replace_private(self.previous_path, kept)
+                dropped += removed
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return dropped
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            committed = self.committed()
+            data = os.pread(fd, os.fstat(fd).st_size, 0)
+            kept, removed, before = self._without(data, ids, needles, committed)
+            if removed:
+                _replace_private(self.path, kept)
+                self._write_offset(committed - before, os.stat(self.path).st_ino)
+                dropped += removed
+        finally:
+            os.close(fd)
+        return dropped
+
+    def _without(self, data: bytes, ids: AbstractSet[str], needles: list[bytes],
+                 committed: int) -> tuple[bytes, int, int]:
+        """(the lines not of these events, lines dropped, bytes dropped before `committed`)."""
+        kept: list[bytes] = []
+        removed = before = position = 0
+        for line in data.splitlines(keepends=True):
+            event = self._parse(line.rstrip(b"\n")) if line.endswith(b"\n") else None
+            if (event is not None and event.id in ids) or any(n in line for n in needles):
+                removed += 1
+                if position + len(line) <= committed:
+                    before += len(line)
+            else:
+                kept.append(line)
+            position += len(line)
+        return b"".join(kept), removed, before
+
+
+def _replace_private(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _write_all(fd: int, data: bytes) -> None:
