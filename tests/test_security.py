@@ -1,6 +1,6 @@
 """Who can reach a store, and what its files let others read: real processes, a second uid.
 
-The second uid is `nobody` (65534), reached by a child process that drops root in preexec_fn;
+The second uid is `nobody` (65534), reached by a child process that subprocess starts as that user;
 without root those tests skip and say why.
 """
 
@@ -24,17 +24,14 @@ from graphmem.client import open_memory
 from graphmem.errors import OwnerUnavailable
 from graphmem.owner import socket_address
 from graphmem.service import Memory
-from tests.conftest import git, stop_owner
+from tests.conftest import stop_owner
 
 NOBODY = 65534
 needs_root = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="a second uid needs root to drop to (setuid nobody)")
 
 
-def as_nobody() -> None:
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
+AS_NOBODY: dict[str, Any] = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
 
 
 def graphmem_env(home: Path, **extra: str) -> dict[str, str]:
@@ -44,13 +41,9 @@ def graphmem_env(home: Path, **extra: str) -> dict[str, str]:
 
 def cli(home: Path, repo: Path, *argv: str, umask: int | None = None,
         **env: str) -> subprocess.CompletedProcess[str]:
-    def pre() -> None:
-        if umask is not None:
-            os.umask(umask)
-
     return subprocess.run([sys.executable, "-m", "graphmem", *argv], cwd=repo,
                           env=graphmem_env(home, **env), capture_output=True, text=True,
-                          timeout=180, preexec_fn=pre, check=False)
+                          timeout=180, umask=-1 if umask is None else umask, check=False)
 
 
 # A client that knows the protocol and runs as another user: stdlib only, no graphmem import
@@ -91,7 +84,7 @@ def test_the_owner_serves_nothing_to_another_uid(config: Config, home: Path, rep
             memory.add("The staging password rotates every Monday", kind="fact")
             address = socket_address(data_dir)
             foreign = subprocess.run(["/usr/bin/python3", "-I", "-S", "-c", FOREIGN_CLIENT,
-                                      address.replace("\0", "@", 1)], preexec_fn=as_nobody,
+                                      address.replace("\0", "@", 1)], **AS_NOBODY,
                                      capture_output=True, text=True, timeout=60, check=False,
                                      cwd="/")
             assert foreign.returncode == 0, foreign.stderr
@@ -136,14 +129,14 @@ def test_a_client_never_talks_to_an_owner_address_held_by_another_uid(config: Co
     and collect what our tools send (titles, bodies, queries)."""
     address = socket_address(Memory.data_dir_for(config)).replace("\0", "@", 1)
     impostor = subprocess.Popen(["/usr/bin/python3", "-I", "-S", "-c", IMPOSTOR, address],
-                                preexec_fn=as_nobody, stdout=subprocess.PIPE, text=True,
+                                **AS_NOBODY, stdout=subprocess.PIPE, text=True,
                                 cwd="/")
     try:
         assert impostor.stdout is not None and impostor.stdout.readline() == "listening\n"
         started = time.monotonic()
-        with pytest.raises(OwnerUnavailable, match="uid 65534"):
-            with open_memory(config, owner=True) as memory:
-                memory.add("The deploy key lives in vault path ops/deploy", kind="fact")
+        with pytest.raises(OwnerUnavailable, match="uid 65534"), \
+                open_memory(config, owner=True) as memory:
+            memory.add("The deploy key lives in vault path ops/deploy", kind="fact")
         assert time.monotonic() - started < 10
         out, _ = impostor.communicate(timeout=30)
     finally:
@@ -287,7 +280,7 @@ def test_every_file_is_private_whatever_the_umask(home: Path, repo: Path,
     hook = subprocess.run([sys.executable, "-m", "graphmem", "hook", "post-tool"], cwd=repo,
                           input=post_tool_payload(repo, output), capture_output=True,
                           env=graphmem_env(home, GRAPHMEM_NO_WORKER="1"), timeout=120,
-                          preexec_fn=lambda: os.umask(0), check=False)
+                          umask=0, check=False)
     assert hook.returncode == 0
     assert list(home.rglob("evidence/*")), "the large output should have left evidence"
     steps: list[tuple[str, ...]] = [
@@ -310,7 +303,7 @@ def test_every_file_is_private_whatever_the_umask(home: Path, repo: Path,
     served = subprocess.Popen([sys.executable, "-m", "graphmem", "serve", "--http",
                                f"127.0.0.1:{free_port()}"], cwd=repo, env=graphmem_env(home),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0))
+                              stderr=subprocess.DEVNULL, umask=0)
     try:
         deadline = time.monotonic() + 60
         while not list(home.rglob("http.token")) and time.monotonic() < deadline:
