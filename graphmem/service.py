@@ -45,6 +45,7 @@ from graphmem.store.journal import Journal
 from graphmem.store.kuzu import LINK_PROPS, KuzuStore
 
 RETRIEVAL_LOG = "retrieval.jsonl"
+FORGET_PLAN = "forget.pending"
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
@@ -103,6 +104,7 @@ class Memory:
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
         self.actor = "api"  # who is acting, recorded on every journal record (audit)
+        self.request: str | None = None  # the owner's client request being served, if any
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:
@@ -112,6 +114,7 @@ class Memory:
         self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
         if not read_only:
             self._catch_up()
+            self._finish_forget()
 
     @staticmethod
     def data_dir_for(config: Config) -> Path:
@@ -189,6 +192,8 @@ class Memory:
         Refused before anything is written when there is no room (Kuzu would abort on a failed
         write); an op the journal holds but the graph refused is reported as stored, pending."""
         self._require_room()
+        if self.request:
+            op = {**op, "req": self.request}  # lets a client whose owner died learn the fate
         try:
             record = self.journal.append(op, by=self.actor)
         except OSError as exc:
@@ -204,6 +209,18 @@ class Memory:
             raise IndexPending(f"stored, index pending: journal seq {record['seq']}"
                                f"{' (' + shown + ')' if shown else ''} is kept, but the graph "
                                f"refused it ({exc}); `graphmem rebuild` indexes it") from exc
+
+    def request_status(self, request: str) -> dict[str, Any]:
+        """Whether the journal holds writes of a client request (asked when its owner died
+        before answering), and the ids they wrote."""
+        ids: builtins.list[str] = []
+        stored = False
+        for record in self.journal.records():
+            if record.get("req") == request:
+                stored = True
+                ids += [r.get("id") or r.get("source") for r in record.get("rows", [])]
+                ids += record.get("ids", [])
+        return {"stored": stored, "ids": [i for i in dict.fromkeys(ids) if i]}
 
     def _require_room(self) -> None:
         """Raise unless a write can go ahead (writable store, room on the disk)."""
@@ -877,11 +894,6 @@ class Memory:
         (their spool events and evidence files too), the brief, the retrieval-log lines that
         returned them, and every journal record of them. Their ids are tombstoned so that
         neither re-ingesting the spool nor an import brings them back (see `unforget`)."""
-        from graphmem.capture.spool import Spool
-        from graphmem.capture.trim import evidence_path
-        from graphmem.ingest import BRIEF_FILE, write_brief_file
-        from graphmem.store.tombstones import Tombstones
-
         ids = [r["id"] for r in self.store.get_items(list(dict.fromkeys(item_ids)))
                if r["project"] == self.project]
         if not ids:
@@ -891,27 +903,58 @@ class Memory:
         evidence_refs: list[str] = []
         linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}
         orphans = self.store.entities_only_linked_from(linked, set(ids))
-        tombstones = Tombstones(self.dir)
+        owners: dict[str, list[str]] = {}
         for item_id in ids:
             observations = self.store.item_observations(item_id)
             shared = self._observations_still_used([o["id"] for o in observations], set(ids))
             mine = [o for o in observations if o["id"] not in shared]
             own += [o["id"] for o in mine]
             evidence_refs += [o["evidence_ref"] for o in mine if o["evidence_ref"]]
-            tombstones.add([item_id, *(o["id"] for o in mine)], owner=item_id)
-        dropped = self.journal.scrub(set(ids), set(own) | set(orphans))
+            owners[item_id] = [o["id"] for o in mine]
+        # What is left to do, written first: a crash part-way is finished on the next open.
+        plan = {"owners": owners, "entities": orphans, "evidence": sorted(set(evidence_refs))}
+        write_private(self.dir / FORGET_PLAN, json.dumps(plan))
+        dropped = self._carry_out_forget(plan)
+        return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
+
+    def _carry_out_forget(self, plan: dict[str, Any]) -> int:
+        """Every step of a forget, each one safe to repeat; returns journal records dropped."""
+        from graphmem.capture.spool import Spool
+        from graphmem.capture.trim import evidence_path
+        from graphmem.ingest import BRIEF_FILE, write_brief_file
+        from graphmem.store.tombstones import Tombstones
+
+        owners: dict[str, list[str]] = plan["owners"]
+        ids = set(owners)
+        own = {o for observations in owners.values() for o in observations}
+        tombstones = Tombstones(self.dir)
+        for item_id, observations in owners.items():
+            tombstones.add([item_id, *observations], owner=item_id)
+        dropped = self.journal.scrub(ids, own | set(plan["entities"]))
         # The scrubbed journal no longer knows these rows; a marker makes a crash before the
         # rewrite below finish it on the next open.
         self.journal.append({"op": "compact"})
-        Spool(self.dir / "spool").drop_events(set(own))
-        _drop_log_lines(self.dir / RETRIEVAL_LOG, set(ids))
+        Spool(self.dir / "spool").drop_events(own)
+        _drop_log_lines(self.dir / RETRIEVAL_LOG, ids)
         self.rebuild()
-        in_use = self.store.evidence_in_use(evidence_refs)  # the same output seen elsewhere
-        for ref in set(evidence_refs) - in_use:
+        in_use = self.store.evidence_in_use(plan["evidence"])  # the same output seen elsewhere
+        for ref in set(plan["evidence"]) - in_use:
             evidence_path(self.dir / "evidence", ref).unlink(missing_ok=True)
         if (self.dir / BRIEF_FILE).exists():
             write_brief_file(self)
-        return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
+        (self.dir / FORGET_PLAN).unlink(missing_ok=True)
+        return dropped
+
+    def _finish_forget(self) -> None:
+        """A forget that a crash interrupted is carried out to the end."""
+        try:
+            plan = json.loads((self.dir / FORGET_PLAN).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except ValueError:  # torn while it was written: nothing had been deleted yet
+            (self.dir / FORGET_PLAN).unlink(missing_ok=True)
+            return
+        self._carry_out_forget(plan)
 
     def unforget(self, item_ids: Sequence[str]) -> int:
         """Lift the tombstones of forgotten items (and of the observations forgotten with them),
