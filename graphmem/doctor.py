@@ -54,11 +54,15 @@ def _journal_checks(journal: dict[str, Any]) -> list[dict[str, str]]:
                        "corrupt journal records kept in journal.jsonl.torn",
                        "fix": "kept for the record; delete the file once you have looked"})
     applied = journal["applied_seq"]
-    if applied is not None and applied != journal["last_seq"]:
+    if applied is not None and applied < journal["last_seq"]:
         checks.append({"level": "warn", "what": f"graph applied journal seq {applied}, the "
                        f"journal's last is {journal['last_seq']}",
-                       "fix": "the next write catches the graph up; if the graph is ahead, run "
-                       "`graphmem rebuild`"})
+                       "fix": "the next open catches the graph up from the journal"})
+    elif applied is not None and applied > journal["last_seq"]:
+        checks.append({"level": "error", "what": f"graph applied journal seq {applied}, beyond "
+                       f"the journal's last ({journal['last_seq']}): the journal lost records",
+                       "fix": "do not rebuild yet: `graphmem export -o keep.jsonl`, then "
+                       "`graphmem rebuild` and `graphmem import keep.jsonl`"})
     return checks
 
 

@@ -262,3 +262,20 @@ def test_rebuild_without_room_refuses_and_changes_nothing(small_disk: Path, repo
     ballast.unlink()
     listed = graphmem("list")
     assert listed.returncode == 0 and "deploy key" in listed.stdout
+
+
+def test_doctor_says_not_to_rebuild_when_the_graph_is_ahead_of_the_journal(template,
+                                                                           tmp_path: Path) -> None:
+    from graphmem.doctor import diagnose
+
+    store, repo, _, _ = template
+    work = tmp_path / "ahead"
+    shutil.copytree(store, work)
+    path = work / "journal.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # a record the graph applied, then lost on disk
+    report = diagnose(_config(work, repo))
+    assert report["journal"]["applied_seq"] == report["journal"]["last_seq"] + 1
+    assert not report["ok"]
+    assert any("journal lost records" in c["what"] and "export" in c["fix"]
+               for c in report["checks"])
