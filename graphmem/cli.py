@@ -687,6 +687,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graphmem.stalehook import main as stale_main  # what the git hooks run: kept lean
 
         return stale_main(argv[2:])
+    for number, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the OS could not decode: nothing graphmem can store
+            print(f"graphmem: error: argument {number} is not valid UTF-8", file=sys.stderr)
+            return 2
     from graphmem.paths import private_umask
 
     private_umask()  # the owner, servers and every verb: nothing graphmem writes is shared

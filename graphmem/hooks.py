@@ -81,7 +81,12 @@ def _run(event: str, rest: list[str]) -> None:
     if not hook_event.cwd:
         hook_event.cwd = os.getcwd()
         log_problem(f"payload has no cwd; using {hook_event.cwd}", event)
-    project = find_project(hook_event.cwd)
+    try:
+        project = find_project(hook_event.cwd)
+    except (OSError, ValueError) as exc:  # a cwd no file system can hold: keep the event
+        log_problem(f"payload cwd unusable ({type(exc).__name__}); using {os.getcwd()}", event)
+        hook_event.cwd = os.getcwd()
+        project = find_project(hook_event.cwd)
     if event == "session-start":
         _print_brief(project, agent)
         _warm_owner(project, hook_event.cwd)
