@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import GraphmemError, IndexPending, InvalidInput, from_os_error
+from graphmem.errors import (
+    GraphmemError,
+    IndexPending,
+    InvalidInput,
+    StoredUnanswered,
+    from_os_error,
+)
 
 Handler = Callable[[argparse.Namespace], Any]
 COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None]]] = {}
@@ -707,7 +713,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         args.handler(args)
-    except IndexPending as exc:  # stored: the caller must not retry
+    except (IndexPending, StoredUnanswered) as exc:  # stored: the caller must not retry
         emit(args, {"stored": True, "index_pending": True, "message": str(exc)},
              lambda r: f"graphmem: {r['message']}")
         return exc.exit_code

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
 START_TIMEOUT = 60.0
 READ_METHODS = frozenset({"search", "prompt_context", "rank", "get", "get_item", "evidence", "brief", "list",
                           "related", "entities", "stats", "export_items", "retrieval_log",
-                          "stale_items", "history", "ping"})
+                          "stale_items", "history", "ping", "request_status"})
 CALL_TIMEOUT = 600.0
 
 
@@ -80,10 +81,11 @@ class RemoteMemory:
             time.sleep(0.05)
 
     def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        request = None if method in READ_METHODS else uuid.uuid4().hex
+        context = {"project": self.project, "branch": self.branch, "actor": self.actor,
+                   "checkout": self.checkout, **({"request": request} if request else {})}
         payload = (json.dumps({"method": method, "args": codec.encode(list(args)),
-                               "kwargs": codec.encode(kwargs),
-                               "context": {"project": self.project, "branch": self.branch,
-                                           "actor": self.actor, "checkout": self.checkout}},
+                               "kwargs": codec.encode(kwargs), "context": context},
                               ensure_ascii=False) + "\n").encode()
         for attempt in (1, 2):
             if self._sock is None:
@@ -101,7 +103,9 @@ class RemoteMemory:
                 self.close()
                 # A dead owner is replaced by the next one; but a write that reached the owner
                 # may have been applied, so only reads (or unsent requests) are tried again.
-                if attempt == 2 or (sent and method not in READ_METHODS):
+                if sent and request is not None:
+                    raise self._fate(method, request, exc) from exc
+                if attempt == 2:
                     raise errors.OwnerUnavailable(
                         f"lost the owner of {self.dir} during {method}: {exc}; run "
                         "`graphmem doctor`; the journal keeps whatever was applied") from exc
@@ -111,6 +115,22 @@ class RemoteMemory:
         error = response["error"]
         cls = getattr(errors, error["type"], errors.GraphmemError)
         raise cls(error["message"])
+
+    def _fate(self, method: str, request: str, exc: OSError) -> errors.GraphmemError:
+        """What became of a write whose owner died before answering: the journal says (a new
+        owner, started if need be, reads it)."""
+        lost = f"lost the owner of {self.dir} during {method} ({exc})"
+        try:
+            status = self._request("request_status", (request,), {})
+        except errors.GraphmemError as why:
+            return errors.OwnerUnavailable(f"{lost}; whether it was stored is unknown ({why}): "
+                                           "look (`graphmem list`) before retrying")
+        if status["stored"]:
+            shown = ", ".join(status["ids"][:10])
+            return errors.StoredUnanswered(f"stored: {lost}, but the journal has the write"
+                                           f"{' (' + shown + ')' if shown else ''}; do not retry")
+        return errors.OwnerUnavailable(f"{lost}; it was not stored (the journal has no trace of "
+                                       "it), so it is safe to retry")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name not in REMOTE_METHODS:

@@ -49,6 +49,13 @@ class StoreIOError(GraphmemError):
     exit_code = 8
 
 
+class StoredUnanswered(OwnerUnavailable):
+    """The owner died before answering a write, but the journal has it: stored, do not retry
+    (the CLI exits 0)."""
+
+    exit_code = 0
+
+
 class IndexPending(GraphmemError):
     """The write is stored in the journal, but the graph could not take it yet: not a failure,
     so the CLI exits 0; the next open or `graphmem rebuild` indexes it."""

@@ -30,7 +30,7 @@ REMOTE_METHODS = frozenset({
     "related", "entities", "stats", "export_items", "import_items", "rebuild", "index_code",
     "retrieval_log", "ingest", "feedback", "verify", "mark_stale", "stale_items", "update_stale",
     "import_git", "sweep", "history", "to_networkx_data", "ping", "restore",
-    "forget_many",
+    "forget_many", "request_status",
 })
 DEFAULT_IDLE_SECONDS = 900.0
 OPEN_RETRY_SECONDS = 30.0
@@ -154,11 +154,13 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self.memory.branch = context.get("branch", saved[1])
             self.memory.actor = context.get("actor") or saved[2]
             self.memory.checkout = context.get("checkout") or saved[3]
+            self.memory.request = context.get("request")
             try:
                 return getattr(self.memory, method)(*codec.decode(args), **codec.decode(kwargs))
             finally:
                 (self.memory.project, self.memory.branch, self.memory.actor,
                  self.memory.checkout) = saved
+                self.memory.request = None
                 self.served += 1
                 self.last_activity = time.monotonic()
 

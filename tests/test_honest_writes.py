@@ -1,0 +1,87 @@
+"""A write whose owner dies before answering is reported by what the journal holds: stored
+(exit 0, do not retry) or not stored (exit 6, safe to retry). Real owner processes, real kills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graphmem import Config
+from graphmem.client import open_memory
+from graphmem.service import Memory
+from tests.conftest import stop_owner
+
+
+@pytest.fixture
+def env(home: Path) -> dict[str, str]:
+    return {**os.environ, "GRAPHMEM_HOME": str(home), "GRAPHMEM_EMBED": "false",
+            "GRAPHMEM_OWNER": "always", "GRAPHMEM_OWNER_IDLE": "60", "GRAPHMEM_NO_WORKER": "1"}
+
+
+def owner_pid(home: Path, repo: Path) -> int:
+    with open_memory(Config(home=home, cwd=repo), owner=True) as memory:
+        return int(memory.ping()["pid"])
+
+
+def titles(home: Path, repo: Path) -> list[str]:
+    with Memory(Config(home=home, cwd=repo, embed=False), read_only=True) as memory:
+        return sorted(r["title"] for r in memory.export_items())
+
+
+def test_a_write_the_dead_owner_never_read_is_reported_not_stored(home: Path, repo: Path,
+                                                                   env: dict[str, str]) -> None:
+    pid = owner_pid(home, repo)
+    os.kill(pid, signal.SIGSTOP)  # it accepts the connection (the kernel does) but reads nothing
+    try:
+        adding = subprocess.Popen([sys.executable, "-m", "graphmem", "add",
+                                   "Never stored: the owner was frozen"], cwd=repo, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # connected and sent; waiting for an answer that will not come
+        os.kill(pid, signal.SIGKILL)
+        out, err = adding.communicate(timeout=120)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert adding.returncode == 6, (adding.returncode, out, err)
+    assert "not stored" in err and "safe to retry" in err and "Traceback" not in err
+    stop_owner(home, repo)
+    assert titles(home, repo) == []
+
+
+def test_a_write_the_journal_holds_is_reported_stored(home: Path, repo: Path, tmp_path: Path,
+                                                      env: dict[str, str]) -> None:
+    pid = owner_pid(home, repo)
+    journal = Memory.data_dir_for(Config(home=home, cwd=repo)) / "journal.jsonl"
+
+    def size() -> int:
+        return journal.stat().st_size if journal.exists() else 0
+
+    before = size()
+    export = tmp_path / "many.jsonl"
+    export.write_text("".join(json.dumps({"kind": "fact", "title": f"Imported fact {n}: the "
+                                          f"service {n} retries {n % 7} times", "body": ""}) + "\n"
+                              for n in range(800)))
+    importing = subprocess.Popen([sys.executable, "-m", "graphmem", "import", "--json",
+                                  str(export)], cwd=repo, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while size() == before and time.monotonic() < deadline:
+        pass  # kill the owner as soon as the first op of the import is journaled
+    os.kill(pid, signal.SIGKILL)
+    out, err = importing.communicate(timeout=180)
+    assert size() > before, "the import never reached the journal"
+    assert importing.returncode == 0, (importing.returncode, out, err)
+    assert json.loads(out)["stored"] is True and "do not retry" in json.loads(out)["message"]
+    stop_owner(home, repo)
+    stored = titles(home, repo)
+    assert len(stored) == 800 and stored[0].startswith("Imported fact")
