@@ -274,19 +274,31 @@ class Spool:
 
     def _without(self, data: bytes, ids: AbstractSet[str], needles: list[bytes],
                  committed: int) -> tuple[bytes, int, int]:
-        """(the lines not of these events, lines dropped, bytes dropped before `committed`)."""
-        kept: list[bytes] = []
-        removed = before = position = 0
-        for line in data.splitlines(keepends=True):
+        """(the lines not of these events, lines dropped, bytes dropped before `committed`).
+        Only lines where an id occurs are parsed: a 16 MB spool is not read line by line."""
+        spans = set()
+        for raw in (i.encode() for i in ids):
+            at = data.find(raw)
+            while at != -1:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                end = len(data) if end == -1 else end + 1
+                spans.add((start, end))
+                at = data.find(raw, end)
+        drop = []
+        for start, end in sorted(spans):
+            line = data[start:end]
             event = self._parse(line.rstrip(b"\n")) if line.endswith(b"\n") else None
             if (event is not None and event.id in ids) or any(n in line for n in needles):
-                removed += 1
-                if position + len(line) <= committed:
-                    before += len(line)
-            else:
-                kept.append(line)
-            position += len(line)
-        return b"".join(kept), removed, before
+                drop.append((start, end))
+        pieces, cursor, before = [], 0, 0
+        for start, end in drop:
+            pieces.append(data[cursor:start])
+            cursor = end
+            if end <= committed:
+                before += end - start
+        pieces.append(data[cursor:])
+        return b"".join(pieces), len(drop), before
 
 
 def _replace_private(path: Path, data: bytes) -> None:
