@@ -804,7 +804,7 @@ def _prose(text: str, lowered: str) -> Iterator[Finding]:
                 if len(inner) >= 4 and not _is_placeholder(inner):
                     yield Finding("password", start + 1, close)
                 break
-            value = value.rstrip(".,;:)")
+            value = value.rstrip(".,;:)]}>\"'`")
             if _password_like(value):
                 yield Finding("password", start, start + len(value))
                 break
@@ -812,13 +812,16 @@ def _prose(text: str, lowered: str) -> Iterator[Finding]:
                 break
 
 
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*?~+=")
+
+
 def _password_like(value: str) -> bool:
     """A word a person would not write in prose: letters with digits or symbols, no code shape."""
     if not 6 <= len(value) <= 100 or _is_placeholder(value) or "://" in value or "/" in value:
         return False
-    if value[0] in "-([{<$%@" or not any(c.isalpha() for c in value):
+    if value[0] in "-([{<$%@" or "\\" in value or not any(c.isalpha() for c in value):
         return False
-    if not any(c.isdigit() or not c.isalnum() for c in value):
+    if not any(c.isdigit() or c in _PASSWORD_SYMBOLS for c in value):
         return False
     if _IDENT_CHAIN.fullmatch(value) or re.fullmatch(r"[\w.]+\(.*\)?|[\d.]+[a-z]*|\w+_\w+", value):
         return False
