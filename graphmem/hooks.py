@@ -187,6 +187,8 @@ def _store(event: HookEvent, project: ProjectRef, truncated_from: int) -> None:
     """Fill in the project, redact every string, trim, and append to the spool."""
     event.project = str(project.root)
     event.branch = project.branch
+    if project.tree != project.root:
+        event.extra["work_tree"] = str(project.tree)
     if truncated_from:
         event.extra["payload_truncated_from_bytes"] = truncated_from
     _redact_event(event)

@@ -17,12 +17,13 @@ class ProjectRef:
     """Where a project lives and which branch is checked out (a plain class: the hook path
     avoids importing dataclasses)."""
 
-    __slots__ = ("branch", "is_git", "root")
+    __slots__ = ("branch", "is_git", "root", "tree")
 
-    def __init__(self, root: Path, branch: str, is_git: bool) -> None:
+    def __init__(self, root: Path, branch: str, is_git: bool, tree: Path | None = None) -> None:
         self.root = root
         self.branch = branch
         self.is_git = is_git
+        self.tree = tree or root  # the checkout itself: a linked worktree's own root
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ProjectRef) and (self.root, self.branch, self.is_git) == (
@@ -101,7 +102,7 @@ def find_project(cwd: str | os.PathLike[str] | None = None) -> ProjectRef:
     work_tree, git_dir, common = dirs
     # A worktree's common dir is the main checkout's .git; a bare repo has no parent tree.
     root = common.parent if common.name == ".git" else work_tree
-    return ProjectRef(root=root, branch=_branch(git_dir), is_git=True)
+    return ProjectRef(root=root, branch=_branch(git_dir), is_git=True, tree=work_tree)
 
 
 def work_tree(cwd: str | os.PathLike[str] | None = None) -> Path | None:

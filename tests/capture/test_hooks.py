@@ -342,3 +342,14 @@ def test_stdin_left_open_by_the_agent_does_not_hang_the_hook(repo: Path, home: P
     assert elapsed < 5
     assert [e["text"] for e in spooled(repo, home)] == ["still open"]
     assert "stdin still open" in problems(home)
+
+
+def test_an_event_from_a_linked_worktree_names_its_checkout(repo: Path, home: Path) -> None:
+    worktree = repo.parent / "repo-feature"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", "feature", str(worktree)],
+                   check=True)
+    result = run_hook("post-tool", stdin=claude_post_tool_bash(str(worktree), "ok", "make test"))
+    assert result.returncode == 0
+    [event] = spooled(repo, home)
+    assert event["project"] == str(repo.resolve()) and event["branch"] == "feature"
+    assert event["extra"]["work_tree"] == str(worktree.resolve())
