@@ -279,6 +279,7 @@ class _Paths:
     def __init__(self, events: list[_Ev]) -> None:
         roots = Counter(e.project for e in events if e.project.startswith("/"))
         roots.update(e.cwd for e in events if e.cwd.startswith("/") and not e.project)
+        roots.update(t for e in events if isinstance(t := e.extra.get("work_tree"), str) and t.startswith("/"))
         self.roots = sorted({r.rstrip("/") for r in roots if r.rstrip("/")}, key=len, reverse=True)
 
     def rel(self, path: str) -> str:
@@ -290,6 +291,12 @@ class _Paths:
                 return path[len(root) + 1 :]
         path = path.removeprefix("./")
         return path
+
+    def relative_text(self, text: str) -> str:
+        """Text with the checkouts' absolute paths made relative (`cd /x/repo/assets` → `cd assets`)."""
+        for root in self.roots:
+            text = text.replace(root + "/", "").replace(root, ".")
+        return text
 
     def in_project(self, path: str) -> bool:
         rel = self.rel(path)
@@ -1360,7 +1367,9 @@ _NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|
 _DECISION = re.compile(
     r"(?i)\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
     r"settled on|agreed on|agreed to|opted for|are going with|'re going with|will go with)\b|"
-    r"^(?:let's|lets|we'll|we will) go with\b|^decision\s*[:\-]")
+    r"^(?:let's|lets|we'll|we will) go with\b|^decision\s*[:\-]|"
+    r"\bwe should (?:use|keep|not|never|always|prefer|stick|switch|go|make|store|show|treat|drop|"
+    r"avoid|only)\b|\b(?:should|must) (?:use|be) .{3,80}\b(?:instead of|rather than|not)\b")
 _CONVENTION = re.compile(
     r"(?i)\b(?:use|using)\s+\S.{0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
     r"^(?:please\s+)?(?:always|never)\b|"
@@ -1557,18 +1566,48 @@ _COMMIT_MSG = re.compile(
     re.DOTALL)
 
 
-def _commit_subjects(s: _Session) -> list[str]:
-    """The subjects of the commits the session made (from its git commit commands that passed)."""
-    subjects = []
+_TRAILER = re.compile(r"(?im)^(?:co-authored-by|signed-off-by|change-id|generated with)\b.*$|^🤖.*$")
+MAX_COMMIT_ITEMS = 3
+
+
+def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
+    """Subject → (message body, its run) for the commits the session made; a commit redone
+    (amended, retried after a hook) keeps its last message."""
+    found: dict[str, tuple[str, _Run]] = {}
     for run in s.runs:
         if run.failed or "commit" not in run.ev.command:
             continue
         for match in _COMMIT_MSG.finditer(run.ev.command):
-            message = match.group(2) or match.group(3) or match.group(4) or ""
-            first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
-            if first:
-                subjects.append(first)
-    return _uniq(subjects)
+            message = (match.group(2) or match.group(3) or match.group(4) or "").replace("\\n", "\n")
+            lines = [ln.rstrip() for ln in message.splitlines()]
+            subject = next((ln.strip() for ln in lines if ln.strip()), "")
+            if not subject:
+                continue
+            body = _TRAILER.sub("", "\n".join(lines[lines.index(next(ln for ln in lines if ln.strip())) + 1:]))
+            found.pop(subject, None)
+            found[subject] = (body.strip(), run)
+    return found
+
+
+def _commit_subjects(s: _Session) -> list[str]:
+    """The subjects of the commits the session made (from its git commit commands that passed)."""
+    return list(_commits(s))
+
+
+def _commit_rules(s: _Session) -> list[Draft]:
+    """Commits whose message explains the change: what was built and how, in the author's words."""
+    drafts = []
+    explained = [(subject, body, run) for subject, (body, run) in _commits(s).items() if len(body) >= 80]
+    explained.sort(key=lambda c: -len(c[1]))
+    for subject, body, run in explained[:MAX_COMMIT_ITEMS]:
+        added = [t for t in re.findall(r"git add ([^&|;]+)", run.ev.command) for t in t.split()]
+        files = _uniq(s.paths.rel(f) for f in added if not f.startswith("-") and "." in f)
+        drafts.append(Draft(
+            kind="fact", title=_short(subject, TITLE_MAX), body=_cap_body(f"Committed: {subject}\n{body}"),
+            files=files[:12], confidence=0.8, importance=0.6, source="rule",
+            key=session_key(s.session_id, "commit", subject), observation_ids=[run.ev.id],
+            tags=["commit", "change"]))
+    return drafts
 
 
 def _closing_words(s: _Session) -> str:
@@ -1622,7 +1661,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
     for d in drafts:
-        d.title, d.body = redact(d.title), redact(d.body)
+        d.title, d.body = s.paths.relative_text(redact(d.title)), s.paths.relative_text(redact(d.body))
         d.observation_ids = d.observation_ids or [e.id for e in s.events[-1:]]
     return drafts
 
@@ -1656,6 +1695,7 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
         drafts += _safe(lambda: _failure_rules(session), "failure")
     drafts += _safe(lambda: _env_rules(session), "env")
     drafts += _safe(lambda: _user_rules(session), "user")
+    drafts += _safe(lambda: _commit_rules(session), "commit")
     drafts = _merge(drafts)
     summary = _safe(lambda: _summary(session, drafts), "summary")
     order = {"summary": 0, "task": 1, "pitfall": 2, "decision": 3, "convention": 4, "env": 5,

@@ -54,6 +54,8 @@ _CONCLUSION = re.compile(
     r"fixed by|the fix (?:is|was)|the culprit|is caused by|was caused by|doesn't support|"
     r"does not support|(?:is|are) not supported|isn't supported|can't be used|cannot be used|"
     r"will fail|would fail|which fails)\b")
+_HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|likely|could be|seems?|"
+                    r"i think|i suspect|not sure|guess)\b")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
 MAX_CONCLUSIONS = 3
@@ -335,6 +337,8 @@ def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             if len(sentence) < 30 or len(sentence) > 400 or sentence.endswith("?"):
                 continue
             if not _CONCLUSION.search(sentence) or not _CODE.search(sentence):
+                continue
+            if _HEDGE.search(sentence) or _ACTION.match(sentence):
                 continue
             text = " ".join(sentence.split())
             drafts.append(Draft(

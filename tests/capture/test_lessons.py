@@ -217,3 +217,43 @@ def test_explanation_skips_what_the_agent_will_do_next() -> None:
     said = explanation("The assets directory is gitignored (build output). Let me check how CSS is "
                        "managed in this project.")
     assert said == ["The assets directory is gitignored (build output)."]
+
+
+def test_an_explained_commit_is_an_item_with_its_files_and_the_retried_message_wins() -> None:
+    message = ("feat: add lifecycle hooks and active session registry (spotter-a0y.1)\n\n"
+               "Add session-end hook endpoint, ActiveSessionRegistry GenServer with ETS-backed\n"
+               "session tracking, and wire activity touch calls into all hook controllers.\n\n"
+               "Co-Authored-By: Claude <noreply@example.com>")
+    command = ("git add lib/spotter/services/active_session_registry.ex && git commit -m "
+               f"\"$(cat <<'EOF'\n{message}\nEOF\n)\"")
+    drafts = (Session().run(command, "Exit code 1\nPre-commit validation failed: [FORMAT]", error=True)
+              .run("mix format", "")
+              .run(command.replace("ETS-backed", "ETS-backed (90 s TTL)"), "[spotter-a0y 1a2b3c4] feat")
+              .run("git commit -m \"wip\"", "[spotter-a0y 5d6e7f8] wip")
+              .end())
+    commits = [d for d in drafts if "commit" in d.tags]
+    assert len(commits) == 1
+    assert commits[0].title.startswith("feat: add lifecycle hooks and active session registry")
+    assert "90 s TTL" in commits[0].body and "Co-Authored-By" not in commits[0].body
+    assert commits[0].files == ["lib/spotter/services/active_session_registry.ex"]
+
+
+def test_a_worktree_sessions_paths_are_relative_to_its_checkout() -> None:
+    worktree = "/home/dev/spotter-worktrees/spotter-gqc"
+    session = Session()
+    session.run(f"cd {worktree} && mix test test/spotter_web/live/a_test.exs", "Exit code 2\n** (RuntimeError) "
+                "no :secret_key_base configuration found in SpotterWeb.Endpoint.", error=True, cwd=worktree)
+    session.say("The test config is missing `secret_key_base` for the endpoint.")
+    session.records[-1]["cwd"] = worktree
+    session.n += 1
+    tid = f"toolu_{session.n}"
+    inp = {"file_path": f"{worktree}/config/test.exs", "old_string": "a", "new_string": "b"}
+    session._record("assistant", [{"type": "tool_use", "id": tid, "name": "Edit", "input": inp}], cwd=worktree)
+    session._record("user", [{"type": "tool_result", "tool_use_id": tid, "content": "updated"}], cwd=worktree)
+    session.run(f"cd {worktree} && mix test test/spotter_web/live/a_test.exs", "5 tests, 0 failures",
+                cwd=worktree)
+    for event in session.events:
+        event.project, event.extra = "/home/dev/spotter", {"work_tree": worktree}
+    lesson = next(d for d in session.end() if d.kind == "pitfall")
+    assert lesson.files == ["config/test.exs"]
+    assert worktree not in lesson.title + lesson.body
