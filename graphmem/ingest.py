@@ -150,8 +150,14 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
         provenance[item_id] = [o for o in draft.observation_ids if o in known]
     buried = memory.forgotten(provenance)
     items = [i for i in items if i.id not in buried]
-    saved = memory.add_items(items, files=files, symbols=symbols, observations=provenance,
-                             dedupe=True)
+    # What rules derive is identified by its key (a lesson by its error signature): it replaces
+    # only itself. What a person said may repeat or overrule what they said before.
+    derived = [i for i in items if i.source != m.Source.user]
+    stated = [i for i in items if i.source == m.Source.user]
+    saved = memory.add_items(derived, files=files, symbols=symbols, observations=provenance,
+                             dedupe=False, supersede=False)
+    saved += memory.add_items(stated, files=files, symbols=symbols, observations=provenance,
+                              dedupe=True)
     retire_vanished(memory, session_id, {i.id for i in items})
     return [i.id for i in saved], path
 

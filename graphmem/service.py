@@ -331,7 +331,8 @@ class Memory:
                 item = item.model_copy(update={"hit_count": previous["hit_count"],
                                                "created_at": previous["created_at"],
                                                "last_used_at": previous["last_used_at"],
-                                               "status": m.ItemStatus(previous["status"])})
+                                               "status": m.ItemStatus(previous["status"]),
+                                               "stale_reason": previous.get("stale_reason") or ""})
             if previous is None and not item.expire_at and not item.pinned:
                 item = item.model_copy(update={"expire_at": lifecycle.expire_at(
                     item.kind.value, item.created_at, item.pinned, self.config.ttl_days)})
