@@ -73,6 +73,17 @@ def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ..
     return (order, -weight, -item.updated_at)
 
 
+EVIDENCE_TAGS = frozenset({"verified", "commit", "unresolved", "user-stated"})
+
+
+def has_evidence(item: MemoryItem) -> bool:
+    """Whether an item has shown it is right: recorded on purpose (by the person, or by the agent
+    through memory_add), verified by a later pass, a record of what was committed or still
+    fails, confirmed by use, or pinned. What rules or an LLM inferred needs one of these."""
+    return (item.source.value in ("user", "agent") or item.pinned or item.hit_count > 0
+            or bool(EVIDENCE_TAGS.intersection(item.tags)))
+
+
 def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens) -> str:
     """`- kind: title [id]` with the title shortened so the line stays within line_tokens."""
     stale = " (stale)" if item.status.value == "stale" else ""
@@ -89,7 +100,7 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     header = "graphmem: what this project remembers (memory_search / memory_get for more)"
     summaries = [i for i in items if i.kind.value == "summary"]
     latest_summary = max(summaries, key=lambda i: i.created_at, default=None)
-    chosen = [i for i in items if i.kind.value != "summary"]
+    chosen = [i for i in items if i.kind.value != "summary" and has_evidence(i)]
     if latest_summary is not None:
         chosen.append(latest_summary)
     chosen.sort(key=lambda i: brief_priority(i, now, branch))

@@ -1,0 +1,105 @@
+"""The UserPromptSubmit hook hands back what bears on the prompt, from a warm owner, and nothing
+otherwise; real hook processes, a real owner, the real model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from graphmem import Config, Memory
+from graphmem.client import ask_running_owner, owner_running
+
+
+@pytest.fixture
+def env(home: Path) -> dict[str, str]:
+    return {**os.environ, "GRAPHMEM_HOME": str(home), "GRAPHMEM_NO_WORKER": "1",
+            "GRAPHMEM_OWNER_IDLE": "60"}
+
+
+def graphmem(repo: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "graphmem", *argv], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=180, check=True)
+
+
+def hook(repo: Path, env: dict[str, str], event: str, **payload: str) -> str:
+    body = {"session_id": "s-1", "cwd": str(repo), "hook_event_name": event, **payload}
+    done = subprocess.run([sys.executable, "-m", "graphmem.hooks", event, "--agent", "claude-code"],
+                          input=json.dumps(body), cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def wait_for(condition, seconds: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def stop_owner(data_dir: Path) -> None:
+    if owner_running(data_dir):
+        pid = ask_running_owner(data_dir, "ping", {}, project="", branch="", checkout=None,
+                                timeout=10)["pid"]
+        os.kill(int(pid), signal.SIGTERM)
+        wait_for(lambda: not owner_running(data_dir))
+
+
+@pytest.fixture
+def store(repo: Path, env: dict[str, str]):  # type: ignore[no-untyped-def]
+    graphmem(repo, env, "add", "--kind", "pitfall",
+             "`git push` fails with: The current branch has no upstream branch; "
+             "`git push --set-upstream origin <branch>` worked")
+    graphmem(repo, env, "add", "--kind", "env",
+             "assets/build.js uses relative entry points: run it from inside assets/ "
+             "(cd assets && node build.js)")
+    data_dir = Memory.data_dir_for(Config(home=Path(env["GRAPHMEM_HOME"]), cwd=repo))
+    yield data_dir
+    stop_owner(data_dir)
+
+
+def test_a_cold_prompt_starts_an_owner_and_the_next_prompt_gets_the_memory(
+        repo: Path, env: dict[str, str], store: Path) -> None:
+    prompt = "commit and push the work on this branch"
+    stop_owner(store)
+    assert hook(repo, env, "user-prompt", prompt=prompt) == ""
+    wait_for(lambda: owner_running(store))
+    wait_for(lambda: bool(hook(repo, env, "user-prompt", prompt=prompt)), 90)
+    out = json.loads(hook(repo, env, "user-prompt", prompt=prompt))
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "--set-upstream origin" in context and "build.js" not in context
+    assert len(context) / 4 <= 300
+
+
+def test_a_prompt_nothing_bears_on_adds_nothing(repo: Path, env: dict[str, str], store: Path) -> None:
+    stop_owner(store)
+    warming = {k: v for k, v in env.items() if k != "GRAPHMEM_NO_WORKER"}
+    hook(repo, warming, "session-start", source="startup")  # warms an owner for the first prompt
+    wait_for(lambda: owner_running(store))
+    wait_for(lambda: bool(hook(repo, env, "user-prompt", prompt="commit and push this branch")), 90)
+    for prompt in ("thanks!", "what a lovely afternoon for a walk in the park",
+                   "summarise the plot of Hamlet in two sentences"):
+        assert hook(repo, env, "user-prompt", prompt=prompt) == "", prompt
+
+
+def test_pings_do_not_keep_an_idle_owner_alive(repo: Path, env: dict[str, str], store: Path) -> None:
+    owner = subprocess.Popen([sys.executable, "-m", "graphmem", "owner", "--idle", "2"], cwd=repo,
+                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(lambda: owner_running(store))
+    deadline = time.monotonic() + 20
+    while owner.poll() is None and time.monotonic() < deadline:
+        try:
+            ask_running_owner(store, "ping", {}, project="", branch="", checkout=None, timeout=5)
+        except Exception:  # noqa: BLE001 - it may exit between the check and the ping
+            pass
+        time.sleep(0.3)
+    assert owner.poll() is not None, "the owner stayed up while only pinged"
