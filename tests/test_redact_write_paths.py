@@ -137,3 +137,13 @@ def test_hook_path_and_evidence_store_no_secret(owned: Path, repo: Path) -> None
     assert done.returncode == 0, done.stderr
     stop_owner(owned, repo)
     assert leaks(owned, ISSUE_SECRETS) == []
+
+
+def test_feedback_notes_store_no_secret(home: Path, repo: Path) -> None:
+    with Memory(Config(home=home, cwd=repo, embed=False)) as memory:
+        item = memory.add("Deploys need the staging key")
+        memory.feedback(item.id, "wrong", f"no, it is {AWS_KEY} now")
+        memory.update(item.id, tags=[f"key-{GITHUB}"])
+        assert "[REDACTED:aws_access_key_id]" in memory.get_item(item.id).stale_reason
+        data_dir = memory.dir
+    assert leaks(data_dir) == []
