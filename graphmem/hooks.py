@@ -278,10 +278,15 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     if not (data_dir / "graph.kuzu").exists():
         return
     tree = work_tree(event.cwd)
+    checkout = str(tree) if tree else None
     try:
+        status = ask_running_owner(data_dir, "ping", {}, project=str(project.root),
+                                   branch=project.branch, checkout=checkout, timeout=INJECT_WAIT)
+        if not status.get("model_loaded") or status.get("waiting"):
+            return  # still warming up, or busy: the prompt is not kept waiting for it
         text = ask_running_owner(data_dir, "prompt_context", {"prompt": event.text[:4000]},
                                  project=str(project.root), branch=project.branch,
-                                 checkout=str(tree) if tree else None, timeout=INJECT_WAIT)
+                                 checkout=checkout, timeout=INJECT_WAIT)
     except GraphmemError as exc:
         if not owner_running(data_dir):
             spawn_owner_detached(data_dir, event.cwd or str(project.root))

@@ -1648,6 +1648,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id)
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.conclusions(s.transcript, s.session_id)
+    drafts += lessons.findings(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:

@@ -54,9 +54,15 @@ _CONCLUSION = re.compile(
     r"fixed by|the fix (?:is|was)|the culprit|is caused by|was caused by|doesn't support|"
     r"does not support|(?:is|are) not supported|isn't supported|can't be used|cannot be used|"
     r"will fail|would fail|which fails)\b")
-_HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|likely|could be|seems?|"
+_CONSEQUENCE = re.compile(r"(?i)(?:i|we) (?:need|have|must|'ll need) to\b|so\b|instead\b|the fix\b|"
+                         r"therefore\b|this means\b|which means\b")
+_FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
+                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem))\W*$")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
+MAX_FINDINGS = 2
+_HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"i think|i suspect|not sure|guess)\b")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!])\s+(?=[A-Z`*(\"'])|\n+")
+_SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
 MAX_CONCLUSIONS = 3
 
@@ -328,12 +334,14 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 
 
 def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
-    """What the agent concluded after investigating, when it names code."""
+    """What the agent concluded after investigating, when it names code (with the consequence
+    it drew in the next sentence, if it drew one)."""
     drafts = []
     for msg in transcript:
         if msg.role != "assistant" or msg.sidechain or not msg.text:
             continue
-        for sentence in _sentences(msg.text):
+        sentences = _sentences(msg.text)
+        for n, sentence in enumerate(sentences):
             if len(sentence) < 30 or len(sentence) > 400 or sentence.endswith("?"):
                 continue
             if not _CONCLUSION.search(sentence) or not _CODE.search(sentence):
@@ -341,6 +349,9 @@ def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             if _HEDGE.search(sentence) or _ACTION.match(sentence):
                 continue
             text = " ".join(sentence.split())
+            follow = sentences[n + 1] if n + 1 < len(sentences) else ""
+            if _CONSEQUENCE.match(follow) and len(follow) < 300:
+                text += " " + " ".join(follow.split())
             drafts.append(Draft(
                 kind="fact", title=_short(text, 200), body=f"The agent concluded: {text}",
                 confidence=0.6, importance=0.6, source="rule",
@@ -362,3 +373,32 @@ def _short(text: str, limit: int) -> str:
 def _uniq(items: Iterable[str]) -> list[str]:
     seen: set[str] = set()
     return [x for x in items if x and not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+
+
+def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """The bullets under an agent's "Key findings:" (or "Root cause:") heading: what it learnt
+    from its research, in its own words."""
+    drafts = []
+    for msg in transcript:
+        if msg.role != "assistant" or msg.sidechain or not msg.text:
+            continue
+        lines = msg.text.splitlines()
+        for n, line in enumerate(lines):
+            if not _FINDINGS.search(line.replace("**", "")):
+                continue
+            bullets = []
+            for following in lines[n + 1 : n + 12]:
+                bullet = _BULLET.match(following)
+                if bullet:
+                    bullets.append(" ".join(bullet.group(1).replace("**", "").split()))
+                elif following.strip() and bullets:
+                    break
+            bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b)][:6]
+            if not bullets:
+                continue
+            drafts.append(Draft(
+                kind="fact", title=_short(bullets[0], 200),
+                body="The agent found:\n" + "\n".join(f"- {b}" for b in bullets),
+                confidence=0.65, importance=0.6, source="rule",
+                key=session_key(session_id, "findings", bullets[0].lower()), tags=["finding"]))
+    return drafts[-MAX_FINDINGS:]
