@@ -1198,7 +1198,8 @@ class Memory:
              returned: builtins.list[str], tokens: int) -> None:
         if self.read_only:
             return
-        record = {"ts": time.time(), "verb": verb, "project": self.project, "query": query[:500],
+        record = {"ts": time.time(), "verb": verb, "project": self.project,
+                  "query": self._redact(query[:1000])[:500],
                   "context": context, "candidates": candidates, "returned": returned,
                   "tokens": tokens}
         try:

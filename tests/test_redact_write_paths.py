@@ -147,3 +147,13 @@ def test_feedback_notes_store_no_secret(home: Path, repo: Path) -> None:
         assert "[REDACTED:aws_access_key_id]" in memory.get_item(item.id).stale_reason
         data_dir = memory.dir
     assert leaks(data_dir) == []
+
+
+def test_a_search_for_a_secret_leaves_no_secret_in_the_retrieval_log(home: Path,
+                                                                    repo: Path) -> None:
+    with Memory(Config(home=home, cwd=repo, embed=False)) as memory:
+        memory.add("Deploys need the staging key")
+        memory.search(f"where is {GITHUB} used")
+        data_dir = memory.dir
+    assert (data_dir / "retrieval.jsonl").exists()
+    assert leaks(data_dir) == []
