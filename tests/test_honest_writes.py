@@ -36,6 +36,19 @@ def titles(home: Path, repo: Path) -> list[str]:
         return sorted(r["title"] for r in memory.export_items())
 
 
+def journaled(journal: Path, before: int) -> bool:
+    """A whole record was added (a record caught half-written would be cut off, unstored)."""
+    try:
+        with journal.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size <= before:
+                return False
+            handle.seek(size - 1)
+            return handle.read(1) == b"\n"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_write_the_dead_owner_never_read_is_reported_not_stored(home: Path, repo: Path,
                                                                    env: dict[str, str]) -> None:
     pid = owner_pid(home, repo)
@@ -75,7 +88,7 @@ def test_a_write_the_journal_holds_is_reported_stored(home: Path, repo: Path, tm
                                   str(export)], cwd=repo, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while size() == before and time.monotonic() < deadline:
+    while not journaled(journal, before) and time.monotonic() < deadline:
         pass  # kill the owner as soon as the first op of the import is journaled
     os.kill(pid, signal.SIGKILL)
     out, err = importing.communicate(timeout=180)
