@@ -20,7 +20,9 @@ What is masked, as `[REDACTED:<kind>]`:
 - `password`/`passphrase`/`pwd`/`pw` in prose (`the password Tr1cky-Fox-88`, `pwd is ...`,
   `the passphrase 'purple monkey'`) when the value looks like one; a passphrase on a config line
   whole, not its first word; YAML block scalars under a secret-named key (`password: |`); a
-  value a REPL echoes under a secret-named expression (`os.environ['DD_APP_KEY']` then `'...'`);
+  value a REPL or shell echoes under a secret-named expression (`os.environ['DD_APP_KEY']`,
+  `print(DD_API_KEY)`, `echo $DD_API_KEY`, then the value alone on the next line); a 32-hex
+  Datadog key on a line that names Datadog;
   `auth=("user", "pw")` tuples;
 - base64 that decodes to text holding any of the above (`cG9zdGdyZXM6Ly9...` of a postgres URL);
 - high-entropy base64-like tokens of 20+ characters; e-mail addresses.
@@ -406,6 +408,13 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
         r"(?:sshpass\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a)\s*[\"']?([^\s\"']+)",
         "sshpass",
         "redis-cli",
+        group=1,
+    ),
+    _folded(
+        "datadog_key",
+        r"(?:datadog|\bdd_)[\w\-]*[\"']?[^\n]{0,40}?(?<![0-9a-f])([0-9a-f]{32})(?![0-9a-f])",
+        "datadog",
+        "dd_",
         group=1,
     ),
     _exact(
@@ -855,9 +864,14 @@ def _block_scalars(text: str) -> Iterator[Finding]:
 
 
 # `os.environ['DD_APP_KEY']` or `cfg.api_token` on one line, its value echoed by a REPL below.
-_ECHO_VALUE = re.compile(r"\n(?:Out\[\d+\]:[ \t]*)?([\"'])([^\"'\n]{6,})\1[ \t]*(?=\n|$)")
+_ECHO_VALUE = re.compile(
+    r"\n(?:Out\[\d+\]:[ \t]*)?(?:([\"'])([^\"'\n]{6,})\1|([^\s\"'<>(){}\[\]=]{12,}={0,2}))[ \t]*"
+    r"(?=\n|$)"
+)
+# `cfg.api_key`, `env['X_TOKEN']`, `getenv("X")`, `print(X)`, `$ echo $X`, `>>> X`
 _ECHO_NAME = re.compile(
-    r"(?:\[\s*[\"']|getenv\(\s*[\"']|\.get\(\s*[\"']|\.)([A-Za-z_][\w\-]*)[\"']?\s*[\])]?[ \t]*$"
+    r"(?:\[\s*[\"']|getenv\(\s*[\"']|\.get\(\s*[\"']|\.|echo\s+[\"']?\$\{?|print\(\s*|"
+    r"^(?:>>>|In \[\d+\]:|>)[ \t]+)([A-Za-z_][\w\-]*)[\"']?\s*[\])}]?[ \t]*$"
 )
 _AUTH_TUPLE = re.compile(r"auth\s*=\s*\(\s*([\"'])[^\"'\n]*\1\s*,\s*([\"'])([^\"'\n]+)\2")
 
@@ -865,9 +879,11 @@ _AUTH_TUPLE = re.compile(r"auth\s*=\s*\(\s*([\"'])[^\"'\n]*\1\s*,\s*([\"'])([^\"
 def _echoes(text: str) -> Iterator[Finding]:
     for match in _ECHO_VALUE.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
-        named = _ECHO_NAME.search(text, max(line_start, match.start() - 200), match.start())
-        if named and _named_secret(named.group(1), match.group(2)):
-            yield Finding(_secret_key_kind(named.group(1)) or "api_key", *match.span(2))
+        line = text[max(line_start, match.start() - 200) : match.start()]
+        named = _ECHO_NAME.search(line)
+        group = 2 if match.group(2) else 3
+        if named and _named_secret(named.group(1), match.group(group)):
+            yield Finding(_secret_key_kind(named.group(1)) or "api_key", *match.span(group))
     if "auth" in text:
         for match in _AUTH_TUPLE.finditer(text):
             if not _is_placeholder(match.group(3)):
