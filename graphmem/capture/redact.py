@@ -31,8 +31,10 @@ Deliberately NOT masked (public identifiers; masking them would blind retrieval)
 (git SHAs, sha256/md5 digests, docker ids: a hex secret is masked only when its name or prefix
 says so), UUIDs, lockfile integrity hashes (`sha512-...`, `sha256:...`, go.sum `h1:...`), base64
 that decodes to plain text, data URIs, file paths, CamelCase/snake_case/dotted identifiers,
-documented example keys (anything containing `EXAMPLE`), Stripe publishable keys (`pk_live_`,
-`pk_test_`) and placeholders (`<your-token>`, `${TOKEN}`, `xxx`, `changeme`, `example`).
+documented example keys (anything containing `EXAMPLE`, the Stripe and jwt.io documentation
+examples), Stripe publishable keys (`pk_live_`, `pk_test_`), placeholders (`<your-token>`,
+`${TOKEN}`, `xxx`, `sk-xxxx...`, `changeme`, `replace-me...`, `not-a-real-token`) and YAML tags
+(`password: !vault |`); UUIDs near `heroku` only under a key or token name.
 
 Users add rules with GRAPHMEM_REDACT_EXTRA (JSON list of regexes; group 1 is masked when present)
 and exempt strings with GRAPHMEM_REDACT_ALLOW (JSON list of regexes matched against the whole
@@ -159,7 +161,7 @@ def _tokens(text: str, depth: int = 0) -> list[Finding]:
             found.append(Finding("encoded_secret", start, match.end()))
             continue
         provider = _PROVIDER_PREFIX.search(token) and re.compile(_PROVIDER).search(token)
-        if provider and "EXAMPLE" not in token:
+        if provider and not _is_placeholder(provider.group()):
             kind = _PROVIDER_TOKENS[int(provider.lastgroup[1:])][0]  # type: ignore[index]
             found.append(Finding(kind, start + provider.start(), start + provider.end()))
             continue
@@ -347,7 +349,8 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
     ),
     _folded(
         "heroku_key",
-        r"heroku[\s\S]{0,120}?\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+        r"heroku[\w\-: ]{0,20}?(?:api[_\-]?key|token|password|secret)[\s\S]{0,60}?"
+        r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
         "heroku",
         group=1,
     ),
@@ -546,7 +549,18 @@ _PLACEHOLDER_WORDS = frozenset(
         "tbd",
     }
 )
+_PLACEHOLDER_PARTS = ("example", "xxxx", "not-a-real", "not_a_real", "replace-me", "replace_me",
+                      "change-me", "change_me", "changeme", "-here", "_here")
+_YAML_TAG = re.compile(r"![A-Za-z]+(?:\s|$)")  # `password: !vault |`, `!Ref DbPassword`
 _PUBLIC_KEYS = ("pk_live_", "pk_test_")
+# Keys and tokens published in vendors' documentation as examples; seen in code and READMEs.
+_DOCUMENTED = (
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
+        "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"  # jwt.io
+    ),
+)
 _IDENT_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
 _GLUED_PARENS = re.compile(r"[(\[][^)\]]*[)\]]\w")  # `Sv(Pa55)word`: not a call
@@ -670,7 +684,9 @@ def _is_placeholder(value: str) -> bool:
     lowered = v.lower()
     if lowered.startswith("your") or lowered in _SAFE_VALUES or v.endswith(("...", "\u2026")):
         return True
-    if lowered in _PLACEHOLDER_WORDS or "example" in lowered or v.startswith(_PUBLIC_KEYS):
+    if lowered in _PLACEHOLDER_WORDS or v.startswith(_PUBLIC_KEYS) or _YAML_TAG.match(v):
+        return True
+    if any(word in lowered for word in _PLACEHOLDER_PARTS):
         return True
     if _CONSTANT.fullmatch(v) and sum(c.isdigit() for c in v) < 3:
         return True
@@ -962,12 +978,25 @@ def scan(
             start, end = match.span(group)
             if start < end:
                 spans.append(Finding("custom", start, end))
+    if "_test_4eC39" in text or "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c" in text:
+        spans = _outside_documented(text, spans)
     allowed = _allow_patterns(allowlist)
     if allowed:
         spans = [s for s in spans if not any(p.fullmatch(text[s.start : s.end]) for p in allowed)]
     if "[REDACTED:" in text:
         spans = _outside_markers(text, spans)
     return _merge(spans)
+
+
+def _outside_documented(text: str, spans: list[Finding]) -> list[Finding]:
+    """Findings that lie inside a documented example key are dropped."""
+    examples = []
+    for example in _DOCUMENTED:
+        at = text.find(example)
+        while at != -1:
+            examples.append((at, at + len(example)))
+            at = text.find(example, at + 1)
+    return [s for s in spans if not any(a <= s.start and s.end <= b for a, b in examples)]
 
 
 _MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
