@@ -24,7 +24,8 @@ What is masked, as `[REDACTED:<kind>]`:
   `print(DD_API_KEY)`, `echo $DD_API_KEY`, then the value alone on the next line); a 32-hex
   Datadog key on a line that names Datadog;
   `auth=("user", "pw")` tuples;
-- base64 that decodes to text holding any of the above (`cG9zdGdyZXM6Ly9...` of a postgres URL);
+- base64 that decodes to text holding any of the above (`cG9zdGdyZXM6Ly9...` of a postgres URL),
+  also when `base64` wrapped it over several lines;
 - high-entropy base64-like tokens of 20+ characters; e-mail addresses.
 
 Deliberately NOT masked (public identifiers; masking them would blind retrieval): pure hex strings
@@ -157,9 +158,11 @@ def _tokens(text: str, depth: int = 0) -> list[Finding]:
         token, start = match.group(), match.start()
         if _HEX.fullmatch(token) or _UUID.fullmatch(token):
             continue
-        if depth < 1 and token[0] in _TEXT_B64_FIRST and _wraps_secret(token):
-            found.append(Finding("encoded_secret", start, match.end()))
-            continue
+        if depth < 1 and token[0] in _TEXT_B64_FIRST:
+            block_end = _wrapped_block(text, start, match.end())
+            if block_end > 0 or _wraps_secret(token):
+                found.append(Finding("encoded_secret", start, max(block_end, match.end())))
+                continue
         provider = _PROVIDER_PREFIX.search(token) and re.compile(_PROVIDER).search(token)
         if provider and not _is_placeholder(provider.group()):
             kind = _PROVIDER_TOKENS[int(provider.lastgroup[1:])][0]  # type: ignore[index]
@@ -924,6 +927,24 @@ def _named_secret(name: str, value: str) -> bool:
 # The first character of every 4-character group of base64 of ASCII text is one of these.
 _TEXT_B64 = re.compile(r"[I-Za-f]+")
 _TEXT_B64_FIRST = frozenset("IJKLMNOPQRSTUVWXYZabcdef")
+
+
+# `base64` and PEM wrap long output at 76 or 64 characters: such a block is decoded whole.
+_B64_LINE = re.compile(r"[A-Za-z0-9+/]{1,76}={0,2}(?=\n|$)")
+
+
+def _wrapped_block(text: str, start: int, end: int) -> int:
+    """The end of a wrapped base64 block whose first line is text[start:end], or -1."""
+    if not 60 <= end - start <= 76 or text[end : end + 1] != "\n" or "_" in text[start:end]:
+        return -1
+    lines = [text[start:end]]
+    at = end + 1
+    while (line := _B64_LINE.match(text, at)) and len(lines[-1]) == end - start:
+        lines.append(line.group())
+        at = line.end() + 1
+    if len(lines) < 2 or not _wraps_secret("".join(lines)):
+        return -1
+    return at - 1
 
 
 def _wraps_secret(token: str) -> bool:
