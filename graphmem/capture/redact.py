@@ -17,6 +17,8 @@ What is masked, as `[REDACTED:<kind>]`:
 - values of secret-named assignments (`*_TOKEN=`, `*_SECRET=`, `*_KEY=`, `PASSWORD=`, `passwd:`,
   JSON/YAML keys, CLI flags, `Authorization:`/`Cookie:` headers); the name is kept so memory still
   says which variable was set;
+- a key-like value right after `key`/`token`/`secret` in prose (`the API key is 3f9a...`),
+  `login ... -p VALUE` (docker, podman, az);
 - `password`/`passphrase`/`pwd`/`pw` in prose (`the password Tr1cky-Fox-88`, `pwd is ...`,
   `the passphrase 'purple monkey'`) when the value looks like one; a passphrase on a config line
   whole, not its first word; YAML block scalars under a secret-named key (`password: |`); a
@@ -409,6 +411,7 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
     ),
     _folded("password", r"curl\b[^\n]*?\s(?:-u|--user)\s*[\"']?([^\s\"']+)", "curl", group=1),
     _folded("password", r"mysql(?:dump|admin)?\b[^\n]*?\s-p([^\s\"']+)", "mysql", group=1),
+    _folded("password", r"\blogin\b[^\n]*?\s-p[ \t]+[\"']?([^\s\"']+)", "login", group=1),
     _folded(
         "password",
         r"(?:sshpass\b[^\n]*?\s-p|redis-cli\b[^\n]*?\s-a)\s*[\"']?([^\s\"']+)",
@@ -566,6 +569,7 @@ _DOCUMENTED = (
 )
 _IDENT_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
+_KEY_PATH = re.compile(r"[A-Za-z_][\w\-]*(?::[\w\-]+){2,}")
 _GLUED_PARENS = re.compile(r"[(\[][^)\]]*[)\]]\w")  # `Sv(Pa55)word`: not a call
 _CODE_IDENT = re.compile(r"[A-Za-z_][a-z0-9]*(?:_[A-Za-z0-9]+|[a-z][A-Z][A-Za-z]*)+")
 _EXPRESSION_TAIL = re.compile(r"[ \t]+[-+*/|&%][ \t]")
@@ -674,6 +678,8 @@ def _weak_value(name: str, value: str) -> bool:
         return value.isdigit() and len(value) < 6 and not is_password
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)
+    if _KEY_PATH.fullmatch(value):  # `cache key: user:42:profile:v2`: a cache or routing key
+        return True
     return len(value) < 12 or not (has_digit and has_alpha) or " " in value.strip()
 
 
@@ -843,6 +849,21 @@ def _prose(text: str, lowered: str) -> Iterator[Finding]:
 _PASSWORD_SYMBOLS = frozenset("!@#$%^&*?~+=")
 
 
+# `the API key is 3f9a...`, `the token: 9f8e...`: a key-like value right after a key's name.
+_PROSE_KEY = re.compile(r"(?:key|token|secret)(?:[ \t]+(?:is|was|now|=)|:)+[ \t]+([^\s]{16,})")
+
+
+def _prose_keys(text: str) -> Iterator[Finding]:
+    for match in _PROSE_KEY.finditer(text):
+        value = match.group(1).rstrip(".,;:)]}>\"'`")
+        start = match.start(1)
+        if value[:1] in "\"'`":
+            value, start = value[1:], start + 1
+        hex_key = len(value) >= 16 and _HEX.fullmatch(value) and not value.isdigit()
+        if (hex_key or _looks_random(value)) and not _is_placeholder(value):
+            yield Finding("api_key", start, start + len(value))
+
+
 def _password_like(value: str) -> bool:
     """A word a person would not write in prose: letters with digits or symbols, no code shape."""
     if not 6 <= len(value) <= 100 or _is_placeholder(value) or "://" in value or "/" in value:
@@ -989,6 +1010,7 @@ def scan(
         spans.extend(_assignments(text, lowered, same_length))
         if same_length:
             spans.extend(_prose(text, lowered))
+            spans.extend(_prose_keys(text))
         spans.extend(_block_scalars(text))
         spans.extend(_echoes(text))
     if "@" in text:
