@@ -207,19 +207,31 @@ def open_memory(config: Config | None = None, *, owner: bool | None = None,
 
 def ask_running_owner(data_dir: Path, method: str, kwargs: dict[str, Any], *, project: str,
                       branch: str, checkout: str | None, timeout: float) -> Any:
-    """One call to an owner that is already running, waiting at most `timeout` seconds; the
-    hooks' path (no pydantic: only plain results come back). Raises OwnerUnavailable."""
-    memory = RemoteMemory(None, data_dir, project, branch, start=False)
-    memory.checkout = checkout
+    """One call to an owner that is already running, answered within `timeout` seconds or not
+    at all (no retry, no start): the hooks' path. Raises OwnerUnavailable."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
     try:
-        memory._connect()
-        assert memory._sock is not None
-        memory._sock.settimeout(timeout)
-        return memory._request(method, (), kwargs)
+        sock.connect(socket_address(data_dir))
+        if not same_user(sock, protected_by_dir=not ABSTRACT_SOCKETS):
+            raise errors.OwnerUnavailable(f"the owner address of {data_dir} is not held by you")
+        request = {"method": method, "args": [], "kwargs": codec.encode(kwargs),
+                   "context": {"project": project, "branch": branch, "actor": "hook",
+                               "checkout": checkout}}
+        sock.sendall((json.dumps(request, ensure_ascii=False) + "\n").encode())
+        with sock.makefile("rb") as reader:
+            line = reader.readline()
     except (OSError, ValueError) as exc:
         raise errors.OwnerUnavailable(f"owner of {data_dir} did not answer {method}: {exc}") from exc
     finally:
-        memory.close()
+        sock.close()
+    if not line:
+        raise errors.OwnerUnavailable(f"owner of {data_dir} closed the connection")
+    response = json.loads(line)
+    if not response.get("ok"):
+        error = response.get("error") or {}
+        raise getattr(errors, error.get("type", ""), errors.GraphmemError)(error.get("message", ""))
+    return codec.decode(response["result"])
 
 
 def spawn_owner_detached(data_dir: Path, cwd: str) -> None:

@@ -167,7 +167,8 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         return {"pid": os.getpid(), "data_dir": str(self.memory.dir), "served": self.served,
                 "waiting": self.waiting, "started": self.started,
                 "idle_seconds": round(time.monotonic() - self.last_activity, 1),
-                "model_loaded": bool(getattr(self.memory, "model_loaded", False))}
+                "model_loaded": bool(getattr(self.memory, "model_loaded", False)),
+                "busy": self.lock.locked()}
 
     def _log(self, method: str, seconds: float, size: int, error: Any) -> None:
         record = {"ts": time.time(), "method": method, "ms": round(seconds * 1000, 2),

@@ -925,6 +925,9 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
     if not session_id and transcript is not None:
         session_id = getattr(transcript, "session_id", "") or ""
     paths = _Paths(events)
+    if not paths.roots and transcript is not None:
+        cwds = Counter(m.cwd for m in transcript if getattr(m, "cwd", "").startswith("/"))
+        paths.roots = [cwds.most_common(1)[0][0].rstrip("/")] if cwds else []
     runs: list[_Run] = []
     for ev in events:
         if ev.event != "post-tool" or not ev.command.strip() or ev.interrupted:
