@@ -850,18 +850,27 @@ _PASSWORD_SYMBOLS = frozenset("!@#$%^&*?~+=")
 
 
 # `the API key is 3f9a...`, `the token: 9f8e...`: a key-like value right after a key's name.
-_PROSE_KEY = re.compile(r"(?:key|token|secret)(?:[ \t]+(?:is|was|now|=)|:)+[ \t]+([^\s]{16,})")
+_PROSE_KEY = re.compile(r"(?:[ \t]+(?:is|was|now|=)|:)+[ \t]+([^\s]{16,})")
 
 
-def _prose_keys(text: str) -> Iterator[Finding]:
-    for match in _PROSE_KEY.finditer(text):
-        value = match.group(1).rstrip(".,;:)]}>\"'`")
-        start = match.start(1)
-        if value[:1] in "\"'`":
-            value, start = value[1:], start + 1
-        hex_key = len(value) >= 16 and _HEX.fullmatch(value) and not value.isdigit()
-        if (hex_key or _looks_random(value)) and not _is_placeholder(value):
-            yield Finding("api_key", start, start + len(value))
+def _prose_keys(text: str, lowered: str) -> Iterator[Finding]:
+    for word in ("key", "token", "secret"):  # str.find, then a match: far cheaper than a search
+        at = lowered.find(word)
+        while at != -1:
+            match = _PROSE_KEY.match(text, at + len(word))
+            at = lowered.find(word, at + 1)
+            if match:
+                yield from _prose_key(match)
+
+
+def _prose_key(match: re.Match[str]) -> Iterator[Finding]:
+    value = match.group(1).rstrip(".,;:)]}>\"'`")
+    start = match.start(1)
+    if value[:1] in "\"'`":
+        value, start = value[1:], start + 1
+    hex_key = len(value) >= 16 and _HEX.fullmatch(value) and not value.isdigit()
+    if (hex_key or _looks_random(value)) and not _is_placeholder(value):
+        yield Finding("api_key", start, start + len(value))
 
 
 def _password_like(value: str) -> bool:
@@ -905,7 +914,7 @@ def _block_scalars(text: str) -> Iterator[Finding]:
 
 # `os.environ['DD_APP_KEY']` or `cfg.api_token` on one line, its value echoed by a REPL below.
 _ECHO_VALUE = re.compile(
-    r"\n(?:Out\[\d+\]:[ \t]*)?(?:([\"'])([^\"'\n]{6,})\1|([^\s\"'<>(){}\[\]=]{12,}={0,2}))[ \t]*"
+    r"\n(?:Out\[\d+\]:[ \t]*)?(?:([\"'])([^\"'\n]{6,})\1|([^\s\"'<>(){}\[\]=]{12,}+={0,2}))[ \t]*"
     r"(?=\n|$)"
 )
 # `cfg.api_key`, `env['X_TOKEN']`, `getenv("X")`, `print(X)`, `$ echo $X`, `>>> X`
@@ -1010,7 +1019,7 @@ def scan(
         spans.extend(_assignments(text, lowered, same_length))
         if same_length:
             spans.extend(_prose(text, lowered))
-            spans.extend(_prose_keys(text))
+            spans.extend(_prose_keys(text, lowered))
         spans.extend(_block_scalars(text))
         spans.extend(_echoes(text))
     if "@" in text:
