@@ -60,8 +60,12 @@ _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i fo
                        r"diagnosis|summary of (?:the )?(?:findings|issue|problem))\W*$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_FINDINGS = 2
+_PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|investigate|update|"
+                   r"handle|figure|understand|see|find|debug)\b")
+_PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue is clear\s*[—–-]+\s*|"
+                       r"(?:ok|okay|good|great),?\s+)")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
-                    r"i think|i suspect|not sure|guess)\b")
+                    r"looks like|i think|i suspect|not sure|guess)\b")
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
 MAX_CONCLUSIONS = 3
@@ -92,6 +96,7 @@ class Lesson:
     verified: bool = False
     edits: list[_Call] = field(default_factory=list)
     commands: list[_Call] = field(default_factory=list)
+    late: bool = False  # in the last fifth of the session: a failure it may have ended on
 
 
 def is_command_failure(tool: str, is_error: bool, text: str) -> bool:
@@ -171,7 +176,10 @@ def explanation(text: str, limit: int = 2) -> list[str]:
     """The sentences of an agent's message that say why, not what it will do next."""
     picked: list[str] = []
     for sentence in _sentences(text)[:8]:
-        if len(sentence) < 20 or sentence.endswith("?") or _ACTION.match(sentence):
+        sentence = _PREAMBLE.sub("", sentence)
+        if not picked and (_PLAN.match(sentence) or _HEDGE.match(sentence)):
+            continue
+        if (len(sentence) < 20 or sentence.endswith(("?", ":")) or _ACTION.match(sentence)):
             if picked:
                 break
             continue
@@ -210,7 +218,9 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
             lesson.diagnosis = _diagnosis_after(call.pos, prose, calls)
             lessons.append(lesson)
             open_.append(lesson)
+    final = max((c.pos for c in calls), default=0)
     for lesson in lessons:
+        lesson.late = lesson.call.pos >= 0.8 * final
         end = lesson.fixed_by.pos if lesson.fixed_by else lesson.call.pos
         between = [c for c in calls if lesson.call.pos < c.pos < end or
                    (c.pos == end and lesson.fixed_by is not None and c is not lesson.fixed_by
@@ -295,8 +305,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
 
 
 def open_failures(lessons: list[Lesson]) -> list[Lesson]:
-    """Failures nothing later resolved (the last run of that command still failed)."""
-    return [lesson for lesson in lessons if lesson.fixed_by is None]
+    """Failures nothing later resolved, near the session's end (earlier ones it moved past)."""
+    return [lesson for lesson in lessons if lesson.fixed_by is None and lesson.late]
 
 
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')

@@ -257,3 +257,15 @@ def test_a_worktree_sessions_paths_are_relative_to_its_checkout() -> None:
     lesson = next(d for d in session.end() if d.kind == "pitfall")
     assert lesson.files == ["config/test.exs"]
     assert worktree not in lesson.title + lesson.body
+
+
+def test_only_a_failure_the_session_ended_on_is_left_open() -> None:
+    session = Session().run("source scripts/lib/trace_context.sh && rand_hex 16",
+                            "Exit code 1\n(eval):1: permission denied:", error=True)
+    for n in range(8):
+        session.run(f"mix test test/a{n}_test.exs", "3 tests, 0 failures")
+    drafts = session.run("mix dialyzer", "Exit code 2\nlib/a.ex:12:pattern_match The pattern can never "
+                         "match", error=True).say("The pattern `{:ok, ctx}` can never match: "
+                                                  "current_span_ctx returns a record.").end()
+    tasks = [d.title for d in drafts if d.kind == "task"]
+    assert len(tasks) == 1 and "mix dialyzer" in tasks[0]
