@@ -724,6 +724,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         error = from_os_error(exc, f"during {args.command}")
         print(f"graphmem: error: {error}", file=sys.stderr)
         return error.exit_code
+    except Exception as exc:  # one line, not a traceback, unless asked for
+        if os.environ.get("GRAPHMEM_DEBUG"):
+            raise
+        print(f"graphmem: internal error in {args.command}: {type(exc).__name__}: {exc} "
+              "(GRAPHMEM_DEBUG=1 shows where; please report it)", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -101,7 +101,7 @@ class KuzuStore:
                                      for row in self._rows("CALL SHOW_INDEXES() RETURN *"))
         except GraphmemError:
             raise
-        except (RuntimeError, OSError) as exc:
+        except (RuntimeError, OSError, MemoryError) as exc:  # a damaged file: std::bad_alloc
             raise _translate(exc, path) from exc
 
     # ----- schema -------------------------------------------------------------------------
