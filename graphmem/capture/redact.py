@@ -28,7 +28,8 @@ What is masked, as `[REDACTED:<kind>]`:
   `auth=("user", "pw")` tuples;
 - base64 that decodes to text holding any of the above (`cG9zdGdyZXM6Ly9...` of a postgres URL),
   also when `base64` wrapped it over several lines;
-- high-entropy base64-like tokens of 20+ characters; e-mail addresses.
+- high-entropy base64-like tokens of 20+ characters (not after `public key:` or an SSH key
+  type); e-mail addresses.
 
 Deliberately NOT masked (public identifiers; masking them would blind retrieval): pure hex strings
 (git SHAs, sha256/md5 digests, docker ids: a hex secret is masked only when its name or prefix
@@ -97,6 +98,13 @@ _PROVIDER_TOKENS = (
     ("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
     ("linear_key", r"lin_api_[A-Za-z0-9]{40}"),
     ("heroku_key", r"HRKU-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", r"xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{20,}"),
+    ("mailgun_key", r"key-(?=[0-9a-z]*[g-z])[0-9a-z]{32}"),
+    ("databricks_token", r"dapi[0-9a-f]{32}(?:-\d)?"),
+    ("newrelic_key", r"NRAK-[A-Z0-9]{27}"),
+    ("grafana_token", r"gl(?:sa|c)_[A-Za-z0-9_]{32,}"),
+    ("square_token", r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,60}"),
+    ("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{50,70}"),
 )
 _PROVIDER = (
     r"(?<![A-Za-z0-9])(?:"
@@ -109,7 +117,7 @@ _PROVIDER_PREFIX = re.compile(
     r"|A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)"
     r"|gh[pousr]_|github_pat_|gl[a-z]{2,6}-|xox|AIza|GOCSPX-|SK[0-9a-fA-F]|npm_|pypi-|hf_"
     r"|do[opr]_v1_"
-    r"|shp[a-z]{2}_|PMAK-|lin_api_|HRKU-)"
+    r"|shp[a-z]{2}_|PMAK-|lin_api_|HRKU-|xapp-|key-|dapi|NRAK-|gl(?:sa|c)_|sq0|AGE-SECRET-KEY-)"
 )
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -118,6 +126,8 @@ _HUMPS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _HASH_CONTEXT = re.compile(r"(?:sha\d{1,3}[-:=]|md5[-:=]|h1:|base64,)[-_=]*$", re.IGNORECASE)
 _PUBLIC_KEY_CONTEXT = re.compile(
     r"(?:ssh-[a-z0-9]+|ecdsa-sha2-[a-z0-9]+|sk-[a-z0-9-]+@openssh\.com)\s+$"
+    r"|public[ _\-]?key[\"']?\s*[:=]\s*[\"']?$",
+    re.IGNORECASE,
 )
 _SEPARATORS = re.compile(r"[-_/]+")
 # Integrity hashes, and object ids that APIs print in normal output (tool calls, requests, Stripe
@@ -370,6 +380,7 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
     ),
     _exact("azure_client_secret", r"[A-Za-z0-9_~.\-]{3}8Q~[A-Za-z0-9_~.\-]{31,34}", "8Q~"),
     _exact("jwt", r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*", "eyJ"),
+    _exact("mailchimp_key", r"(?<![0-9a-f])[0-9a-f]{32}-us\d{1,2}\b", "-us"),
     _exact("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}", "SG."),
     _exact("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}", "hvs.", "hvb.", "hvr."),
     _exact("google_oauth", r"ya29\.[0-9A-Za-z_\-]{20,}", "ya29."),
@@ -598,7 +609,7 @@ def _assignments(text: str, lowered: str, same_length: bool) -> Iterator[Finding
         if quote and (name_start == 0 or text[name_start - 1] != quote):
             continue
         name = text[name_start : match.end(1)]
-        if not _keyword_ends_name(name, keyword):
+        if not _keyword_ends_name(name, keyword) or _public_name(text, name_start, name):
             continue
         if _looks_like_code(name, value) or _weak_value(name, value):
             continue
@@ -622,6 +633,12 @@ def _phrase_end(text: str, end: int) -> int:
     """Where an unquoted value that runs on in plain words to the end of its line ends."""
     tail = _PHRASE_TAIL.match(text, end)
     return tail.end() if tail else end
+
+
+def _public_name(text: str, name_start: int, name: str) -> bool:
+    """`public_key=`, `publicKey:`, `# public key: age1...`: published on purpose."""
+    before = text[max(0, name_start - 8) : name_start].rstrip(" \t").lower()
+    return "public" in name.lower() or "pub_" in name.lower() or before.endswith("public")
 
 
 def _keyword_ends_name(name: str, keyword: str) -> bool:
@@ -869,6 +886,8 @@ def _prose_key(match: re.Match[str]) -> Iterator[Finding]:
     if value[:1] in "\"'`":
         value, start = value[1:], start + 1
     hex_key = len(value) >= 16 and _HEX.fullmatch(value) and not value.isdigit()
+    if _public_context(match.string, start):
+        return
     if (hex_key or _looks_random(value)) and not _is_placeholder(value):
         yield Finding("api_key", start, start + len(value))
 
