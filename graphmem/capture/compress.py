@@ -1570,7 +1570,7 @@ _COMMIT_MSG = re.compile(
 
 
 _TRAILER = re.compile(r"(?im)^(?:co-authored-by|signed-off-by|change-id|generated with)\b.*$|^🤖.*$")
-MAX_COMMIT_ITEMS = 3
+MAX_COMMIT_ITEMS = 2
 
 
 def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
@@ -1613,12 +1613,15 @@ def _commit_rules(s: _Session) -> list[Draft]:
     return drafts
 
 
+_AGENT_ACTION = re.compile(r"(?i)(?:let me|let's|now i'll|i'll|i will|next,? i)\b")
+
+
 def _closing_words(s: _Session) -> str:
     """The agent's last substantive words, without headings and filler."""
     text = _last_agent_message(s)
     for line in text.splitlines():
         line = re.sub(r"^[#>*\s-]+|\*+", "", line).strip()
-        if len(line) > 25 and not line.endswith(("?", ":")):
+        if len(line) > 25 and not line.endswith(("?", ":")) and not _AGENT_ACTION.match(line):
             return line
     return ""
 
@@ -1650,7 +1653,9 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id)
     drafts += lessons.user_answers(s.transcript, s.session_id)
-    drafts += lessons.conclusions(s.transcript, s.session_id)
+    said = " ".join(d.title for d in drafts).lower()
+    drafts += [d for d in lessons.conclusions(s.transcript, s.session_id)
+               if d.title.lower().rstrip(".…")[-80:] not in said]
     drafts += lessons.findings(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:
         cmd = lesson.call.command

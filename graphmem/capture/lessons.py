@@ -97,6 +97,7 @@ class Lesson:
     edits: list[_Call] = field(default_factory=list)
     commands: list[_Call] = field(default_factory=list)
     late: bool = False  # in the last fifth of the session: a failure it may have ended on
+    typed: bool = True  # the error says what failed, not only where (`a_test.exs:734: (test)`)
 
 
 def is_command_failure(tool: str, is_error: bool, text: str) -> bool:
@@ -214,7 +215,8 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
             if sig is None or any(o.sig == sig.key and o.call.command is not None
                                   and equivalent(cmd, o.call.command) for o in open_):
                 continue
-            lesson = Lesson(call, sig.text, sig.key)
+            lesson = Lesson(call, sig.text, sig.key,
+                            typed=len(re.findall(r"[A-Za-z]{3,}", sig.message)) >= 3)
             lesson.diagnosis = _diagnosis_after(call.pos, prose, calls)
             lessons.append(lesson)
             open_.append(lesson)
@@ -271,8 +273,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         same_line = fixed.command.main == cmd.main and not edit_files and not other
         if same_line and not lesson.diagnosis:
             continue  # passed again unchanged: nothing learnt, maybe flaky
-        if not lesson.diagnosis and not edit_files and fixed.command.main == cmd.main:
-            continue
+        if not lesson.diagnosis and (fixed.command.main == cmd.main or not lesson.typed):
+            continue  # no word of why, and no other command that made it pass: nothing to learn
         fix_parts = []
         if fixed.command.main != cmd.main:
             fix_parts.append(f"`{_short(fixed.command.raw, 120)}` worked")
