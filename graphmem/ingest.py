@@ -133,8 +133,16 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
         return [], path
     branch = next((e.branch for e in events if e.branch), memory.branch)
     items, files, symbols, provenance = [], {}, {}, {}
+    ids = {d.key: DERIVED_PREFIX + hashlib.sha1(f"{memory.project}\0{d.key}".encode()).hexdigest()[:15]
+           for d in drafts}
+    earlier = {r["id"]: r for r in memory.store.get_items(list(ids.values()))}
     for draft in drafts:
-        item_id = DERIVED_PREFIX + hashlib.sha1(f"{memory.project}\0{draft.key}".encode()).hexdigest()[:15]
+        item_id = ids[draft.key]
+        before = earlier.get(item_id)
+        if before is not None and (before["session_id"] != session_id or "recurring" in before["tags"]):
+            # The same lesson met again in another session: a pitfall that recurs.
+            draft.tags = [*draft.tags, "recurring"]
+            draft.importance = min(1.0, draft.importance + 0.1)
         created = max((e.ts for e in events if e.id in set(draft.observation_ids)),
                       default=time.time())
         items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,

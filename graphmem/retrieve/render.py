@@ -64,6 +64,8 @@ def explain_table(scored: Sequence[tuple[str, float]], channel_ranks: dict[str, 
 def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ...]:
     """Lower sorts first: the last summary and open tasks, then conventions, env, decisions, pitfalls."""
     order = BRIEF_ORDER.get(item.kind.value, 9)
+    if "recurring" in item.tags:
+        order = min(order, BRIEF_ORDER["convention"])  # met in several sessions: worth knowing first
     age_days = (now - item.updated_at) / 86_400
     if item.kind.value == "pitfall" and age_days > 30:
         order += 4

@@ -4,6 +4,7 @@ they matter): who said what, which failures were failures, and what fixed them."
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ class Session:
         self.sid = session_id
         self.records: list[dict[str, Any]] = []
         self.events: list[HookEvent] = []
-        self.t = 1_700_000_000.0
+        self.t = time.time() - 3600
         self.n = 0
 
     def _record(self, kind: str, content: Any, cwd: str = ROOT, **extra: Any) -> None:

@@ -1,0 +1,58 @@
+"""Sessions ingested into a real store: lessons met again are one item, marked as recurring, and
+the brief shows it; items are keyed, not merged by similarity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from graphmem.capture.event import HookEvent
+from graphmem.ingest import compress_session, observation_of
+from graphmem.store.base import ItemFilter
+from tests.capture.test_lessons import PUSH_FAIL, ROOT, Session
+
+
+def ingest(memory: Any, session: Session, tmp_path: Path) -> None:
+    path = tmp_path / f"{session.sid}.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in session.records))
+    events = [*session.events, HookEvent("session-end", "claude-code", session.sid, ROOT, ROOT,
+                                         ts=session.t + 1)]
+    for event in events:
+        event.transcript_path, event.project = str(path), memory.project
+    memory.put_observations([observation_of(e) for e in events])
+    compress_session(memory, session.sid)
+
+
+def live(memory: Any) -> list[dict[str, Any]]:
+    return memory.store.list_items(ItemFilter(project=memory.project, statuses=("active",)), limit=100)
+
+
+def test_a_pitfall_met_in_two_sessions_is_one_recurring_item_the_brief_shows(memory: Any,
+                                                                             tmp_path: Path) -> None:
+    for sid, branch in (("s-a", "spotter-fum"), ("s-b", "spotter-dov")):
+        session = (Session(sid).run("git push 2>&1", "Exit code 128\n" + PUSH_FAIL.replace("spotter-fum", branch),
+                                    error=True)
+                   .run(f"git push --set-upstream origin {branch} 2>&1", "branch set up"))
+        ingest(memory, session, tmp_path)
+    pushes = [r for r in live(memory) if "no upstream branch" in r["title"]]
+    assert len(pushes) == 1 and "recurring" in pushes[0]["tags"]
+    brief = memory.brief()
+    assert brief.lines[0].startswith("- last session:")
+    assert any(pushes[0]["id"] in line for line in brief.lines[1:3])
+
+
+def test_two_lessons_about_one_test_file_stay_two_items(memory: Any, tmp_path: Path) -> None:
+    session = (Session("s-c")
+               .run("mix test test/live_test.exs", "Exit code 2\n** (RuntimeError) no :secret_key_base "
+                    "configuration found in SpotterWeb.Endpoint.", error=True)
+               .say("The test config is missing `secret_key_base` for SpotterWeb.Endpoint.")
+               .edit("config/test.exs", "import Config", "import Config\nconfig :spotter, SpotterWeb.Endpoint")
+               .run("mix test test/live_test.exs", "Exit code 2\n** (RuntimeError) Phoenix LiveView requires "
+                    "lazy_html as a test dependency.", error=True)
+               .say("Need `lazy_html` as a test dependency for LiveView tests.")
+               .edit("mix.exs", "deps", "deps {:lazy_html, only: :test}")
+               .run("mix test test/live_test.exs", "5 tests, 0 failures"))
+    ingest(memory, session, tmp_path)
+    titles = [r["title"] for r in live(memory) if r["kind"] == "pitfall"]
+    assert len(titles) == 2, titles
