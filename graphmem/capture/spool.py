@@ -193,8 +193,13 @@ class Spool:
             current = os.stat(self.path)
         except FileNotFoundError:
             return 0
-        if inode != current.st_ino or offset > current.st_size:
+        if offset > current.st_size:
             return 0
+        if inode != current.st_ino:
+            # A copied or restored store has new inodes: the same first record says same spool.
+            head = fields[2] if len(fields) > 2 else ""
+            if not head or head != self._first_line_digest():
+                return 0
         return offset
 
     def commit(self, offset: int) -> None:
@@ -208,11 +213,23 @@ class Spool:
     def _write_offset(self, offset: int, inode: int) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = self.offset_path.with_name(f".consumed.offset.{os.getpid()}.tmp")
+        head = self._first_line_digest() if inode else ""
         with open(tmp, "w") as handle:
-            handle.write(f"{offset} {inode}\n")
+            handle.write(f"{offset} {inode} {head}\n".replace(" \n", "\n"))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.offset_path)
+
+    def _first_line_digest(self) -> str:
+        """The spool's first complete record, hashed: it never changes while the file lives."""
+        import hashlib  # not on the per-tool-call path: only the consumer commits offsets
+
+        try:
+            with open(self.path, "rb") as handle:
+                first = handle.readline(1 << 20)
+        except OSError:
+            return ""
+        return hashlib.sha1(first).hexdigest()[:16] if first.endswith(b"\n") else ""
 
     def pending_bytes(self) -> int:
         """Bytes appended but not yet consumed: the spool lag `graphmem doctor` reports."""

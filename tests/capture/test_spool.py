@@ -189,3 +189,19 @@ def test_awkward_text_stays_on_one_valid_line(tmp_path: Path, text: str) -> None
     assert spool.path.read_bytes().count(b"\n") == 1
     got, _ = spool.read_from(0)
     assert len(got) == 1 and got[0].text.startswith(text.split()[0])
+
+
+def test_a_copied_store_resumes_where_its_spool_was_consumed(tmp_path: Path) -> None:
+    import shutil
+
+    original = Spool(tmp_path / "a" / "spool")
+    for n in range(3):
+        original.append(HookEvent("post-tool", session_id="s", text=f"run {n}"))
+    events, offset = original.read_from(0, 1 << 20)
+    original.commit(offset)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")  # new inodes, same records
+    copy = Spool(tmp_path / "b" / "spool")
+    assert len(events) == 3 and copy.committed() == offset and copy.pending_bytes() == 0
+    (tmp_path / "b" / "spool" / "events.jsonl").write_text("")  # another spool under that name
+    copy.append(HookEvent("post-tool", session_id="s", text="new"))
+    assert copy.committed() == 0
