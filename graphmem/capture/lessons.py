@@ -63,9 +63,10 @@ MAX_FINDINGS = 2
 _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|investigate|update|"
                    r"handle|figure|understand|see|find|debug)\b")
 _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue is clear\s*[—–-]+\s*|"
-                       r"(?:ok|okay|good|great),?\s+)")
+                       r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
+_INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
-                    r"looks like|i think|i suspect|not sure|guess)\b")
+                    r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|not sure|guess)\b")
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
 MAX_CONCLUSIONS = 3
@@ -180,7 +181,8 @@ def explanation(text: str, limit: int = 2) -> list[str]:
         sentence = _PREAMBLE.sub("", sentence)
         if not picked and (_PLAN.match(sentence) or _HEDGE.match(sentence)):
             continue
-        if (len(sentence) < 20 or sentence.endswith(("?", ":")) or _ACTION.match(sentence)):
+        if (len(sentence) < 20 or sentence.endswith(("?", ":")) or _ACTION.match(sentence)
+                or _INTENT.search(sentence)):
             if picked:
                 break
             continue
@@ -201,8 +203,8 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         cmd = call.command
         if cmd is None or not call.answered:
             continue
-        if cmd.is_read_only and not call.failed or not cmd.exe:
-            continue
+        if not cmd.exe or cmd.is_read_only and cmd.exe != "git":
+            continue  # `ls` or `cat` failing teaches nothing; git's read commands can (main..HEAD)
         sig = signature(call.result) if call.failed else None
         for lesson in list(open_):
             if lesson.call.command is None or not equivalent(cmd, lesson.call.command):

@@ -270,3 +270,21 @@ def test_only_a_failure_the_session_ended_on_is_left_open() -> None:
                                                   "current_span_ctx returns a record.").end()
     tasks = [d.title for d in drafts if d.kind == "task"]
     assert len(tasks) == 1 and "mix dialyzer" in tasks[0]
+
+
+@pytest.mark.parametrize("words", [
+    "Since they're in the same package, I can use them directly.",
+    "I see - I'll add a nolint comment with an explanation.",
+    "The file looks correct now - full path and no alias.",
+])
+def test_intentions_and_impressions_are_no_diagnosis(words: str) -> None:
+    assert explanation(words) == []
+
+
+def test_a_failing_listing_is_no_lesson_and_no_open_task() -> None:
+    session = Session()
+    for n in range(5):
+        session.run(f"go test ./pkg{n}/...", "ok")
+    drafts = session.run("ls -la scripts/", "Exit code 2\nls: scripts/: No such file or directory",
+                         error=True).end()
+    assert not [d for d in drafts if d.kind in ("task", "pitfall")]
