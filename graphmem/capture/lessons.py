@@ -179,7 +179,7 @@ def explanation(text: str, limit: int = 2) -> list[str]:
     picked: list[str] = []
     for sentence in _sentences(text)[:8]:
         sentence = _PREAMBLE.sub("", sentence)
-        if not picked and (_PLAN.match(sentence) or _HEDGE.match(sentence)):
+        if not picked and (_PLAN.match(sentence) or _HEDGE.search(sentence)):
             continue
         if (len(sentence) < 20 or sentence.endswith(("?", ":")) or _ACTION.match(sentence)
                 or _INTENT.search(sentence)):
