@@ -283,7 +283,8 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
                                    branch=project.branch, checkout=checkout, timeout=INJECT_WAIT)
         if not status.get("model_loaded") or status.get("waiting") or status.get("busy"):
             return  # still warming up, or busy: the prompt is not kept waiting for it
-        text = ask_running_owner(data_dir, "prompt_context", {"prompt": event.text[:4000]},
+        text = ask_running_owner(data_dir, "prompt_context",
+                                 {"prompt": event.text[:4000], "session_id": event.session_id},
                                  project=str(project.root), branch=project.branch,
                                  checkout=checkout, timeout=INJECT_WAIT)
     except GraphmemError as exc:

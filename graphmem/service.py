@@ -45,6 +45,8 @@ from graphmem.store.journal import Journal
 from graphmem.store.kuzu import LINK_PROPS, KuzuStore
 
 RETRIEVAL_LOG = "retrieval.jsonl"
+SESSION_FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "read_file",
+                      "edit_file", "write_file", "str_replace_editor")
 FORGET_PLAN = "forget.pending"
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
@@ -588,11 +590,14 @@ class Memory:
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
                                    k, flt, channels_on)
 
-    def prompt_context(self, prompt: str, *, files: Sequence[str] = (),
+    def prompt_context(self, prompt: str, *, files: Sequence[str] = (), session_id: str = "",
                        budget: int | None = None) -> str:
-        """What the prompt hook adds: items that bear on this prompt, inside a small budget;
-        "" when none clears the relevance floor (cosine between prompt and item)."""
+        """What the prompt hook adds: items that bear on this prompt and on the files the session
+        has been reading and editing, inside a small budget; "" when none clears the relevance
+        floor (cosine between prompt and item)."""
         prompt = " ".join((prompt or "").split())[:4000]
+        if not files and session_id:
+            files = self._session_files(session_id)
         budget = self.config.inject_budget if budget is None else max(0, int(budget))
         if len(re.findall(r"[^\W\d_]{3,}", prompt)) < 2 or budget < 30 or not self.config.embed:
             return ""
@@ -607,7 +612,9 @@ class Memory:
         shown: builtins.list[str] = []
         for hit in result.hits:
             item = hit.item
-            if item.kind == m.ItemKind.summary or near.get(item.id, 0.0) < floor:
+            # An item about a file the session is working on needs less of the prompt's words.
+            on_files = any(w.startswith("mentions ") and w[9:] in files for w in hit.why)
+            if item.kind == m.ItemKind.summary or near.get(item.id, 0.0) < floor - 0.1 * on_files:
                 continue
             entry = render.inject_entry(item, max_chars=480)
             cost = self.tokens.count(entry)
@@ -620,9 +627,21 @@ class Memory:
                 break
         if not entries:
             return ""
+        # Logged, not counted as a use: pushing an item into the context proves nothing about it.
         self._log("inject", prompt, {"files": list(files)}, len(result.hits), shown, used)
-        self._count_use(shown, time.time())
         return "\n".join([header, *entries])
+
+    def _session_files(self, session_id: str, limit: int = 5) -> builtins.list[str]:
+        """The files this session touched last, relative to its checkout (live search context)."""
+        roots = [str(Path(r)) for r in (self.checkout, str(self.ref.root)) if r]
+        out: builtins.list[str] = []
+        for path in self.store.session_files(session_id, SESSION_FILE_TOOLS):
+            rel = next((path[len(r) + 1:] for r in roots if path.startswith(r + "/")), path)
+            if rel not in out:
+                out.append(rel)
+            if len(out) >= limit:
+                break
+        return out
 
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""

@@ -56,3 +56,19 @@ def test_two_lessons_about_one_test_file_stay_two_items(memory: Any, tmp_path: P
     ingest(memory, session, tmp_path)
     titles = [r["title"] for r in live(memory) if r["kind"] == "pitfall"]
     assert len(titles) == 2, titles
+
+
+def test_the_prompt_context_follows_the_files_the_session_is_editing(memory: Any) -> None:
+    client = memory.add("The retry loop never stops when the proxy answers 407: cap the attempts",
+                        kind="pitfall", files=["src/net/client.py"])
+    export = memory.add("The export loop never stops when a font is missing: check fonts first",
+                        kind="pitfall", files=["src/report/pdf.py"])
+    prompt = "why does this loop never stop?"
+    for path, wanted, other in (("src/net/client.py", client, export), ("src/report/pdf.py", export, client)):
+        session = f"s-{path}"
+        edit = HookEvent("post-tool", "claude-code", session, str(memory.ref.root), memory.project,
+                         tool="Edit", files=[str(memory.ref.root / path)], text="-a\n+b")
+        memory.put_observations([observation_of(edit)])
+        context = memory.prompt_context(prompt, session_id=session)
+        entries = context.split("\n- ")
+        assert wanted.id in entries[1] and other.id not in entries[1], context

@@ -496,6 +496,16 @@ class KuzuStore:
                           {"s": session_id})
         return [_observation(r[0]) for r in rows]
 
+    def session_files(self, session_id: str, tools: Sequence[str], limit: int = 40) -> list[str]:
+        """The files a session's latest tool calls of these kinds touched, most recent first."""
+        rows = self._rows("MATCH (o:Observation {session_id: $s}) WHERE o.tool IN $tools "
+                          "AND size(o.files) > 0 RETURN o.files ORDER BY o.ts DESC LIMIT $n",
+                          {"s": session_id, "tools": list(tools), "n": int(limit)})
+        seen: dict[str, None] = {}
+        for (files,) in rows:
+            seen.update((f, None) for f in files or [] if f not in seen)
+        return list(seen)
+
     def observation_users(self, observation_id: str) -> list[str]:
         rows = self._rows("MATCH (i:Item)-[:DERIVED_FROM]->(o:Observation {id: $o}) RETURN i.id",
                           {"o": observation_id})
