@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import importlib
 import os
 import posixpath
 import re
@@ -34,13 +35,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-import tree_sitter_go
-import tree_sitter_java
-import tree_sitter_javascript
-import tree_sitter_python
-import tree_sitter_rust
-import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, QueryError
 
 __all__ = [
     "LANGUAGES",
@@ -68,6 +63,28 @@ LANGUAGES: dict[str, str] = {
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".cs": "c_sharp",
+    ".php": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".sh": "bash",
+    ".bash": "bash",
 }
 
 SKIP_DIRS = frozenset(
@@ -76,15 +93,39 @@ SKIP_DIRS = frozenset(
 )
 MAX_WARNINGS_PER_REASON = 20
 
-_GRAMMARS: dict[str, Callable[[], object]] = {
-    "python": tree_sitter_python.language,
-    "javascript": tree_sitter_javascript.language,
-    "typescript": tree_sitter_typescript.language_typescript,
-    "tsx": tree_sitter_typescript.language_tsx,
-    "go": tree_sitter_go.language,
-    "rust": tree_sitter_rust.language,
-    "java": tree_sitter_java.language,
+# Grammar wheels, imported on first use: a language whose wheel is missing or does not load
+# with this tree_sitter is indexed like an unknown one (hashes only), never an error.
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "elixir": ("tree_sitter_elixir", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "c_sharp": ("tree_sitter_c_sharp", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "swift": ("tree_sitter_swift", "language"),
+    "bash": ("tree_sitter_bash", "language"),
 }
+
+# A C/C++ function's name is inside its declarator (`*name(…)`, `Class::name(…)`): "declarator"
+# captures are resolved by _c_function_name. Structs, unions and enums count only with a body;
+# `typedef struct {…} name_t;` is named by its typedef.
+_C_DEFS = """
+(function_definition declarator: (_) @name) @declarator
+(struct_specifier name: (_) @name body: (_)) @struct
+(union_specifier name: (_) @name body: (_)) @struct
+(enum_specifier name: (_) @name body: (_)) @enum
+(type_definition type: [(struct_specifier !name body: (_)) (union_specifier !name body: (_))]
+  declarator: (type_identifier) @name) @struct
+(type_definition type: (enum_specifier !name body: (_)) declarator: (type_identifier) @name) @enum
+"""
 
 _JS_VALUE = "[(arrow_function) (function_expression) (generator_function)]"
 _JS_DECLARATOR = f"(variable_declarator name: (identifier) @name value: {_JS_VALUE}) @function"
@@ -144,6 +185,50 @@ _DEF_QUERIES = {
 (method_declaration name: (_) @name) @method
 (constructor_declaration name: (_) @name) @method
 """,
+    # Elixir definitions are calls (`def`, `defmodule`…): _ElixirSymbols walks the tree instead.
+    "elixir": "",
+    "ruby": """
+(module name: (_) @name) @module_
+(class name: (_) @name) @class
+(method name: (_) @name) @function
+(singleton_method name: (_) @name) @method
+""",
+    "c": _C_DEFS,
+    "cpp": _C_DEFS + """
+(class_specifier name: (_) @name body: (_)) @class
+(namespace_definition name: (_) @name body: (_)) @namespace
+""",
+    "c_sharp": """
+(class_declaration name: (_) @name) @class
+(struct_declaration name: (_) @name) @struct
+(record_declaration name: (_) @name) @class
+(interface_declaration name: (_) @name) @interface
+(enum_declaration name: (_) @name) @enum
+(method_declaration name: (_) @name) @method
+(constructor_declaration name: (_) @name) @method
+(local_function_statement name: (_) @name) @function
+""",
+    "php": """
+(class_declaration name: (_) @name) @class
+(interface_declaration name: (_) @name) @interface
+(trait_declaration name: (_) @name) @trait
+(enum_declaration name: (_) @name) @enum
+(function_definition name: (_) @name) @function
+(method_declaration name: (_) @name) @method
+""",
+    "kotlin": """
+(class_declaration name: (_) @name) @typedecl
+(object_declaration name: (_) @name) @object
+(function_declaration name: (_) @name) @function
+""",
+    "swift": """
+(class_declaration name: (_) @name) @typedecl
+(protocol_declaration name: (_) @name) @protocol
+(function_declaration name: (simple_identifier) @name) @function
+(protocol_function_declaration name: (simple_identifier) @name) @method
+(init_declaration "init" @name) @method
+""",
+    "bash": "(function_definition name: (_) @name) @function",
 }
 
 _JS_IMPORTS = """
@@ -169,14 +254,36 @@ _IMPORT_QUERIES = {
 (mod_item name: (_) @mod !body)
 """,
     "java": "(import_declaration) @import",
+    "elixir": """
+(call target: (identifier) @_kw (arguments . (alias) @module)
+  (#any-of? @_kw "alias" "import" "require" "use"))
+""",
+    "ruby": """
+(call method: (identifier) @_fn arguments: (argument_list . (string (string_content) @module))
+  (#any-of? @_fn "require" "require_relative"))
+""",
+    "c": "(preproc_include path: (_) @module)",
+    "cpp": "(preproc_include path: (_) @module)",
+    "c_sharp": "(using_directive [(qualified_name) (identifier)] @module)",
+    "php": "(namespace_use_clause [(qualified_name) (name)] @module)",
+    "kotlin": "(import (qualified_identifier) @module)",
+    "swift": "(import_declaration (identifier) @module)",
+    "bash": """
+(command name: (command_name) @_cmd . argument: [(word) (string) (raw_string)] @module
+  (#any-of? @_cmd "source" "."))
+""",
 }
 
 _COMMENT_QUERIES = {
     "rust": "[(line_comment) (block_comment)] @comment",
     "java": "[(line_comment) (block_comment)] @comment",
+    "kotlin": "[(line_comment) (block_comment)] @comment",
+    "swift": "[(comment) (multiline_comment)] @comment",
 }
 
-_CLASS_LIKE = frozenset({"class", "interface", "struct", "enum", "trait", "impl"})
+_CLASS_LIKE = frozenset(
+    {"class", "interface", "struct", "enum", "trait", "impl", "module", "object", "protocol"}
+)
 _SCOPES_NOT_SYMBOLS = frozenset({"impl", "namespace"})
 _SPACE_BEFORE_PUNCT = re.compile(rb" (?=[^\w \x80-\xff])")
 _SPACE_AFTER_PUNCT = re.compile(rb"(?<=[^\w \x80-\xff]) ")
@@ -230,16 +337,40 @@ class IndexResult:
 
 
 @functools.cache
-def _language(name: str) -> Language:
-    """The tree-sitter Language for a language name."""
-    return Language(_GRAMMARS[name]())
+def _language(name: str) -> Language | None:
+    """The tree-sitter Language for a language name, or None if its grammar does not load."""
+    module, function = _GRAMMARS[name]
+    try:
+        return Language(getattr(importlib.import_module(module), function)())
+    except (ImportError, AttributeError, TypeError, ValueError, OSError, RuntimeError):
+        return None
+
+
+def _grammar(name: str) -> Language:
+    """The Language of a name known to load (see _usable)."""
+    language = _language(name)
+    if language is None:
+        raise LookupError(f"no usable tree-sitter grammar for {name}")
+    return language
+
+
+@functools.cache
+def _usable(name: str) -> bool:
+    """True if the language's grammar loads and its query compiles against it."""
+    if name not in _GRAMMARS or _language(name) is None:
+        return False
+    try:
+        _query(name)
+    except (QueryError, ValueError, NameError):
+        return False
+    return True
 
 
 def _parser(name: str) -> Parser:
     """This thread's parser for a language name (a parser must not be shared by threads)."""
     parsers: dict[str, Parser] = _THREAD.__dict__.setdefault("parsers", {})
     if name not in parsers:
-        parsers[name] = Parser(_language(name))
+        parsers[name] = Parser(_grammar(name))
     return parsers[name]
 
 
@@ -247,7 +378,7 @@ def _parser(name: str) -> Parser:
 def _query(name: str) -> Query:
     """The one query of a language, matching definitions, imports and comments; cached."""
     comments = _COMMENT_QUERIES.get(name, "(comment) @comment")
-    return Query(_language(name), "\n".join((_DEF_QUERIES[name], _IMPORT_QUERIES[name], comments)))
+    return Query(_grammar(name), "\n".join((_DEF_QUERIES[name], _IMPORT_QUERIES[name], comments)))
 
 
 _Definition = tuple[Node, str, Node, Node | None]  # node, capture kind, name node, Go receiver
@@ -340,7 +471,7 @@ def parse_source(path: str, source: bytes | str, language: str | None = None) ->
 
 def _parse(path: str, data: bytes, language: str, raw_hash: str) -> CodeFile:
     """Parse bytes of a known raw hash into a CodeFile."""
-    if language not in _GRAMMARS:
+    if not _usable(language):
         return CodeFile(path, "", raw_hash, raw_hash, len(data), (), (), 0)
     root = _parser(language).parse(data).root_node
     scan = _scan(language, root)
@@ -350,7 +481,8 @@ def _parse(path: str, data: bytes, language: str, raw_hash: str) -> CodeFile:
         content_hash=_sha1(_normalise(data, 0, len(data), scan.comments)),
         raw_hash=raw_hash,
         size=len(data),
-        symbols=_Symbols(path, data, scan.comments).collect(scan.definitions),
+        symbols=(_ElixirSymbols(path, data, scan.comments).collect(root) if language == "elixir"
+                 else _Symbols(path, data, scan.comments).collect(scan.definitions)),
         imports=tuple(scan.imports),
         error_count=_error_count(root),
     )
@@ -386,6 +518,49 @@ def _first_type_name(node: Node) -> str:
     return re.sub(r"\s+", "", _text(node))
 
 
+_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator", "function_declarator",
+                          "parenthesized_declarator", "attributed_declarator"})
+_C_NAMES = frozenset({"identifier", "field_identifier", "destructor_name", "operator_name",
+                      "operator_cast"})
+
+
+def _c_function_name(declarator: Node) -> tuple[Node, str] | None:
+    """The name node in a C/C++ function declarator and its `A::B::` scope as "A.B", if any."""
+    node: Node | None = declarator
+    scopes: list[str] = []
+    while node is not None:
+        if node.type in _DECLARATORS:
+            inner = node.child_by_field_name("declarator")
+            node = inner if inner is not None else next(iter(node.named_children), None)
+        elif node.type == "qualified_identifier":
+            scope = node.child_by_field_name("scope")
+            if scope is not None:
+                scopes.append(re.sub(r"<.*>", "", _text(scope)).replace("::", "."))
+            node = node.child_by_field_name("name")
+        elif node.type == "template_function":
+            node = node.child_by_field_name("name")
+        elif node.type in _C_NAMES:
+            return node, ".".join(scopes)
+        else:
+            return None
+    return None
+
+
+def _declared_kind(node: Node) -> str:
+    """Kind of a Swift or Kotlin class-like declaration, from its keyword."""
+    keyword = node.child_by_field_name("declaration_kind")
+    words = [_text(keyword)] if keyword is not None else []
+    words += [c.type for c in node.children if not c.is_named]
+    modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+    if modifiers is not None:
+        words += _text(modifiers).split()
+    for word, kind in (("extension", "impl"), ("protocol", "protocol"), ("interface", "interface"),
+                       ("enum", "enum"), ("struct", "struct"), ("actor", "class")):
+        if word in words:
+            return kind
+    return "class"
+
+
 @dataclass
 class _Scope:
     """A definition seen while collecting symbols: its local qualname and kind."""
@@ -414,11 +589,24 @@ class _Symbols:
     ) -> tuple[CodeSymbol, str | None] | None:
         """The symbol for one definition and its container's local name (None for scopes)."""
         enclosing = self._enclosing(node)
-        name = _first_type_name(name_node) if kind == "impl" else _text(name_node)
         container = enclosing.local if enclosing else None
+        scope = ""
+        if kind == "declarator":
+            found = _c_function_name(name_node)
+            if found is None:
+                return None
+            name_node, scope = found
+            kind = "method" if scope else "function"
+        if kind in ("impl", "typedecl"):
+            name = _first_type_name(name_node)
+        else:
+            name = _text(name_node).replace("::", ".").replace("\\", ".")
         if receiver is not None:
             container = _first_type_name(receiver)
         kind = self._kind(node, kind, enclosing)
+        scope, _, name = f"{scope}.{name}".strip(".").rpartition(".")
+        if scope:  # `class A::B`, `void Shape::area()`: the rest of the path joins the container
+            container = f"{container}.{scope}" if container else scope
         local = f"{container}.{name}" if container else name
         if kind in _SCOPES_NOT_SYMBOLS:
             self.scopes[node.id] = _Scope(local, kind)
@@ -447,6 +635,10 @@ class _Symbols:
             value = node.child_by_field_name("type")
             value_type = value.type if value is not None else ""
             return {"struct_type": "struct", "interface_type": "interface"}.get(value_type, "type")
+        if kind == "typedecl":
+            return _declared_kind(node)
+        if kind == "module_":  # "module" names an import capture
+            return "module"
         if kind == "function" and enclosing is not None and enclosing.kind in _CLASS_LIKE:
             return "method"
         return kind
@@ -477,6 +669,163 @@ class _Symbols:
                 symbol = replace(symbol, parent=parent)
             linked.append(symbol)
         return tuple(linked)
+
+
+_ELIXIR_MODULES = {"defmodule": "module", "defprotocol": "protocol", "defimpl": "impl"}
+_ELIXIR_FUNCTIONS = {"def": "function", "defp": "function", "defdelegate": "function",
+                     "defmacro": "macro", "defmacrop": "macro", "defguard": "guard",
+                     "defguardp": "guard", "defn": "function", "defnp": "function"}
+
+
+@dataclass
+class _ElixirDef:
+    """One Elixir definition: a module, or a function whose clauses may be several calls."""
+
+    local: str
+    name: str
+    kind: str
+    start: Node
+    end: Node
+    bodies: list[bytes]
+    container: str | None
+
+
+class _ElixirSymbols:
+    """Collects the symbols of an Elixir file, where `defmodule` and `def` are macro calls.
+
+    Modules are named as Elixir names them (`defmodule User` inside `MyApp` is `MyApp.User`,
+    `defimpl P, for: T` is `P.T`); functions by module, name and arity (`MyApp.get/1`), and
+    all clauses of one name/arity in a module are one symbol spanning its first to last clause,
+    hashed over every clause, so adding a clause changes that function and no other.
+    """
+
+    def __init__(self, path: str, data: bytes, comments: list[tuple[int, int]]):
+        self.path = path
+        self.data = data
+        self.comments = comments
+        self.defs: dict[str, _ElixirDef] = {}
+
+    def collect(self, root: Node) -> tuple[CodeSymbol, ...]:
+        """Every module and function in source order (by first clause), parents linked."""
+        self._walk(root, None)
+        found = sorted(self.defs.values(), key=lambda d: (d.start.start_byte, -d.end.end_byte))
+        return tuple(
+            CodeSymbol(
+                qualname=f"{self.path}::{d.local}",
+                name=d.name,
+                kind=d.kind,
+                path=self.path,
+                start_line=d.start.start_point[0] + 1,
+                end_line=d.end.end_point[0] + 1,
+                body_hash=_sha1(b"\n".join(d.bodies))[:16],
+                parent=(f"{self.path}::{d.container}"
+                        if d.container is not None and d.container in self.defs else None),
+            )
+            for d in found
+        )
+
+    def _walk(self, root: Node, module: str | None) -> None:
+        """Find definitions under root, not descending into function bodies."""
+        stack = [(root, module)]
+        while stack:
+            node, current = stack.pop()
+            keyword = _elixir_keyword(node)
+            if keyword in _ELIXIR_MODULES:
+                name = self._module(node, keyword, current)
+                if name is not None:
+                    stack += [(c, name) for c in reversed(node.children) if c.type == "do_block"]
+                    continue
+            elif keyword in _ELIXIR_FUNCTIONS and current is not None:
+                self._function(node, keyword, current)
+                continue
+            stack += [(c, current) for c in reversed(node.named_children)]
+
+    def _module(self, node: Node, keyword: str, current: str | None) -> str | None:
+        """Record a defmodule/defprotocol/defimpl call; its module name, or None."""
+        args = _elixir_arguments(node)
+        alias = args[0] if args and args[0].type == "alias" else None
+        if alias is None:
+            return None
+        name = _text(alias)
+        if keyword == "defimpl":
+            target = _elixir_keyword_value(args, "for")
+            target_name = _text(target) if target is not None else current
+            local = f"{name}.{target_name}" if target_name else name
+        else:
+            local = f"{current}.{name}" if current else name
+        self._add(node, local, local.rpartition(".")[2], _ELIXIR_MODULES[keyword], alias, current)
+        return local
+
+    def _function(self, node: Node, keyword: str, module: str) -> None:
+        """Record one clause of a def-like call inside a module."""
+        args = _elixir_arguments(node)
+        head = args[0] if args else None
+        if head is not None and head.type == "binary_operator" and _elixir_operator(head) == "when":
+            head = head.child_by_field_name("left")
+        if head is None:
+            return
+        if head.type == "identifier":
+            name_node, arity = head, 0
+        elif head.type == "call" and (target := head.child_by_field_name("target")) is not None \
+                and target.type == "identifier":
+            name_node = target
+            params = next((c for c in head.children if c.type == "arguments"), None)
+            arity = len(params.named_children) if params is not None else 0
+        else:  # operators, `unquote(name)(…)`: no name a reader would look up
+            return
+        name = _text(name_node)
+        self._add(node, f"{module}.{name}/{arity}", name, _ELIXIR_FUNCTIONS[keyword], name_node,
+                  module)
+
+    def _add(self, node: Node, local: str, name: str, kind: str, name_node: Node,
+             container: str | None) -> None:
+        """Add a definition, or one more clause to the function of the same local name."""
+        cuts = sorted([*_cuts_within(self.comments, node.start_byte, node.end_byte),
+                       (name_node.start_byte, name_node.end_byte)])
+        body = _normalise(self.data, node.start_byte, node.end_byte, cuts)
+        known = self.defs.get(local)
+        if known is not None and kind not in _ELIXIR_MODULES.values():
+            known.bodies.append(body)
+            if node.end_byte > known.end.end_byte:
+                known.end = node
+            return
+        if known is not None:  # a module defined twice in one file: keep both, like #2 elsewhere
+            count = 2
+            while f"{local}#{count}" in self.defs:
+                count += 1
+            local = f"{local}#{count}"
+        self.defs[local] = _ElixirDef(local, name, kind, node, node, [body], container)
+
+
+def _elixir_keyword(node: Node) -> str:
+    """The macro a call node invokes when its target is a bare identifier (`def`), else ""."""
+    if node.type != "call":
+        return ""
+    target = node.child_by_field_name("target")
+    return _text(target) if target is not None and target.type == "identifier" else ""
+
+
+def _elixir_arguments(node: Node) -> list[Node]:
+    """The named argument nodes of a call."""
+    args = next((c for c in node.children if c.type == "arguments"), None)
+    return list(args.named_children) if args is not None else []
+
+
+def _elixir_operator(node: Node) -> str:
+    """The operator of a binary_operator node."""
+    operator = node.child_by_field_name("operator")
+    return _text(operator) if operator is not None else ""
+
+
+def _elixir_keyword_value(args: list[Node], key: str) -> Node | None:
+    """The value of `key:` in a call's trailing keyword list."""
+    for arg in args:
+        if arg.type == "keywords":
+            for pair in arg.named_children:
+                pair_key = pair.child_by_field_name("key")
+                if pair_key is not None and _text(pair_key).strip().rstrip(":") == key:
+                    return pair.child_by_field_name("value")
+    return None
 
 
 # --- imports ----------------------------------------------------------------------------------
