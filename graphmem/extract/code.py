@@ -841,6 +841,8 @@ def _import_names(language: str, capture: str, node: Node) -> list[str]:
         return [_java_import(_text(node))]
     if language == "rust":
         return _rust_use_paths(_text(node))
+    if language in ("c", "cpp"):
+        return [_text(node).strip('"<>')]
     return [_text(node).strip("\"'`")]
 
 
