@@ -15,6 +15,12 @@ Decisions worth knowing:
   order. Go methods and Rust impl functions are named ``Type.method``; their ``parent`` is the
   type's qualname only when that type is defined in the same file, otherwise None. Inline Rust
   ``mod m { … }`` and TypeScript ``namespace N { … }`` prefix qualnames but are not symbols.
+- The same holds for C++ ``namespace`` blocks and Swift ``extension T`` (members are ``T.m``);
+  C# namespaces, like Java and Kotlin packages, do not prefix. ``void A::B::f()`` is ``A.B.f``,
+  Ruby ``class A::B`` is ``A.B``; C/C++ declarations without a body are not symbols.
+- Elixir is walked, not queried (``defmodule``/``def`` are calls): modules by their full name,
+  functions as ``Module.name/arity`` with every clause of that name/arity one symbol; code inside
+  function bodies (``quote`` blocks) defines nothing.
 """
 
 from __future__ import annotations
