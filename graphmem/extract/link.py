@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -68,7 +69,7 @@ def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup) -> li
 
 
 def _symbol_matches(row: dict, short: str) -> bool:
-    qual = row["qualname"].rsplit("::", 1)[-1]
+    qual = re.sub(r"/\d+$", "", row["qualname"].rsplit("::", 1)[-1])  # Elixir's `Mod.fun/2`
     return qual == short or qual.endswith("." + short) or row["name"] == short
 
 

@@ -581,6 +581,7 @@ def test_graphmem_index_finds_elixir_and_ruby_symbols(
         capsys: pytest.CaptureFixture[str], home: Path, repo: Path) -> None:
     from graphmem.cli import main
     from graphmem.config import Config
+    from graphmem.extract.link import resolve_code
     from graphmem.service import Memory
     from tests.conftest import git
 
@@ -602,3 +603,8 @@ def test_graphmem_index_finds_elixir_and_ruby_symbols(
         assert {row["qualname"] for row in found} == {
             "lib/my_app/accounts.ex::MyApp.Accounts.get_user/1",
             "lib/my_app/accounts.ex::MyApp.Accounts.get_user/2"}
+        # A mention without the arity ("Accounts.normalize", as in prose) names the function.
+        resolved = resolve_code("symbol", "Accounts.normalize", "Accounts.normalize", memory.store)
+        assert [r.entity.qualname for r in resolved] == [
+            "lib/my_app/accounts.ex::MyApp.Accounts.normalize/1"]
+        assert resolved[0].anchor
