@@ -238,6 +238,8 @@ def spawn_owner_detached(data_dir: Path, cwd: str) -> None:
     """Start an owner for this store without waiting for it (hooks warm it for later calls)."""
     argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir), "--cwd", cwd]
     log_dir = private_dir(data_dir / "logs")
+    # A session is starting: load the model now, so the first prompt finds the owner warm.
+    env = {**os.environ, "GRAPHMEM_OWNER_WARM_AFTER": "0"}
     with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                         close_fds=True, start_new_session=True, env=os.environ.copy())
+                         close_fds=True, start_new_session=True, env=env)

@@ -96,7 +96,7 @@ def test_items_are_linked_to_code_and_errors(replayed) -> None:
 def test_brief_leads_with_the_session_handoff(replayed) -> None:
     memory, *_ = replayed
     brief = memory.brief()
-    assert brief.lines[0].startswith("- last session:")
+    assert brief.lines[0].startswith("- last session (")
     assert any("open task" in line for line in brief.lines[1:4])
     assert brief.tokens <= brief.budget
 

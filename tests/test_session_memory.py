@@ -38,7 +38,7 @@ def test_a_pitfall_met_in_two_sessions_is_one_recurring_item_the_brief_shows(mem
     pushes = [r for r in live(memory) if "no upstream branch" in r["title"]]
     assert len(pushes) == 1 and "recurring" in pushes[0]["tags"]
     brief = memory.brief()
-    assert brief.lines[0].startswith("- last session:")
+    assert brief.lines[0].startswith("- last session (")
     assert any(pushes[0]["id"] in line for line in brief.lines[1:3])
 
 

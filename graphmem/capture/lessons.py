@@ -287,7 +287,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         if lesson.diagnosis:
             head = " ".join(lesson.diagnosis)
         else:
-            head = f"`{_short(cmd.main, 60)}` fails with {_short(lesson.error, 100)}"
+            error = re.sub(r"^(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
+            head = f"`{' '.join(filter(None, (cmd.exe, cmd.sub)))}` fails with {_short(error, 100)}"
             if fixed.command.main != cmd.main:
                 head += f"; `{_short(fixed.command.main, 70)}` worked"
         title = _short(head, 200)

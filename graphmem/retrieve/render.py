@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -90,9 +91,13 @@ def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens) -> str:
     """`- kind: title [id]` with the title shortened so the line stays within line_tokens."""
     stale = " (stale)" if item.status.value == "stale" else ""
     prefix = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: "
+    title = item.title.replace("\n", " ")
+    if item.kind.value == "summary":  # "Session 2026-12-01: …" says again what the label says
+        title = re.sub(r"^Session (\S+): ", "", title)
+        prefix = f"- {KIND_LABEL['summary']} ({time.strftime('%Y-%m-%d', time.localtime(item.created_at))}): "
     suffix = f" [{item.id}]"
     room = max(1, line_tokens - tokens.count(prefix) - tokens.count(suffix))
-    return prefix + tokens.truncate(item.title.replace("\n", " "), room) + suffix
+    return prefix + tokens.truncate(title, room) + suffix
 
 
 def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, tokens: Tokens,
@@ -132,7 +137,8 @@ def inject_entry(item: MemoryItem, max_chars: int = 480) -> str:
     extra: list[str] = []
     room = max_chars - len(head)
     for line in item.body.splitlines():
-        line = " ".join(line.split())
+        # Body lines are shown as the entry's continuation, never as list items of their own.
+        line = re.sub(r"^(?:[-*•+]|\d+[.)])\s+", "", " ".join(line.split()))
         said = line.split(": ", 1)[-1].lower()
         if not line or said[:60] in title or room <= 40:
             continue
