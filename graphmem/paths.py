@@ -178,7 +178,7 @@ def write_private(path: str | os.PathLike[str], data: str | bytes) -> None:
 def wider_than_private(root: str | os.PathLike[str], repair: bool = False) -> list[Path]:
     """Files and directories under `root` (itself included) that group or others can use;
     with `repair`, their group and other bits are cleared. Symlinks are not followed."""
-    found = []
+    found: list[Path] = []
     top = Path(root)
     if not top.exists():
         return found
