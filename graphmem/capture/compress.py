@@ -915,6 +915,7 @@ class _Session:
         return self.runs[bisect_right(positions, a.ev.pos) : bisect_left(positions, b.ev.pos)]
 
 
+_IDE_CONTEXT = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)  # what the IDE attached
 _NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
                         r"bash-\w+|system-reminder)>|This session is being continued from a previous)")
 
@@ -938,6 +939,9 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
             cmd.background = True
         failed = _fails(ev, cmd)
         runs.append(_Run(ev, cmd, failed, _error_of(ev, paths) if failed else None))
+    for e in events:
+        if e.event == "user-prompt":
+            e.text = _IDE_CONTEXT.sub("", e.text).strip()
     prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()
                and not _NOT_TYPED.match(e.text)]
     return _Session(events, session_id, paths, runs, prompts, transcript,
@@ -1439,6 +1443,9 @@ def _user_rules(s: _Session) -> list[Draft]:
             sources.append((text, [], msg.uuid))
     drafts: dict[str, Draft] = {}
     for n, (text, ids, uuid) in enumerate(sources, 1):
+        lines = text.splitlines()
+        if len(lines) > 20:  # a long prompt pastes docs or output in its middle: not the person
+            text = "\n".join(lines[:5] + lines[-5:])
         for sentence in _sentences(text):
             found = _statement(sentence)
             if not found:
@@ -1508,8 +1515,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     open_tasks = [d for d in drafts if d.kind == "task"]
     changed = _uniq(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files)
     failed_runs = [r for r in s.runs if r.failed]
-    headline = [s.headlines.get(d.key) or _short(d.title, 60) for d in fixed[:2]]
-    if len(fixed) > 2:
+    # Without a transcript the fixes are what the rules know happened; with one, the lessons are
+    # the agent's words, and the summary says what was built instead.
+    headline = ([] if s.transcript is not None else
+                [s.headlines.get(d.key) or _short(d.title, 60) for d in fixed[:2]])
+    if headline and len(fixed) > 2:
         headline.append(f"+{len(fixed) - 2} more fixes")
     commits = _commit_subjects(s)
     if commits:
@@ -1651,8 +1661,9 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     from graphmem.capture.redact import redact
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
-    drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id)
+    drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
     drafts += lessons.user_answers(s.transcript, s.session_id)
+    drafts += lessons.rejections(s.transcript, s.session_id)
     said = " ".join(d.title for d in drafts).lower()
     drafts += [d for d in lessons.conclusions(s.transcript, s.session_id)
                if d.title.lower().rstrip(".…")[-80:] not in said]

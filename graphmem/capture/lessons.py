@@ -32,6 +32,7 @@ EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_pat
                         "write", "create_file", "write_file", "str_replace_editor"})
 NOT_A_FAILURE = re.compile(
     r"<tool_use_error>|The user doesn't want to proceed|user (?:rejected|denied|declined)|"
+    r"reason for the rejection|the user said:|"
     r"\[Request interrupted|Permission to use \S+ has been denied|was blocked by|"
     r"Sibling tool call errored|operation was aborted|Command timed out|"
     r"Error: No such tool available", re.IGNORECASE)
@@ -54,6 +55,10 @@ _CONCLUSION = re.compile(
     r"fixed by|the fix (?:is|was)|the culprit|is caused by|was caused by|doesn't support|"
     r"does not support|(?:is|are) not supported|isn't supported|can't be used|cannot be used|"
     r"will fail|would fail|which fails)\b")
+_CAUSAL = re.compile(r"(?i)\b(?:because|since|so|which means|due to|caused by|returns?|reuses?|requires?|"
+                     r"needs?|expects?|missing|without|instead of|only|can't|cannot|doesn't support|"
+                     r"never|always|overrides?|ignores?|drops?|loses?)\b")
+_GENERIC_ISSUE = re.compile(r"(?i)\bthe (?:real |only |main )?(?:issue|problem|bug) (?:is|was)(?: that)?\b")
 _CONSEQUENCE = re.compile(r"(?i)(?:i|we) (?:need|have|must|'ll need) to\b|so\b|instead\b|the fix\b|"
                          r"therefore\b|this means\b|which means\b")
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
@@ -98,6 +103,7 @@ class Lesson:
     edits: list[_Call] = field(default_factory=list)
     commands: list[_Call] = field(default_factory=list)
     late: bool = False  # in the last fifth of the session: a failure it may have ended on
+    created: set[str] = field(default_factory=set)  # files the session had written anew by then
     typed: bool = True  # the error says what failed, not only where (`a_test.exs:734: (test)`)
 
 
@@ -137,8 +143,18 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
             call.result, call.answered = msg.text, True
             call.failed = is_command_failure(call.tool, msg.is_error, msg.text)
             if not call.failed and call.command is not None and not msg.is_error:
-                call.failed = _exit_failure(msg.text)
+                call.failed = _exit_failure(msg.text) or _shows_exception(msg.text)
     return ordered, prose
+
+
+_INLINE = re.compile(r"(?:^|[\s;&|(])(?:python\d?(?:\.\d+)?|node|ruby|perl|php|deno|bun)\s+(?:-\w*[ce]\b|-\s*<<|<<)")
+_EXCEPTION = re.compile(r"(?m)^Traceback \(most recent call last\):|^\s*\*\* \(\w+(?:\.\w+)*\) |"
+                        r"^(?:\w+\.)*\w+(?:Error|Exception): \S")
+
+
+def _shows_exception(text: str) -> bool:
+    """Output that ends in an uncaught exception although the exit status was not reported."""
+    return bool(_EXCEPTION.search(text[-4000:]))
 
 
 def _exit_failure(text: str) -> bool:
@@ -203,8 +219,8 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         cmd = call.command
         if cmd is None or not call.answered:
             continue
-        if not cmd.exe or cmd.is_read_only and cmd.exe != "git":
-            continue  # `ls` or `cat` failing teaches nothing; git's read commands can (main..HEAD)
+        if not cmd.exe or cmd.is_read_only and cmd.exe != "git" or _INLINE.search(cmd.raw):
+            continue  # `ls` failing teaches nothing, nor does an ad-hoc `python -c` probe
         sig = signature(call.result) if call.failed else None
         for lesson in list(open_):
             if lesson.call.command is None or not equivalent(cmd, lesson.call.command):
@@ -223,7 +239,10 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
             lessons.append(lesson)
             open_.append(lesson)
     final = max((c.pos for c in calls), default=0)
+    writes = [(c.pos, f) for c in calls if c.tool in ("Write", "write", "create_file", "write_file")
+              and re.match(r"(?i)\s*(?:file )?created", c.result) for f in files_of(c, rel)]
     for lesson in lessons:
+        lesson.created = {f for pos, f in writes if pos < lesson.call.pos}
         lesson.late = lesson.call.pos >= 0.8 * final
         end = lesson.fixed_by.pos if lesson.fixed_by else lesson.call.pos
         between = [c for c in calls if lesson.call.pos < c.pos < end or
@@ -255,12 +274,19 @@ def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call])
     return []
 
 
+def _own_new_code(lesson: Lesson, rel: Callable[[str], str]) -> bool:
+    """Every edit that fixed it went to files the session itself created before the failure."""
+    edited = {f for e in lesson.edits for f in files_of(e, rel)}
+    return bool(edited) and edited <= lesson.created
+
+
 def files_of(call: _Call, rel: Callable[[str], str]) -> list[str]:
     path = call.input.get("file_path") or call.input.get("path") or call.input.get("notebook_path")
     return [rel(path)] if isinstance(path, str) and path else []
 
 
-def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: str) -> list[Draft]:
+def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: str,
+                  relative: Callable[[str], str] = lambda text: text) -> list[Draft]:
     """Lessons worth keeping as drafts: resolved ones with a diagnosis or a visible fix."""
     drafts = []
     for lesson in lessons:
@@ -270,15 +296,19 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         if fixed is None:
             continue
         assert fixed.command is not None
+        if fixed.failed and not lesson.verified:
+            continue  # it only failed differently, and nothing passed in the end: no fix seen
         edit_files = _uniq(f for e in lesson.edits for f in files_of(e, rel))
         other = [c.command.main for c in lesson.commands if c.command is not None][-3:]
-        same_line = fixed.command.main == cmd.main and not edit_files and not other
-        if same_line and not lesson.diagnosis:
+        if _own_new_code(lesson, rel):
+            continue  # a bug in code the agent wrote this session, fixed there: no lesson for later
+        same = relative(fixed.command.main) == relative(cmd.main) and (fixed.command.dir or ".") == (cmd.dir or ".")
+        if same and not edit_files and not other and not lesson.diagnosis:
             continue  # passed again unchanged: nothing learnt, maybe flaky
-        if not lesson.diagnosis and (fixed.command.main == cmd.main or not lesson.typed):
+        if not lesson.diagnosis and (same or not lesson.typed):
             continue  # no word of why, and no other command that made it pass: nothing to learn
         fix_parts = []
-        if fixed.command.main != cmd.main:
+        if not same:  # another command line, or the same one from another directory
             fix_parts.append(f"`{_short(fixed.command.raw, 120)}` worked")
         if other:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in other))
@@ -289,7 +319,7 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         else:
             error = re.sub(r"^(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
             head = f"`{' '.join(filter(None, (cmd.exe, cmd.sub)))}` fails with {_short(error, 100)}"
-            if fixed.command.main != cmd.main:
+            if not same:
                 head += f"; `{_short(fixed.command.main, 70)}` worked"
         title = _short(head, 200)
         body = []
@@ -297,8 +327,12 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             body.append(f"Why (the agent's diagnosis): {' '.join(lesson.diagnosis)}")
         body.append(f"Failed: `{_short(cmd.raw, 200)}` with {lesson.error}")
         body.append("Fix: " + ("; ".join(fix_parts) if fix_parts else "unknown (the command passed later)"))
-        body.append(f"Then `{_short(fixed.command.raw, 160)}` passed"
-                    + (", and the last run of it passed too." if lesson.verified else "."))
+        if fixed.failed:
+            body.append(f"Then `{_short(fixed.command.raw, 160)}` no longer showed it (it failed "
+                        "with another error), and the last run of it passed.")
+        else:
+            body.append(f"Then `{_short(fixed.command.raw, 160)}` passed"
+                        + (", and the last run of it passed too." if lesson.verified else "."))
         drafts.append(Draft(
             kind="pitfall", title=title, body="\n".join(body),
             files=edit_files[:6], confidence=0.8 if lesson.verified else 0.65,
@@ -361,6 +395,8 @@ def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 continue
             if not _CONCLUSION.search(sentence) or not _CODE.search(sentence):
                 continue
+            if _GENERIC_ISSUE.search(sentence) and not _CAUSAL.search(_GENERIC_ISSUE.sub("", sentence)):
+                continue  # "the issue is that the link is not there": a symptom, no cause
             if _HEDGE.search(sentence) or _ACTION.match(sentence):
                 continue
             text = " ".join(sentence.split())
@@ -417,3 +453,34 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 confidence=0.65, importance=0.6, source="rule",
                 key=session_key(session_id, "findings", bullets[0].lower()), tags=["finding"]))
     return drafts[-MAX_FINDINGS:]
+
+
+_REJECTION = re.compile(r"(?:reason for the rejection:|the user said:)\s*(.+)", re.IGNORECASE | re.DOTALL)
+
+
+def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """What the person said when they turned a tool call down: a correction, in their words."""
+    calls: dict[str, Any] = {}
+    drafts = []
+    for msg in transcript:
+        if msg.sidechain:
+            continue
+        for use in getattr(msg, "tool_uses", []):
+            calls[use.id] = use
+        if msg.role != "tool_result" or not msg.is_error:
+            continue
+        found = _REJECTION.search(msg.text[:4000])
+        said = " ".join(found.group(1).split()) if found else ""
+        if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or said.endswith("?"):
+            continue  # a question back to the agent is no instruction
+        use = calls.get(msg.tool_use_id)
+        what = ""
+        if use is not None:
+            target = use.input.get("command") or use.input.get("file_path") or use.input.get("plan") or ""
+            what = f"{use.name} {_short(str(target), 120)}".strip()
+        drafts.append(Draft(
+            kind="decision", title=_short(said, 200),
+            body=f"The user turned down {what or 'a tool call'} and said: {_short(said, 600)}",
+            confidence=0.9, importance=0.8, source="user",
+            key=session_key(session_id, "rejection", said.lower()), tags=["user-stated", "rejection"]))
+    return drafts

@@ -288,3 +288,75 @@ def test_a_failing_listing_is_no_lesson_and_no_open_task() -> None:
     drafts = session.run("ls -la scripts/", "Exit code 2\nls: scripts/: No such file or directory",
                          error=True).end()
     assert not [d for d in drafts if d.kind in ("task", "pitfall")]
+
+
+def test_an_inline_probe_script_is_no_lesson_and_no_fix() -> None:
+    drafts = (Session()
+              .run("uv run python -c 'from app import parse; parse(1)'", "Exit code 1\nTraceback (most recent "
+                   "call last):\nImportError: cannot import name 'parse'", error=True)
+              .run("uv run python -c 'from app import load; load()'", "ok")
+              .end())
+    assert not [d for d in drafts if d.kind in ("pitfall", "task")]
+
+
+def test_a_run_that_prints_an_uncaught_exception_does_not_fix_anything() -> None:
+    drafts = (Session()
+              .run("uv run pytest test/test_link.py", "Exit code 4\nERROR: file or directory not found: "
+                   "test/test_link.py", error=True)
+              .run("uv run pytest test/test_link.py -q", "Traceback (most recent call last):\n  File \"x\"\n"
+                   "ImportError: cannot import name 'load_transcripts'")
+              .end())
+    assert not [d for d in drafts if d.kind == "pitfall"]
+
+
+def test_a_rejection_reason_is_the_persons_decision_and_no_failure() -> None:
+    rejected = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+                "was a file edit, the new_string was NOT written to the file). The user provided the following "
+                "reason for the rejection:  use pnpm")
+    drafts = Session().run("npm install vite --save-dev", rejected, error=True).end()
+    decision = next(d for d in drafts if d.kind == "decision")
+    assert decision.source == "user" and decision.title == "use pnpm"
+    assert "npm install vite" in decision.body
+    assert not [d for d in drafts if d.kind in ("pitfall", "task")]
+    asked = rejected.replace("The user provided the following reason for the rejection:  use pnpm",
+                             "To tell you how to proceed, the user said:\nwhat does lint say now?")
+    assert not [d for d in Session().run("git commit -m x", asked, error=True).end() if d.kind == "decision"]
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("The issue is that we can see the link is not appearing in the `HTML`.", False),
+    ("This means the issue is in the `generate_session_html` function.", False),
+    ("The root cause is that `generate_session_html` returns early when messages are empty.", True),
+    ("The issue is that `uv tool install` reuses its cached build, so changes don't show up.", True),
+])
+def test_a_conclusion_names_a_cause_not_a_symptom(sentence: str, kept: bool) -> None:
+    from graphmem.capture.lessons import conclusions
+    from graphmem.capture.transcript import parse_transcript
+
+    session = Session().say(sentence)
+    found = conclusions(parse_transcript("\n".join(json.dumps(r) for r in session.records)), "s")
+    assert bool(found) == kept
+
+
+def test_a_bug_in_a_file_the_agent_just_created_is_no_lesson() -> None:
+    session = Session()
+    session.n += 1
+    inp = {"file_path": f"{ROOT}/test/link_test.exs", "content": "defmodule LinkTest do\nend\n"}
+    session._record("assistant", [{"type": "tool_use", "id": "w1", "name": "Write", "input": inp}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": "w1",
+                              "content": f"File created successfully at: {ROOT}/test/link_test.exs"}])
+    drafts = (session.run("mix test test/link_test.exs", "Exit code 2\n** (CompileError) test/link_test.exs:3: "
+                          "undefined function assert_link/1", error=True)
+              .say("The test is missing the `assert_link/1` helper because I forgot to import it.")
+              .edit("test/link_test.exs", "use ExUnit.Case", "use ExUnit.Case\nimport LinkHelpers")
+              .run("mix test test/link_test.exs", "3 tests, 0 failures").end())
+    assert not [d for d in drafts if d.kind == "pitfall"]
+
+
+def test_ide_attachments_are_not_what_the_person_asked() -> None:
+    prompt = ("<ide_opened_file>The user opened the file /x/next.config.js in the IDE. This may or may not be "
+              "related.</ide_opened_file>we should use the https submodule url instead of ssh")
+    drafts = Session().user(prompt).run("git submodule update --init", "ok").end()
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "ide_opened_file" not in summary.body and "opened the file" not in summary.body
+    assert any(d.kind == "decision" and "https submodule" in d.title for d in drafts)

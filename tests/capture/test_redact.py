@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from graphmem.capture.redact import Finding, redact, redact_obj, scan
-
-from . import realistic_output
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "secrets_corpus.jsonl"
 
@@ -145,19 +142,6 @@ def test_private_key_block_is_masked_whole_even_when_cut_off() -> None:
     whole = f"-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\nnext"
     assert redact(whole) == "[REDACTED:private_key]\nnext"
     assert "MIIE" not in redact(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}")
-
-
-def test_20kb_payload_is_redacted_in_about_two_milliseconds() -> None:
-    text = realistic_output(20_000)
-    redact(text)
-    timings = []
-    for _ in range(30):
-        start = time.process_time()  # CPU time: other processes on the machine do not count
-        redact(text)
-        timings.append(time.process_time() - start)
-    best, median = min(timings) * 1000, sorted(timings)[len(timings) // 2] * 1000
-    print(f"\nredact 20 KB: {best:.2f} ms best, {median:.2f} ms median (CPU)")
-    assert best <= 2.5
 
 
 @pytest.mark.parametrize("line", ["+@pytest.fixture(autouse=True)", "-@app.route('/orders')",
