@@ -54,6 +54,8 @@ class RetrievalWeights(BaseModel):
     verified: float = Field(0.1, description="boost for verified items")
     branch: float = Field(0.1, description="boost for items of the current branch")
     stale_penalty: float = Field(0.35, description="multiplier for stale items (they stay visible, labelled)")
+    summary_penalty: float = Field(0.6, description="multiplier for session summaries: a handoff for "
+                                   "the brief, whose long bodies share words with every search")
 
 
 def default_embed_threads() -> int:

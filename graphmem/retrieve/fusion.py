@@ -126,4 +126,6 @@ def prior(item: Mapping[str, Any], weights: RetrievalWeights, *, now: float,
         boost += weights.branch
     if item.get("status") == "stale":
         boost *= weights.stale_penalty
+    if item.get("kind") == "summary":
+        boost *= weights.summary_penalty
     return max(boost, 0.01)

@@ -75,3 +75,14 @@ def test_graph_shares_the_entity_scale() -> None:
     assert fused["b"] == pytest.approx(0.25 + 1e-6)  # scaled by the entity channel's best
     alone = fusion.score_fusion({"graph": [("b", 1.0)]}, {"graph": 1.0})
     assert alone["b"] == pytest.approx(1.0 + 1e-6)
+
+
+def test_a_session_summary_ranks_below_an_item_of_equal_standing() -> None:
+    from graphmem.config import RetrievalWeights
+    from graphmem.retrieve.fusion import prior
+
+    base = {"created_at": 1_000.0, "importance": 0.7, "confidence": 0.7, "status": "active"}
+    weights = RetrievalWeights()
+    summary = prior({**base, "kind": "summary"}, weights, now=2_000.0)
+    pitfall = prior({**base, "kind": "pitfall"}, weights, now=2_000.0)
+    assert summary == pytest.approx(pitfall * weights.summary_penalty)
