@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from graphmem import codec, errors
 from graphmem.access import peer, same_user
-from graphmem.owner import ABSTRACT_SOCKETS, REMOTE_METHODS, socket_address
+from graphmem.owner import ABSTRACT_SOCKETS, REMOTE_METHODS, socket_address, start_failure
 from graphmem.paths import private_dir, private_opener, work_tree
 
 if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
@@ -52,6 +52,7 @@ class RemoteMemory:
     def _connect(self) -> None:
         address = socket_address(self.dir)
         deadline = time.monotonic() + START_TIMEOUT
+        since = time.time()
         spawned = False
         while True:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -75,6 +76,12 @@ class RemoteMemory:
             if not spawned and self.config is not None:
                 spawn_owner(self.config, self.dir)
                 spawned = True
+            failed = start_failure(self.dir, since)
+            if failed is not None:  # it could not open the store: its error is ours
+                cls = getattr(errors, str(failed.get("type")), errors.GraphmemError)
+                if not (isinstance(cls, type) and issubclass(cls, errors.GraphmemError)):
+                    cls = errors.GraphmemError
+                raise cls(str(failed.get("message", "")))
             if time.monotonic() > deadline:
                 raise errors.OwnerUnavailable(f"the owner of {self.dir} did not start; see "
                                               "`graphmem doctor`")

@@ -35,6 +35,7 @@ REMOTE_METHODS = frozenset({
 DEFAULT_IDLE_SECONDS = 900.0
 OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
+FAILED_NAME = "owner.failed"  # why the last owner could not open the store (for its clients)
 SWEEP_EVERY_SECONDS = 3600.0
 WARM_AFTER_SECONDS = float(os.environ.get("GRAPHMEM_OWNER_WARM_AFTER", "3"))
 
@@ -244,6 +245,29 @@ def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS) -> 
             delay = min(delay * 1.5, 0.5)
 
 
+def record_start_failure(data_dir: Path, exc: GraphmemError) -> None:
+    """Leave why this owner could not open the store for the clients waiting for it."""
+    try:
+        private_dir(data_dir / "logs")
+        with open(data_dir / "logs" / FAILED_NAME, "w", encoding="utf-8",
+                  opener=private_opener) as handle:
+            json.dump({"ts": time.time(), "pid": os.getpid(), "type": type(exc).__name__,
+                       "message": str(exc)}, handle)
+    except OSError:
+        pass  # the clients then wait out their start timeout instead
+
+
+def start_failure(data_dir: Path, since: float) -> dict[str, Any] | None:
+    """{"type", "message"} of an owner that failed to open the store at or after `since`."""
+    try:
+        record = json.loads((Path(data_dir) / "logs" / FAILED_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not record.get("ts", 0) >= since:
+        return None
+    return record
+
+
 def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
     """Entry point of `graphmem owner`: returns when idle or when another owner already runs."""
     from graphmem.service import Memory
@@ -257,7 +281,11 @@ def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
         pass
     finally:
         probe.close()
-    memory = open_memory_with_retry(config)
+    try:
+        memory = open_memory_with_retry(config)
+    except GraphmemError as exc:  # a corrupt store, say: the waiting clients say so at once
+        record_start_failure(Path(Memory.data_dir_for(config)), exc)
+        raise
     if not ABSTRACT_SOCKETS:
         Path(address).unlink(missing_ok=True)  # a dead owner's: nobody answered on it
     try:

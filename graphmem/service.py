@@ -42,7 +42,7 @@ from graphmem.paths import (
 from graphmem.retrieve import fusion, pipeline, render
 from graphmem.store.base import ItemFilter
 from graphmem.store.journal import Journal
-from graphmem.store.kuzu import LINK_PROPS, KuzuStore
+from graphmem.store.kuzu import LINK_PROPS, KuzuStore, replace_database
 
 RETRIEVAL_LOG = "retrieval.jsonl"
 SESSION_FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "read_file",
@@ -1148,12 +1148,7 @@ class Memory:
         except BaseException:
             _remove_rebuild_files(self.dir)
             raise
-        for path in (db, db.with_name(DB_NAME + ".wal")):
-            _remove(path)
-        fresh.rename(db)
-        leftover_wal = fresh.with_name(fresh.name + ".wal")
-        if leftover_wal.exists():
-            leftover_wal.rename(db.with_name(DB_NAME + ".wal"))
+        replace_database(fresh, db)
         return {"ops": applied, "embedded": embedded,
                 **{k: v for k, v in counts.items() if k in ("Item", "Entity", "ItemVector")}}
 
