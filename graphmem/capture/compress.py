@@ -1306,7 +1306,9 @@ def _env_vars(s: _Session) -> list[Draft]:
             info.setdefault("error", run.err.name)
     last_failure: dict[str, _Run] = {}
     exported: list[tuple[_Run, str]] = []  # successful `export X=...` and the run it was in
-    for run in s.runs:
+    # With a transcript the agent's own diagnosis says what fixed a failure; guessing from an env
+    # prefix that happened to be on the passing run credited GOLANGCI_LINT_LOG_LEVEL with a fix.
+    for run in ([] if s.transcript is not None else s.runs):
         if run.failed:
             last_failure[run.cmd.key] = run
             continue
@@ -1332,6 +1334,8 @@ def _env_vars(s: _Session) -> list[Draft]:
                 info["ids"].append(ev.id)
     drafts = []
     for var, info in found.items():
+        if not re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,}", var):
+            continue  # "blob must be set": a word an error printed, not a variable
         cmds = _uniq(info["cmds"])
         if info.get("where"):
             title = f"{var} must be set: {info['where']} raises {info.get('error', 'an error')} without it"
@@ -1404,8 +1408,10 @@ def _sentences(text: str) -> Iterable[str]:
 def _statement(sentence: str) -> tuple[str, str] | None:
     """(kind, text) for a sentence that states a durable fact, or None."""
     s = _FILLER.sub("", sentence).strip(" ,")
-    if len(s) < 8 or len(s) > 400 or s.endswith("?") or not re.search(r"[A-Za-z]{3}", s):
+    if len(s) < 8 or len(s) > 400 or not re.search(r"[A-Za-z]{3}", s):
         return None
+    if re.sub(r"[^\w?)\]]+$", "", s).endswith("?") or re.match(r"\s*[#>]|\s*//", s):
+        return None  # a question (an emoji may follow it), or a quoted comment or heading
     if m := _TASK_PREFIX.match(s):
         return "task", m.group(1)
     if m := _FACT_PREFIX.match(s):
@@ -1446,7 +1452,7 @@ def _user_rules(s: _Session) -> list[Draft]:
         lines = text.splitlines()
         if len(lines) > 20:  # a long prompt pastes docs or output in its middle: not the person
             text = "\n".join(lines[:5] + lines[-5:])
-        for sentence in _sentences(text):
+        for sentence in _sentences(re.sub(r"(?m)^\s*(?:#|//).*$", "", text)):
             found = _statement(sentence)
             if not found:
                 continue
@@ -1527,7 +1533,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     if not headline:
         closing = _first_sentence(_closing_words(s))
-        gist = closing or (f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
+        if len(closing.split()) < 4:
+            closing = ""
+        gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
+                           f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
     parts = [", ".join(headline)]
     if changed:

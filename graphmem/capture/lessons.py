@@ -175,7 +175,10 @@ def equivalent(passing: Command, failing: Command) -> bool:
     fail_targets = {_resolved_path(failing, t) for t in failing.targets}
     pass_targets = {_resolved_path(passing, t) for t in passing.targets}
     if not fail_targets or not pass_targets:
-        return True  # one of them runs the whole thing (`mix test` covers `mix test a_test.exs`)
+        # One of them runs the whole thing (`mix test` covers `mix test a_test.exs`), unless the
+        # passing line names paths of its own (`git add -f other/file` is no rerun of `git add x`).
+        own = {t for t in re.findall(r"(?<!\S)[\w.-]*/[\w./-]+", passing.main) if t not in fail_targets}
+        return not (fail_targets and own)
     return fail_targets <= pass_targets or all(
         any(f.startswith((p + "/", p + ":")) for p in pass_targets) for f in fail_targets)
 
@@ -219,8 +222,8 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         cmd = call.command
         if cmd is None or not call.answered:
             continue
-        if not cmd.exe or cmd.is_read_only and cmd.exe != "git" or _INLINE.search(cmd.raw):
-            continue  # `ls` failing teaches nothing, nor does an ad-hoc `python -c` probe
+        if not cmd.exe or cmd.is_read_only or _INLINE.search(cmd.raw):
+            continue  # `ls` or `git status` failing teaches little, an ad-hoc `python -c` nothing
         sig = signature(call.result) if call.failed else None
         for lesson in list(open_):
             if lesson.call.command is None or not equivalent(cmd, lesson.call.command):
@@ -305,7 +308,7 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         same = relative(fixed.command.main) == relative(cmd.main) and (fixed.command.dir or ".") == (cmd.dir or ".")
         if same and not edit_files and not other and not lesson.diagnosis:
             continue  # passed again unchanged: nothing learnt, maybe flaky
-        if not lesson.diagnosis and (same or not lesson.typed):
+        if not lesson.diagnosis and (same or not lesson.typed or _SHELL_ERROR.search(lesson.error)):
             continue  # no word of why, and no other command that made it pass: nothing to learn
         fix_parts = []
         if not same:  # another command line, or the same one from another directory
@@ -319,7 +322,9 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         else:
             error = re.sub(r"^(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
             head = f"`{' '.join(filter(None, (cmd.exe, cmd.sub)))}` fails with {_short(error, 100)}"
-            if not same:
+            if edit_files:
+                head += f"; fixed in {', '.join(edit_files[:2])}"
+            elif not same:
                 head += f"; `{_short(fixed.command.main, 70)}` worked"
         title = _short(head, 200)
         body = []
@@ -455,6 +460,10 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_FINDINGS:]
 
 
+_DIRECTIVE = re.compile(r"(?i)\b(?:use|don't|do not|dont|instead|rather|should|must|never|always|keep the|"
+                        r"prefer|let's|lets|not\b|avoid|only|stop|remove|rename|change|switch)\b")
+_SHELL_ERROR = re.compile(r"\(eval\):\d+:|parse error|syntax error near unexpected token|"
+                          r"unexpected EOF while looking for", re.IGNORECASE)
 _REJECTION = re.compile(r"(?:reason for the rejection:|the user said:)\s*(.+)", re.IGNORECASE | re.DOTALL)
 
 
@@ -471,8 +480,8 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         found = _REJECTION.search(msg.text[:4000])
         said = " ".join(found.group(1).split()) if found else ""
-        if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or said.endswith("?"):
-            continue  # a question back to the agent is no instruction
+        if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or "?" in said[-4:] or not _DIRECTIVE.search(said):
+            continue  # a question back to the agent, or "I've done it, go on", is no instruction
         use = calls.get(msg.tool_use_id)
         what = ""
         if use is not None:

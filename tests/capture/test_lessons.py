@@ -360,3 +360,30 @@ def test_ide_attachments_are_not_what_the_person_asked() -> None:
     summary = next(d for d in drafts if d.kind == "summary")
     assert "ide_opened_file" not in summary.body and "opened the file" not in summary.body
     assert any(d.kind == "decision" and "https submodule" in d.title for d in drafts)
+
+
+def test_a_rejection_that_directs_nothing_is_no_decision() -> None:
+    said = ("The user doesn't want to proceed with this tool use. The tool use was rejected. To tell you "
+            "how to proceed, the user said:\nI've done it - keep going")
+    assert not [d for d in Session().run("gh pr create", said, error=True).end() if d.kind == "decision"]
+
+
+@pytest.mark.parametrize("prompt", [
+    "should we dry-run by default? what should we name the inverse flag? 🤔",
+    "Looking at the changes you did, it has:\n# Note: .entire is in .gitignore so we don't commit it",
+])
+def test_questions_and_quoted_comments_are_not_the_persons_conventions(prompt: str) -> None:
+    drafts = Session().user(prompt).run("go test ./...", "ok").end()
+    assert not [d for d in drafts if d.source == "user"]
+
+
+def test_a_path_the_passing_line_names_itself_makes_it_another_command() -> None:
+    failing = parse_command("git add _build/dev/lib/app/priv/repo/migrations/1_add.exs")
+    assert not equivalent(parse_command("git add -f priv/static/assets/app.css"), failing)
+    assert equivalent(parse_command("mix test"), parse_command("mix test test/a_test.exs"))
+
+
+def test_a_word_an_error_printed_is_no_environment_variable() -> None:
+    drafts = (Session().run("git count-objects -v", "Exit code 1\nerror: env blob missing", error=True)
+              .run("git count-objects -v", "count: 12").end())
+    assert not [d for d in drafts if d.kind == "env" and "blob" in d.title]
