@@ -40,7 +40,7 @@ DRAIN_SECONDS = 5.0
 LOG_ROTATE_BYTES = 1024 * 1024
 FIELD_CAP = 2048
 MAX_DEPTH = 32  # deeper payload values are kept as a marker: nothing agents send nests so deep
-INJECT_WAIT = float(os.environ.get("GRAPHMEM_INJECT_WAIT", "0.5"))
+INJECT_WAIT = float(os.environ.get("GRAPHMEM_INJECT_WAIT", "0.3"))
 _OWN_FIELDS = frozenset({"event", "agent", "project", "branch", "id"})
 
 
@@ -281,8 +281,8 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     try:
         status = ask_running_owner(data_dir, "ping", {}, project=str(project.root),
                                    branch=project.branch, checkout=checkout, timeout=INJECT_WAIT)
-        if not status.get("model_loaded") or status.get("waiting") or status.get("busy"):
-            return  # still warming up, or busy: the prompt is not kept waiting for it
+        if not status.get("model_loaded") or status.get("waiting"):
+            return  # still warming up, or others queue: the prompt is not kept waiting for it
         text = ask_running_owner(data_dir, "prompt_context",
                                  {"prompt": event.text[:4000], "session_id": event.session_id},
                                  project=str(project.root), branch=project.branch,
