@@ -1,0 +1,206 @@
+"""A damaged graph.kuzu (cut short, or bytes flipped) is "store corrupt" (exit 5, one line), never a
+crash or a hang, whatever opens it: a CLI verb, `doctor`, or the owner a client waits for; `graphmem
+rebuild` brings back everything from the journal. Real processes, a real Kuzu store in a temp dir.
+
+Each damage is checked first to defeat Kuzu alone (so the test proves what it claims): the seeds
+make it die by SIGSEGV or hang, and it cannot read the cut-off half either.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CORRUPT = 5
+TITLES = [f"Fact {n}: the build target make{n} needs the {w} toolchain"
+          for n, w in enumerate(("gcc", "clang", "rust"))]
+# Half the file cut off, or 200 bytes flipped at offsets drawn from a seed: seeds 1, 12 and 21
+# crash Kuzu 0.11.3 reading this store (of seeds 0-29, also 25, 27 and 28), seed 36 makes it spin.
+CRASHES = ["half", "seed-1", "seed-21"]
+HANGS = "seed-36"
+# Opens and reads the graph with Kuzu alone, as graphmem did before it probed.
+RAW_OPEN = textwrap.dedent("""
+    import sys, kuzu
+    db = kuzu.Database(sys.argv[1])
+    conn = kuzu.Connection(db)
+    for table in ("Meta", "Item", "Entity"):
+        result = conn.execute(f"MATCH (n:{table}) RETURN n ORDER BY n.id")
+        while result.has_next():
+            result.get_next()
+""")
+# Runs the CLI and records every probe it starts (a Python audit hook sees each subprocess).
+AUDITED = textwrap.dedent("""
+    import os, sys
+    def hook(event, args):
+        if event == "subprocess.Popen" and "--probe" in [str(a) for a in args[1]]:
+            with open(os.environ["PROBE_LOG"], "a") as log:
+                log.write("probe\\n")
+    sys.addaudithook(hook)
+    from graphmem.cli import main
+    raise SystemExit(main(sys.argv[1:]))
+""")
+
+
+def run(repo: Path, data_dir: Path, *argv: str, owner: str = "never", timeout: float = 60,
+        audit: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GRAPHMEM_DATA_DIR": str(data_dir), "GRAPHMEM_EMBED": "false",
+           "GRAPHMEM_NO_WORKER": "1", "GRAPHMEM_OWNER": owner, "GRAPHMEM_OWNER_IDLE": "30",
+           **extra}
+    env.pop("GRAPHMEM_DEBUG", None)
+    head = [sys.executable, "-m", "graphmem"]
+    if audit is not None:
+        env["PROBE_LOG"] = str(audit)
+        head = [sys.executable, "-c", AUDITED]
+    done = subprocess.run([*head, *argv], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    assert done.returncode >= 0, f"{argv} died by signal {-done.returncode}: {done.stderr[-500:]}"
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def corrupt(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == CORRUPT, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("graphmem: error: store corrupt") and "graphmem rebuild" in lines[0]
+
+
+def titles(repo: Path, data_dir: Path) -> list[str]:
+    listed = run(repo, data_dir, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return sorted(item["title"] for item in json.loads(listed.stdout))
+
+
+def damage(db: Path, how: str) -> None:
+    data = bytearray(db.read_bytes())
+    if how == "half":
+        del data[len(data) // 2:]
+    else:
+        rng = random.Random(int(how.removeprefix("seed-")))
+        for _ in range(200):
+            data[rng.randrange(len(data))] ^= 0xFF
+    db.write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A repo and a store holding TITLES (one `add` each), closed cleanly; tests copy it."""
+    root = tmp_path_factory.mktemp("corrupt")
+    repo = root / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    store = root / "store"
+    for title in TITLES:
+        assert run(repo, store, "add", "--kind", "fact", title).returncode == 0
+    return repo, store
+
+
+@pytest.fixture
+def damaged(template: tuple[Path, Path], tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A copy of the template store with its graph damaged as the test's parameter says."""
+    store = tmp_path / "store"
+    shutil.copytree(template[1], store)
+    damage(store / "graph.kuzu", request.param)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copyfile(store / "graph.kuzu", raw / "graph.kuzu")  # Kuzu may write to what it opens
+    try:
+        alone = subprocess.run([sys.executable, "-c", RAW_OPEN, str(raw / "graph.kuzu")],
+                               capture_output=True, check=False, timeout=3).returncode
+    except subprocess.TimeoutExpired:
+        alone = None
+    if request.param == HANGS:
+        assert alone is None, f"{request.param} no longer makes Kuzu hang: pick another seed"
+    elif request.param == "half":
+        assert alone != 0, "Kuzu reads a graph cut in half"
+    else:
+        assert alone is not None and alone < 0, f"{request.param} no longer crashes Kuzu"
+    return store
+
+
+@pytest.mark.parametrize("damaged", CRASHES, indirect=True)
+def test_a_damaged_graph_is_store_corrupt_and_rebuild_restores_it(
+        template: tuple[Path, Path], damaged: Path) -> None:
+    repo = template[0]
+    corrupt(run(repo, damaged, "stats"))
+    corrupt(run(repo, damaged, "search", "toolchain"))
+    corrupt(run(repo, damaged, "add", "A fact added to a damaged store"))
+    rebuilt = run(repo, damaged, "rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert titles(repo, damaged) == sorted(TITLES)  # nothing lost; the refused add not stored
+
+
+@pytest.mark.parametrize("damaged", [HANGS], indirect=True)
+def test_a_graph_that_makes_kuzu_hang_is_store_corrupt_in_bounded_time(
+        template: tuple[Path, Path], damaged: Path) -> None:
+    repo = template[0]
+    done = run(repo, damaged, "stats", timeout=30, GRAPHMEM_PROBE_SECONDS="2")
+    corrupt(done)
+    assert "did not finish" in done.stderr
+    assert run(repo, damaged, "rebuild").returncode == 0
+    assert titles(repo, damaged) == sorted(TITLES)
+
+
+@pytest.mark.parametrize("damaged", ["seed-12"], indirect=True)
+def test_doctor_reports_a_damaged_graph(template: tuple[Path, Path], damaged: Path) -> None:
+    report = run(template[0], damaged, "doctor")
+    assert report.returncode == 1, (report.stdout, report.stderr)
+    assert "store corrupt" in report.stdout and "graphmem rebuild" in report.stdout
+
+
+@pytest.mark.parametrize("damaged", ["half"], indirect=True)
+def test_a_client_of_an_owner_that_cannot_open_the_store_gets_exit_5(
+        template: tuple[Path, Path], damaged: Path) -> None:
+    """The owner the client starts cannot open the store: the client says why, at once (before,
+    the owner died by SIGSEGV and the client waited a minute for it)."""
+    repo = template[0]
+    for argv in (("stats",), ("add", "Not stored: the store is damaged")):
+        corrupt(run(repo, damaged, *argv, owner="always", timeout=30))
+    assert run(repo, damaged, "rebuild", owner="always").returncode == 0
+    assert titles(repo, damaged) == sorted(TITLES)
+
+
+def test_only_files_not_left_by_a_clean_close_are_probed(template: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    repo = template[0]
+    store = tmp_path / "store"
+    shutil.copytree(template[1], store)
+    audit = tmp_path / "probes.log"
+
+    def probes(*argv: str) -> int:
+        audit.unlink(missing_ok=True)
+        assert run(repo, store, *argv, audit=audit).returncode == 0
+        return len(audit.read_text().splitlines()) if audit.exists() else 0
+
+    assert probes("list") == 1  # a copy (another inode) is checked once
+    assert probes("stats") == 0  # as the last clean close left it: opened at once
+    os.utime(store / "graph.kuzu")  # changed behind graphmem's back (a backup restored, say)
+    assert probes("list") == 1
+    assert probes("list") == 0
+    # A process killed while holding the store open read-write leaves it unchecked.
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time, pathlib
+        from graphmem.store.kuzu import KuzuStore
+        KuzuStore(pathlib.Path({str(store / 'graph.kuzu')!r}))
+        print('open', flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    assert probes("list") == 1
+    assert probes("add", "Stored after the crash") == 0
+    assert titles(repo, store) == sorted([*TITLES, "Stored after the crash"])
