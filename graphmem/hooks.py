@@ -290,7 +290,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     except GraphmemError as exc:
         if not owner_running(data_dir):
             spawn_owner_detached(data_dir, event.cwd or str(project.root))
-        else:
+        elif "timed out" not in str(exc):  # a busy owner is expected; anything else is a problem
             log_problem(f"no context injected: {exc}", "user-prompt")
         return
     if not isinstance(text, str) or not text.strip():

@@ -1412,6 +1412,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return None
     if re.sub(r"[^\w?)\]]+$", "", s).endswith("?") or re.match(r"\s*[#>]|\s*//", s):
         return None  # a question (an emoji may follow it), or a quoted comment or heading
+    if re.match(r"(?i)i (?:saw|see|noticed|notice|think|wonder|guess|found)\b", s):
+        return None  # an observation or a musing, not a rule the person sets
     if m := _TASK_PREFIX.match(s):
         return "task", m.group(1)
     if m := _FACT_PREFIX.match(s):
@@ -1450,8 +1452,8 @@ def _user_rules(s: _Session) -> list[Draft]:
     drafts: dict[str, Draft] = {}
     for n, (text, ids, uuid) in enumerate(sources, 1):
         lines = text.splitlines()
-        if len(lines) > 20:  # a long prompt pastes docs or output in its middle: not the person
-            text = "\n".join(lines[:5] + lines[-5:])
+        if len(lines) > 20:  # a long prompt pastes docs or output below its first lines
+            text = "\n".join(lines[:3])
         for sentence in _sentences(re.sub(r"(?m)^\s*(?:#|//).*$", "", text)):
             found = _statement(sentence)
             if not found:
@@ -1555,7 +1557,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if len(s.prompts) > 1:
         body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
     if fixed:
-        body.append("Done:")
+        body.append("Lessons:" if s.transcript is not None else "Done:")
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])
     if changed:
         body.append("Files changed: " + ", ".join(changed[:12]) + (f" (+{len(changed) - 12})" if len(changed) > 12 else ""))

@@ -56,7 +56,8 @@ _CONCLUSION = re.compile(
     r"does not support|(?:is|are) not supported|isn't supported|can't be used|cannot be used|"
     r"will fail|would fail|which fails)\b")
 _CAUSAL = re.compile(r"(?i)\b(?:because|since|so|which means|due to|caused by|returns?|reuses?|requires?|"
-                     r"needs?|expects?|missing|without|instead of|only|can't|cannot|doesn't support|"
+                     r"needs?|expects?|missing|without|instead of|only|can't|cannot|doesn't|does not|"
+                     r"won't|isn't (?:supported|allowed|installed|set|defined|exported)|"
                      r"never|always|overrides?|ignores?|drops?|loses?)\b")
 _GENERIC_ISSUE = re.compile(r"(?i)\bthe (?:real |only |main )?(?:issue|problem|bug) (?:is|was)(?: that)?\b")
 _CONSEQUENCE = re.compile(r"(?i)(?:i|we) (?:need|have|must|'ll need) to\b|so\b|instead\b|the fix\b|"
@@ -111,7 +112,17 @@ def is_command_failure(tool: str, is_error: bool, text: str) -> bool:
     """A command that ran and failed, not a call the person rejected or the harness cancelled."""
     if not is_error or tool not in COMMAND_TOOLS:
         return False
-    return not NOT_A_FAILURE.search(text[:400])
+    return not NOT_A_FAILURE.search(text[:400]) and not persons_words(tool, text)
+
+
+def persons_words(tool: str, text: str) -> bool:
+    """An error result that is what the person typed when they stopped the call (some clients
+    put it there bare): a shell's failure starts with its exit code or prints output."""
+    body = text.strip()
+    if tool not in ("Bash", "bash") or not body or body.startswith(("Exit code", "<", "[")):
+        return False
+    return len(body) < 600 and body.count("\n") <= 2 and bool(re.match(r"[A-Za-z]", body)) and \
+        len(re.findall(r"[A-Za-z]{2,}", body)) >= 4
 
 
 def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_Call], list[tuple[int, str]]]:
@@ -200,6 +211,9 @@ def explanation(text: str, limit: int = 2) -> list[str]:
         sentence = _PREAMBLE.sub("", sentence)
         if not picked and (_PLAN.match(sentence) or _HEDGE.search(sentence)):
             continue
+        if not picked and _GENERIC_ISSUE.search(sentence) and \
+                not _CAUSAL.search(_GENERIC_ISSUE.sub("", sentence)):
+            continue  # "the issue is that the link is not appearing": a symptom, no cause
         if (len(sentence) < 20 or sentence.endswith(("?", ":")) or _ACTION.match(sentence)
                 or _INTENT.search(sentence)):
             if picked:
@@ -480,9 +494,11 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         found = _REJECTION.search(msg.text[:4000])
         said = " ".join(found.group(1).split()) if found else ""
+        use = calls.get(msg.tool_use_id)
+        if not said and use is not None and persons_words(use.name, msg.text):
+            said = " ".join(msg.text.split())
         if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or "?" in said[-4:] or not _DIRECTIVE.search(said):
             continue  # a question back to the agent, or "I've done it, go on", is no instruction
-        use = calls.get(msg.tool_use_id)
         what = ""
         if use is not None:
             target = use.input.get("command") or use.input.get("file_path") or use.input.get("plan") or ""

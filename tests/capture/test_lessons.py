@@ -387,3 +387,17 @@ def test_a_word_an_error_printed_is_no_environment_variable() -> None:
     drafts = (Session().run("git count-objects -v", "Exit code 1\nerror: env blob missing", error=True)
               .run("git count-objects -v", "count: 12").end())
     assert not [d for d in drafts if d.kind == "env" and "blob" in d.title]
+
+
+def test_words_the_person_typed_into_a_stopped_call_are_theirs_not_a_failure() -> None:
+    drafts = (Session().run("git commit -m 'base tag fix'", "please add transformer.js too first", error=True)
+              .run("git commit -m 'base tag fix'", "[main 1a2b3c] base tag fix").end())
+    assert not [d for d in drafts if d.kind in ("pitfall", "task")]
+    drafts = Session().run("npm install", "we should use pnpm in this repo, never npm", error=True).end()
+    assert [d.title for d in drafts if d.kind == "decision"] == ["we should use pnpm in this repo, never npm"]
+
+
+def test_a_symptom_is_no_diagnosis_but_a_missing_capability_is() -> None:
+    assert explanation("The issue is that we can see the link is not appearing in the HTML.") == []
+    assert explanation("The real issue is that Next.js doesn't serve index.html files from "
+                       "subdirectories in public/.") != []
