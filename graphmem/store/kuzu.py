@@ -93,6 +93,7 @@ def _translate(exc: Exception, path: Path) -> GraphmemError:
 # first open after an upgrade) first opens and reads the database in a child process: a child that
 # dies by a signal or meets a damaged page means "store corrupt", not a dead graphmem.
 CLEAN_SUFFIX = ".clean"
+PROBE_COPY = ".probe"  # the copy a probe writes to (removed after it)
 PROBE_SECONDS = 30.0  # a 10k-item store with vectors reads in 0.4 s; some damage makes Kuzu hang
 _PROBE_CODES: dict[int, type[GraphmemError]] = {
     StoreUnavailable.exit_code: StoreUnavailable, NoSpace.exit_code: NoSpace,
@@ -186,6 +187,7 @@ def probe(path: Path, read_only: bool = False) -> None:
     except subprocess.TimeoutExpired as exc:
         raise StoreCorrupt(f"store corrupt: {path}: the database engine did not finish reading it "
                            f"in {seconds:g} s (GRAPHMEM_PROBE_SECONDS); {fix}") from exc
+    _remove_probe_copy(path)  # what a probe that crashed left
     if done.returncode == 0:
         return
     said = [ln for ln in done.stderr.splitlines() if ln.startswith("graphmem-probe: ")]
@@ -914,18 +916,69 @@ def staleness_mentions_of(store: KuzuStore, entity_ids: Sequence[str]) -> list[R
     return [{"item": r[0], "entity": r[1], "weight": r[2], "surface": r[3]} for r in rows]
 
 
+def _check_writes(path: Path) -> None:
+    """Write a row to every table of a copy of the database and close it (the checkpoint): some
+    damage reads fine but crashes Kuzu when it writes the pages back. Skipped without room."""
+    import shutil
+
+    copy = path.with_name(path.name + PROBE_COPY)
+    try:
+        if shutil.disk_usage(path.parent).free < 2 * path.stat().st_size + 64 * 1024 * 1024:
+            return
+        shutil.copyfile(path, copy)
+    except OSError:
+        _remove_probe_copy(path)
+        return
+    try:
+        store = KuzuStore(copy, checked=True)
+        try:
+            one = "graphmem-probe"
+            ids = {"Item": one, "Entity": f"concept:{one}", "Observation": one}
+            store._exec("BEGIN TRANSACTION")  # one commit: each costs a WAL fsync
+            store._op_put_items({"rows": [{"id": one}, {"id": one + "-2"}]})
+            store._op_put_entities({"rows": [{"id": ids["Entity"]}, {"id": ids["Entity"] + "-2"}]})
+            store._op_put_observations({"rows": [{"id": one}]})
+            store._exec("CREATE (:ItemVector {id: $id, vec: $vec, model: '', text_hash: ''})",
+                        {"id": one, "vec": [0.0] * VECTOR_DIM})  # no COPY: no numpy, no arrow
+            for table in LINK_TABLES:
+                source, target = LINK_ENDPOINTS[table]
+                second = "-2" if source == target else ""
+                store._op_put_links({"kind": table, "rows": [
+                    {"source": ids[source], "target": ids[target] + second}]})
+            store._exec("COMMIT")
+        finally:
+            store.close()
+    except GraphmemError as exc:
+        raise StoreCorrupt(f"store corrupt: {path} fails a write ({exc}); run `graphmem rebuild`") \
+            from exc
+    finally:
+        _remove_probe_copy(path)
+
+
+def _remove_probe_copy(path: Path) -> None:
+    for leftover in path.parent.glob(path.name + PROBE_COPY + "*"):
+        try:
+            leftover.unlink()
+        except OSError:
+            pass
+
+
 def _probe_main(argv: list[str]) -> int:
     """`python -m graphmem.store.kuzu --probe PATH [--read-only]`: open the database and read it
     all; exit 0, or with the exit code of the error met (a crash kills only this process)."""
     if len(argv) < 2 or argv[0] != "--probe":
         print("usage: python -m graphmem.store.kuzu --probe PATH [--read-only]", file=sys.stderr)
         return 2
+    path = Path(argv[1])
+    read_only = "--read-only" in argv[2:]
     try:
-        store = KuzuStore(Path(argv[1]), read_only="--read-only" in argv[2:], checked=True)
+        store = KuzuStore(path, read_only=read_only, checked=True)
         try:
             store.check()
         finally:
             store.close()
+        if not read_only:
+            _check_writes(path)
     except GraphmemError as exc:
         print("graphmem-probe: " + " ".join(str(exc).split()), file=sys.stderr)
         return exc.exit_code
