@@ -204,3 +204,6 @@ def test_only_files_not_left_by_a_clean_close_are_probed(template: tuple[Path, P
     assert probes("list") == 1
     assert probes("add", "Stored after the crash") == 0
     assert titles(repo, store) == sorted([*TITLES, "Stored after the crash"])
+    # The probe's write check works on a copy it removes; the record of a clean close is private.
+    assert sorted(p.name for p in store.glob("graph.kuzu*")) == ["graph.kuzu", "graph.kuzu.clean"]
+    assert (store / "graph.kuzu.clean").stat().st_mode & 0o777 == 0o600
