@@ -115,12 +115,18 @@ def is_command_failure(tool: str, is_error: bool, text: str) -> bool:
     return not NOT_A_FAILURE.search(text[:400]) and not persons_words(tool, text)
 
 
+_OUTPUT_MARK = re.compile(r"(?i)\b(?:error|errors|failed|failure|fatal|exception|warning|traceback|"
+                          r"denied|not found)\b|\\n|^\S+:\s|\[[A-Z]+\]")
+
+
 def persons_words(tool: str, text: str) -> bool:
     """An error result that is what the person typed when they stopped the call (some clients
     put it there bare): a shell's failure starts with its exit code or prints output."""
     body = text.strip()
     if tool not in ("Bash", "bash") or not body or body.startswith(("Exit code", "<", "[")):
         return False
+    if NOT_A_FAILURE.search(body[:400]) or _OUTPUT_MARK.search(body):
+        return False  # the harness's own notice, or a program's output
     return len(body) < 600 and body.count("\n") <= 2 and bool(re.match(r"[A-Za-z]", body)) and \
         len(re.findall(r"[A-Za-z]{2,}", body)) >= 4
 
