@@ -405,8 +405,8 @@ def test_a_symptom_is_no_diagnosis_but_a_missing_capability_is() -> None:
 
 @pytest.mark.parametrize("output", [
     "Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.\\nRun 'mix format' to fix.",
-    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
-    "file edit, the new_string was NOT written to the file). STOP what you are doing and wait.",
+    ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+     "file edit, the new_string was NOT written to the file). STOP what you are doing and wait."),
 ])
 def test_program_output_and_harness_notices_are_not_the_persons_words(output: str) -> None:
     drafts = Session().run("git commit -m 'feat: x'", output, error=True).end()
