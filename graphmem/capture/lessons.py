@@ -330,20 +330,29 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             continue  # passed again unchanged: nothing learnt, maybe flaky
         if not lesson.diagnosis and (same or not lesson.typed or _SHELL_ERROR.search(lesson.error)):
             continue  # no word of why, and no other command that made it pass: nothing to learn
+        # Edits count as the fix only where the failure or the diagnosis names the file.
+        said = f"{lesson.call.result[-6000:]}\n{' '.join(lesson.diagnosis)}"
+        plausible = [f for f in edit_files if f in said or f.rsplit("/", 1)[-1] in said
+                     or (_CONFIG_WORDS.search(said) and _CONFIG_FILE.search(f))
+                     or (_DEPENDENCY_WORDS.search(said) and _MANIFEST.search(f))]
+        if not lesson.diagnosis and (edit_files or other) and not plausible:
+            continue  # a changed command line among other edits and runs: which one fixed it is a guess
         fix_parts = []
         if not same:  # another command line, or the same one from another directory
             fix_parts.append(f"`{_short(fixed.command.raw, 120)}` worked")
         if other:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in other))
-        if edit_files:
-            fix_parts.append("changes in " + ", ".join(edit_files[:4]))
+        if plausible:
+            fix_parts.append("changes in " + ", ".join(plausible[:4]))
+        elif edit_files:
+            fix_parts.append("edits in between (not named by the error): " + ", ".join(edit_files[:4]))
         if lesson.diagnosis:
             head = " ".join(lesson.diagnosis)
         else:
             error = re.sub(r"^(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
             head = f"`{' '.join(filter(None, (cmd.exe, cmd.sub)))}` fails with {_short(error, 100)}"
-            if edit_files:
-                head += f"; fixed in {', '.join(edit_files[:2])}"
+            if plausible:
+                head += f"; fixed in {', '.join(plausible[:2])}"
             elif not same:
                 head += f"; `{_short(fixed.command.main, 70)}` worked"
         title = _short(head, 200)
@@ -360,12 +369,19 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
                         + (", and the last run of it passed too." if lesson.verified else "."))
         drafts.append(Draft(
             kind="pitfall", title=title, body="\n".join(body),
-            files=edit_files[:6], confidence=0.8 if lesson.verified else 0.65,
+            files=(plausible or edit_files)[:6], confidence=0.8 if lesson.verified else 0.65,
             importance=0.8 if lesson.diagnosis else 0.6, source="rule",
             key=session_key("", "lesson", f"{cmd.family}\x1f{cmd.sub}\x1f{lesson.sig}"),
             tags=_uniq(["failure-fix", "lesson", cmd.exe, *(["verified"] if lesson.verified else [])])))
     drafts.sort(key=lambda d: (-d.importance, -d.confidence))
     return drafts[:MAX_LESSONS]
+
+
+_CONFIG_WORDS = re.compile(r"(?i)\bconfig(?:ure|ured|uration)?\b|\bsettings?\b|\benv(?:ironment)?\b")
+_CONFIG_FILE = re.compile(r"(?i)(?:^|/)(?:config|conf|settings)(?:/|\.)|\.(?:env|ini|toml|ya?ml|cfg|conf)$|config\.\w+$")
+_DEPENDENCY_WORDS = re.compile(r"(?i)\bdep(?:endency|endencies|s)?\b|\bpackage\b|\bmodule\b|\brequires?\b|not installed")
+_MANIFEST = re.compile(r"(?:^|/)(?:mix\.exs|package\.json|pyproject\.toml|requirements[\w.-]*\.txt|go\.mod|Cargo\.toml|"
+                       r"Gemfile|composer\.json|build\.gradle(?:\.kts)?|pom\.xml|setup\.(?:py|cfg))$")
 
 
 def open_failures(lessons: list[Lesson]) -> list[Lesson]:

@@ -411,3 +411,14 @@ def test_a_symptom_is_no_diagnosis_but_a_missing_capability_is() -> None:
 def test_program_output_and_harness_notices_are_not_the_persons_words(output: str) -> None:
     drafts = Session().run("git commit -m 'feat: x'", output, error=True).end()
     assert not [d for d in drafts if d.source == "user"]
+
+
+def test_without_a_diagnosis_edits_nobody_named_are_not_credited_as_the_fix() -> None:
+    drafts = (Session()
+              .run("golangci-lint run --enable=staticcheck --disable-all ./cmd/...", "Exit code 3\nError: "
+                   "unknown flag: --disable-all for the lint runner", error=True)
+              .edit("cmd/entire/cli/checkpoint/checkpoint_test.go", "t.Fatal(err)", "t.Fatal(err)\nreturn")
+              .run("golangci-lint linters", "Enabled by your configuration linters: ...")
+              .run("golangci-lint run --enable-only=staticcheck ./cmd/...", "0 issues.")
+              .end())
+    assert not [d for d in drafts if d.kind == "pitfall" and "checkpoint_test.go" in d.title]
