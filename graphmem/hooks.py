@@ -250,18 +250,21 @@ def _print_brief(project: ProjectRef, agent: str) -> None:
         return
     if not brief:
         return
+    _emit("SessionStart", brief, agent)
+
+
+def _emit(hook_event: str, text: str, agent: str) -> None:
+    """Hand context to the agent: its JSON `additionalContext`, or plain text for others."""
     if agent in ("claude-code", "codex"):
-        output = json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}},
-            ensure_ascii=False,
-        )
+        output = json.dumps({"hookSpecificOutput": {"hookEventName": hook_event,
+                                                    "additionalContext": text}}, ensure_ascii=False)
     else:
-        output = brief
+        output = text
     try:
         sys.stdout.write(output + "\n")
         sys.stdout.flush()
     except (BrokenPipeError, OSError) as exc:
-        log_problem(f"could not print the brief: {exc}", "session-start")
+        log_problem(f"could not print the {hook_event} context: {exc}", hook_event)
 
 
 def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
@@ -293,18 +296,8 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
         elif "timed out" not in str(exc):  # a busy owner is expected; anything else is a problem
             log_problem(f"no context injected: {exc}", "user-prompt")
         return
-    if not isinstance(text, str) or not text.strip():
-        return
-    if agent in ("claude-code", "codex"):
-        output = json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                                    "additionalContext": text}}, ensure_ascii=False)
-    else:
-        output = text
-    try:
-        sys.stdout.write(output + "\n")
-        sys.stdout.flush()
-    except (BrokenPipeError, OSError) as exc:
-        log_problem(f"could not print the prompt context: {exc}", "user-prompt")
+    if isinstance(text, str) and text.strip():
+        _emit("UserPromptSubmit", text, agent)
 
 
 def _warm_owner(project: ProjectRef, cwd: str) -> None:

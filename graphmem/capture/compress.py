@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
 
-__all__ = ["Draft", "command_key", "compress_session", "parse_command", "session_key"]
+__all__ = ["Draft", "command_key", "compress_session", "parse_command", "session_key", "short"]
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,9 @@ def _short(text: str, limit: int) -> str:
     if space > limit * 0.6:
         cut = cut[:space]
     return cut.rstrip(" ,;:") + "…"
+
+
+short = _short  # the one line-shortener the capture rules share
 
 
 def _cap_body(text: str) -> str:

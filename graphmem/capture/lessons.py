@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.capture.compress import Command, Draft, parse_command, session_key
+from graphmem.capture.compress import short as _short
 from graphmem.capture.failures import signature
 
 __all__ = ["Lesson", "conclusions", "failure_lessons", "is_command_failure", "user_answers"]
@@ -449,17 +450,6 @@ def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 confidence=0.6, importance=0.6, source="rule",
                 key=session_key(session_id, "conclusion", text.lower()), tags=["conclusion"]))
     return drafts[-MAX_CONCLUSIONS:]
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
 
 
 def _uniq(items: Iterable[str]) -> list[str]:
