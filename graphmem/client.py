@@ -116,12 +116,7 @@ class RemoteMemory:
                     raise errors.OwnerUnavailable(
                         f"lost the owner of {self.dir} during {method}: {exc}; run "
                         "`graphmem doctor`; the journal keeps whatever was applied") from exc
-        response = json.loads(line)
-        if response["ok"]:
-            return codec.decode(response["result"])
-        error = response["error"]
-        cls = getattr(errors, error["type"], errors.GraphmemError)
-        raise cls(error["message"])
+        return _result(line)
 
     def _fate(self, method: str, request: str, exc: OSError) -> errors.GraphmemError:
         """What became of a write whose owner died before answering: the journal says (a new
@@ -234,11 +229,17 @@ def ask_running_owner(data_dir: Path, method: str, kwargs: dict[str, Any], *, pr
         sock.close()
     if not line:
         raise errors.OwnerUnavailable(f"owner of {data_dir} closed the connection")
+    return _result(line)
+
+
+def _result(line: bytes) -> Any:
+    """An owner's reply: the verb's result, or its error raised as ours."""
     response = json.loads(line)
-    if not response.get("ok"):
-        error = response.get("error") or {}
-        raise getattr(errors, error.get("type", ""), errors.GraphmemError)(error.get("message", ""))
-    return codec.decode(response["result"])
+    if response["ok"]:
+        return codec.decode(response["result"])
+    error = response["error"]
+    cls = getattr(errors, error["type"], errors.GraphmemError)
+    raise cls(error["message"])
 
 
 def spawn_owner_detached(data_dir: Path, cwd: str) -> None:

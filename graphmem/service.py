@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from graphmem import lifecycle, space
 from graphmem import models as m
+from graphmem.capture.compress import EDIT_TOOLS
 from graphmem.capture.redact import redact, redact_obj
 from graphmem.config import Config
 from graphmem.errors import (
@@ -45,8 +46,7 @@ from graphmem.store.journal import Journal
 from graphmem.store.kuzu import LINK_PROPS, KuzuStore, replace_database
 
 RETRIEVAL_LOG = "retrieval.jsonl"
-SESSION_FILE_TOOLS = ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "read_file",
-                      "edit_file", "write_file", "str_replace_editor")
+SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
 FORGET_PLAN = "forget.pending"
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200

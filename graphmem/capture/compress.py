@@ -42,7 +42,8 @@ from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
 
-__all__ = ["Draft", "command_key", "compress_session", "parse_command", "session_key", "short"]
+__all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Draft", "command_key", "compress_session", "parse_command",
+           "session_key", "short", "uniq"]
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,9 @@ def _uniq(items: Iterable[T]) -> list[T]:
             seen.add(item)
             out.append(item)
     return out
+
+
+uniq = _uniq  # and the one order-keeping de-duplicator
 
 
 def _plural(n: int, word: str) -> str:

@@ -21,16 +21,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphmem.capture.compress import Command, Draft, parse_command, session_key
+from graphmem.capture.compress import (
+    EDIT_TOOLS,
+    WRITE_TOOLS,
+    Command,
+    Draft,
+    parse_command,
+    session_key,
+)
 from graphmem.capture.compress import short as _short
+from graphmem.capture.compress import uniq as _uniq
 from graphmem.capture.failures import signature
 
 __all__ = ["Lesson", "conclusions", "failure_lessons", "is_command_failure", "user_answers"]
 
 COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
                            "run_terminal_cmd", "execute_command"})
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "edit",
-                        "write", "create_file", "write_file", "str_replace_editor"})
 NOT_A_FAILURE = re.compile(
     r"<tool_use_error>|The user doesn't want to proceed|user (?:rejected|denied|declined)|"
     r"reason for the rejection|the user said:|"
@@ -263,7 +269,7 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
             lessons.append(lesson)
             open_.append(lesson)
     final = max((c.pos for c in calls), default=0)
-    writes = [(c.pos, f) for c in calls if c.tool in ("Write", "write", "create_file", "write_file")
+    writes = [(c.pos, f) for c in calls if c.tool in WRITE_TOOLS
               and re.match(r"(?i)\s*(?:file )?created", c.result) for f in files_of(c, rel)]
     for lesson in lessons:
         lesson.created = {f for pos, f in writes if pos < lesson.call.pos}
@@ -450,11 +456,6 @@ def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 confidence=0.6, importance=0.6, source="rule",
                 key=session_key(session_id, "conclusion", text.lower()), tags=["conclusion"]))
     return drafts[-MAX_CONCLUSIONS:]
-
-
-def _uniq(items: Iterable[str]) -> list[str]:
-    seen: set[str] = set()
-    return [x for x in items if x and not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
 
 
 def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
