@@ -242,12 +242,42 @@ def _result(line: bytes) -> Any:
     raise cls(error["message"])
 
 
+STARTING_NAME = "owner.starting"  # pid of an owner a hook started and is not answering yet
+STARTING_SECONDS = 30.0
+
+
 def spawn_owner_detached(data_dir: Path, cwd: str) -> None:
-    """Start an owner for this store without waiting for it (hooks warm it for later calls)."""
-    argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir), "--cwd", cwd]
+    """Start an owner for this store without waiting for it (hooks warm it for later calls),
+    unless a hook started one moments ago that is still starting: a second would only take CPU
+    from the first and then wait for the store it holds."""
     log_dir = private_dir(data_dir / "logs")
+    marker = log_dir / STARTING_NAME
+    if _starting(marker):
+        return
+    argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir), "--cwd", cwd]
     # A session is starting: load the model now, so the first prompt finds the owner warm.
     env = {**os.environ, "GRAPHMEM_OWNER_WARM_AFTER": "0"}
     with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                         close_fds=True, start_new_session=True, env=env)
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=stderr, close_fds=True, start_new_session=True, env=env)
+    try:
+        with open(marker, "w", encoding="utf-8", opener=private_opener) as handle:
+            handle.write(f"{child.pid} {time.time()}")
+    except OSError:
+        pass  # without the marker a later hook may start a second owner, which then exits
+
+
+def _starting(marker: Path) -> bool:
+    """Whether the owner recorded in `marker` was started within STARTING_SECONDS and lives."""
+    try:
+        pid_text, started = marker.read_text(encoding="utf-8").split()
+        pid, since = int(pid_text), time.time() - float(started)
+    except (OSError, ValueError):
+        return False
+    if not 0 <= since < STARTING_SECONDS:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:  # gone, or the pid now names another user's process
+        return False
+    return True

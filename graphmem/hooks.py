@@ -284,7 +284,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     try:
         status = ask_running_owner(data_dir, "ping", {}, project=str(project.root),
                                    branch=project.branch, checkout=checkout, timeout=INJECT_WAIT)
-        if not status.get("model_loaded") or status.get("waiting"):
+        if not status.get("search_ready") or status.get("waiting"):
             return  # still warming up, or others queue: the prompt is not kept waiting for it
         text = ask_running_owner(data_dir, "prompt_context",
                                  {"prompt": event.text[:4000], "session_id": event.session_id},

@@ -97,6 +97,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.waiting = 0
         self.in_flight = 0  # calls received and not yet answered: the owner never idles out on them
         self.served = 0
+        self.search_ready = False  # the model is loaded and the search mirror built
         self.started = time.time()
         self.log_path = Path(memory.dir) / "logs" / LOG_NAME
         private_dir(self.log_path.parent)
@@ -169,7 +170,17 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 "waiting": self.waiting, "started": self.started,
                 "idle_seconds": round(time.monotonic() - self.last_activity, 1),
                 "model_loaded": bool(getattr(self.memory, "model_loaded", False)),
+                "search_ready": self.search_ready,
                 "busy": self.lock.locked()}
+
+    def _warm(self, step: str, *args: Any) -> None:
+        task = getattr(self.memory, step, None)
+        if task is None:
+            return
+        try:
+            task(*args)
+        except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs the first call time
+            self._log(step, 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
 
     def _log(self, method: str, seconds: float, size: int, error: Any) -> None:
         record = {"ts": time.time(), "method": method, "ms": round(seconds * 1000, 2),
@@ -198,20 +209,13 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         deadline = time.monotonic() + WARM_AFTER_SECONDS
         while self.served == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        warm = getattr(self.memory, "warm_up", None)
-        if warm is not None:
-            try:
-                warm()
-            except Exception as exc:  # noqa: BLE001 - a failed warm-up only costs latency
-                self._log("warm_up", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
-        prepare = getattr(self.memory, "prepare_search", None)
-        if prepare is not None:
-            try:
-                with self.lock:  # it reads the graph, which calls share
-                    prepare()
-            except Exception as exc:  # noqa: BLE001 - the first search would build it instead
-                self._log("prepare_search", 0.0, 0, {"type": type(exc).__name__,
-                                                     "message": str(exc)})
+        # What a search needs comes first (the model, the mirror): a prompt hook asks as soon as
+        # that is ready, while the prose extractor that only ingest needs is still loading.
+        self._warm("warm_up", False)
+        with self.lock:  # the mirror reads the graph, which calls share
+            self._warm("prepare_search")
+        self.search_ready = True
+        self._warm("warm_up", True)
         chores = [(getattr(self.memory, "ingest_pending", None), every),
                   (getattr(self.memory, "sweep", None), SWEEP_EVERY_SECONDS)]
         due = {id(task): time.monotonic() + period for task, period in chores if task}
@@ -229,8 +233,10 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                                   {"type": type(exc).__name__, "message": str(exc)})
 
 
-def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS) -> Any:
-    """Open the store read-write, waiting while a short-lived direct user still holds it."""
+def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS,
+                           address: str | None = None) -> Any:
+    """Open the store read-write, waiting while a short-lived direct user still holds it.
+    With `address`: None as soon as an owner answers there (it holds the store; ours may go)."""
     from graphmem.service import Memory
 
     deadline = time.monotonic() + seconds
@@ -241,8 +247,21 @@ def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS) -> 
         except StoreUnavailable as exc:
             if "in use" not in str(exc) or time.monotonic() > deadline:
                 raise
+            if address is not None and _answers(address):
+                return None
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)
+
+
+def _answers(address: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(address)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
 
 
 def record_start_failure(data_dir: Path, exc: GraphmemError) -> None:
@@ -273,19 +292,15 @@ def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
     from graphmem.service import Memory
 
     address = socket_address(Path(Memory.data_dir_for(config)))
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(address)
+    if _answers(address):
         return 0
-    except OSError:
-        pass
-    finally:
-        probe.close()
     try:
-        memory = open_memory_with_retry(config)
+        memory = open_memory_with_retry(config, address=address)
     except GraphmemError as exc:  # a corrupt store, say: the waiting clients say so at once
         record_start_failure(Path(Memory.data_dir_for(config)), exc)
         raise
+    if memory is None:  # another owner started at the same time and holds the store
+        return 0
     if not ABSTRACT_SOCKETS:
         Path(address).unlink(missing_ok=True)  # a dead owner's: nobody answered on it
     try:

@@ -164,11 +164,13 @@ class Memory:
                     pass  # use counts are a ranking hint: a full disk drops them, not the read
         self._uses_since = time.time()
 
-    def warm_up(self) -> None:
-        """Load the extractor and the embedding model so later calls are fast."""
-        _text_module().extract("warm up")
+    def warm_up(self, extractor: bool = True) -> None:
+        """Load the embedding model (all a search needs) and, unless told not to, the prose
+        extractor that ingest needs, so later calls are fast."""
         if self.config.embed:
             self.embedder.load()
+        if extractor:
+            _text_module().extract("warm up")
 
     def prepare_search(self) -> None:
         """Build the store's in-memory search mirror now rather than in the first search."""
