@@ -608,6 +608,7 @@ class Memory:
         near = dict(self.store.vector_search(vector, 60, flt))
         result = self.search(prompt, files=files, k=8, budget=budget * 8, log=False)
         floor = self.config.inject_floor
+        weights = self.store.term_weights(prompt)
         header = "graphmem: memories that bear on this prompt (memory_get ID shows the evidence)"
         used = self.tokens.count(header)
         entries: builtins.list[str] = []
@@ -618,7 +619,9 @@ class Memory:
             on_files = any(w.startswith("mentions ") and w[9:] in files for w in hit.why)
             if item.kind == m.ItemKind.summary or near.get(item.id, 0.0) < floor - 0.1 * on_files:
                 continue
-            entry = render.inject_entry(item, max_chars=480)
+            if item.body.endswith("…"):  # a hit shows the body's start: pick from all of it
+                item = self.get_item(item.id)
+            entry = render.inject_entry(item, max_chars=480, weights=weights)
             cost = self.tokens.count(entry)
             if used + cost > budget:
                 continue

@@ -72,3 +72,15 @@ def test_the_prompt_context_follows_the_files_the_session_is_editing(memory: Any
         context = memory.prompt_context(prompt, session_id=session)
         entries = context.split("\n- ")
         assert wanted.id in entries[1] and other.id not in entries[1], context
+
+
+def test_a_long_body_shows_the_lines_the_prompt_is_about(memory: Any) -> None:
+    filler = [f"- Update scripts/hook_{n}.sh to send the session id in the POST body" for n in range(8)]
+    body = "\n".join([*filler, ("- Tracing never blocks a hook: a malformed traceparent header is "
+                      "dropped and the request goes on without a trace")])
+    item = memory.add("feat: propagate traceparent headers in the plugin hook scripts", body=body,
+                      kind="fact")
+    context = memory.prompt_context("what happens when a hook sends a malformed traceparent header?")
+    entry = next(e for e in context.split("\n- ") if item.id in e)
+    assert "malformed traceparent header is dropped" in entry
+    assert len(entry) <= 500

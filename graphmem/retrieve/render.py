@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from graphmem.models import Brief, Hit, MemoryItem
@@ -129,20 +129,45 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
                  tokens=tokens.count(text) if text else 0, budget=budget)
 
 
-def inject_entry(item: MemoryItem, max_chars: int = 480) -> str:
-    """`- kind: title [id]` and, indented, the body lines the title does not already say."""
+_TOKENIZER: Any = None
+
+
+def _tokenizer() -> Any:
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        from graphmem.store.keywords import Tokenizer
+
+        _TOKENIZER = Tokenizer()
+    return _TOKENIZER
+
+
+def inject_entry(item: MemoryItem, max_chars: int = 480,
+                 weights: Mapping[str, float] | None = None) -> str:
+    """`- kind: title [id]` and, indented, the body lines the title does not already say; when
+    they do not all fit, the lines that share the most (IDF-weighted) words with the prompt
+    (`weights`, stemmed), kept in their order: a long commit message's one relevant line."""
     stale = " (stale)" if item.status.value == "stale" else ""
     head = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: {' '.join(item.title.split())} [{item.id}]"
     title = item.title.lower()
-    extra: list[str] = []
-    room = max_chars - len(head)
+    lines: list[str] = []
     for line in item.body.splitlines():
         # Body lines are shown as the entry's continuation, never as list items of their own.
         line = re.sub(r"^(?:[-*•+]|\d+[.)])\s+", "", " ".join(line.split()))
         said = line.split(": ", 1)[-1].lower()
-        if not line or said[:60] in title or room <= 40:
-            continue
-        line = line if len(line) <= room else line[: room - 1] + "…"
-        extra.append("  " + line)
+        if line and said[:60] not in title:
+            lines.append(line)
+    room = max_chars - len(head)
+    order = list(range(len(lines)))
+    if weights and sum(len(line) + 3 for line in lines) > room:
+        tokenize = _tokenizer()
+        score = [sum(weights.get(t, 0.0) for t in set(tokenize(line))) for line in lines]
+        order.sort(key=lambda i: (-score[i], i))
+    chosen: dict[int, str] = {}
+    for i in order:
+        if room <= 40:
+            break
+        line = lines[i] if len(lines[i]) <= room else lines[i][: room - 1] + "…"
+        chosen[i] = "  " + line
         room -= len(line) + 3
+    extra = [chosen[i] for i in sorted(chosen)]
     return "\n".join([head, *extra])
