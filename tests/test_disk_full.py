@@ -97,8 +97,8 @@ def test_a_full_disk_refuses_writes_honestly_and_keeps_reads(small_disk: Path, r
                          ("get", json.loads(first.stdout)["id"])):
                 done = run(home, repo, *read, GRAPHMEM_OWNER=owner)
                 assert done.returncode == 0, (read, done.stderr)
-            assert "VAULT_ADDR" in run(home, repo, "search", "VAULT_ADDR",
-                                       GRAPHMEM_OWNER=owner).stdout
+                if read[0] == "search":  # the search still finds what was stored
+                    assert "VAULT_ADDR" in done.stdout
             refused(run(home, repo, "forget", json.loads(first.stdout)["id"],
                         GRAPHMEM_OWNER=owner))
         rebuilt = run(home, repo, "rebuild", GRAPHMEM_OWNER=owner)
@@ -142,7 +142,12 @@ def test_hook_events_lost_on_a_full_disk_are_counted(small_disk: Path, repo: Pat
     assert len(lines) == 2 and all(json.loads(line) for line in lines)
 
 
-@pytest.mark.parametrize("limit", [4096, 64 * 1024, 1 * MB])
+# One limit stands for all: any limit below the graph file's size (~4.4 MB for one item) is
+# refused by the same up-front check (graphmem.space.shortage) before a file is opened for
+# writing. 4 KB, 64 KB and 1 MB were each traced (strace): the same message, no file opened to
+# write, no EFBIG, for add, import, stats, search and list. 1 MB is the most lenient of them, so
+# a check that became laxer would let it through first.
+@pytest.mark.parametrize("limit", [1 * MB])
 def test_a_file_size_limit_refuses_writes_without_an_abort(home: Path, repo: Path,
                                                            limit: int) -> None:
     first = run(home, repo, "add", "Migrations run before the app starts", "--json",
@@ -157,8 +162,8 @@ def test_a_file_size_limit_refuses_writes_without_an_abort(home: Path, repo: Pat
     for read in (("stats",), ("search", "migrations"), ("list",)):
         done = run(home, repo, *read, fsize=limit, GRAPHMEM_OWNER="never")
         assert done.returncode == 0, (read, done.stderr)
-    assert "Migrations" in run(home, repo, "search", "migrations", fsize=limit,
-                               GRAPHMEM_OWNER="never").stdout
+        if read[0] == "search":  # the search still finds what was stored
+            assert "Migrations" in done.stdout
     assert journal.read_bytes() == before
     assert titles(home, repo) == ["Migrations run before the app starts"]
     assert run(home, repo, "add", "No limit now", GRAPHMEM_OWNER="never").returncode == 0
