@@ -25,7 +25,10 @@ TITLES = [f"Fact {n}: the build target make{n} needs the {w} toolchain"
           for n, w in enumerate(("gcc", "clang", "rust"))]
 # Half the file cut off, or 200 bytes flipped at offsets drawn from a seed: seeds 1, 12 and 21
 # crash Kuzu 0.11.3 reading this store (of seeds 0-29, also 25, 27 and 28), seed 36 makes it spin.
-CRASHES = ["half", "seed-1", "seed-21"]
+# One flip seed stands for the crashing ones: seeds 1, 12 and 21 all kill Kuzu inside
+# kuzu.Database() (before any query), and graphmem's probe child dies the same way (SIGSEGV) for
+# each, so every verb gives the same "crashes the database engine" line.
+CRASHES = ["half", "seed-1"]
 HANGS = "seed-36"
 # Opens and reads the graph with Kuzu alone, as graphmem did before it probed.
 RAW_OPEN = textwrap.dedent("""
