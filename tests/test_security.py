@@ -105,12 +105,13 @@ import socket, sys
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 server.bind(sys.argv[1].replace("@", "\\0", 1))
 server.listen(5)
-server.settimeout(5)
+server.settimeout(30)  # for the client's first connection
 print("listening", flush=True)
 received = b""
 try:
     while True:
         conn, _ = server.accept()
+        server.settimeout(1)  # then: anything else it sends soon after
         conn.settimeout(2)
         try:
             received += conn.recv(1 << 16)
