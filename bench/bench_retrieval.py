@@ -31,6 +31,7 @@ import numpy as np
 
 from graphmem import evaluate as ev
 from graphmem.config import Config, RetrievalWeights
+from graphmem.store import ops
 
 DATASETS = {"locomo-dev": ("none",), "repohist-requests": ("none", "files", "files+functions")}
 PUBLISHED = [("locomo-dev", "DRAGON (paper, 10 convs)", "none", 56.7, 66.2, None, None)]
@@ -216,10 +217,10 @@ def bulk_write(memory: Any, rows: Sequence[dict[str, Any]], vectors: np.ndarray,
     seen: set[str] = set()
     for start in range(0, len(items), batch):
         chunk = range(start, min(start + batch, len(items)))
-        memory.store.apply({"op": "put_items", "rows": [memory._item_row(items[i]) for i in chunk]})
-        memory.store.apply({"op": "put_vectors", "rows": [
+        memory.store.apply(ops.PutItems([memory._item_row(items[i]) for i in chunk]))
+        memory.store.apply(ops.PutVectors([
             {"id": items[i].id, "vec": vectors[i].tolist(), "model": model,
-             "text_hash": items[i].text_hash} for i in chunk]})
+             "text_hash": items[i].text_hash} for i in chunk]))
         entities, links = [], []
         for i in chunk:
             for path in rows[i]["files"]:
@@ -238,8 +239,8 @@ def bulk_write(memory: Any, rows: Sequence[dict[str, Any]], vectors: np.ndarray,
                     entities.append({"id": f"symbol:?{qual}", "kind": "symbol", "name": name,
                                      "path": path, "qualname": qual, "resolved": False})
         if entities:
-            memory.store.apply({"op": "put_entities", "rows": entities})
-        memory.store.apply({"op": "put_links", "kind": "MENTIONS", "rows": links})
+            memory.store.apply(ops.PutEntities(entities))
+        memory.store.apply(ops.PutLinks("MENTIONS", links))
 
 
 def latency(scales: Sequence[int], queries: int = 200) -> tuple[list[str], list[str]]:

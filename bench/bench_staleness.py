@@ -48,6 +48,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphmem.store import ops
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ["GRAPHMEM_OWNER"] = "never"
@@ -305,10 +307,9 @@ def score_anchors(memory: Any, truth: Truth, commit: str, head: str,
     same function, joined on (path at head, qualified name); the baseline flags a function when
     its file changed."""
     from graphmem import history as hi
-    from graphmem.store import kuzu as kz
 
     mine = {(a["path"], a["qualname"].split("::", 1)[1]): a["seen"] != a["current"]
-            for a in kz.staleness_item_anchors(memory.store, [hi.item_id(commit)])}
+            for a in memory.store.anchors_of_items([hi.item_id(commit)])}
     renames = truth.renames(commit, head)
     theirs = {(renames.get(path, path), qual): (path, qual) for path, qual in truth.touched[commit]}
     for key, predicted in mine.items():
@@ -457,9 +458,9 @@ def build_store(work: Path, files: int = 250, funcs: int = 20, items: int = 10_0
                                 "commit": "", "at": time.time()})
                 mentions.append({"source": item.id, "target": target["id"], "weight": 1.0,
                                  "surface": target["name"]})
-        memory._write({"op": "put_items", "rows": rows})
-        memory._write({"op": "put_links", "kind": "ANCHORED_TO", "rows": anchors})
-        memory._write({"op": "put_links", "kind": "MENTIONS", "rows": mentions})
+        memory.writer.write(ops.PutItems(rows))
+        memory.writer.write(ops.PutLinks("ANCHORED_TO", anchors))
+        memory.writer.write(ops.PutLinks("MENTIONS", mentions))
         assert memory.store.count_items(ItemFilter(statuses=None)) == items
     return repo, home
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 from graphmem.store.kuzu import KuzuStore
 
@@ -38,21 +39,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = KuzuStore(Path(tmp) / "g.kuzu")
         t0 = time.perf_counter()
-        store.apply({"op": "put_items", "rows": rows})
+        store.apply(ops.PutItems(rows))
         t1 = time.perf_counter()
-        store.apply({"op": "put_vectors", "rows": [{"id": r["id"], "vec": vectors[i].tolist(),
+        store.apply(ops.PutVectors([{"id": r["id"], "vec": vectors[i].tolist(),
                                                     "model": "bench", "text_hash": ""}
-                                                   for i, r in enumerate(rows)]})
+                                                   for i, r in enumerate(rows)]))
         t2 = time.perf_counter()
         t3 = time.perf_counter()
-        store.apply({"op": "put_entities", "rows": [{"id": f"file:{f}", "kind": "file", "name": f,
-                                                     "path": f} for f in files]})
-        store.apply({"op": "put_links", "kind": "IMPORTS", "rows": [
+        store.apply(ops.PutEntities([{"id": f"file:{f}", "kind": "file", "name": f,
+                                                     "path": f} for f in files]))
+        store.apply(ops.PutLinks("IMPORTS", [
             {"source": f"file:{files[j]}", "target": f"file:{files[(j * 7 + 1) % len(files)]}"}
-            for j in range(len(files))]})
-        store.apply({"op": "put_links", "kind": "MENTIONS", "rows": [
+            for j in range(len(files))]))
+        store.apply(ops.PutLinks("MENTIONS", [
             {"source": f"i{i}", "target": f"file:{files[i % len(files)]}", "weight": 1.0,
-             "surface": ""} for i in range(n)]})
+             "surface": ""} for i in range(n)]))
         t4 = time.perf_counter()
         assert store.hot is not None  # the search mirror: filters, vectors, links, BM25 postings
         t5 = time.perf_counter()

@@ -11,6 +11,7 @@ from typing import Any
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol, IndexResult
 from graphmem.paths import write_private
+from graphmem.store import ops
 
 CACHE_NAME = "code-index.json"
 
@@ -52,7 +53,7 @@ def symbol_entity(s: CodeSymbol, language: str) -> dict[str, Any]:
             "resolved": True}
 
 
-def graph_ops(result: IndexResult, paths: Iterable[str]) -> list[dict[str, Any]]:
+def graph_ops(result: IndexResult, paths: Iterable[str]) -> list[ops.Op]:
     """Journal ops that write the entities and edges of the given (changed) files."""
     entities: list[dict[str, Any]] = []
     defined: list[dict[str, Any]] = []
@@ -69,13 +70,13 @@ def graph_ops(result: IndexResult, paths: Iterable[str]) -> list[dict[str, Any]]
     wanted = set(paths)
     imports = [{"source": entity_id("file", a), "target": entity_id("file", b)}
                for a, b in code.resolve_imports(result.files) if a in wanted]
-    ops: list[dict[str, Any]] = []
+    changes: list[ops.Op] = []
     if entities:
-        ops.append({"op": "put_entities", "rows": entities})
+        changes.append(ops.PutEntities(entities))
     for kind, rows in (("DEFINED_IN", defined), ("CONTAINS", contains), ("IMPORTS", imports)):
         if rows:
-            ops.append({"op": "put_links", "kind": kind, "rows": rows})
-    return ops
+            changes.append(ops.PutLinks(kind, rows))
+    return changes
 
 
 def run_index(root: Path, previous: Mapping[str, CodeFile],

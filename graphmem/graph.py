@@ -23,8 +23,13 @@ import networkx as nx
 
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
 from graphmem.models import EntityKind, Scope
-from graphmem.store.base import LINK_TABLES
-from graphmem.store.kuzu import ENTITY_COLUMNS, ITEM_COLUMNS, LINK_PROPS, OBSERVATION_COLUMNS
+from graphmem.store.schema import (
+    ENTITY_COLUMNS,
+    ITEM_COLUMNS,
+    LINK_PROPS,
+    LINK_TABLES,
+    OBSERVATION_COLUMNS,
+)
 
 ITEM = "item"
 OBSERVATION = "observation"

@@ -42,7 +42,7 @@ from graphmem.staleness import (
     parse_raw_z,
     work_root,
 )
-from graphmem.store import kuzu as kz
+from graphmem.store import ops
 
 STATE_NAME = "git-import.json"
 MIN_MESSAGE = 12
@@ -303,7 +303,7 @@ def import_git(memory: Any, repo: str | os.PathLike[str] | None = None, since: s
         candidates = [s for sha in mainline for s in intro[sha]]
         existing: set[str] = set()
         for chunk in _chunks([item_id(s) for s in candidates], 5000):
-            existing |= kz.staleness_existing_items(memory.store, list(chunk))
+            existing |= memory.store.existing_item_ids(list(chunk))
         metas = read_metas(git, [s for s in candidates if item_id(s) not in existing])
         shallow = git.shallow_commits() if git.is_shallow() else set()
         skipped: dict[str, int] = {}
@@ -412,7 +412,7 @@ def _write(memory: Any, git: Git, planned: list[_Planned], head: str, embed: boo
     paths = sorted(anchored | mentioned)
     known: set[str] = set()
     for chunk in _chunks([f"file:{p}" for p in paths], 5000):
-        known |= set(kz.staleness_entity_hashes(memory.store, list(chunk)))
+        known |= set(memory.store.entity_hashes(list(chunk)))
     at_head = _tree_blobs(git, head, paths)
     rows: dict[str, dict[str, Any]] = {}
     defined, contains = [], []
@@ -433,7 +433,7 @@ def _write(memory: Any, git: Git, planned: list[_Planned], head: str, embed: boo
     missing = sorted(wanted - set(rows))
     have: set[str] = set()
     for chunk in _chunks(missing, 5000):
-        have |= set(kz.staleness_entity_hashes(memory.store, list(chunk)))
+        have |= set(memory.store.entity_hashes(list(chunk)))
     for eid in missing:
         if eid in have:
             continue
@@ -444,10 +444,10 @@ def _write(memory: Any, git: Git, planned: list[_Planned], head: str, embed: boo
                      else _placeholder(eid))
     commits = [commit_entity(p.meta.sha) for p in planned]
     for chunk in _chunks(list(rows.values()) + commits):
-        memory._write({"op": "put_entities", "rows": list(chunk)})
+        memory.writer.write(ops.PutEntities(list(chunk)))
     for kind, links in (("DEFINED_IN", defined), ("CONTAINS", contains)):
         for chunk in _chunks(links):
-            memory._write({"op": "put_links", "kind": kind, "rows": list(chunk)})
+            memory.writer.write(ops.PutLinks(kind, list(chunk)))
     written = 0
     for chunk in _chunks(planned, 500):  # items and their links land together, chunk by chunk
         written += _write_items(memory, list(chunk), embed)
@@ -484,5 +484,5 @@ def _write_items(memory: Any, planned: list[_Planned], embed: bool | None) -> in
                                      for p in planned for a in [*p.anchors, *p.files]]
     for kind, links in (("ANCHORED_TO", anchors), ("MENTIONS", mentions), ("TOUCHES", touches)):
         for chunk in _chunks(links, 5000):
-            memory._write({"op": "put_links", "kind": kind, "rows": list(chunk)})
+            memory.writer.write(ops.PutLinks(kind, list(chunk)))
     return len(items)

@@ -11,6 +11,7 @@ from graphmem import models as m
 from graphmem.capture.event import HookEvent
 from graphmem.capture.spool import Spool
 from graphmem.paths import write_private
+from graphmem.store import ops
 
 SESSION_CLOSERS = ("session-end", "pre-compact", "stop")
 READ_CHUNK = 8 * 1024 * 1024
@@ -180,10 +181,9 @@ def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:
     gone = [r["id"] for r in earlier
             if r["id"].startswith(DERIVED_PREFIX) and r["id"] not in current]
     if gone:
-        memory._write({"op": "update_items", "ids": gone,
-                       "fields": {"status": "superseded", "stale_reason":
-                                  "no longer true at the end of its session",
-                                  "updated_at": time.time()}})
+        memory.writer.write(ops.UpdateItems(gone, {
+            "status": "superseded", "stale_reason": "no longer true at the end of its session",
+            "updated_at": time.time()}))
 
 
 def write_brief_file(memory: Any) -> None:

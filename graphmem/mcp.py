@@ -476,20 +476,20 @@ def _call_log(backend: _Backend) -> Any:
                 result = await call_next(context)
             except ValidationError as exc:
                 error = _validation_message(tool, exc.__cause__, str(exc))
-                self._write(record, started, error=error)
+                self._record(record, started, error=error)
                 raise ToolError(error) from exc
             except PydanticValidationError as exc:
                 error = _validation_message(tool, exc, str(exc))
-                self._write(record, started, error=error)
+                self._record(record, started, error=error)
                 raise ToolError(error) from exc
             except Exception as exc:
-                self._write(record, started, error=_one_line(str(exc)))
+                self._record(record, started, error=_one_line(str(exc)))
                 raise
-            self._write(record, started, size=_result_size(result),
+            self._record(record, started, size=_result_size(result),
                         error="tool error" if getattr(result, "is_error", False) else None)
             return result
 
-        def _write(self, record: dict[str, Any], started: float, size: int = 0,
+        def _record(self, record: dict[str, Any], started: float, size: int = 0,
                    error: str | None = None) -> None:
             record.update(ms=round((time.perf_counter() - started) * 1000, 2), bytes=size,
                           ok=error is None)

@@ -6,7 +6,6 @@ import builtins
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,13 +17,10 @@ from graphmem.capture.compress import EDIT_TOOLS
 from graphmem.capture.redact import redact, redact_obj
 from graphmem.config import Config
 from graphmem.errors import (
-    GraphmemError,
-    IndexPending,
     InvalidInput,
     NoSpace,
     NotFound,
     StoreUnavailable,
-    from_os_error,
 )
 from graphmem.exporting import check_record
 from graphmem.extract import link
@@ -41,9 +37,11 @@ from graphmem.paths import (
     write_private,
 )
 from graphmem.retrieve import fusion, pipeline, render
-from graphmem.store.base import ItemFilter
+from graphmem.store import ops
+from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
-from graphmem.store.kuzu import LINK_PROPS, KuzuStore, replace_database
+from graphmem.store.schema import LINK_PROPS
+from graphmem.store.writer import Writer
 
 RETRIEVAL_LOG = "retrieval.jsonl"
 SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
@@ -105,18 +103,39 @@ class Memory:
                 raise NoSpace(f"{self.no_room}; nothing was changed")
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
-        self.actor = "api"  # who is acting, recorded on every journal record (audit)
-        self.request: str | None = None  # the owner's client request being served, if any
+        self.writer = Writer(self.dir, self.journal, guard=self._require_room)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:
             self.journal.repair_tail()
         if rebuild:
-            self.rebuild_result = self._rebuild_file()
-        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
+            self.rebuild_result = self.writer.rebuild_file(self._embed_missing)
+        self.writer.open(read_only=read_only)
         if not read_only:
-            self._catch_up()
+            self.writer.catch_up(self._embed_missing)
             self._finish_forget()
+
+    @property
+    def store(self) -> Store:
+        return self.writer.store
+
+    @property
+    def actor(self) -> str:
+        """Who is acting, recorded on every journal record (audit)."""
+        return self.writer.actor
+
+    @actor.setter
+    def actor(self, value: str) -> None:
+        self.writer.actor = value
+
+    @property
+    def request(self) -> str | None:
+        """The owner's client request being served, if any (recorded with its writes)."""
+        return self.writer.request
+
+    @request.setter
+    def request(self, value: str | None) -> None:
+        self.writer.request = value
 
     @staticmethod
     def data_dir_for(config: Config) -> Path:
@@ -124,16 +143,6 @@ class Memory:
         if config.data_dir:
             return Path(config.data_dir)
         return store_dir(find_project(config.cwd), config.home or graphmem_home())
-
-    def _catch_up(self) -> None:
-        """Apply journal records the graph missed (a crash between journal and graph)."""
-        applied = self.store.applied_seq
-        if self.journal.last_seq() > applied:
-            pending = list(self.journal.ops(after=applied))
-            if any(op["op"] == "compact" for _, op in pending):
-                self.rebuild()
-            else:
-                self._replay_ops(pending)
 
     def close(self) -> None:
         if not self.read_only:
@@ -159,7 +168,7 @@ class Memory:
             rows = [r for r in rows if r["id"] in present]
             if rows:
                 try:
-                    self._write({"op": "bump_items", "rows": rows})
+                    self.writer.write(ops.BumpItems(rows))
                 except NoSpace:
                     pass  # use counts are a ranking hint: a full disk drops them, not the read
         self._uses_since = time.time()
@@ -174,7 +183,7 @@ class Memory:
 
     def prepare_search(self) -> None:
         """Build the store's in-memory search mirror now rather than in the first search."""
-        self.store.hot  # noqa: B018 - the property builds it
+        self.store.prepare()
 
     @property
     def model_loaded(self) -> bool:
@@ -190,41 +199,10 @@ class Memory:
         self.close()
 
     # ----- writing --------------------------------------------------------------------------
-    def _write(self, op: dict[str, Any]) -> None:
-        """Journal first (fsync), then the graph: a crash between them is healed by rebuild.
-
-        Refused before anything is written when there is no room (Kuzu would abort on a failed
-        write); an op the journal holds but the graph refused is reported as stored, pending."""
-        self._require_room()
-        if self.request:
-            op = {**op, "req": self.request}  # lets a client whose owner died learn the fate
-        try:
-            record = self.journal.append(op, by=self.actor)
-        except OSError as exc:
-            error = from_os_error(exc, f"writing the journal {self.journal.path}")
-            raise type(error)(f"{error}; this write was not stored") from exc
-        try:
-            self.store.apply(op, seq=record["seq"])
-        except InvalidInput:
-            raise
-        except GraphmemError as exc:
-            ids = [r.get("id") or r.get("source") for r in op.get("rows", [])] + op.get("ids", [])
-            shown = ", ".join(str(i) for i in dict.fromkeys(ids) if i)[:200]
-            raise IndexPending(f"stored, index pending: journal seq {record['seq']}"
-                               f"{' (' + shown + ')' if shown else ''} is kept, but the graph "
-                               f"refused it ({exc}); `graphmem rebuild` indexes it") from exc
-
     def request_status(self, request: str) -> dict[str, Any]:
         """Whether the journal holds writes of a client request (asked when its owner died
         before answering), and the ids they wrote."""
-        ids: builtins.list[str] = []
-        stored = False
-        for record in self.journal.records():
-            if record.get("req") == request:
-                stored = True
-                ids += [r.get("id") or r.get("source") for r in record.get("rows", [])]
-                ids += record.get("ids", [])
-        return {"stored": stored, "ids": [i for i in dict.fromkeys(ids) if i]}
+        return self.writer.requested(request)
 
     def _require_room(self) -> None:
         """Raise unless a write can go ahead (writable store, room on the disk)."""
@@ -361,20 +339,20 @@ class Memory:
                                         "hash": res.entity.hash, "commit": head, "at": time.time()})
             saved.append(item)
         if new_items:
-            self._write({"op": "put_items", "rows": [self._item_row(i) for i in new_items]})
+            self.writer.write(ops.PutItems([self._item_row(i) for i in new_items]))
         if new_vectors:
-            self._write({"op": "put_vectors", "rows": new_vectors})
+            self.writer.write(ops.PutVectors(new_vectors))
         known = {e["id"] for e in self.store.get_entities(list(entity_rows))}
         fresh = [row for eid, row in entity_rows.items() if eid not in known]
         if fresh:
-            self._write({"op": "put_entities", "rows": fresh})
+            self.writer.write(ops.PutEntities(fresh))
         if mention_rows:
-            self._write({"op": "put_links", "kind": "MENTIONS", "rows": mention_rows})
+            self.writer.write(ops.PutLinks("MENTIONS", mention_rows))
         if anchor_rows:
-            self._write({"op": "put_links", "kind": "ANCHORED_TO", "rows": anchor_rows})
+            self.writer.write(ops.PutLinks("ANCHORED_TO", anchor_rows))
         derived = [{"source": i.id, "target": o} for i in saved for o in observations.get(i.id, ())]
         if derived:
-            self._write({"op": "put_links", "kind": "DERIVED_FROM", "rows": derived})
+            self.writer.write(ops.PutLinks("DERIVED_FROM", derived))
         if dedupe if supersede is None else supersede:
             batch = {i.id for i in items}
             for item, vector, entity_ids in fresh_links:
@@ -400,12 +378,12 @@ class Memory:
                                               row["kind"] == item.kind.value, rule)
             if verdict.relation != "supersedes":
                 continue
-            self._write({"op": "update_items", "ids": [row["id"]],
-                         "fields": {"status": "superseded", "updated_at": time.time(),
-                                    "stale_reason": f"superseded by {item.id}: {verdict.reason}"}})
-            self._write({"op": "put_links", "kind": "SUPERSEDES", "rows": [
+            self.writer.write(ops.UpdateItems([row["id"]], {
+                "status": "superseded", "updated_at": time.time(),
+                "stale_reason": f"superseded by {item.id}: {verdict.reason}"}))
+            self.writer.write(ops.PutLinks("SUPERSEDES", [
                 {"source": item.id, "target": row["id"], "at": time.time(),
-                 "surface": verdict.reason[:200]}]})
+                 "surface": verdict.reason[:200]}]))
             replaced.append(row["id"])
         return replaced
 
@@ -442,13 +420,12 @@ class Memory:
             fields.update({"title": new.title, "body": new.body})
         merged = old.model_copy(update=fields)
         row = self._item_row(merged)
-        self._write({"op": "update_items", "ids": [old.id],
-                     "fields": {k: row[k] for k in (*fields, "search_text")}})
+        self.writer.write(ops.UpdateItems([old.id], {k: row[k] for k in (*fields, "search_text")}))
         if fuller is new and self.config.embed:
             vector = self.embedder.encode([merged.text])[0]
-            self._write({"op": "put_vectors", "rows": [{"id": old.id, "vec": vector.tolist(),
+            self.writer.write(ops.PutVectors([{"id": old.id, "vec": vector.tolist(),
                                                          "model": self.embedder.model_id,
-                                                         "text_hash": merged.text_hash}]})
+                                                         "text_hash": merged.text_hash}]))
         return merged
 
     def put_observations(self, observations: Sequence[m.Observation]) -> None:
@@ -456,7 +433,7 @@ class Memory:
             rows = [o.model_dump(mode="json") for o in observations]
             for row in rows:
                 row.update({k: self._redact(row[k]) for k in ("text", "command", "tool_input")})
-            self._write({"op": "put_observations", "rows": rows})
+            self.writer.write(ops.PutObservations(rows))
 
     def update(self, item_id: str, **fields: Any) -> m.MemoryItem:
         """Change stored fields of one item (status, confidence, pinned, ...)."""
@@ -472,8 +449,7 @@ class Memory:
         except ValueError as exc:
             raise InvalidInput(f"invalid update: {_first_error(exc)}") from exc
         row = self._item_row(updated)
-        self._write({"op": "update_items", "ids": [item_id],
-                     "fields": {k: row[k] for k in (*fields, "updated_at")}})
+        self.writer.write(ops.UpdateItems([item_id], {k: row[k] for k in (*fields, "updated_at")}))
         return updated
 
     # ----- reading --------------------------------------------------------------------------
@@ -765,7 +741,7 @@ class Memory:
         changed = [p for p in result.changed if p in result.files]
         self._drop_vanished_symbols(previous, result)
         for op in codeindex.graph_ops(result, changed):
-            self._write(op)
+            self.writer.write(op)
         resolved = self._resolve_waiting_mentions() if changed else 0
         codeindex.save_cache(self.dir, root, result.files)
         rechecked = self._recheck_anchors(changed + list(result.removed)) if changed else {}
@@ -794,7 +770,7 @@ class Memory:
             e for _, e, _ in self.store.items_mentioning(gone, ItemFilter(statuses=None))}
         unlinked = [g for g in gone if g not in linked]
         if unlinked:
-            self._write({"op": "delete_entities", "ids": unlinked})
+            self.writer.write(ops.DeleteEntities(unlinked))
 
     def _resolve_waiting_mentions(self) -> int:
         """Mentions the code index did not know before: link them to the entities now found."""
@@ -814,10 +790,10 @@ class Memory:
                             "commit": "", "at": time.time()}
                            for item_id, _, _ in items for r in found if r.anchor]
                 if rows:
-                    self._write({"op": "put_links", "kind": "MENTIONS", "rows": rows})
+                    self.writer.write(ops.PutLinks("MENTIONS", rows))
                 if anchors:
-                    self._write({"op": "put_links", "kind": "ANCHORED_TO", "rows": anchors})
-                self._write({"op": "delete_entities", "ids": [entity["id"]]})
+                    self.writer.write(ops.PutLinks("ANCHORED_TO", anchors))
+                self.writer.write(ops.DeleteEntities([entity["id"]]))
                 count += len(items)
         return count
 
@@ -891,8 +867,8 @@ class Memory:
                 for ids, reason in ((plan.archive_expired, "expired"),
                                     (plan.archive_cold, "cold: unused and unverified")):
                     if ids:
-                        self._write({"op": "update_items", "ids": ids, "fields": {
-                            "status": "archived", "stale_reason": reason, "updated_at": now}})
+                        self.writer.write(ops.UpdateItems(ids, {
+                            "status": "archived", "stale_reason": reason, "updated_at": now}))
                 if plan.purge:
                     self.forget_many(plan.purge)
             finally:
@@ -955,13 +931,9 @@ class Memory:
         tombstones = Tombstones(self.dir)
         for item_id, observations in owners.items():
             tombstones.add([item_id, *observations], owner=item_id)
-        dropped = self.journal.scrub(ids, own | set(plan["entities"]))
-        # The scrubbed journal no longer knows these rows; a marker makes a crash before the
-        # rewrite below finish it on the next open.
-        self.journal.append({"op": "compact"})
         Spool(self.dir / "spool").drop_events(own)
         _drop_log_lines(self.dir / RETRIEVAL_LOG, ids)
-        self.rebuild()
+        dropped = self.writer.scrub(ids | own | set(plan["entities"]), self._embed_missing)
         in_use = self.store.evidence_in_use(plan["evidence"])  # the same output seen elsewhere
         for ref in set(plan["evidence"]) - in_use:
             evidence_path(self.dir / "evidence", ref).unlink(missing_ok=True)
@@ -1095,21 +1067,21 @@ class Memory:
         # Entities first: the files and symbols of the items then resolve to the same ones.
         known = {e["id"] for e in self.store.get_entities(list(entities))}
         if len(known) < len(entities):
-            self._write({"op": "put_entities",
-                         "rows": [e for i, e in entities.items() if i not in known]})
+            self.writer.write(ops.PutEntities([e for i, e in entities.items()
+                                               if i not in known]))
         for keep in (True, False):
             chosen = [i for i in items if (i.id in anchored_ids) is keep]
             if chosen:
                 self.add_items(chosen, files=files, symbols=symbols, dedupe=False, anchors=not keep)
         for table, rows in links.items():
             if rows:
-                self._write({"op": "put_links", "kind": table, "rows": rows})
+                self.writer.write(ops.PutLinks(table, rows))
         self._resolve_waiting_mentions()  # placeholders this store's code index does know
         # An edge to an item that is in neither the export nor this store has nothing to point at.
         present = {r["id"] for r in self.store.get_items([r["target"] for r in supersedes])}
         kept = [r for r in supersedes if r["target"] in present]
         if kept:
-            self._write({"op": "put_links", "kind": "SUPERSEDES", "rows": kept})
+            self.writer.write(ops.PutLinks("SUPERSEDES", kept))
         return len(items)
 
     def _check_import_ids(self, ids: builtins.list[str]) -> None:
@@ -1127,35 +1099,7 @@ class Memory:
 
     def rebuild(self) -> dict[str, int]:
         """Recreate the graph from the journal; the old database is replaced only when done."""
-        self.store.close()
-        try:
-            return self._rebuild_file()
-        finally:
-            self.store = KuzuStore(self.dir / DB_NAME)
-
-    def _rebuild_file(self) -> dict[str, int]:
-        """Replay the journal into a fresh database file, then swap it in (also compacts:
-        Kuzu keeps deleted rows' bytes in its file, so real deletion needs a rewrite).
-
-        Refuses to start without room for the new file; a failure leaves only the old one."""
-        db = self.dir / DB_NAME
-        fresh = self.dir / (DB_NAME + ".new")
-        _remove_rebuild_files(self.dir)
-        _check_rebuild_space(self.dir, db, self.journal.path)
-        try:
-            self.store = KuzuStore(fresh)
-            try:
-                applied = self._replay_ops(self.journal.ops(), defer_vectors=True)
-                embedded = self._embed_missing()
-                counts = self.store.counts()
-            finally:
-                self.store.close()
-        except BaseException:
-            _remove_rebuild_files(self.dir)
-            raise
-        replace_database(fresh, db)
-        return {"ops": applied, "embedded": embedded,
-                **{k: v for k, v in counts.items() if k in ("Item", "Entity", "ItemVector")}}
+        return self.writer.rebuild(self._embed_missing)
 
     def _embed_missing(self) -> int:
         """Give items without a vector one (a store written with embedding off, or cut short)."""
@@ -1166,51 +1110,10 @@ class Memory:
             items = [m.MemoryItem(**_item_fields(r))
                      for r in self.store.get_items(missing[start:start + 256])]
             vectors = self.embedder.encode([i.text for i in items])
-            self._write({"op": "put_vectors", "rows": [
+            self.writer.write(ops.PutVectors([
                 {"id": i.id, "vec": v.tolist(), "model": self.embedder.model_id,
-                 "text_hash": i.text_hash} for i, v in zip(items, vectors)]})
+                 "text_hash": i.text_hash} for i, v in zip(items, vectors)]))
         return len(missing)
-
-    def _replay_ops(self, ops: Iterable[tuple[int, dict[str, Any]]],
-                    defer_vectors: bool = False) -> int:
-        """Apply journal ops in order, batching consecutive row ops of one kind.
-
-        With `defer_vectors` (a rebuild into an empty file) every vector is held back and
-        written by one COPY at the end: one COPY per small batch made rebuilds slow and big."""
-        applied = 0
-        last_seq = 0
-        vectors: dict[str, dict[str, Any]] = {}
-        pending: list[tuple[int, dict[str, Any]]] = []
-        for seq, op in ops:
-            applied += 1
-            last_seq = seq
-            if defer_vectors and op["op"] == "put_vectors":
-                vectors.update((r["id"], r) for r in op["rows"])
-                continue
-            if defer_vectors and op["op"] == "delete_items":
-                for item_id in op["ids"]:
-                    vectors.pop(item_id, None)
-            if pending and not _same_batch(pending[-1][1], op):
-                self._apply_batch(pending)
-                pending = []
-            pending.append((seq, op))
-        if pending:
-            self._apply_batch(pending)
-        if vectors:
-            self.store.apply({"op": "put_vectors", "rows": list(vectors.values())}, seq=last_seq)
-        return applied
-
-    def _apply_batch(self, batch: builtins.list[tuple[int, dict[str, Any]]]) -> None:
-        last_seq = batch[-1][0]
-        ops = [op for _, op in batch]
-        if "rows" in ops[0] and len(ops) > 1:
-            rows = [r for op in ops for r in op["rows"]]
-            if "id" in rows[0]:
-                rows = list({r["id"]: r for r in rows}.values())
-            self.store.apply({**ops[0], "rows": rows}, seq=last_seq)
-        else:
-            for (seq, op) in batch:
-                self.store.apply(op, seq=seq)
 
     # ----- retrieval log --------------------------------------------------------------------
     def _log(self, verb: str, query: str, context: dict[str, Any], candidates: int,
@@ -1292,46 +1195,10 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
-def _same_batch(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["op"] == b["op"] and "rows" in a and a.get("kind") == b.get("kind")
-
-
 def _head_commit(root: Path) -> str:
     from graphmem.staleness import head_commit
 
     return head_commit(root)
-
-
-REBUILD_MIN_BYTES = 16 * 1024 * 1024  # a fresh Kuzu file with its indexes, measured ≈ 6 MB
-
-
-def _check_rebuild_space(directory: Path, db: Path, journal: Path) -> None:
-    """A rebuild writes a second database before it drops the first: make sure it fits."""
-    def size(path: Path) -> int:
-        if path.is_dir():
-            return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-        return path.stat().st_size if path.exists() else 0
-
-    need = max(size(db) + size(db.with_name(db.name + ".wal")), 2 * size(journal),
-               REBUILD_MIN_BYTES)
-    free = shutil.disk_usage(directory).free
-    if free < need:
-        raise StoreUnavailable(f"not enough free space to rebuild in {directory}: about "
-                               f"{need / 1e6:.0f} MB needed, {free / 1e6:.0f} MB free; the "
-                               "store is unchanged")
-
-
-def _remove_rebuild_files(directory: Path) -> None:
-    """What a rebuild writes before its swap (graph.kuzu.new and Kuzu's files beside it)."""
-    for path in directory.glob(DB_NAME + ".new*"):
-        _remove(path)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
 
 
 def _drop_log_lines(path: Path, item_ids: set[str]) -> None:

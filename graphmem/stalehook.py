@@ -8,8 +8,8 @@ opens the journal and the graph itself, without the service layer (pydantic, ret
 caught up with, GRAPHMEM_OWNER=always) goes the full `open_memory` way instead. While another
 process holds the store, it waits (checking for an owner again) up to two minutes.
 
-Every write still goes journal first (fsync), then the graph, one op at a time, as in
-`Memory._write`: a rebuild from the journal gives the same store.
+Every write still goes through the store's Writer (journal first, fsynced, then the graph), as
+the service's do: a rebuild from the journal gives the same store.
 """
 
 from __future__ import annotations
@@ -30,28 +30,23 @@ ACTOR = "git-hook"
 
 
 class DirectStore:
-    """A store's journal and graph, opened for a staleness update only (what it needs of Memory)."""
+    """A store's writer and graph, opened for a staleness update only (what it needs of Memory)."""
 
     def __init__(self, data_dir: Path) -> None:
         from graphmem.store.journal import Journal
-        from graphmem.store.kuzu import KuzuStore
+        from graphmem.store.writer import Writer
 
         self.dir = data_dir
-        self.actor = ACTOR
-        self.journal = Journal(data_dir / JOURNAL_NAME)
-        self.store = KuzuStore(data_dir / DB_NAME)
+        self.writer = Writer(data_dir, Journal(data_dir / JOURNAL_NAME))
+        self.writer.actor = ACTOR
+        self.store = self.writer.open()
 
     def behind(self) -> bool:
         """True when the graph missed journal records (Memory's catch-up must run first)."""
-        return self.journal.last_seq() != self.store.applied_seq
-
-    def _write(self, op: dict[str, Any]) -> None:
-        """Journal first (fsync), then the graph, as Memory._write does."""
-        record = self.journal.append(op, by=self.actor)
-        self.store.apply(op, seq=record["seq"])
+        return self.writer.journal.last_seq() != self.store.applied_seq
 
     def close(self) -> None:
-        self.store.close()
+        self.writer.close()
 
 
 def update(cwd: str | None = None, *, commit: str | None = None, rev_range: str | None = None,

@@ -47,7 +47,7 @@ from graphmem.errors import InvalidInput
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
 from graphmem.paths import find_project, work_tree, write_private
-from graphmem.store import kuzu as kz
+from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 
 STATE_NAME = "staleness.json"
@@ -698,8 +698,8 @@ def _write_tracker(memory: Any, tracker: Tracker) -> int:
     anchored = {a.entity for a in tracker.anchors()}
     gone = tracker.gone - current_ids
     movers = set(tracker.moved)  # every anchor and mention of these moves with them
-    known = kz.staleness_entity_hashes(store, sorted(current_ids | anchored | gone))
-    linked = kz.staleness_linked_entities(store, sorted(gone - movers)) if gone - movers else set()
+    known = store.entity_hashes(sorted(current_ids | anchored | gone))
+    linked = store.linked_entity_ids(sorted(gone - movers)) if gone - movers else set()
     # edges from a symbol to its file only need writing for symbols the graph did not have
     defined = [r for r in defined if r["source"] not in known]
     contains = [r for r in contains if r["target"] not in known]
@@ -708,39 +708,39 @@ def _write_tracker(memory: Any, tracker: Tracker) -> int:
     placeholders = [_placeholder(eid) for eid in keep if known.get(eid, "x")]
     commits = [commit_entity(sha) for sha in tracker.touches if _SHA.fullmatch(sha)]
     for chunk in _chunks(entities + placeholders + commits):
-        memory._write({"op": "put_entities", "rows": list(chunk)})
+        memory.writer.write(ops.PutEntities(list(chunk)))
     for kind, rows in (("DEFINED_IN", defined), ("CONTAINS", contains)):
         for chunk in _chunks(rows):
-            memory._write({"op": "put_links", "kind": kind, "rows": list(chunk)})
+            memory.writer.write(ops.PutLinks(kind, list(chunk)))
     # anchors that moved (renames, follows) keep what they saw; rehashed ones roll forward
     rewrite = [a for a in tracker.anchors()
                if a.origin is not None and (a.origin != a.entity or a.rehashed)]
     moved = [a for a in rewrite if a.origin != a.entity]
     if rewrite:
-        memory._write({"op": "put_links", "kind": "ANCHORED_TO",
-                       "rows": [{"source": a.item, "target": a.entity, "hash": a.hash,
-                                 "commit": a.commit, "at": a.at} for a in rewrite]})
+        memory.writer.write(ops.PutLinks("ANCHORED_TO", [
+            {"source": a.item, "target": a.entity, "hash": a.hash, "commit": a.commit, "at": a.at}
+            for a in rewrite]))
     if moved:
-        memory._write({"op": "delete_links", "kind": "ANCHORED_TO",
-                       "sources": [a.item for a in moved], "targets": [a.origin for a in moved]})
+        memory.writer.write(ops.DeleteLinks("ANCHORED_TO", [a.item for a in moved],
+                                            [str(a.origin) for a in moved]))
     for a in rewrite:
         a.origin, a.rehashed = a.entity, False
     mention_moves = {old: new for old, new in tracker.moved.items() if new in current_ids}
-    rows = kz.staleness_mentions_of(store, sorted(mention_moves)) if mention_moves else []
+    rows = store.mentions_of(sorted(mention_moves)) if mention_moves else []
     if rows:
-        memory._write({"op": "put_links", "kind": "MENTIONS",
-                       "rows": [{"source": r["item"], "target": mention_moves[r["entity"]],
-                                 "weight": r["weight"], "surface": r["surface"]} for r in rows]})
-        memory._write({"op": "delete_links", "kind": "MENTIONS", "sources": [r["item"] for r in rows],
-                       "targets": [r["entity"] for r in rows]})
+        memory.writer.write(ops.PutLinks("MENTIONS", [
+            {"source": r["item"], "target": mention_moves[r["entity"]], "weight": r["weight"],
+             "surface": r["surface"]} for r in rows]))
+        memory.writer.write(ops.DeleteLinks("MENTIONS", [r["item"] for r in rows],
+                                            [r["entity"] for r in rows]))
     unlinked = sorted(g for g in gone if g in known and g not in keep)
     for chunk in _chunks(unlinked):
-        memory._write({"op": "delete_entities", "ids": list(chunk)})
+        memory.writer.write(ops.DeleteEntities(list(chunk)))
     touch_rows = [{"source": f"commit:{sha}", "target": eid}
                   for sha, eids in tracker.touches.items() for eid in sorted(eids)
                   if eid in current_ids and _SHA.fullmatch(sha)]
     for chunk in _chunks(touch_rows):
-        memory._write({"op": "put_links", "kind": "TOUCHES", "rows": list(chunk)})
+        memory.writer.write(ops.PutLinks("TOUCHES", list(chunk)))
     return len(entities)
 
 
@@ -761,7 +761,7 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
     ids = sorted(set(item_ids))
     rows: list[dict[str, Any]] = []
     for chunk in _chunks(ids, 5000):
-        rows += kz.staleness_item_anchors(memory.store, list(chunk))
+        rows += memory.store.anchors_of_items(list(chunk))
     by_item: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_item.setdefault(row["item"], []).append(row)
@@ -782,7 +782,7 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
     rows = [{"id": i, "status": "stale", "stale_reason": r} for i, r in sorted(to_stale.items())]
     rows += [{"id": i, "status": "active", "stale_reason": ""} for i in fresh]
     for chunk in _chunks(rows, 5000):  # one journal op and one transaction for the whole update
-        memory._write({"op": "set_item_status", "rows": list(chunk)})
+        memory.writer.write(ops.SetItemStatus(list(chunk)))
     return stale_out, fresh
 
 
@@ -896,7 +896,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
         tracker = Tracker(git, Versions(git))
         paths = sorted({p for c in changes for p in (c.old_path, c.new_path) if p})
         was_stale: set[str] = set()
-        for row in kz.staleness_anchors_on_paths(memory.store, paths) if paths else []:
+        for row in memory.store.anchors_on_paths(paths) if paths else []:
             if row["status"] == "stale":
                 was_stale.add(row["item"])
             tracker.add(Anchor(item=row["item"], kind=row["kind"], path=row["path"],
@@ -921,8 +921,8 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
 
 def recheck(memory: Any, paths: Sequence[str] | None = None) -> dict[str, Any]:
     """Compare anchors with the entities' current hashes (after a code index) and settle items."""
-    rows = (kz.staleness_anchors_on_paths(memory.store, list(paths)) if paths is not None
-            else kz.staleness_item_anchors(memory.store, None))
+    rows = (memory.store.anchors_on_paths(list(paths)) if paths is not None
+            else memory.store.anchors_of_items(None))
     stale, fresh = settle(memory, {r["item"] for r in rows}, None, WORKTREE)
     return {"anchors": len(rows), "stale": stale, "fresh": fresh}
 
@@ -934,7 +934,7 @@ def stale_items(memory: Any, limit: int = 1000) -> list[dict[str, Any]]:
     rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("stale",)),
                                    limit=limit, order="updated_at")
     anchors: dict[str, list[dict[str, Any]]] = {}
-    for row in kz.staleness_item_anchors(memory.store, [r["id"] for r in rows]) if rows else []:
+    for row in memory.store.anchors_of_items([r["id"] for r in rows]) if rows else []:
         if row["seen"] and row["seen"] != row["current"]:
             anchors.setdefault(row["item"], []).append(
                 {"entity": row["entity"], "seen": row["seen"], "current": row["current"],
@@ -947,7 +947,7 @@ def stale_items(memory: Any, limit: int = 1000) -> list[dict[str, Any]]:
 def verify(memory: Any, item_id: str) -> dict[str, Any]:
     """Re-anchor an item to the code as it is now (work tree) and mark it verified and active."""
     item = memory.get_item(item_id)
-    anchors = kz.staleness_item_anchors(memory.store, [item_id])
+    anchors = memory.store.anchors_of_items([item_id])
     try:
         git: Git | None = Git.open(work_root(memory))
     except NotARepo:
@@ -983,15 +983,14 @@ def verify(memory: Any, item_id: str) -> dict[str, Any]:
                          "commit": head, "at": now})
     entities, defined, contains = _version_rows([f for f in parsed.values() if f is not None])
     if entities:
-        memory._write({"op": "put_entities", "rows": entities})
+        memory.writer.write(ops.PutEntities(entities))
     for kind, rows in (("DEFINED_IN", defined), ("CONTAINS", contains)):
         if rows:
-            memory._write({"op": "put_links", "kind": kind, "rows": rows})
+            memory.writer.write(ops.PutLinks(kind, rows))
     if keep:
-        memory._write({"op": "put_links", "kind": "ANCHORED_TO", "rows": keep})
+        memory.writer.write(ops.PutLinks("ANCHORED_TO", keep))
     if dropped:
-        memory._write({"op": "delete_links", "kind": "ANCHORED_TO",
-                       "sources": [item_id] * len(dropped), "targets": dropped})
+        memory.writer.write(ops.DeleteLinks("ANCHORED_TO", [item_id] * len(dropped), dropped))
     fields: dict[str, Any] = {"verified": True, "stale_reason": ""}
     if item.status.value in ("active", "stale"):
         fields["status"] = "active"

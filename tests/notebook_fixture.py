@@ -208,7 +208,8 @@ def build_big(root: Path, n: int = 100_000, seed: int = 0) -> dict[str, Any]:
     """
     import pyarrow as pa
 
-    from graphmem.store.kuzu import ITEM_COLUMNS
+    from graphmem.store import ops
+    from graphmem.store.schema import ITEM_COLUMNS
 
     home, repo = root / "home", root / "big"
     repo.mkdir(parents=True)
@@ -248,9 +249,9 @@ def build_big(root: Path, n: int = 100_000, seed: int = 0) -> dict[str, Any]:
             mentions.append((items[-1]["id"], error, error.split(":", 1)[1]))
         anchors.append((items[-1]["id"], symbol, "old" if stale else body_hash, created))
     with Memory(Config(home=home, cwd=repo, embed=False)) as memory:
-        memory._write({"op": "put_entities", "rows": entities})
-        memory._write({"op": "put_links", "kind": "DEFINED_IN",
-                       "rows": [{"source": s, "target": f"file:{p}"} for s, p, _, _ in symbols]})
+        memory.writer.write(ops.PutEntities(entities))
+        memory.writer.write(ops.PutLinks("DEFINED_IN", [{"source": s, "target": f"file:{p}"}
+                                                        for s, p, _, _ in symbols]))
         for row in items:
             row["project"] = memory.project
         conn = memory.store._conn  # test fixture: straight to Kuzu, past the journal

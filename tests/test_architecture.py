@@ -84,3 +84,74 @@ def test_git_hook_updater_imports_no_service_layer() -> None:
             f"print(','.join(m for m in {forbidden!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_every_journal_op_has_an_applier_in_every_engine() -> None:
+    from graphmem.store import ops
+    from graphmem.store.hot import FOLLOW
+    from graphmem.store.kuzu import APPLIERS, KuzuStore
+
+    declared = set(ops.OPS.values())
+    assert set(APPLIERS) == declared and set(FOLLOW) == declared
+    for name in APPLIERS.values():
+        assert callable(getattr(KuzuStore, name, None)), name
+
+
+def test_only_the_writer_writes() -> None:
+    """No module builds a journal op dict by hand or calls a private write; ops are typed."""
+    offenders = []
+    for path in MODULES:
+        text = path.read_text()
+        rel = str(path.relative_to(PACKAGE))
+        if ('{"op":' in text and rel != "store/ops.py") or "._write(" in text:
+            offenders.append(rel)
+        if ".journal.append(" in text and rel != "store/writer.py":
+            offenders.append(rel)
+    assert offenders == []
+
+
+def test_an_unknown_op_is_refused_when_it_is_made() -> None:
+    from graphmem.errors import InvalidInput
+    from graphmem.store import ops
+
+    with pytest.raises(InvalidInput):
+        ops.PutLinks("LIKES", [])
+    with pytest.raises(InvalidInput):
+        ops.UpdateItems(["i1"], {"no_such_field": 1})
+    with pytest.raises(InvalidInput):
+        ops.decode({"op": "no_such_op", "seq": 1})
+
+
+def _our_imports(path: Path) -> set[str]:
+    """graphmem modules a file imports (absolute imports, anywhere in the file)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("graphmem"):
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("graphmem")}
+    return found
+
+
+def test_only_store_imports_the_engine_module() -> None:
+    outside = {str(p.relative_to(PACKAGE)) for p in MODULES
+               if not str(p.relative_to(PACKAGE)).startswith("store/")
+               and "graphmem.store.kuzu" in _our_imports(p)}
+    assert outside == set()
+
+
+def test_capture_imports_neither_store_nor_retrieve() -> None:
+    bad = {str(p.relative_to(PACKAGE)): sorted(m for m in _our_imports(p)
+                                             if m.startswith(("graphmem.store", "graphmem.retrieve")))
+           for p in (PACKAGE / "capture").rglob("*.py")}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_store_protocol_is_what_the_engine_offers() -> None:
+    from graphmem.store.base import Store
+    from graphmem.store.kuzu import KuzuStore
+
+    verbs = {n for n in vars(Store) if not n.startswith("_")}
+    missing = {n for n in verbs if not hasattr(KuzuStore, n)}
+    assert verbs and missing == set()

@@ -16,6 +16,7 @@ import pytest
 
 from graphmem import Config, Memory
 from graphmem.lifecycle import DAY
+from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 from tests.capture import realistic_output
 
@@ -165,7 +166,7 @@ def test_a_forget_cut_short_is_finished_on_the_next_open(captured, home: Path, r
     # What forget writes first, then its journal rewrite; then the process dies.
     (memory.dir / "forget.pending").write_text(json.dumps(plan))
     memory.journal.scrub(set(produced), {o for ids in plan["owners"].values() for o in ids})
-    memory.journal.append({"op": "compact"})
+    memory.journal.append(ops.Compact())
     memory.flush_use()
     memory.store.close()
     assert _files_holding(home, MARKER), "spool and evidence still hold it"

@@ -17,6 +17,7 @@ from graphmem import githooks as gh
 from graphmem.client import RemoteMemory, owner_running
 from graphmem.paths import store_dir_from_env
 from graphmem.service import Memory
+from graphmem.store import ops
 from tests.conftest import git, stop_owner
 
 UPDATER = [sys.executable, "-m", "graphmem.staleness"]  # `graphmem stale update` without the CLI
@@ -279,7 +280,7 @@ def test_a_graph_behind_its_journal_is_caught_up_before_the_update(memory, home,
     git(repo, "commit", "-q", "-m", "calc")
     memory.index_code()
     added = memory.add("add sums two numbers", symbols=["add"]).id
-    memory.journal.append({"op": "update_items", "ids": [added], "fields": {"importance": 0.9}})
+    memory.journal.append(ops.UpdateItems([added], {"importance": 0.9}))
     memory.close()  # the graph never saw that record, as after a crash
     (repo / "calc.py").write_text("def add(a, b):\n    return sum((a, b))\n")
     git(repo, "commit", "-q", "-a", "-m", "add via sum")

@@ -20,7 +20,8 @@ from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Scope
 from graphmem.service import Memory
-from graphmem.store.base import LINK_TABLES
+from graphmem.store import ops
+from graphmem.store.schema import LINK_TABLES
 from tests.conftest import git
 
 DB = '''import os
@@ -72,14 +73,12 @@ def store(tmp_path: Path, repo: Path):
     memory.update(items["env"].id, status="stale",
                   stale_reason=f"`connect` in src/app/db.py changed in {sha[:7]}: 2 lines")
     memory.update(items["old"].id, status="superseded")
-    memory._write({"op": "put_links", "kind": "SUPERSEDES",
-                   "rows": [{"source": items["new"].id, "target": items["old"].id, "at": 1.0,
-                             "surface": "pool rewrite"}]})
-    memory._write({"op": "put_entities", "rows": [
+    memory.writer.write(ops.PutLinks("SUPERSEDES", [{"source": items["new"].id, "target": items["old"].id, "at": 1.0,
+                             "surface": "pool rewrite"}]))
+    memory.writer.write(ops.PutEntities([
         {"id": f"commit:{sha}", "kind": "commit", "name": sha[:12]},
-        {"id": "package:left-pad", "kind": "package", "name": "left-pad"}]})
-    memory._write({"op": "put_links", "kind": "TOUCHES",
-                   "rows": [{"source": f"commit:{sha}", "target": "file:src/app/db.py"}]})
+        {"id": "package:left-pad", "kind": "package", "name": "left-pad"}]))
+    memory.writer.write(ops.PutLinks("TOUCHES", [{"source": f"commit:{sha}", "target": "file:src/app/db.py"}]))
     yield memory, {k: v.id for k, v in items.items()} | {"other": other.id}, sha
     memory.close()
 

@@ -15,6 +15,7 @@ from graphmem import Config, InvalidInput, Memory, NotFound, lifecycle
 from graphmem.cli import main
 from graphmem.exporting import read_export, to_markdown
 from graphmem.models import ItemStatus
+from graphmem.store import ops
 
 DAY = lifecycle.DAY
 PAIRS = Path(__file__).parent / "data" / "supersession_pairs.jsonl"
@@ -389,8 +390,8 @@ def test_export_import_round_trip_keeps_supersession_edges(memory: Memory, home:
                                                            tmp_path: Path, name: str) -> None:
     _fill(memory)
     old, new = memory.list(kind="pitfall", limit=1)[0], memory.list(kind="convention", limit=1)[0]
-    memory._write({"op": "put_links", "kind": "SUPERSEDES", "rows": [
-        {"source": new.id, "target": old.id, "at": 12.5, "surface": "hand-made edge"}]})
+    memory.writer.write(ops.PutLinks("SUPERSEDES", [
+        {"source": new.id, "target": old.id, "at": 12.5, "surface": "hand-made edge"}]))
     source = memory.store.export_rows()
     assert len(source["SUPERSEDES"]) == 2
     records = memory.export_items()
@@ -515,11 +516,11 @@ def test_export_import_keeps_anchors_and_non_code_mentions(memory: Memory, home:
     git(repo, "commit", "-q", "-m", "calc")
     memory.index_code()
     item = memory.add("add sums two numbers", symbols=["add"])
-    memory._write({"op": "put_entities", "rows": [{"id": "commit:0123456789ab", "kind": "commit",
-                                                   "name": "0123456789ab"}]})
-    memory._write({"op": "put_links", "kind": "MENTIONS", "rows": [
+    memory.writer.write(ops.PutEntities([{"id": "commit:0123456789ab", "kind": "commit",
+                                                   "name": "0123456789ab"}]))
+    memory.writer.write(ops.PutLinks("MENTIONS", [
         {"source": item.id, "target": "commit:0123456789ab", "weight": 1.0,
-         "surface": "0123456789ab"}]})
+         "surface": "0123456789ab"}]))
     source = memory.store.export_rows()
     assert any(r["target"] == "commit:0123456789ab" for r in source["MENTIONS"])
     assert source["ANCHORED_TO"]

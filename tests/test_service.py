@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, InvalidInput, Memory, NotFound
+from graphmem.store import ops
 
 
 def test_add_links_entities_and_finds_it(memory: Memory) -> None:
@@ -138,7 +139,7 @@ def test_crash_between_journal_and_graph_is_healed_on_open(home: Path, repo: Pat
     with Memory(Config(home=home, cwd=repo)) as mem:
         kept = mem.add("Graph and journal agree before the crash", kind="fact")
         orphan = MemoryItem(project=mem.project, title="Written to the journal, then the owner died")
-        mem.journal.append({"op": "put_items", "rows": [mem._item_row(orphan)]})
+        mem.journal.append(ops.PutItems([mem._item_row(orphan)]))
     with Memory(Config(home=home, cwd=repo)) as mem:
         assert mem.get_item(orphan.id).title.startswith("Written to the journal")
         assert mem.get_item(kept.id)

@@ -11,6 +11,7 @@ import pytest
 from graphmem import Config, InvalidInput
 from graphmem import staleness as st
 from graphmem.service import Memory
+from graphmem.store import ops
 from tests.conftest import git
 
 CONFIG = '''def parse_config(path):
@@ -209,11 +210,11 @@ def test_status_changes_are_one_journal_op_and_rebuild_matches(memory, repo, cod
     git(repo, "revert", "--no-edit", "HEAD")
     report = st.update_stale(memory, commit="HEAD")
     assert sorted(report["fresh"]) == sorted(code.values())
-    ops = [op for _, op in memory.journal.ops(after=seq)]
-    status_ops = [op for op in ops if op["op"] == "set_item_status"]
+    written = [op for _, op in memory.journal.ops(after=seq)]
+    status_ops = [op for op in written if isinstance(op, ops.SetItemStatus)]
     assert len(status_ops) == 2
-    assert not [op for op in ops if op["op"] in ("put_items", "update_items")]
-    assert {frozenset(r) for op in status_ops for r in op["rows"]} == {
+    assert not [op for op in written if isinstance(op, (ops.PutItems, ops.UpdateItems))]
+    assert {frozenset(r) for op in status_ops for r in op.rows} == {
         frozenset({"id", "status", "stale_reason"})}
     edit(repo, "src/config.py", "value + 1", "value + 3")
     commit(repo, "one change")

@@ -13,9 +13,8 @@ from typing import Any
 
 from graphmem.extract import link
 from graphmem.retrieve import fusion
-from graphmem.store.base import ItemFilter
+from graphmem.store.base import ItemFilter, Store
 from graphmem.store.keywords import Tokenizer
-from graphmem.store.kuzu import KuzuStore
 
 Scored = list[tuple[str, float]]
 
@@ -30,7 +29,7 @@ class QueryEntities:
     named: dict[str, float] = field(default_factory=dict)
 
 
-def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[str],
+def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
                    symbols: Sequence[str], hops: int, query: str = "") -> QueryEntities:
     found = QueryEntities()
     code_mentions = [m for m in mentions if m.kind != "concept"]
@@ -55,7 +54,7 @@ def query_entities(store: KuzuStore, mentions: Sequence[Any], files: Sequence[st
     return found
 
 
-def named_symbols(store: KuzuStore, query: str, candidates: Mapping[str, int]
+def named_symbols(store: Store, query: str, candidates: Mapping[str, int]
                   ) -> dict[str, tuple[float, str]]:
     """Symbols among `candidates` whose names share words with the query: (the share of the
     query's word weight, IDF over item texts, their names carry; the name). "fix redirect
@@ -92,7 +91,7 @@ def _entity_idf(rows: list[tuple[str, str, float]], total: int) -> dict[str, flo
     return {entity_id: fusion.idf(df, total) for entity_id, df in frequency.items()}
 
 
-def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
+def entity_channel(store: Store, entities: QueryEntities, flt: ItemFilter,
                    symbol_specificity: float = 2.0, use_idf: bool = True, total: int = 0,
                    name_weight: float = 0.0, breadth: float = 0.0
                    ) -> tuple[Scored, dict[str, list[str]]]:
@@ -128,7 +127,7 @@ def entity_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter,
     return sorted(scores.items(), key=lambda p: -p[1]), why
 
 
-def graph_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter, decay: float,
+def graph_channel(store: Store, entities: QueryEntities, flt: ItemFilter, decay: float,
                   use_idf: bool = True, total: int = 0) -> tuple[Scored, dict[str, list[str]]]:
     """Items linked to entities one or more code-graph hops away, decayed per hop, IDF-weighted."""
     if not entities.expanded:
@@ -144,11 +143,11 @@ def graph_channel(store: KuzuStore, entities: QueryEntities, flt: ItemFilter, de
     return sorted(scores.items(), key=lambda p: -p[1]), why
 
 
-def keyword_channel(store: KuzuStore, query: str, terms: Sequence[str], k: int, flt: ItemFilter) -> Scored:
+def keyword_channel(store: Store, query: str, terms: Sequence[str], k: int, flt: ItemFilter) -> Scored:
     return store.keyword_search(" ".join([query, *terms]), k, flt)
 
 
-def vector_channel(store: KuzuStore, vector: Sequence[float] | None, k: int, flt: ItemFilter) -> Scored:
+def vector_channel(store: Store, vector: Sequence[float] | None, k: int, flt: ItemFilter) -> Scored:
     return store.vector_search(vector, k, flt) if vector is not None else []
 
 
@@ -209,12 +208,12 @@ class Timeline:
         return out[0], out[1]
 
 
-_TIMELINES: weakref.WeakKeyDictionary[KuzuStore, dict[str, Timeline]] = weakref.WeakKeyDictionary()
+_TIMELINES: weakref.WeakKeyDictionary[Store, dict[str, Timeline]] = weakref.WeakKeyDictionary()
 _TIMELINE_LOCK = threading.Lock()
 _REFRESH_SLACK = 64
 
 
-def timeline(store: KuzuStore, project: str) -> Timeline:
+def timeline(store: Store, project: str) -> Timeline:
     """The project's timeline, cached per store and refreshed when its item count changes.
 
     Growth is read incrementally (the newest items); anything else (deletions, back-dated

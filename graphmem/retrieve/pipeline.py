@@ -17,8 +17,7 @@ from typing import Any
 
 from graphmem.config import RetrievalWeights
 from graphmem.retrieve import channels, fusion
-from graphmem.store.base import ItemFilter
-from graphmem.store.kuzu import KuzuStore
+from graphmem.store.base import ItemFilter, Store
 
 CHANNELS = ("entity", "graph", "vector", "keyword")
 CONTEXT_LENDERS = 100
@@ -26,7 +25,7 @@ _EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-embe
 Ranked = list[tuple[str, float]]
 
 
-def candidates(store: KuzuStore, weights: RetrievalWeights,
+def candidates(store: Store, weights: RetrievalWeights,
                embed: Callable[[list[str]], Any] | None, query: str, files: Sequence[str],
                symbols: Sequence[str], k: int, flt: ItemFilter,
                channels_on: Sequence[str] | None = None
@@ -88,14 +87,14 @@ def candidates(store: KuzuStore, weights: RetrievalWeights,
     return ranked, per_item, why
 
 
-def _visible_total(store: KuzuStore, flt: ItemFilter) -> int:
+def _visible_total(store: Store, flt: ItemFilter) -> int:
     """How many items the query can see (the N of entity IDF); from the timeline when scoped."""
     if flt.project is None:
         return store.count_visible(flt)
     return channels.timeline(store, flt.project).count_before(flt.created_before)
 
 
-def _in_context(store: KuzuStore, weights: RetrievalWeights, fused: dict[str, float],
+def _in_context(store: Store, weights: RetrievalWeights, fused: dict[str, float],
                 flt: ItemFilter, keep: int) -> dict[str, float]:
     """Context expansion and as-of recency; both need each candidate's place in time.
 

@@ -10,11 +10,12 @@ next search builds it again. The graph stays the source of truth.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Row
 from graphmem.store.keywords import KeywordIndex, top
 
@@ -26,8 +27,6 @@ ROW_FIELDS = ("branch", "importance", "confidence", "verified", "pinned", "hit_c
               "updated_at", "last_used_at", "title", "tags", "source", "stale_reason")
 # A hit shows the body's first ~80 tokens: the mirror keeps this many characters of it.
 BODY_PREFIX = 1000
-# Ops that change nothing mirrored here.
-IGNORED_OPS = frozenset({"put_entities", "put_observations", "delete_observations", "compact"})
 
 
 class _Codes:
@@ -198,33 +197,12 @@ class HotIndex:
             for table, other in self.code_in.pop(entity, set()):
                 self.code_out.get(other, set()).discard((table, entity))
 
-    def apply(self, op: Mapping[str, Any]) -> bool:
+    def apply(self, op: ops.Op) -> bool:
         """Follow one committed journal op; False when the mirror must be rebuilt instead."""
-        kind = op["op"]
-        if kind in IGNORED_OPS:
-            return True
-        if kind == "put_items":
-            self.put_items(op["rows"])
-        elif kind == "update_items":
-            self.update_items(op["ids"], op["fields"])
-        elif kind == "set_item_status":  # staleness updates: status and stale_reason per item
-            for row in op["rows"]:
-                self.update_items((row["id"],), {"status": row["status"],
-                                                 "stale_reason": row.get("stale_reason", "")})
-        elif kind == "bump_items":
-            self.bump_items(op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]])
-        elif kind == "delete_items":
-            self.delete_items(op["ids"])
-        elif kind == "put_vectors":
-            self.put_vectors(op["rows"])
-        elif kind == "put_links":
-            self.put_links(op["kind"], op["rows"])
-        elif kind == "delete_links":
-            self.delete_links(op["kind"], op["sources"], op.get("targets"))
-        elif kind == "delete_entities":
-            self.delete_entities(op["ids"])
-        else:
+        follow = FOLLOW.get(type(op))
+        if follow is None:
             return False
+        follow(self, op)
         return True
 
     # ----- reads ------------------------------------------------------------------------------
@@ -324,3 +302,31 @@ class HotIndex:
                 "kind": text[self.kind[n]], "status": text[self.status[n]],
                 "session_id": text[self.session[n]], "created_at": float(self.created_at[n]),
                 "expire_at": float(self.expire_at[n])}
+
+
+def _ignore(index: HotIndex, op: Any) -> None:
+    """Entities, observations and the compaction marker: nothing mirrored here changes."""
+
+
+def _set_status(index: HotIndex, op: ops.SetItemStatus) -> None:
+    for row in op.rows:
+        index.update_items((row["id"],), {"status": row["status"],
+                                          "stale_reason": row.get("stale_reason", "")})
+
+
+# How the mirror follows each op (the graph has one applier per op too; see store/kuzu.py).
+FOLLOW: dict[type[ops.Op], Callable[[HotIndex, Any], None]] = {
+    ops.PutItems: lambda index, op: index.put_items(op.rows),
+    ops.UpdateItems: lambda index, op: index.update_items(op.ids, op.fields),
+    ops.SetItemStatus: _set_status,
+    ops.BumpItems: lambda index, op: index.bump_items(op.rows),
+    ops.DeleteItems: lambda index, op: index.delete_items(op.ids),
+    ops.PutVectors: lambda index, op: index.put_vectors(op.rows),
+    ops.PutLinks: lambda index, op: index.put_links(op.kind, op.rows),
+    ops.DeleteLinks: lambda index, op: index.delete_links(op.kind, op.sources, op.targets),
+    ops.DeleteEntities: lambda index, op: index.delete_entities(op.ids),
+    ops.PutEntities: _ignore,
+    ops.PutObservations: _ignore,
+    ops.DeleteObservations: _ignore,
+    ops.Compact: _ignore,
+}

@@ -10,35 +10,33 @@ before it) are read as plain JSON.
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import json
 import logging
 import os
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import StoreUnavailable, from_os_error
+from graphmem.errors import InvalidInput, StoreUnavailable, from_os_error
+from graphmem.store.ops import RECORD_META, Op, Row, decode
 
-Op = dict[str, Any]
-RECORD_META = ("seq", "ts", "by", "crc")  # framing and who/when fields of a record, not the op
 FRAME = b'{"crc":"'
 FRAME_LEN = len(FRAME) + 8 + 2  # '{"crc":"' + 8 hex digits + '",'
 TAIL_WINDOW = 1 << 20
 log = logging.getLogger("graphmem.journal")
 
 
-def frame(record: Op) -> bytes:
+def frame(record: Row) -> bytes:
     """One record as its journal line (newline included)."""
     body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
     return b'{"crc":"%08x",' % zlib.crc32(body) + body[1:] + b"\n"
 
 
-def unframe(raw: bytes) -> Op | None:
+def unframe(raw: bytes) -> Row | None:
     """The record on one line (without its newline); None when the line is torn or corrupt."""
     if raw.startswith(FRAME):
         body = b"{" + raw[FRAME_LEN:]
@@ -59,18 +57,6 @@ def unframe(raw: bytes) -> Op | None:
     return record
 
 
-def encode_vector(vector: Iterable[float]) -> str:
-    import numpy as np  # only vector ops need it: the git hooks' updater never loads numpy
-
-    return base64.b64encode(np.asarray(list(vector), dtype=np.float32).tobytes()).decode()
-
-
-def decode_vector(text: str) -> list[float]:
-    import numpy as np
-
-    return np.frombuffer(base64.b64decode(text), dtype=np.float32).tolist()
-
-
 class Journal:
     """Every op is written and fsynced here before the graph sees it."""
 
@@ -85,8 +71,9 @@ class Journal:
         """Where torn and corrupt records are kept aside, for the record."""
         return self.path.with_name(self.path.name + ".torn")
 
-    def append(self, op: Op, by: str = "") -> Op:
-        record = {"seq": self._next_seq(), "ts": time.time(), "by": by, **_portable(op)}
+    def append(self, op: Op, by: str = "", req: str | None = None) -> Row:
+        record = {"seq": self._next_seq(), "ts": time.time(), "by": by,
+                  **({"req": req} if req else {}), **op.record()}
         line = frame(record)
         fd = self._open()
         try:
@@ -195,7 +182,7 @@ class Journal:
                     return 0
                 window *= 4
 
-    def lines(self) -> Iterator[tuple[int, bytes, Op | None]]:
+    def lines(self) -> Iterator[tuple[int, bytes, Row | None]]:
         """(line number, raw line, record or None if corrupt) for every complete line."""
         if not self.path.exists():
             return
@@ -205,7 +192,7 @@ class Journal:
                     break  # torn, or still being written
                 yield number, raw, unframe(raw[:-1])
 
-    def records(self) -> Iterator[Op]:
+    def records(self) -> Iterator[Row]:
         """Every intact record in order; corrupt lines are skipped and listed in `corrupt`."""
         self.corrupt = []
         for number, _, record in self.lines():
@@ -237,15 +224,16 @@ class Journal:
         """(seq, op) of records after a sequence number, turned back into store ops."""
         for record in self.records():
             if record.get("seq", 0) > after:
-                yield record["seq"], _native(record)
+                yield record["seq"], decode(record)
 
-    def touching(self, item_id: str) -> Iterator[Op]:
+    def touching(self, item_id: str) -> Iterator[Row]:
         """Records that wrote or changed an item (its audit trail)."""
         for record in self.records():
-            rows = record.get("rows") or []
-            if item_id in (record.get("ids") or []) or any(
-                    r.get("id") == item_id or r.get("source") == item_id or r.get("target") == item_id
-                    for r in rows):
+            try:
+                named = decode(record).written_ids()
+            except InvalidInput:
+                continue
+            if item_id in named:
                 yield record
 
     def scrub(self, item_ids: AbstractSet[str],
@@ -273,7 +261,7 @@ class Journal:
                     if cleaned is None:
                         dropped += 1
                     else:
-                        handle.write(frame({k: v for k, v in cleaned.items() if k != "crc"}))
+                        handle.write(frame(cleaned))
                 handle.flush()
                 os.fsync(handle.fileno())
         except BaseException:
@@ -312,41 +300,20 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _scrub_record(record: Op, gone: set[str]) -> Op | None:
-    op = record["op"]
-    if op in ("put_items", "put_vectors", "put_observations", "put_entities", "set_item_status"):
-        rows = [r for r in record["rows"] if r["id"] not in gone]
-        return {**record, "rows": rows} if rows else None
-    if op == "put_links":
-        rows = [r for r in record["rows"] if r["source"] not in gone and r["target"] not in gone]
-        return {**record, "rows": rows} if rows else None
-    if op == "bump_items" and "rows" in record:
-        rows = [r for r in record["rows"] if r["id"] not in gone]
-        return {**record, "rows": rows} if rows else None
-    if op in ("update_items", "bump_items", "delete_observations"):
-        ids = [i for i in record["ids"] if i not in gone]
-        return {**record, "ids": ids} if ids else None
-    if op == "delete_links":
-        pairs = list(zip(record["sources"], record.get("targets") or [None] * len(record["sources"])))
-        pairs = [(s, t) for s, t in pairs if s not in gone and t not in gone]
-        if not pairs:
-            return None
-        targets = None if record.get("targets") is None else [t for _, t in pairs]
-        return {**record, "sources": [s for s, _ in pairs], "targets": targets}
-    return record
-
-
-def _portable(op: Op) -> Op:
-    if op["op"] != "put_vectors":
-        return op
-    return {**op, "rows": [{**r, "vec": encode_vector(r["vec"])} for r in op["rows"]]}
-
-
-def _native(record: Op) -> Op:
-    op = {k: v for k, v in record.items() if k not in RECORD_META}
-    if op["op"] == "put_vectors":
-        op["rows"] = [{**r, "vec": decode_vector(r["vec"])} for r in op["rows"]]
-    return op
+def _scrub_record(record: Row, gone: set[str]) -> Row | None:
+    """The record without rows naming a gone id (None when none is left); a record of an op this
+    version does not know is kept as it is."""
+    try:
+        op = decode(record)
+    except InvalidInput:
+        return {k: v for k, v in record.items() if k != "crc"}
+    cleaned = op.without(gone)
+    if cleaned is None:
+        return None
+    if cleaned is op:
+        return {k: v for k, v in record.items() if k != "crc"}
+    meta = {k: record[k] for k in RECORD_META if k in record and k != "crc"}
+    return {**meta, **cleaned.record()}
 
 
 def _fsync_dir(path: Path) -> None:

@@ -22,7 +22,16 @@ from graphmem.errors import (
     StoreUnavailable,
 )
 from graphmem.paths import FILE_MODE, private_dir, write_private
-from graphmem.store.base import LINK_TABLES, ItemFilter, Row
+from graphmem.store import ops
+from graphmem.store.base import ItemFilter, Row
+from graphmem.store.schema import (
+    ENTITY_COLUMNS,
+    ITEM_COLUMNS,
+    LINK_ENDPOINTS,
+    LINK_PROPS,
+    LINK_TABLES,
+    OBSERVATION_COLUMNS,
+)
 
 if TYPE_CHECKING:  # numpy stays off the git hook's path until a search needs the mirror
     from graphmem.store.hot import HotIndex
@@ -43,29 +52,6 @@ def buffer_pool_bytes(path: Path) -> int:
     except OSError:
         size = 0
     return max(BUFFER_POOL_BYTES, 3 * size)
-
-# Every column with the value a missing field takes (Kuzu types parameters by value).
-ITEM_COLUMNS: dict[str, Any] = {
-    "id": "", "project": "", "branch": "", "kind": "note", "title": "", "body": "", "tags": [],
-    "importance": 0.5, "confidence": 0.7, "verified": False, "source": "agent", "hit_count": 0,
-    "created_at": 0.0, "updated_at": 0.0, "last_used_at": 0.0, "expire_at": 0.0, "pinned": False,
-    "status": "active", "stale_reason": "", "session_id": "", "search_text": ""}
-ENTITY_COLUMNS: dict[str, Any] = {
-    "id": "", "kind": "concept", "name": "", "path": "", "qualname": "", "language": "",
-    "start_line": 0, "end_line": 0, "hash": "", "resolved": True}
-OBSERVATION_COLUMNS: dict[str, Any] = {
-    "id": "", "project": "", "branch": "", "session_id": "", "agent": "", "event": "", "tool": "",
-    "command": "", "text": "", "files": [], "exit_code": -1, "is_error": False,
-    "evidence_ref": "", "tool_input": "{}", "ts": 0.0}
-ITEM_FIELDS = tuple(ITEM_COLUMNS)
-LINK_ENDPOINTS = {
-    "MENTIONS": ("Item", "Entity"), "ANCHORED_TO": ("Item", "Entity"),
-    "DEFINED_IN": ("Entity", "Entity"), "CONTAINS": ("Entity", "Entity"),
-    "IMPORTS": ("Entity", "Entity"), "TOUCHES": ("Entity", "Entity"),
-    "DERIVED_FROM": ("Item", "Observation"), "SUPERSEDES": ("Item", "Item"),
-}
-LINK_PROPS = {"MENTIONS": ("weight", "surface"), "ANCHORED_TO": ("hash", "commit", "at"),
-              "SUPERSEDES": ("at", "surface")}
 
 # Kuzu plans `UNWIND $ids ... MATCH (n {id: x})` as a hash join over a scan of the whole table
 # (7 ms at 10k items, 24 ms at 100k, for ten ids), while one primary-key lookup costs 0.3 ms: up
@@ -327,14 +313,15 @@ class KuzuStore:
                                    f"({str(exc).strip()}); run `graphmem rebuild`") from exc
 
     # ----- mutations: one journal op each -------------------------------------------------
-    def apply(self, op: Row, seq: int | None = None) -> None:
+    def apply(self, op: ops.Op, seq: int | None = None) -> None:
         """Apply one journal operation atomically, recording its journal sequence number.
 
         The recorded number lets a store that crashed between journal and graph catch up.
         """
-        handler = getattr(self, f"_op_{op['op']}", None)
-        if handler is None:
-            raise InvalidInput(f"unknown journal operation {op['op']!r}")
+        name = APPLIERS.get(type(op))
+        if name is None:
+            raise InvalidInput(f"the graph has no applier for {type(op).__name__}")
+        handler = getattr(self, name)
         self._exec("BEGIN TRANSACTION")
         try:
             handler(op)
@@ -346,12 +333,12 @@ class KuzuStore:
         self._exec("COMMIT")
         self._follow(op)
 
-    def _follow(self, op: Row) -> None:
+    def _follow(self, op: ops.Op) -> None:
         """Keep the retrieval mirror current; drop it (rebuilt on next read) if it cannot follow."""
         if self._hot is None:
             return
-        if op["op"] == "put_items":  # MERGE ... SET writes every column, defaults included
-            op = {**op, "rows": _complete(op["rows"], ITEM_COLUMNS)}
+        if isinstance(op, ops.PutItems):  # MERGE ... SET writes every column, defaults included
+            op = ops.PutItems(_complete(op.rows, ITEM_COLUMNS))
         try:
             followed = self._hot.apply(op)
         except (KeyError, TypeError, ValueError):
@@ -363,44 +350,41 @@ class KuzuStore:
     def applied_seq(self) -> int:
         return int(self._meta("applied_seq") or 0)
 
-    def _op_put_items(self, op: Row) -> None:
-        rows = _complete(op["rows"], ITEM_COLUMNS)
+    def _op_put_items(self, op: ops.PutItems) -> None:
+        rows = _complete(op.rows, ITEM_COLUMNS)
         assignments = ", ".join(f"i.{f} = r.{f}" for f in ITEM_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (i:Item {{id: r.id}}) SET {assignments}", {"rows": rows})
 
-    def _op_update_items(self, op: Row) -> None:
-        fields = op["fields"]
-        unknown = set(fields) - set(ITEM_FIELDS)
-        if unknown or "id" in fields:
-            raise InvalidInput(f"cannot update item fields {sorted(unknown | {'id'} & set(fields))}")
+    def _op_update_items(self, op: ops.UpdateItems) -> None:
+        fields = op.fields
         assignments = ", ".join(f"i.{f} = ${f}" for f in fields)
         self._exec(f"UNWIND $ids AS x MATCH (i:Item {{id: x}}) SET {assignments}",
-                   {"ids": list(op["ids"]), **fields})
+                   {"ids": list(op.ids), **fields})
 
-    def _op_set_item_status(self, op: Row) -> None:
+    def _op_set_item_status(self, op: ops.SetItemStatus) -> None:
         """Rows of {id, status, stale_reason}: only those two columns are written (a put_items
         of whole rows rewrites every column, and in stores with a full-text index, the index)."""
         rows = [{"id": r["id"], "status": r["status"], "reason": r.get("stale_reason", "")}
-                for r in op["rows"]]
+                for r in op.rows]
         self._exec("UNWIND $rows AS r MATCH (i:Item {id: r.id}) "
                    "SET i.status = r.status, i.stale_reason = r.reason", {"rows": rows})
 
-    def _op_bump_items(self, op: Row) -> None:
-        """Use counts: rows of {id, n, at} (older journals: ids + one `at`)."""
-        rows = op.get("rows") or [{"id": i, "n": 1, "at": op["at"]} for i in op["ids"]]
+    def _op_bump_items(self, op: ops.BumpItems) -> None:
+        """Use counts: rows of {id, n, at}."""
+        rows = op.rows
         self._exec("UNWIND $rows AS r MATCH (i:Item {id: r.id}) "
                    "SET i.hit_count = i.hit_count + r.n, i.last_used_at = r.at", {"rows": rows})
 
-    def _op_compact(self, op: Row) -> None:
+    def _op_compact(self, op: ops.Compact) -> None:
         """Marker after a journal scrub; the service rewrites the whole database for it."""
 
-    def _op_delete_items(self, op: Row) -> None:
-        params = {"ids": list(op["ids"])}
+    def _op_delete_items(self, op: ops.DeleteItems) -> None:
+        params = {"ids": list(op.ids)}
         self._exec("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) DELETE v", params)
         self._exec("UNWIND $ids AS x MATCH (i:Item {id: x}) DETACH DELETE i", params)
 
-    def _op_put_vectors(self, op: Row) -> None:
-        rows = op["rows"]
+    def _op_put_vectors(self, op: ops.PutVectors) -> None:
+        rows = op.rows
         ids = [r["id"] for r in rows]
         self._exec("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) DELETE v", {"ids": ids})
         if not self._vector_index:
@@ -423,35 +407,35 @@ class KuzuStore:
         })
         self._exec("COPY ItemVector FROM $t", {"t": table})
 
-    def _op_put_entities(self, op: Row) -> None:
+    def _op_put_entities(self, op: ops.PutEntities) -> None:
         self._code_entities = None
-        rows = _complete(op["rows"], ENTITY_COLUMNS)
+        rows = _complete(op.rows, ENTITY_COLUMNS)
         assignments = ", ".join(f"e.{f} = r.{f}" for f in ENTITY_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (e:Entity {{id: r.id}}) SET {assignments}",
                    {"rows": rows})
 
-    def _op_delete_entities(self, op: Row) -> None:
+    def _op_delete_entities(self, op: ops.DeleteEntities) -> None:
         self._code_entities = None
         self._exec("UNWIND $ids AS x MATCH (e:Entity {id: x}) DETACH DELETE e",
-                   {"ids": list(op["ids"])})
+                   {"ids": list(op.ids)})
 
-    def _op_put_observations(self, op: Row) -> None:
+    def _op_put_observations(self, op: ops.PutObservations) -> None:
         rows = _complete([{**r, "tool_input": json.dumps(r.get("tool_input") or {})}
-                          for r in op["rows"]], OBSERVATION_COLUMNS)
+                          for r in op.rows], OBSERVATION_COLUMNS)
         assignments = ", ".join(f"o.{f} = r.{f}" for f in OBSERVATION_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (o:Observation {{id: r.id}}) SET {assignments}",
                    {"rows": rows})
 
-    def _op_delete_observations(self, op: Row) -> None:
+    def _op_delete_observations(self, op: ops.DeleteObservations) -> None:
         self._exec("UNWIND $ids AS x MATCH (o:Observation {id: x}) DETACH DELETE o",
-                   {"ids": list(op["ids"])})
+                   {"ids": list(op.ids)})
 
-    def _op_put_links(self, op: Row) -> None:
-        table = _link_table(op["kind"])
+    def _op_put_links(self, op: ops.PutLinks) -> None:
+        table = _link_table(op.kind)
         source_label, target_label = LINK_ENDPOINTS[table]
         props = LINK_PROPS.get(table, ())
         rows = [{"s": r["source"], "t": r["target"], **{p: _link_prop(r, p) for p in props}}
-                for r in op["rows"]]
+                for r in op.rows]
         # MERGE keeps links idempotent under journal replay; SET refreshes their properties.
         # Both ends matched in one pattern plan as a cross product (5 s for 1,000 links at 40k
         # items); matching one end, then the other through a scalar, takes 0.2 s.
@@ -460,14 +444,14 @@ class KuzuStore:
                    f"MATCH (b:{target_label} {{id: t}}) MERGE (a)-[l:{table}]->(b){assignments}",
                    {"rows": rows})
 
-    def _op_delete_links(self, op: Row) -> None:
-        table = _link_table(op["kind"])
+    def _op_delete_links(self, op: ops.DeleteLinks) -> None:
+        table = _link_table(op.kind)
         source_label, target_label = LINK_ENDPOINTS[table]
-        if op.get("targets") is None:
+        if op.targets is None:
             self._exec(f"UNWIND $ids AS x MATCH (a:{source_label} {{id: x}})-[l:{table}]->"
-                       f"(:{target_label}) DELETE l", {"ids": list(op["sources"])})
+                       f"(:{target_label}) DELETE l", {"ids": list(op.sources)})
             return
-        rows = [{"s": s, "t": t} for s, t in zip(op["sources"], op["targets"])]
+        rows = [{"s": s, "t": t} for s, t in zip(op.sources, op.targets)]
         self._exec(f"UNWIND $rows AS r MATCH (a:{source_label} {{id: r.s}})-[l:{table}]->"
                    f"(b:{target_label} {{id: r.t}}) DELETE l", {"rows": rows})
 
@@ -534,6 +518,10 @@ class KuzuStore:
         hot = self.hot
         found = ((i, hot.item_row(i)) for i in ids)
         return {i: row for i, row in found if row is not None}
+
+    def prepare(self) -> None:
+        """Build the in-memory retrieval mirror now rather than in the first search."""
+        self.hot  # noqa: B018 - the property builds it
 
     @property
     def hot(self) -> HotIndex:
@@ -776,6 +764,45 @@ class KuzuStore:
                       key=lambda r: (r["source"], r["target"]))
 
 
+    # ----- staleness reads (anchors, hashes, mentions of code entities) -----------------
+    def anchors_on_paths(self, paths: Sequence[str]) -> list[Row]:
+        """ANCHORED_TO edges whose File/Symbol lies in one of the paths, with both hashes."""
+        rows = self._rows("MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) WHERE e.path IN $paths "
+                           + _ANCHOR_RETURN, {"paths": list(paths)})
+        return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
+
+    def anchors_of_items(self, item_ids: Sequence[str] | None) -> list[Row]:
+        """ANCHORED_TO edges of the items (all items when None): seen hash vs current entity hash."""
+        if item_ids is None:
+            rows = self._rows("MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) " + _ANCHOR_RETURN)
+        else:
+            rows = self._rows("UNWIND $ids AS x MATCH (i:Item {id: x})-[l:ANCHORED_TO]->(e:Entity) "
+                               + _ANCHOR_RETURN, {"ids": list(item_ids)})
+        return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
+
+    def existing_item_ids(self, item_ids: Sequence[str]) -> set[str]:
+        """Which of the ids exist as items."""
+        rows = self._rows("UNWIND $ids AS x MATCH (i:Item {id: x}) RETURN i.id", {"ids": list(item_ids)})
+        return {r[0] for r in rows}
+
+    def entity_hashes(self, entity_ids: Sequence[str]) -> dict[str, str]:
+        """Entity id -> hash, for the ids that exist."""
+        rows = self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e.id, e.hash",
+                           {"ids": list(entity_ids)})
+        return {r[0]: r[1] for r in rows}
+
+    def linked_entity_ids(self, entity_ids: Sequence[str]) -> set[str]:
+        """Those of the entities some item mentions or is anchored to."""
+        rows = self._rows("UNWIND $ids AS x MATCH (:Item)-[:MENTIONS|ANCHORED_TO]->(e:Entity {id: x}) "
+                           "RETURN DISTINCT e.id", {"ids": list(entity_ids)})
+        return {r[0] for r in rows}
+
+    def mentions_of(self, entity_ids: Sequence[str]) -> list[Row]:
+        """MENTIONS edges into the entities (to move them when code is renamed)."""
+        rows = self._rows("UNWIND $ids AS x MATCH (i:Item)-[l:MENTIONS]->(e:Entity {id: x}) "
+                           "RETURN i.id, e.id, l.weight, l.surface", {"ids": list(entity_ids)})
+        return [{"item": r[0], "entity": r[1], "weight": r[2], "surface": r[3]} for r in rows]
+
 class _CodeEntityIndex:
     """File and symbol entities by name, qualname and path basename (rebuilt after writes)."""
 
@@ -874,50 +901,6 @@ _ANCHOR_KEYS = ("item", "entity", "kind", "path", "qualname", "seen", "current",
                 "status", "reason", "title")
 
 
-def staleness_anchors_on_paths(store: KuzuStore, paths: Sequence[str]) -> list[Row]:
-    """ANCHORED_TO edges whose File/Symbol lies in one of the paths, with both hashes."""
-    rows = store._rows("MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) WHERE e.path IN $paths "
-                       + _ANCHOR_RETURN, {"paths": list(paths)})
-    return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
-
-
-def staleness_item_anchors(store: KuzuStore, item_ids: Sequence[str] | None) -> list[Row]:
-    """ANCHORED_TO edges of the items (all items when None): seen hash vs current entity hash."""
-    if item_ids is None:
-        rows = store._rows("MATCH (i:Item)-[l:ANCHORED_TO]->(e:Entity) " + _ANCHOR_RETURN)
-    else:
-        rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x})-[l:ANCHORED_TO]->(e:Entity) "
-                           + _ANCHOR_RETURN, {"ids": list(item_ids)})
-    return [dict(zip(_ANCHOR_KEYS, r)) for r in rows]
-
-
-def staleness_existing_items(store: KuzuStore, item_ids: Sequence[str]) -> set[str]:
-    """Which of the ids exist as items."""
-    rows = store._rows("UNWIND $ids AS x MATCH (i:Item {id: x}) RETURN i.id", {"ids": list(item_ids)})
-    return {r[0] for r in rows}
-
-
-def staleness_entity_hashes(store: KuzuStore, entity_ids: Sequence[str]) -> dict[str, str]:
-    """Entity id -> hash, for the ids that exist."""
-    rows = store._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e.id, e.hash",
-                       {"ids": list(entity_ids)})
-    return {r[0]: r[1] for r in rows}
-
-
-def staleness_linked_entities(store: KuzuStore, entity_ids: Sequence[str]) -> set[str]:
-    """Those of the entities some item mentions or is anchored to."""
-    rows = store._rows("UNWIND $ids AS x MATCH (:Item)-[:MENTIONS|ANCHORED_TO]->(e:Entity {id: x}) "
-                       "RETURN DISTINCT e.id", {"ids": list(entity_ids)})
-    return {r[0] for r in rows}
-
-
-def staleness_mentions_of(store: KuzuStore, entity_ids: Sequence[str]) -> list[Row]:
-    """MENTIONS edges into the entities (to move them when code is renamed)."""
-    rows = store._rows("UNWIND $ids AS x MATCH (i:Item)-[l:MENTIONS]->(e:Entity {id: x}) "
-                       "RETURN i.id, e.id, l.weight, l.surface", {"ids": list(entity_ids)})
-    return [{"item": r[0], "entity": r[1], "weight": r[2], "surface": r[3]} for r in rows]
-
-
 def _check_writes(path: Path) -> None:
     """Write a row to every table of a copy of the database and close it (the checkpoint): some
     damage reads fine but crashes Kuzu when it writes the pages back. Skipped without room."""
@@ -937,16 +920,17 @@ def _check_writes(path: Path) -> None:
             one = "graphmem-probe"
             ids = {"Item": one, "Entity": f"concept:{one}", "Observation": one}
             store._exec("BEGIN TRANSACTION")  # one commit: each costs a WAL fsync
-            store._op_put_items({"rows": [{"id": one}, {"id": one + "-2"}]})
-            store._op_put_entities({"rows": [{"id": ids["Entity"]}, {"id": ids["Entity"] + "-2"}]})
-            store._op_put_observations({"rows": [{"id": one}]})
+            store._op_put_items(ops.PutItems([{"id": one}, {"id": one + "-2"}]))
+            store._op_put_entities(ops.PutEntities([{"id": ids["Entity"]},
+                                                    {"id": ids["Entity"] + "-2"}]))
+            store._op_put_observations(ops.PutObservations([{"id": one}]))
             store._exec("CREATE (:ItemVector {id: $id, vec: $vec, model: '', text_hash: ''})",
                         {"id": one, "vec": [0.0] * VECTOR_DIM})  # no COPY: no numpy, no arrow
             for table in LINK_TABLES:
                 source, target = LINK_ENDPOINTS[table]
                 second = "-2" if source == target else ""
-                store._op_put_links({"kind": table, "rows": [
-                    {"source": ids[source], "target": ids[target] + second}]})
+                store._op_put_links(ops.PutLinks(table, [
+                    {"source": ids[source], "target": ids[target] + second}]))
             store._exec("COMMIT")
         finally:
             store.close()
@@ -989,3 +973,6 @@ def _probe_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_probe_main(sys.argv[1:]))
+
+
+APPLIERS: dict[type[ops.Op], str] = {cls: f"_op_{cls.name}" for cls in ops.OPS.values()}

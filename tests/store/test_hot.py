@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from graphmem.errors import InvalidInput
+from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 from graphmem.store.hot import HotIndex
 from graphmem.store.kuzu import KuzuStore
@@ -42,24 +43,21 @@ def snapshot(hot: HotIndex) -> dict[str, Any]:
 
 
 def seed(store: KuzuStore) -> None:
-    store.apply({"op": "put_items", "rows": [
+    store.apply(ops.PutItems([
         item(1, words="proxy"), item(2, kind="pitfall", session_id="s1"), item(3, "q"),
-        item(4, expire_at=50.0), item(5, status="stale")]})
-    store.apply({"op": "put_vectors", "rows": [
-        {"id": f"i{n}", "vec": unit(n), "model": "m", "text_hash": "h"} for n in range(1, 6)]})
-    store.apply({"op": "put_entities", "rows": [
+        item(4, expire_at=50.0), item(5, status="stale")]))
+    store.apply(ops.PutVectors([
+        {"id": f"i{n}", "vec": unit(n), "model": "m", "text_hash": "h"} for n in range(1, 6)]))
+    store.apply(ops.PutEntities([
         {"id": "file:a.py", "kind": "file", "name": "a.py", "path": "a.py"},
         {"id": "file:b.py", "kind": "file", "name": "b.py", "path": "b.py"},
-        {"id": "symbol:a.py::f", "kind": "symbol", "name": "f", "path": "a.py"}]})
-    store.apply({"op": "put_links", "kind": "DEFINED_IN",
-                 "rows": [{"source": "symbol:a.py::f", "target": "file:a.py"}]})
-    store.apply({"op": "put_links", "kind": "IMPORTS",
-                 "rows": [{"source": "file:a.py", "target": "file:b.py"}]})
-    store.apply({"op": "put_links", "kind": "MENTIONS", "rows": [
+        {"id": "symbol:a.py::f", "kind": "symbol", "name": "f", "path": "a.py"}]))
+    store.apply(ops.PutLinks("DEFINED_IN", [{"source": "symbol:a.py::f", "target": "file:a.py"}]))
+    store.apply(ops.PutLinks("IMPORTS", [{"source": "file:a.py", "target": "file:b.py"}]))
+    store.apply(ops.PutLinks("MENTIONS", [
         {"source": "i1", "target": "file:a.py", "weight": 0.5},
-        {"source": "i2", "target": "symbol:a.py::f"}, {"source": "i3", "target": "file:a.py"}]})
-    store.apply({"op": "put_links", "kind": "ANCHORED_TO",
-                 "rows": [{"source": "i1", "target": "file:a.py", "hash": "x"}]})
+        {"source": "i2", "target": "symbol:a.py::f"}, {"source": "i3", "target": "file:a.py"}]))
+    store.apply(ops.PutLinks("ANCHORED_TO", [{"source": "i1", "target": "file:a.py", "hash": "x"}]))
 
 
 FILTERS = [ItemFilter(), ItemFilter(project="p"), ItemFilter(project="q"),
@@ -103,25 +101,22 @@ def test_links_and_code_neighbours(store: KuzuStore) -> None:
 def test_the_mirror_follows_every_write_as_a_fresh_build_sees_it(store: KuzuStore) -> None:
     seed(store)
     built = store.hot  # built now; from here on it follows the ops
-    store.apply({"op": "update_items", "ids": ["i1", "i3"], "fields": {"status": "stale",
-                                                                        "confidence": 0.2}})
-    store.apply({"op": "set_item_status", "rows": [
+    store.apply(ops.UpdateItems(["i1", "i3"], {"status": "stale",
+                                                                        "confidence": 0.2}))
+    store.apply(ops.SetItemStatus([
         {"id": "i2", "status": "stale", "stale_reason": "`f` in a.py changed in abc1234"},
-        {"id": "i3", "status": "active", "stale_reason": ""}]})
-    store.apply({"op": "bump_items", "rows": [{"id": "i2", "n": 3, "at": 9.0}]})
-    store.apply({"op": "put_items", "rows": [item(2, kind="decision")]})  # re-put: defaults again
-    store.apply({"op": "put_vectors", "rows": [{"id": "i3", "vec": unit(33), "model": "m",
-                                                "text_hash": "h"}]})
-    store.apply({"op": "delete_links", "kind": "ANCHORED_TO", "sources": ["i1"],
-                 "targets": ["file:a.py"]})
-    store.apply({"op": "delete_links", "kind": "MENTIONS", "sources": ["i3"], "targets": None})
-    store.apply({"op": "delete_links", "kind": "IMPORTS", "sources": ["file:a.py"],
-                 "targets": None})
-    store.apply({"op": "put_links", "kind": "TOUCHES",
-                 "rows": [{"source": "file:b.py", "target": "symbol:a.py::f"}]})
-    store.apply({"op": "delete_entities", "ids": ["symbol:a.py::f"]})
-    store.apply({"op": "delete_items", "ids": ["i4"]})
-    store.apply({"op": "put_items", "rows": [item(9, "p", words="late")]})
+        {"id": "i3", "status": "active", "stale_reason": ""}]))
+    store.apply(ops.BumpItems([{"id": "i2", "n": 3, "at": 9.0}]))
+    store.apply(ops.PutItems([item(2, kind="decision")]))  # re-put: defaults again
+    store.apply(ops.PutVectors([{"id": "i3", "vec": unit(33), "model": "m",
+                                                "text_hash": "h"}]))
+    store.apply(ops.DeleteLinks("ANCHORED_TO", ["i1"], ["file:a.py"]))
+    store.apply(ops.DeleteLinks("MENTIONS", ["i3"], None))
+    store.apply(ops.DeleteLinks("IMPORTS", ["file:a.py"], None))
+    store.apply(ops.PutLinks("TOUCHES", [{"source": "file:b.py", "target": "symbol:a.py::f"}]))
+    store.apply(ops.DeleteEntities(["symbol:a.py::f"]))
+    store.apply(ops.DeleteItems(["i4"]))
+    store.apply(ops.PutItems([item(9, "p", words="late")]))
     followed = store.hot
     assert followed is built  # followed, not dropped and rebuilt
     assert snapshot(followed) == snapshot(store._build_hot())
@@ -134,7 +129,7 @@ def test_a_failed_write_leaves_the_mirror_as_the_graph(store: KuzuStore) -> None
     seed(store)
     before = snapshot(store.hot)
     with pytest.raises(InvalidInput):
-        store.apply({"op": "update_items", "ids": ["i1"], "fields": {"no_such_field": 1}})
+        store.apply(ops.UpdateItems(["i1"], {"no_such_field": 1}))
     assert snapshot(store.hot) == before == snapshot(store._build_hot())
 
 
@@ -142,7 +137,7 @@ def test_a_store_reopened_builds_the_same_mirror(tmp_path: Path) -> None:
     first = KuzuStore(tmp_path / "g.kuzu")
     seed(first)
     assert first.hot is not None
-    first.apply({"op": "delete_items", "ids": ["i2"]})
+    first.apply(ops.DeleteItems(["i2"]))
     followed = snapshot(first.hot)
     first.close()
     again = KuzuStore(tmp_path / "g.kuzu", read_only=True)

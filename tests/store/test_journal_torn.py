@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, Memory
-from graphmem.store.journal import Journal
+from graphmem.store import ops
+from graphmem.store.journal import Journal, frame
 
 
 def _config(data_dir: Path, repo: Path) -> Config:
@@ -32,7 +33,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list
                           kind="fact").id for n in range(3)]
     scratch = root / "scratch.jsonl"
     shutil.copy(store / "journal.jsonl", scratch)
-    Journal(scratch).append({"op": "update_items", "ids": [ids[0]], "fields": {"importance": 0.9}})
+    Journal(scratch).append(ops.UpdateItems([ids[0]], {"importance": 0.9}))
     line = scratch.read_bytes().splitlines(keepends=True)[-1]
     return store, repo, ids, line
 
@@ -65,7 +66,7 @@ def test_a_record_cut_at_every_byte_offset(template, tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     for cut in range(len(line)):
         path.write_bytes(original + line[:cut])
-        Journal(path).append({"op": "bump_items", "rows": [{"id": "after", "n": 1, "at": 2.0}]})
+        Journal(path).append(ops.BumpItems([{"id": "after", "n": 1, "at": 2.0}]))
         assert path.read_bytes().startswith(original), cut
         records = list(Journal(path).records())
         assert [r["seq"] for r in records] == [*seqs, seqs[-1] + 1], cut
@@ -151,9 +152,10 @@ def test_a_failed_append_leaves_no_fragment(template, tmp_path: Path) -> None:
     size = path.stat().st_size
     script = ("import resource, sys\n"
               "from pathlib import Path\nfrom graphmem.store.journal import Journal\n"
+              "from graphmem.store.ops import BumpItems\n"
               f"resource.setrlimit(resource.RLIMIT_FSIZE, ({size + 40}, {size + 40}))\n"
-              f"Journal(Path(sys.argv[1])).append({{'op': 'bump_items', 'rows': [{{'id': '{ids[0]}', "
-              "'n': 1, 'at': 1.0, 'pad': 'x' * 400}]})\n")
+              f"Journal(Path(sys.argv[1])).append(BumpItems([{{'id': '{ids[0]}', "
+              "'n': 1, 'at': 1.0, 'pad': 'x' * 400}]))\n")
     result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode != 0 and "nothing was stored" in result.stderr
@@ -199,7 +201,9 @@ def test_a_failed_rebuild_leaves_nothing_behind_and_the_store_works(template,
     work = tmp_path / "failing"
     shutil.copytree(store, work)
     with Memory(_config(work, repo)) as memory:
-        memory.journal.append({"op": "no_such_op"})  # replay of this record fails
+        with memory.journal.path.open("ab") as journal:  # a newer version's op, say
+            journal.write(frame({"seq": memory.journal.last_seq() + 1, "ts": 0.0, "by": "",
+                                 "op": "no_such_op"}))
         with pytest.raises(Exception, match="no_such_op"):
             memory.rebuild()
         assert sorted(p.name for p in work.glob("graph.kuzu.new*")) == []

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from graphmem.errors import StoreCorrupt, StoreUnavailable
+from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 from graphmem.store.kuzu import KuzuStore
 
@@ -37,23 +38,23 @@ def test_schema_version_recorded(store: KuzuStore) -> None:
 
 
 def test_put_get_list_update_delete(store: KuzuStore) -> None:
-    store.apply({"op": "put_items", "rows": [item(1), item(2, kind="pitfall"), item(3, "q")]})
+    store.apply(ops.PutItems([item(1), item(2, kind="pitfall"), item(3, "q")]))
     assert [r["id"] for r in store.get_items(["i2", "i1", "nope"])] == ["i2", "i1"]
     assert [r["id"] for r in store.list_items(ItemFilter(project="p"))] == ["i2", "i1"]
     assert [r["id"] for r in store.list_items(ItemFilter(project="p", kinds=("pitfall",)))] == ["i2"]
-    store.apply({"op": "update_items", "ids": ["i1"], "fields": {"status": "stale"}})
+    store.apply(ops.UpdateItems(["i1"], {"status": "stale"}))
     assert store.get_items(["i1"])[0]["status"] == "stale"
     assert store.count_items(ItemFilter(project="p", statuses=("active",))) == 1
-    store.apply({"op": "delete_items", "ids": ["i1"]})
+    store.apply(ops.DeleteItems(["i1"]))
     assert store.get_items(["i1"]) == []
 
 
 def test_keyword_and_vector_search_respect_scope(store: KuzuStore) -> None:
-    store.apply({"op": "put_items", "rows": [item(1, words="proxy timeout"),
+    store.apply(ops.PutItems([item(1, words="proxy timeout"),
                                              item(2, words="cookie jar"),
-                                             item(3, "other", words="proxy timeout")]})
-    store.apply({"op": "put_vectors", "rows": [{"id": f"i{i}", "vec": unit(i), "model": "m",
-                                                "text_hash": "h"} for i in (1, 2, 3)]})
+                                             item(3, "other", words="proxy timeout")]))
+    store.apply(ops.PutVectors([{"id": f"i{i}", "vec": unit(i), "model": "m",
+                                                "text_hash": "h"} for i in (1, 2, 3)]))
     assert [i for i, _ in store.keyword_search("proxy", 5, ItemFilter(project="p"))] == ["i1"]
     nearest = store.vector_search(unit(3), 5, ItemFilter(project="p"))
     assert {i for i, _ in nearest} == {"i1", "i2"}
@@ -61,10 +62,10 @@ def test_keyword_and_vector_search_respect_scope(store: KuzuStore) -> None:
 
 
 def test_deleted_item_leaves_both_indexes(store: KuzuStore) -> None:
-    store.apply({"op": "put_items", "rows": [item(1, words="zebracorn")]})
-    store.apply({"op": "put_vectors", "rows": [{"id": "i1", "vec": unit(1), "model": "m",
-                                                "text_hash": "h"}]})
-    store.apply({"op": "delete_items", "ids": ["i1"]})
+    store.apply(ops.PutItems([item(1, words="zebracorn")]))
+    store.apply(ops.PutVectors([{"id": "i1", "vec": unit(1), "model": "m",
+                                                "text_hash": "h"}]))
+    store.apply(ops.DeleteItems(["i1"]))
     assert store.keyword_search("zebracorn", 5, ItemFilter()) == []
     assert store.vector_search(unit(1), 5, ItemFilter()) == []
     assert store.counts()["ItemVector"] == 0
@@ -72,32 +73,32 @@ def test_deleted_item_leaves_both_indexes(store: KuzuStore) -> None:
 
 def test_bulk_vectors_rebuild_index(store: KuzuStore) -> None:
     n = 2100
-    store.apply({"op": "put_items", "rows": [item(i) for i in range(n)]})
-    store.apply({"op": "put_vectors", "rows": [{"id": f"i{i}", "vec": unit(i), "model": "m",
-                                                "text_hash": "h"} for i in range(n)]})
+    store.apply(ops.PutItems([item(i) for i in range(n)]))
+    store.apply(ops.PutVectors([{"id": f"i{i}", "vec": unit(i), "model": "m",
+                                                "text_hash": "h"} for i in range(n)]))
     assert store.vector_search(unit(7), 1, ItemFilter())[0][0] == "i7"
 
 
 def test_entities_links_and_neighbours(store: KuzuStore) -> None:
-    store.apply({"op": "put_items", "rows": [item(1), item(2)]})
-    store.apply({"op": "put_entities", "rows": [
+    store.apply(ops.PutItems([item(1), item(2)]))
+    store.apply(ops.PutEntities([
         {"id": "file:a.py", "kind": "file", "name": "a.py", "path": "a.py"},
         {"id": "symbol:a.py::f", "kind": "symbol", "name": "f", "path": "a.py", "qualname": "a.py::f"},
-        {"id": "file:b.py", "kind": "file", "name": "b.py", "path": "b.py"}]})
-    store.apply({"op": "put_links", "kind": "DEFINED_IN", "rows": [{"source": "symbol:a.py::f",
-                                                                    "target": "file:a.py"}]})
-    store.apply({"op": "put_links", "kind": "IMPORTS", "rows": [{"source": "file:a.py",
-                                                                 "target": "file:b.py"}]})
-    store.apply({"op": "put_links", "kind": "MENTIONS", "rows": [
+        {"id": "file:b.py", "kind": "file", "name": "b.py", "path": "b.py"}]))
+    store.apply(ops.PutLinks("DEFINED_IN", [{"source": "symbol:a.py::f",
+                                                                    "target": "file:a.py"}]))
+    store.apply(ops.PutLinks("IMPORTS", [{"source": "file:a.py",
+                                                                 "target": "file:b.py"}]))
+    store.apply(ops.PutLinks("MENTIONS", [
         {"source": "i1", "target": "symbol:a.py::f", "weight": 1.0, "surface": "f()"},
-        {"source": "i2", "target": "file:b.py", "weight": 0.5, "surface": "b.py"}]})
+        {"source": "i2", "target": "file:b.py", "weight": 0.5, "surface": "b.py"}]))
     assert store.entity_neighbours(["symbol:a.py::f"], hops=2) == {
         "symbol:a.py::f": 0, "file:a.py": 1, "file:b.py": 2}
     assert store.items_mentioning(["file:b.py"], ItemFilter()) == [("i2", "file:b.py", 0.5)]
     assert [e["id"] for e in store.find_entities(path_suffixes=["a.py"], kinds=["file"])] == ["file:a.py"]
     # Links are idempotent under replay.
-    store.apply({"op": "put_links", "kind": "MENTIONS", "rows": [
-        {"source": "i1", "target": "symbol:a.py::f", "weight": 1.0, "surface": "f()"}]})
+    store.apply(ops.PutLinks("MENTIONS", [
+        {"source": "i1", "target": "symbol:a.py::f", "weight": 1.0, "surface": "f()"}]))
     assert store.counts()["MENTIONS"] == 2
 
 
