@@ -1686,6 +1686,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += [d for d in lessons.conclusions(s.transcript, s.session_id)
                if d.title.lower().rstrip(".…")[-80:] not in said]
     drafts += lessons.findings(s.transcript, s.session_id)
+    drafts += lessons.answers(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:

@@ -487,6 +487,53 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_FINDINGS:]
 
 
+_QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"
+                       r"should|would|will|was|were|has|have)\b[^\n]{6,}\?\s*$")
+_REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
+                      r"are we)\b|\b(?:please|fix|implement|add|create|change|update|remove|"
+                      r"refactor|write)\b")
+_DEFERRAL = re.compile(r"(?i)\blet me\b|\bI'll (?:check|look|investigate)\b")
+MAX_ANSWERS = 2
+
+
+def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """What the agent answered when the person asked a question (how, where, what, why...),
+    in a turn that changed no file: the last words of the turn, where the agent reports what it
+    found. A question that is a request ("can you fix...") is a task, not a question."""
+    drafts = []
+    question = ""
+    reply = ""
+    edited = False
+
+    def close() -> None:
+        text = " ".join(reply.split())
+        if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
+                and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]):
+            first = _sentences(text)[0] if _sentences(text) else text
+            drafts.append(Draft(
+                kind="fact", title=_short(f"{question} {first}", 200),
+                body=f"Asked: {_short(question, 300)}\nThe agent answered: {_short(text, 900)}",
+                confidence=0.6, importance=0.6, source="rule",
+                key=session_key(session_id, "qa", question.lower()), tags=["answer"]))
+
+    for msg in transcript:
+        if msg.sidechain or msg.compact:
+            continue
+        if msg.role == "user" and not msg.meta and msg.text:
+            close()
+            asked = " ".join(msg.text.split())
+            question = asked if _QUESTION.match(asked) and not _REQUEST.search(asked) \
+                and len(asked) <= 400 else ""
+            reply, edited = "", False
+        elif msg.role == "assistant":
+            if any(use.name in EDIT_TOOLS | WRITE_TOOLS for use in getattr(msg, "tool_uses", [])):
+                edited = True
+            if msg.text.strip():
+                reply = msg.text
+    close()
+    return drafts[-MAX_ANSWERS:]
+
+
 _DIRECTIVE = re.compile(r"(?i)\b(?:use|don't|do not|dont|instead|rather|should|must|never|always|keep the|"
                         r"prefer|let's|lets|not\b|avoid|only|stop|remove|rename|change|switch)\b")
 _SHELL_ERROR = re.compile(r"\(eval\):\d+:|parse error|syntax error near unexpected token|"

@@ -422,3 +422,24 @@ def test_without_a_diagnosis_edits_nobody_named_are_not_credited_as_the_fix() ->
               .run("golangci-lint run --enable-only=staticcheck ./cmd/...", "0 issues.")
               .end())
     assert not [d for d in drafts if d.kind == "pitfall" and "checkpoint_test.go" in d.title]
+
+
+def test_the_agents_answer_to_the_persons_question_is_kept() -> None:
+    """entire-cli 03a1382e, verbatim: a how-to question answered without touching a file."""
+    answer = ('In `.entire/settings.json` (or `.entire/settings.local.json`):\n\n```json\n'
+              '{\n  "strategy_options": {\n    "summarize": {\n      "enabled": true\n    }\n  }\n}\n```')
+    drafts = (Session().user("what are the settings I need to enable auto-summarization?")
+              .say(answer).end())
+    kept = [d for d in drafts if "answer" in d.tags]
+    assert len(kept) == 1 and "enable auto-summarization" in kept[0].title
+    assert '"summarize"' in kept[0].body
+
+
+def test_a_status_question_or_a_request_is_not_a_question_to_remember() -> None:
+    drafts = (Session().user("did you push?")
+              .say("Yes — everything is pushed and clean: `origin/spotter-gqc` is up to date.")
+              .user("can you fix the failing test in `test/live_test.exs`?")
+              .say("Fixed: `config/test.exs` now sets secret_key_base for SpotterWeb.Endpoint.")
+              .user("why are the integration tests taking so long now?")
+              .say("Good question. Let me check which tests are missing `t.Parallel()`.").end())
+    assert not [d for d in drafts if "answer" in d.tags]
