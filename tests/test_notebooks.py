@@ -5,6 +5,11 @@ post-commit update) and against bad input: an empty store, a stale-only store, 1
 After the notebook's own cells the test runs one probe cell in the same kernel that reads back
 what the figures contain (matplotlib axes texts, tick labels, titles, legends) and the values
 the notebook computed, so each figure is checked for the nodes and bars it should show.
+
+The runs the selected tests need are started when the first of them asks, two kernels at a time
+(each run still gets a fresh kernel of its own; runs on one store go one after another), while
+the stores are built: a kernel mostly keeps one core busy and the test process waits, so the
+second core took the next run. The tests then check each run as before.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +93,11 @@ class Run:
         self.probe: dict[str, Any] = json.loads(line[len("PROBE "):])
 
 
-def run_notebook(specs: Any, name: str, env: dict[str, str]) -> Run:
+def run_notebook(runs: Runs, store: str, name: str) -> Run:
     committed = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     assert not any(c.get("outputs") or c.get("execution_count") for c in committed.cells
                    if c.cell_type == "code"), f"{name} is committed with outputs"
-    run = Run(*fixture.execute(name, env, specs, extra_cells=(PROBES[name],)))
+    run = runs.get(store, name)
     noise = [line for text in run.stderr for line in text.splitlines()
              if line.strip() and not any(p.search(line) for p in ALLOWED_STDERR)]
     assert not noise, f"{name} wrote to stderr: {noise}"
@@ -98,32 +105,110 @@ def run_notebook(specs: Any, name: str, env: dict[str, str]) -> Run:
     return run
 
 
-# ----- stores --------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def realistic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    built = fixture.build_realistic(tmp_path_factory.mktemp("realistic"))
+# ----- stores and runs ------------------------------------------------------------------------------
+def build_realistic(root: Path) -> dict[str, Any]:
+    built = fixture.build_realistic(root)
     with Memory(Config(home=built["home"], cwd=built["repo"], embed=False), read_only=True) as mem:
         built["stale"] = sorted(i.id for i in mem.list(status="stale", limit=1000))
     return built
 
 
-@pytest.fixture(scope="session")
-def bad_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return {}
+def build_bench(root: Path) -> dict[str, Any]:
+    if (BENCH / "repohist-requests" / "items.jsonl").is_file():
+        return {"env": {"GRAPHMEM_BENCH_DATA": str(BENCH)}}
+    # the repository's tiny set, laid out like the bench data
+    shutil.copytree(Path(__file__).parent / "data" / "eval_tiny", root / "tiny")
+    return {"env": {"GRAPHMEM_BENCH_DATA": str(root), "GRAPHMEM_NOTEBOOK_DATASET": "tiny"}}
 
 
-def bad_store(cache: dict[str, Any], kind: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    if kind not in cache:
-        build = {"empty": fixture.build_empty, "stale-only": fixture.build_stale_only,
-                 "100k": fixture.build_big}[kind]
-        cache[kind] = build(tmp_path_factory.mktemp(kind))
-    return cache[kind]
+def build_no_bench(root: Path) -> dict[str, Any]:
+    return {"env": {"GRAPHMEM_BENCH_DATA": str(root / "none")}}
+
+
+# What each store is built by, in the order they are built: the runs of one store are handed to
+# the kernels as soon as it is built ("bench" and "no-bench" are 04_eval's data, not stores).
+# The 100k store's runs take longest, so it is built early; the realistic store takes longest
+# to build, so the others' runs keep the kernels busy meanwhile.
+BUILDS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "empty": fixture.build_empty, "no-bench": build_no_bench, "100k": fixture.build_big,
+    "bench": build_bench, "stale-only": fixture.build_stale_only, "realistic": build_realistic,
+}
+
+
+def run_env(store: str, name: str, built: dict[str, Any], out: Path) -> dict[str, str]:
+    """The environment a test runs a notebook with."""
+    if store == "100k":  # opened by its directory; the others as a project
+        return {"GRAPHMEM_NOTEBOOK_STORE": str(built["data_dir"])}
+    if (store, name) == ("realistic", "01_tour"):
+        return {**built["env"], "GRAPHMEM_NOTEBOOK_QUERY": "KeyError when running pytest -k orders"}
+    if (store, name) == ("realistic", "02_graph"):
+        return {**built["env"], "GRAPHMEM_NOTEBOOK_FILE": "src/shop/db.py",
+                "GRAPHMEM_NOTEBOOK_OUT": str(out)}
+    return dict(built["env"])
+
+
+def run_key(item: pytest.Item) -> tuple[str, str] | None:
+    """The (store, notebook) run a test of this module checks."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return {"test_tour": ("realistic", "01_tour"), "test_graph": ("realistic", "02_graph"),
+            "test_staleness": ("realistic", "03_staleness"),
+            "test_eval_on_a_dev_benchmark_sample": ("bench", "04_eval"),
+            "test_eval_without_benchmark_data_says_so": ("no-bench", "04_eval"),
+            "test_bad_input_still_runs_and_says_what_it_shows": (params.get("kind"),
+                                                                 params.get("name")),
+            }.get(getattr(item, "originalname", item.name))
+
+
+class Runs:
+    """The stores, and the runs started on them: a test takes its run with get()."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out  # 02_graph's picture on the realistic store
+        self.stores: dict[str, dict[str, Any]] = {}
+        self.futures: dict[tuple[str, str], Future[Run]] = {}
+
+    def get(self, store: str, name: str) -> Run:
+        return self.futures[(store, name)].result()
+
+
+def run_in_turn(specs: Any, jobs: list[tuple[Future[Run], str, dict[str, str]]]) -> None:
+    """One store's runs, one after another, each in a fresh kernel."""
+    for future, name, env in jobs:
+        try:
+            future.set_result(Run(*fixture.execute(name, env, specs, extra_cells=(PROBES[name],))))
+        except BaseException as exc:  # noqa: BLE001 - the test that takes this run raises it
+            future.set_exception(exc)
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest, kernel_specs: Any,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    selected = {key for item in request.session.items
+                if item.module is request.module and (key := run_key(item)) is not None}
+    result = Runs(tmp_path_factory.mktemp("graph-out"))
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook") as kernels:
+        for store, build in BUILDS.items():
+            names = sorted(name for s, name in selected if s == store)
+            if not names:
+                continue
+            jobs = [(Future(), name) for name in names]
+            for future, name in jobs:
+                result.futures[(store, name)] = future
+            try:
+                built = result.stores[store] = build(tmp_path_factory.mktemp(store))
+            except BaseException as exc:  # noqa: BLE001 - each test of this store raises it
+                for future, _ in jobs:
+                    future.set_exception(exc)
+                continue
+            kernels.submit(run_in_turn, kernel_specs, [
+                (future, name, run_env(store, name, built, result.out)) for future, name in jobs])
+        yield result
 
 
 # ----- the realistic store ------------------------------------------------------------------------
-def test_tour(kernel_specs, realistic) -> None:
-    run = run_notebook(kernel_specs, "01_tour", {
-        **realistic["env"], "GRAPHMEM_NOTEBOOK_QUERY": "KeyError when running pytest -k orders"})
+def test_tour(runs) -> None:
+    run = run_notebook(runs, "realistic", "01_tour")
+    realistic = runs.stores["realistic"]
     probe = run.probe
     assert probe["total"] == realistic["stats"]["items"]
     assert sum(probe["kinds"]["pitfall"].values()) == realistic["stats"]["by_kind"]["pitfall"]
@@ -141,10 +226,8 @@ def test_tour(kernel_specs, realistic) -> None:
     assert "KeyError: 'DATABASE_URL'" in table
 
 
-def test_graph(kernel_specs, realistic, tmp_path: Path) -> None:
-    run = run_notebook(kernel_specs, "02_graph", {
-        **realistic["env"], "GRAPHMEM_NOTEBOOK_FILE": "src/shop/db.py",
-        "GRAPHMEM_NOTEBOOK_OUT": str(tmp_path)})
+def test_graph(runs) -> None:
+    run = run_notebook(runs, "realistic", "02_graph")
     probe = run.probe
     # the file's neighbourhood: the file, its functions, the commits that touched it, the items
     # anchored there (stale ones marked), and what those items speak of
@@ -162,12 +245,13 @@ def test_graph(kernel_specs, realistic, tmp_path: Path) -> None:
     assert not probe["graph"]["sampled"] and probe["nodes"] > 100
     titles = [[m["title"] for m in c] for c in probe["duplicates"]]
     assert any(any("payments webhook" in t for t in c) for c in titles)
-    picture = tmp_path / "explore.png"
+    picture = runs.out / "explore.png"
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 50_000
 
 
-def test_staleness(kernel_specs, realistic) -> None:
-    run = run_notebook(kernel_specs, "03_staleness", realistic["env"])
+def test_staleness(runs) -> None:
+    run = run_notebook(runs, "realistic", "03_staleness")
+    realistic = runs.stores["realistic"]
     probe = run.probe
     assert probe["stale_total"] == len(realistic["stale"]) > 0
     assert sorted(probe["shown"]) == realistic["stale"]
@@ -187,13 +271,8 @@ def test_staleness(kernel_specs, realistic) -> None:
         assert mem.get_item(probe["candidate"]).status.value == "stale"
 
 
-def test_eval_on_a_dev_benchmark_sample(kernel_specs, tmp_path: Path) -> None:
-    if (BENCH / "repohist-requests" / "items.jsonl").is_file():
-        env = {"GRAPHMEM_BENCH_DATA": str(BENCH)}
-    else:  # the repository's tiny set, laid out like the bench data
-        shutil.copytree(Path(__file__).parent / "data" / "eval_tiny", tmp_path / "tiny")
-        env = {"GRAPHMEM_BENCH_DATA": str(tmp_path), "GRAPHMEM_NOTEBOOK_DATASET": "tiny"}
-    run = run_notebook(kernel_specs, "04_eval", env)
+def test_eval_on_a_dev_benchmark_sample(runs) -> None:
+    run = run_notebook(runs, "bench", "04_eval")  # the bench data, else the repository's tiny set
     recall = run.probe["recall"]
     assert set(recall) == {"entity", "graph", "vector", "keyword", "fused"}
     assert all(0.0 <= v <= 1.0 for r in recall.values() for v in r.values())
@@ -203,8 +282,8 @@ def test_eval_on_a_dev_benchmark_sample(kernel_specs, tmp_path: Path) -> None:
     assert re.search(r"sample: \d+ of the dataset's items", run.stdout)
 
 
-def test_eval_without_benchmark_data_says_so(kernel_specs, tmp_path: Path) -> None:
-    run = run_notebook(kernel_specs, "04_eval", {"GRAPHMEM_BENCH_DATA": str(tmp_path / "none")})
+def test_eval_without_benchmark_data_says_so(runs) -> None:
+    run = run_notebook(runs, "no-bench", "04_eval")
     assert "No benchmark data at" in run.stdout and run.probe["recall"] == {}
     assert "no benchmark data: nothing evaluated" in run.probe["figure"]
 
@@ -230,13 +309,10 @@ SAYS = {
 
 @pytest.mark.parametrize("kind", ["empty", "stale-only", "100k"])
 @pytest.mark.parametrize("name", ["01_tour", "02_graph", "03_staleness"])
-def test_bad_input_still_runs_and_says_what_it_shows(kernel_specs, bad_stores, tmp_path_factory,
-                                                     kind: str, name: str) -> None:
-    built = bad_store(bad_stores, kind, tmp_path_factory)
+def test_bad_input_still_runs_and_says_what_it_shows(runs, kind: str, name: str) -> None:
     # the 100k store is opened by its directory (GRAPHMEM_NOTEBOOK_STORE), the others as a project
-    env = ({"GRAPHMEM_NOTEBOOK_STORE": str(built["data_dir"])} if kind == "100k"
-           else built["env"])
-    run = run_notebook(kernel_specs, name, env)
+    run = run_notebook(runs, kind, name)
+    built = runs.stores[kind]
     shown = run.stdout + "\n".join(run.markdown)
     for text in SAYS[(kind, name)]:
         assert text in shown, (text, shown[-2000:])
