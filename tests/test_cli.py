@@ -19,6 +19,13 @@ def run(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.Complet
                           capture_output=True, timeout=120, check=False)
 
 
+def where(home: Path, repo: Path) -> Path:
+    """The store directory (what `graphmem where` prints; test_where_is_outside_repo runs it)."""
+    from graphmem import Config, Memory
+
+    return Memory.data_dir_for(Config(home=home, cwd=repo))
+
+
 def cli(capsys: pytest.CaptureFixture[str], repo: Path, *args: str) -> tuple[int, str, str]:
     code = main([*args, "--cwd", str(repo)] if args else [])
     out, err = capsys.readouterr()
@@ -84,7 +91,7 @@ def test_five_megabyte_text_is_refused(home: Path, repo: Path) -> None:
 
 def test_corrupt_database_says_rebuild_and_rebuild_restores(home: Path, repo: Path) -> None:
     assert run("add", "Keep this fact about Makefile targets", cwd=repo).returncode == 0
-    data_dir = Path(run("where", cwd=repo).stdout.decode().strip())
+    data_dir = where(home, repo)
     (data_dir / "graph.kuzu").write_bytes(b"garbage" * 1000)
     result = run("list", cwd=repo)
     assert result.returncode != 0 and b"rebuild" in result.stderr
@@ -108,7 +115,7 @@ def test_read_only_data_dir_is_a_clear_error(home: Path, repo: Path) -> None:
 
 def test_locked_store_is_a_clear_error_and_loses_nothing(home: Path, repo: Path) -> None:
     assert run("add", "First fact survives the lock", cwd=repo).returncode == 0
-    data_dir = Path(run("where", cwd=repo).stdout.decode().strip())
+    data_dir = where(home, repo)
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time, pathlib
         from graphmem.store.kuzu import KuzuStore
