@@ -184,9 +184,11 @@ def run_in_turn(specs: Any, jobs: list[tuple[Future[Run], str, dict[str, str]]])
 def runs(request: pytest.FixtureRequest, kernel_specs: Any,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     selected = {key for item in request.session.items
-                if item.module is request.module and (key := run_key(item)) is not None}
+                if getattr(item, "module", None) is request.module
+                and (key := run_key(item)) is not None}
     result = Runs(tmp_path_factory.mktemp("graph-out"))
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook") as kernels:
+    kernels = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
+    try:
         for store, build in BUILDS.items():
             names = sorted(name for s, name in selected if s == store)
             if not names:
@@ -196,13 +198,15 @@ def runs(request: pytest.FixtureRequest, kernel_specs: Any,
                 result.futures[(store, name)] = future
             try:
                 built = result.stores[store] = build(tmp_path_factory.mktemp(store))
-            except BaseException as exc:  # noqa: BLE001 - each test of this store raises it
+            except Exception as exc:  # noqa: BLE001 - each test of this store raises it
                 for future, _ in jobs:
                     future.set_exception(exc)
                 continue
             kernels.submit(run_in_turn, kernel_specs, [
                 (future, name, run_env(store, name, built, result.out)) for future, name in jobs])
         yield result
+    finally:  # every run was taken by its test by now, unless the session was cut short
+        kernels.shutdown(wait=True, cancel_futures=True)
 
 
 # ----- the realistic store ------------------------------------------------------------------------
