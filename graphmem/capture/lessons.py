@@ -492,8 +492,9 @@ _QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|d
 _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
                       r"are we)\b|\b(?:please|fix|implement|add|create|change|update|remove|"
                       r"refactor|write)\b")
+_FENCE = re.compile(r"```[\w+-]*")
 _DEFERRAL = re.compile(r"(?i)\blet me\b|\bI'll (?:check|look|investigate)\b")
-MAX_ANSWERS = 2
+MAX_ANSWERS = 3
 
 
 def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -506,7 +507,7 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     edited = False
 
     def close() -> None:
-        text = " ".join(reply.split())
+        text = " ".join(_FENCE.sub(" ", reply).replace("**", "").split())
         if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
                 and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]):
             first = _sentences(text)[0] if _sentences(text) else text
