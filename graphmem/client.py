@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, Self
 
 from graphmem import codec, errors
 from graphmem.access import peer, same_user
-from graphmem.owner import ABSTRACT_SOCKETS, REMOTE_METHODS, socket_address, start_failure
+from graphmem.owner import (
+    ABSTRACT_SOCKETS,
+    REMOTE_METHODS,
+    answers,
+    socket_address,
+    start_failure,
+)
 from graphmem.paths import private_dir, private_opener, work_tree
 
 if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
@@ -154,14 +160,7 @@ class RemoteMemory:
 
 
 def owner_running(data_dir: Path) -> bool:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(socket_address(data_dir))
-        return True
-    except OSError:
-        return False
-    finally:
-        sock.close()
+    return answers(socket_address(data_dir))
 
 
 def spawn_owner(config: Config, data_dir: Path) -> None:

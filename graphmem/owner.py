@@ -28,7 +28,7 @@ from graphmem.paths import DIR_MODE, private_dir, private_opener
 REMOTE_METHODS = frozenset({
     "add", "search", "prompt_context", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
     "related", "entities", "stats", "export_items", "import_items", "rebuild", "index_code",
-    "retrieval_log", "ingest", "feedback", "verify", "mark_stale", "stale_items", "update_stale",
+    "retrieval_log", "ingest", "feedback", "verify", "stale_items", "update_stale",
     "import_git", "sweep", "history", "to_networkx_data", "ping", "restore",
     "forget_many", "request_status",
 })
@@ -247,13 +247,14 @@ def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS,
         except StoreUnavailable as exc:
             if "in use" not in str(exc) or time.monotonic() > deadline:
                 raise
-            if address is not None and _answers(address):
+            if address is not None and answers(address):
                 return None
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)
 
 
-def _answers(address: str) -> bool:
+def answers(address: str) -> bool:
+    """Whether something listens at an owner address (connect only: nothing is sent)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.connect(address)
@@ -292,7 +293,7 @@ def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
     from graphmem.service import Memory
 
     address = socket_address(Path(Memory.data_dir_for(config)))
-    if _answers(address):
+    if answers(address):
         return 0
     try:
         memory = open_memory_with_retry(config, address=address)

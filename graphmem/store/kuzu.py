@@ -218,12 +218,8 @@ class KuzuStore:
                     if own.is_file():
                         os.chmod(own, FILE_MODE)
             self._conn = kuzu.Connection(self._db)
-            for extension in ("VECTOR", "FTS"):
-                self._conn.execute(f"LOAD EXTENSION {extension}")
             if not read_only:
                 self._ensure_schema()
-            self._vector_index = any(row[1] == "item_vec"
-                                     for row in self._rows("CALL SHOW_INDEXES() RETURN *"))
         except GraphmemError:
             raise
         except (RuntimeError, OSError, MemoryError) as exc:  # a damaged file: std::bad_alloc
@@ -387,14 +383,11 @@ class KuzuStore:
         rows = op.rows
         ids = [r["id"] for r in rows]
         self._exec("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) DELETE v", {"ids": ids})
-        if not self._vector_index:
-            self._copy_vectors(rows)
-            return
-        self._exec("UNWIND $rows AS r CREATE (:ItemVector {id: r.id, vec: r.vec, model: r.model, "
-                   "text_hash: r.text_hash})", {"rows": rows})
+        self._copy_vectors(rows)
 
     def _copy_vectors(self, rows: list[Row]) -> None:
-        """Vectors before the index exists: one COPY from an Arrow table (no per-row conversion)."""
+        """Vectors by one COPY from an Arrow table (no per-row conversion); search reads them from
+        the mirror, so the graph keeps no vector index (and loads no extension)."""
         import numpy as np
         import pyarrow as pa
 
