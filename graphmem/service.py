@@ -296,7 +296,7 @@ class Memory:
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
         mentions = _text_module().extract_many(texts)
-        vectors = self.embedder.encode(texts) if embed else None
+        vectors = self._vectors_for(items, existing) if embed else None
         saved: list[m.MemoryItem] = []
         new_items: list[m.MemoryItem] = []
         new_vectors: list[dict[str, Any]] = []
@@ -318,18 +318,17 @@ class Memory:
             if previous is None and not item.expire_at and not item.pinned:
                 item = item.model_copy(update={"expire_at": lifecycle.expire_at(
                     item.kind.value, item.created_at, item.pinned, self.config.ttl_days)})
-            target = (self._duplicate_of(item, vectors[index] if vectors is not None else None,
-                                         resolved) if dedupe and previous is None else None)
+            vector = vectors.get(index) if vectors is not None else None
+            target = (self._duplicate_of(item, vector, resolved)
+                      if dedupe and previous is None else None)
             if target is not None:
-                item = self._merge(target, item)
+                item = self._merge(target, item, vector)
             else:
                 new_items.append(item)
-                if previous is None and vectors is not None:
-                    fresh_links.append((item, vectors[index], {r.entity.id for r in resolved}))
-                if vectors is not None:
-                    new_vectors.append({"id": item.id, "vec": vectors[index].tolist(),
-                                        "model": self.embedder.model_id,
-                                        "text_hash": item.text_hash})
+                if previous is None and vector is not None:
+                    fresh_links.append((item, vector, {r.entity.id for r in resolved}))
+                if vector is not None:
+                    new_vectors.append(self._vector_row(item, vector))
             for res in resolved:
                 entity_rows.setdefault(res.entity.id, res.entity.model_dump(mode="json"))
                 mention_rows.append({"source": item.id, "target": res.entity.id,
@@ -358,6 +357,21 @@ class Memory:
             for item, vector, entity_ids in fresh_links:
                 self._supersede_older(item, vector, entity_ids, batch)
         return saved
+
+    def _vectors_for(self, items: Sequence[m.MemoryItem], existing: dict[str, Any]
+                     ) -> dict[int, Any]:
+        """Vectors by position in `items`, encoded only for texts that have none yet: a stored
+        item whose vector the configured model made from the same text keeps it."""
+        model = self.embedder.model_id
+        stamps = self.store.vector_stamps([i.id for i in items if i.id in existing])
+        todo = [n for n, item in enumerate(items)
+                if stamps.get(item.id) != (model, item.text_hash)]
+        encoded = self.embedder.encode([items[n].text for n in todo])
+        return dict(zip(todo, encoded))
+
+    def _vector_row(self, item: m.MemoryItem, vector: Any) -> dict[str, Any]:
+        return {"id": item.id, "vec": vector.tolist(), "model": self.embedder.model_id,
+                "text_hash": item.text_hash}
 
     def _supersede_older(self, item: m.MemoryItem, vector: Any, entity_ids: set[str],
                          batch: set[str]) -> list[str]:
@@ -410,8 +424,9 @@ class Memory:
             return m.MemoryItem(**_item_fields(row))
         return None
 
-    def _merge(self, old: m.MemoryItem, new: m.MemoryItem) -> m.MemoryItem:
-        """Fold a repeat into the existing item: keep the fuller text, count it, trust it more."""
+    def _merge(self, old: m.MemoryItem, new: m.MemoryItem, vector: Any) -> m.MemoryItem:
+        """Fold a repeat into the existing item: keep the fuller text, count it, trust it more.
+        `vector`: the new item's, if embedded (the merged item takes it with the new text)."""
         fuller = new if len(new.text) > len(old.text) else old
         fields = {"hit_count": old.hit_count + 1, "updated_at": time.time(),
                   "confidence": round(min(1.0, max(old.confidence, new.confidence) + 0.05), 4),
@@ -422,10 +437,9 @@ class Memory:
         row = self._item_row(merged)
         self.writer.write(ops.UpdateItems([old.id], {k: row[k] for k in (*fields, "search_text")}))
         if fuller is new and self.config.embed:
-            vector = self.embedder.encode([merged.text])[0]
-            self.writer.write(ops.PutVectors([{"id": old.id, "vec": vector.tolist(),
-                                                         "model": self.embedder.model_id,
-                                                         "text_hash": merged.text_hash}]))
+            if vector is None:
+                vector = self.embedder.encode([merged.text])[0]
+            self.writer.write(ops.PutVectors([self._vector_row(merged, vector)]))
         return merged
 
     def put_observations(self, observations: Sequence[m.Observation]) -> None:
@@ -450,6 +464,9 @@ class Memory:
             raise InvalidInput(f"invalid update: {_first_error(exc)}") from exc
         row = self._item_row(updated)
         self.writer.write(ops.UpdateItems([item_id], {k: row[k] for k in (*fields, "updated_at")}))
+        if self.config.embed and updated.text_hash != item.text_hash:
+            vector = self.embedder.encode([updated.text])[0]
+            self.writer.write(ops.PutVectors([self._vector_row(updated, vector)]))
         return updated
 
     # ----- reading --------------------------------------------------------------------------
@@ -1110,9 +1127,7 @@ class Memory:
             items = [m.MemoryItem(**_item_fields(r))
                      for r in self.store.get_items(missing[start:start + 256])]
             vectors = self.embedder.encode([i.text for i in items])
-            self.writer.write(ops.PutVectors([
-                {"id": i.id, "vec": v.tolist(), "model": self.embedder.model_id,
-                 "text_hash": i.text_hash} for i, v in zip(items, vectors)]))
+            self.writer.write(ops.PutVectors([self._vector_row(i, v) for i, v in zip(items, vectors)]))
         return len(missing)
 
     # ----- retrieval log --------------------------------------------------------------------

@@ -110,6 +110,10 @@ class Store(Protocol):
         """Vector rows {id, vec, model, text_hash} of the ids that have one."""
         ...
 
+    def vector_stamps(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(model, text_hash) of these items' vectors: what made each and from which text."""
+        ...
+
     def get_entities(self, ids: Sequence[str]) -> list[Row]:
         """Entity rows for the ids that exist."""
         ...

@@ -569,6 +569,12 @@ class KuzuStore:
                           "v.text_hash", {"ids": list(ids)})
         return {r[0]: {"vec": r[1], "model": r[2], "text_hash": r[3]} for r in rows}
 
+    def vector_stamps(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(model, text_hash) of these items' vectors: what made each and from which text."""
+        rows = self._rows("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) RETURN v.id, v.model, "
+                          "v.text_hash", {"ids": list(ids)})
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def get_entities(self, ids: Sequence[str]) -> list[Row]:
         rows = self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e", {"ids": list(ids)})
         return [_clean(r[0]) for r in rows]
