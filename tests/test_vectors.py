@@ -3,21 +3,42 @@ embedded again, a changed one is."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
+from graphmem import Config, Memory
 from graphmem import models as m
+from graphmem.cli import main
+from graphmem.client import open_memory
 from graphmem.ingest import compress_session
+from graphmem.store.journal import Journal
 from tests.capture.test_lessons import PUSH_FAIL, Session
+from tests.conftest import stop_owner
 from tests.test_session_memory import ingest
+
+TITLES = ["Run the database migrations before the API tests",
+          "Deploys go out on Thursdays after the release freeze",
+          "The CI cache breaks when pip is upgraded inside the job"]
 
 
 def vector_rows(memory: Any) -> list[dict[str, Any]]:
     """Every vector row the journal holds, in write order (the vectors themselves left out)."""
-    return [{k: v for k, v in row.items() if k != "vec"} for record in memory.journal.records()
+    return journal_vector_rows(memory.journal)
+
+
+def journal_vector_rows(journal: Journal) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k != "vec"} for record in journal.records()
             if record["op"] == "put_vectors" for row in record["rows"]]
+
+
+def add_titles(home: Path, repo: Path) -> tuple[list[str], str]:
+    """The TITLES stored with the default model: their ids, and that model's id."""
+    with Memory(Config(home=home, cwd=repo)) as memory:
+        return [memory.add(t, kind="convention").id for t in TITLES], memory.embedder.model_id
 
 
 def test_compressing_a_session_again_embeds_no_unchanged_item(memory: Any, tmp_path: Path) -> None:
@@ -55,3 +76,66 @@ def test_an_update_of_the_title_embeds_the_new_text(memory: Any) -> None:
     assert memory.update(item.id, confidence=0.95).text_hash == updated.text_hash
     assert vector_rows(memory)[-1]["text_hash"] == updated.text_hash  # no third vector
     assert len(vector_rows(memory)) == 2
+
+
+def test_opening_the_store_with_another_model_embeds_every_item_again(
+        home: Path, repo: Path, cls_model: str, capsys: pytest.CaptureFixture[str]) -> None:
+    ids, default = add_titles(home, repo)
+    capsys.readouterr()
+    with Memory(Config(home=home, cwd=repo, embed_model=cls_model)) as memory:
+        model = memory.embedder.model_id
+        stored = memory.store.vectors(ids)
+        assert {v["model"] for v in stored.values()} == {model} != {default}
+        texts = [memory.get_item(i).text for i in ids]
+        assert np.allclose([stored[i]["vec"] for i in ids], memory.embedder.encode(texts),
+                           atol=1e-5)
+        found = memory.rank("what must run before the API tests?", channels_on=["vector"])
+        assert found[0] == ids[0]
+    assert (f"re-embedding with {model} (stored vectors: {default}): 3 done, 0 left"
+            in capsys.readouterr().err)
+    with Memory(Config(home=home, cwd=repo, embed_model=cls_model)):
+        pass
+    assert "re-embedding" not in capsys.readouterr().err
+
+
+def test_a_search_with_another_model_never_compares_with_the_stored_vectors(
+        home: Path, repo: Path, cls_model: str) -> None:
+    ids, _ = add_titles(home, repo)
+    with Memory(Config(home=home, cwd=repo, embed_model=cls_model), read_only=True) as memory:
+        assert memory.rank(TITLES[0], channels_on=["vector"]) == []  # not re-embedded yet
+        assert memory.rank(TITLES[0], channels_on=["keyword"])[0] == ids[0]
+
+
+def test_rebuild_reembed_embeds_every_item_again(home: Path, repo: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    ids, _ = add_titles(home, repo)
+    journal = Journal(Memory.data_dir_for(Config(home=home, cwd=repo)) / "journal.jsonl")
+    before = len(journal_vector_rows(journal))
+    assert main(["rebuild", "--reembed", "--cwd", str(repo)]) == 0
+    assert "3 vectors (3 embedded)" in capsys.readouterr().out
+    assert sorted(r["id"] for r in journal_vector_rows(journal)[before:]) == sorted(ids)
+    assert main(["rebuild", "--cwd", str(repo)]) == 0
+    assert "3 vectors (0 embedded)" in capsys.readouterr().out
+
+
+def test_an_owner_embeds_with_a_new_model_after_it_started_answering(
+        home: Path, repo: Path, cls_model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids, _ = add_titles(home, repo)
+    model = f"sentence-transformers:{cls_model}"
+    data_dir = Memory.data_dir_for(Config(home=home, cwd=repo))
+    monkeypatch.setenv("GRAPHMEM_EMBED_MODEL", cls_model)
+    monkeypatch.setenv("GRAPHMEM_OWNER_WARM_AFTER", "0")
+    try:
+        with open_memory(Config.from_env(cwd=repo), owner=True) as remote:
+            assert remote.ping()["data_dir"] == str(data_dir)
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                rows = journal_vector_rows(Journal(data_dir / "journal.jsonl"))
+                if {r["id"] for r in rows if r["model"] == model} == set(ids):
+                    break
+                time.sleep(0.2)
+    finally:
+        stop_owner(home, repo)
+    with Memory(Config(home=home, cwd=repo, embed_model=cls_model), read_only=True) as memory:
+        assert {v["model"] for v in memory.store.vectors(ids).values()} == {model}
+    assert "3 done, 0 left" in (data_dir / "logs" / "owner.stderr").read_text()

@@ -145,6 +145,14 @@ class Store(Protocol):
         """Ids of items that have no vector (written with embedding off, or a write cut short)."""
         ...
 
+    def item_ids(self) -> list[str]:
+        """Every item's id."""
+        ...
+
+    def vectors_not_of(self, model: str) -> dict[str, str]:
+        """{item id: model} of the vectors another model made."""
+        ...
+
     def evidence_in_use(self, refs: Sequence[str]) -> set[str]:
         """The evidence references some observation in the store still points at."""
         ...
