@@ -376,7 +376,8 @@ class Memory:
         """Vectors by position in `items`, encoded only for texts that have none yet: a stored
         item whose vector the configured model made from the same text keeps it."""
         model = self.embedder.model_id
-        stamps = self.store.vector_stamps([i.id for i in items if i.id in existing])
+        known = [i.id for i in items if i.id in existing]
+        stamps = self.store.vector_stamps(known) if known else {}
         todo = [n for n, item in enumerate(items)
                 if stamps.get(item.id) != (model, item.text_hash)]
         encoded = self.embedder.encode([items[n].text for n in todo])
