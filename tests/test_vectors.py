@@ -129,10 +129,9 @@ def test_an_owner_embeds_with_a_new_model_after_it_started_answering(
         with open_memory(Config.from_env(cwd=repo), owner=True) as remote:
             assert remote.ping()["data_dir"] == str(data_dir)
             deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                rows = journal_vector_rows(Journal(data_dir / "journal.jsonl"))
-                if {r["id"] for r in rows if r["model"] == model} == set(ids):
-                    break
+            # Its vector search sees the items as their vectors of the new model come in.
+            while (sorted(remote.rank(TITLES[0], channels_on=["vector"])) != sorted(ids)
+                   and time.monotonic() < deadline):
                 time.sleep(0.2)
     finally:
         stop_owner(home, repo)
