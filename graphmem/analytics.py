@@ -109,7 +109,8 @@ def duplicate_clusters(memory: Any, threshold: float = 0.9, *, statuses: Sequenc
     """Near-duplicate clusters among the project's live items, from their stored vectors.
 
     Looks at the `max_items` most recently updated items (says so in `sampled`); items without
-    a vector (stored with embeddings off) are counted in `without_vector`.
+    a vector of the configured model (stored with embeddings off, or not re-embedded yet) are
+    counted in `without_vector`.
     """
     from graphmem.store.base import ItemFilter
 
@@ -118,9 +119,10 @@ def duplicate_clusters(memory: Any, threshold: float = 0.9, *, statuses: Sequenc
     rows = memory.store.list_items(flt, limit=max_items, order="updated_at")
     ids = [r["id"] for r in rows]
     vectors: dict[str, Sequence[float]] = {}
+    model = memory.embedder.model_id  # another model's vectors are not comparable with these
     for start in range(0, len(ids), 2000):
         found = memory.store.vectors(ids[start:start + 2000])
-        vectors.update({i: v["vec"] for i, v in found.items()})
+        vectors.update({i: v["vec"] for i, v in found.items() if v["model"] == model})
     clusters = near_duplicates(vectors, threshold)
     by_id = {r["id"]: r for r in rows}
     return {"threshold": threshold, "items": total, "compared": len(vectors),

@@ -245,7 +245,13 @@ def cmd_stats(args: argparse.Namespace) -> None:
     emit(args, stats, human)
 
 
-@command("rebuild")
+def _rebuild_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reembed", action="store_true",
+                   help="embed every item again with the configured model (by default only "
+                   "items without a vector of that model are embedded)")
+
+
+@command("rebuild", _rebuild_args)
 def cmd_rebuild(args: argparse.Namespace) -> None:
     """Recreate the database from the journal."""
     from graphmem.client import open_memory, owner_running
@@ -254,12 +260,13 @@ def cmd_rebuild(args: argparse.Namespace) -> None:
     config = _config(args)
     if owner_running(Memory.data_dir_for(config)):
         with open_memory(config) as memory:
-            result = memory.rebuild()
+            result = memory.rebuild(reembed=args.reembed)
     else:
-        with Memory(config, rebuild=True) as memory:
+        with Memory(config, rebuild=True, reembed=args.reembed) as memory:
             result = memory.rebuild_result
     emit(args, result, lambda r: f"rebuilt from {r['ops']} journal ops: {r['Item']} items, "
-                                 f"{r['Entity']} entities, {r['ItemVector']} vectors")
+                                 f"{r['Entity']} entities, {r['ItemVector']} vectors "
+                                 f"({r['embedded']} embedded)")
 
 
 def _export_args(p: argparse.ArgumentParser) -> None:

@@ -80,6 +80,9 @@ class Config(BaseModel):
     max_item_chars: int = Field(32_000, ge=100, description="longest accepted item text")
     dedupe_similarity: float = Field(0.9, description="cosine above which a new item merges into an old one")
     embed: bool = Field(True, description="compute embeddings (vector channel)")
+    embed_model: str = Field("", description="a sentence-transformers model (local path or "
+                             "cached name, loaded offline; needs graphmem[st]) to embed with "
+                             "instead of the built-in numpy MiniLM; a change re-embeds the store")
     embed_threads: int = Field(default_factory=lambda: default_embed_threads(), ge=1,
                                description="BLAS threads for embedding (default: half the cores, "
                                "at most 2; two threads on a busy 2-core machine are slower than one)")

@@ -1,4 +1,5 @@
 """Sentence embeddings: MiniLM (all-MiniLM-L6-v2) run with numpy; loads lazily, offline.
+Any other model named in `Config.embed_model` runs through sentence-transformers (the `st` extra).
 
 The model is a 6-layer BERT + mean pooling + L2 normalisation. Running it through
 sentence-transformers costs ~190 MB of RSS and ~2 s of imports (transformers, scipy, sympy,
@@ -17,8 +18,11 @@ import threading
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from graphmem.errors import InvalidInput
 
 DIMENSIONS = 384
 
@@ -61,6 +65,63 @@ class Embedder:
         self.load()
         assert self._model is not None
         return self._model.encode([str(t).strip() for t in texts], batch_size)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model (a local path, or a name in the local cache), loaded
+    offline on the CPU on first use; its vectors must have the store's 384 dimensions."""
+
+    def __init__(self, name: str, threads: int | None = 1) -> None:
+        self.name = name
+        self.threads = threads
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    @property
+    def model_id(self) -> str:
+        return f"sentence-transformers:{self.name}"
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is None:
+                self._model = self._open()
+
+    def _open(self) -> Any:
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise InvalidInput(f"embed_model {self.name!r} runs on sentence-transformers, which "
+                               "is not installed: pip install 'graphmem[st]'") from exc
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            model = SentenceTransformer(self.name, device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"cannot load embed_model {self.name!r} offline: {exc}") from exc
+        dimensions = model.get_embedding_dimension()
+        if dimensions != DIMENSIONS:
+            raise InvalidInput(f"embed_model {self.name!r} makes {dimensions}-d vectors; the store "
+                               f"holds {DIMENSIONS}-d ones")
+        return model
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        self.load()
+        vectors = self._model.encode([str(t).strip() for t in texts], batch_size=batch_size,
+                                     normalize_embeddings=True, convert_to_numpy=True,
+                                     show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def embedder_for(model: str, threads: int | None = 1) -> Embedder | SentenceTransformerEmbedder:
+    """The built-in numpy MiniLM for "", sentence-transformers for any other model name."""
+    return SentenceTransformerEmbedder(model, threads) if model else Embedder(threads=threads)
 
 
 class _MiniLM:

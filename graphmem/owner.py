@@ -37,6 +37,7 @@ OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
 FAILED_NAME = "owner.failed"  # why the last owner could not open the store (for its clients)
 SWEEP_EVERY_SECONDS = 3600.0
+REEMBED_BATCH = 16  # items re-embedded per hold of the lock (~1 s): a prompt hook waits no longer
 WARM_AFTER_SECONDS = float(os.environ.get("GRAPHMEM_OWNER_WARM_AFTER", "3"))
 
 
@@ -193,6 +194,20 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         except OSError:
             pass
 
+    def _reembed(self) -> None:
+        """Replace the vectors another model than the configured one made, a few at a time:
+        calls are served in between (their searches see only the configured model's vectors)."""
+        task = getattr(self.memory, "reembed", None)
+        while task is not None:
+            with self.lock:
+                try:
+                    left = task(limit=REEMBED_BATCH)["left"]
+                except Exception as exc:  # noqa: BLE001 - logged; the next owner tries again
+                    self._log("reembed", 0.0, 0, {"type": type(exc).__name__, "message": str(exc)})
+                    return
+            if not left:
+                return
+
     def idle_watch(self) -> None:
         while True:
             time.sleep(min(1.0, self.idle_seconds / 4))
@@ -216,6 +231,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self._warm("prepare_search")
         self.search_ready = True
         self._warm("warm_up", True)
+        self._reembed()
         chores = [(getattr(self.memory, "ingest_pending", None), every),
                   (getattr(self.memory, "sweep", None), SWEEP_EVERY_SECONDS)]
         due = {id(task): time.monotonic() + period for task, period in chores if task}
@@ -236,14 +252,15 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS,
                            address: str | None = None) -> Any:
     """Open the store read-write, waiting while a short-lived direct user still holds it.
-    With `address`: None as soon as an owner answers there (it holds the store; ours may go)."""
+    With `address` (an owner's): None as soon as an owner answers there (it holds the store;
+    ours may go), and vectors of another model are left to the owner's background."""
     from graphmem.service import Memory
 
     deadline = time.monotonic() + seconds
     delay = 0.05
     while True:
         try:
-            return Memory(config)
+            return Memory(config, refresh_vectors=address is None)
         except StoreUnavailable as exc:
             if "in use" not in str(exc) or time.monotonic() > deadline:
                 raise

@@ -6,6 +6,7 @@ import builtins
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -49,18 +50,19 @@ FORGET_PLAN = "forget.pending"
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
-_shared_embedder: Any = None
+_shared_embedders: dict[str, Any] = {}
 _shared_tokens: Any = None
 
 
 def shared_embedder(config: Config) -> Any:
-    """One embedder per process: the model is the expensive part."""
-    global _shared_embedder
-    if _shared_embedder is None:
-        from graphmem.embed import Embedder
+    """One embedder per model and process: the model is the expensive part."""
+    embedder = _shared_embedders.get(config.embed_model)
+    if embedder is None:
+        from graphmem.embed import embedder_for
 
-        _shared_embedder = Embedder(threads=config.embed_threads)
-    return _shared_embedder
+        embedder = _shared_embedders[config.embed_model] = embedder_for(config.embed_model,
+                                                                        config.embed_threads)
+    return embedder
 
 
 def shared_tokens() -> Any:
@@ -82,7 +84,11 @@ class Memory:
     """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats."""
 
     def __init__(self, config: Config | None = None, *, read_only: bool = False,
-                 rebuild: bool = False) -> None:
+                 rebuild: bool = False, reembed: bool = False,
+                 refresh_vectors: bool = True) -> None:
+        """`rebuild`: from the journal first; `reembed`: embed every item again (the rebuild's
+        vectors too); `refresh_vectors`: now, replace vectors another model made than the
+        configured one (the owner does it in the background instead)."""
         self.config = config or Config.from_env()
         self.ref: ProjectRef = find_project(self.config.cwd)
         self.project = self.config.project or self.ref.name
@@ -103,17 +109,24 @@ class Memory:
                 raise NoSpace(f"{self.no_room}; nothing was changed")
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
-        self.writer = Writer(self.dir, self.journal, guard=self._require_room)
+        self.writer = Writer(self.dir, self.journal, guard=self._require_room,
+                             vector_model=self.embedder.model_id)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:
             self.journal.repair_tail()
         if rebuild:
-            self.rebuild_result = self.writer.rebuild_file(self._embed_missing)
+            self.rebuild_result = self.writer.rebuild_file(lambda: self._fill(reembed))
         self.writer.open(read_only=read_only)
         if not read_only:
             self.writer.catch_up(self._embed_missing)
             self._finish_forget()
+            if refresh_vectors or (reembed and not rebuild):
+                try:
+                    self.reembed(everything=reembed and not rebuild)
+                except BaseException:
+                    self.store.close()  # the configured model cannot be loaded, say
+                    raise
 
     @property
     def store(self) -> Store:
@@ -296,7 +309,7 @@ class Memory:
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
         mentions = _text_module().extract_many(texts)
-        vectors = self.embedder.encode(texts) if embed else None
+        vectors = self._vectors_for(items, existing) if embed else None
         saved: list[m.MemoryItem] = []
         new_items: list[m.MemoryItem] = []
         new_vectors: list[dict[str, Any]] = []
@@ -318,18 +331,17 @@ class Memory:
             if previous is None and not item.expire_at and not item.pinned:
                 item = item.model_copy(update={"expire_at": lifecycle.expire_at(
                     item.kind.value, item.created_at, item.pinned, self.config.ttl_days)})
-            target = (self._duplicate_of(item, vectors[index] if vectors is not None else None,
-                                         resolved) if dedupe and previous is None else None)
+            vector = vectors.get(index) if vectors is not None else None
+            target = (self._duplicate_of(item, vector, resolved)
+                      if dedupe and previous is None else None)
             if target is not None:
-                item = self._merge(target, item)
+                item = self._merge(target, item, vector)
             else:
                 new_items.append(item)
-                if previous is None and vectors is not None:
-                    fresh_links.append((item, vectors[index], {r.entity.id for r in resolved}))
-                if vectors is not None:
-                    new_vectors.append({"id": item.id, "vec": vectors[index].tolist(),
-                                        "model": self.embedder.model_id,
-                                        "text_hash": item.text_hash})
+                if previous is None and vector is not None:
+                    fresh_links.append((item, vector, {r.entity.id for r in resolved}))
+                if vector is not None:
+                    new_vectors.append(self._vector_row(item, vector))
             for res in resolved:
                 entity_rows.setdefault(res.entity.id, res.entity.model_dump(mode="json"))
                 mention_rows.append({"source": item.id, "target": res.entity.id,
@@ -358,6 +370,22 @@ class Memory:
             for item, vector, entity_ids in fresh_links:
                 self._supersede_older(item, vector, entity_ids, batch)
         return saved
+
+    def _vectors_for(self, items: Sequence[m.MemoryItem], existing: dict[str, Any]
+                     ) -> dict[int, Any]:
+        """Vectors by position in `items`, encoded only for texts that have none yet: a stored
+        item whose vector the configured model made from the same text keeps it."""
+        model = self.embedder.model_id
+        known = [i.id for i in items if i.id in existing]
+        stamps = self.store.vector_stamps(known) if known else {}
+        todo = [n for n, item in enumerate(items)
+                if stamps.get(item.id) != (model, item.text_hash)]
+        encoded = self.embedder.encode([items[n].text for n in todo])
+        return dict(zip(todo, encoded))
+
+    def _vector_row(self, item: m.MemoryItem, vector: Any) -> dict[str, Any]:
+        return {"id": item.id, "vec": vector.tolist(), "model": self.embedder.model_id,
+                "text_hash": item.text_hash}
 
     def _supersede_older(self, item: m.MemoryItem, vector: Any, entity_ids: set[str],
                          batch: set[str]) -> list[str]:
@@ -410,8 +438,9 @@ class Memory:
             return m.MemoryItem(**_item_fields(row))
         return None
 
-    def _merge(self, old: m.MemoryItem, new: m.MemoryItem) -> m.MemoryItem:
-        """Fold a repeat into the existing item: keep the fuller text, count it, trust it more."""
+    def _merge(self, old: m.MemoryItem, new: m.MemoryItem, vector: Any) -> m.MemoryItem:
+        """Fold a repeat into the existing item: keep the fuller text, count it, trust it more.
+        `vector`: the new item's, if embedded (the merged item takes it with the new text)."""
         fuller = new if len(new.text) > len(old.text) else old
         fields = {"hit_count": old.hit_count + 1, "updated_at": time.time(),
                   "confidence": round(min(1.0, max(old.confidence, new.confidence) + 0.05), 4),
@@ -422,10 +451,9 @@ class Memory:
         row = self._item_row(merged)
         self.writer.write(ops.UpdateItems([old.id], {k: row[k] for k in (*fields, "search_text")}))
         if fuller is new and self.config.embed:
-            vector = self.embedder.encode([merged.text])[0]
-            self.writer.write(ops.PutVectors([{"id": old.id, "vec": vector.tolist(),
-                                                         "model": self.embedder.model_id,
-                                                         "text_hash": merged.text_hash}]))
+            if vector is None:
+                vector = self.embedder.encode([merged.text])[0]
+            self.writer.write(ops.PutVectors([self._vector_row(merged, vector)]))
         return merged
 
     def put_observations(self, observations: Sequence[m.Observation]) -> None:
@@ -450,6 +478,9 @@ class Memory:
             raise InvalidInput(f"invalid update: {_first_error(exc)}") from exc
         row = self._item_row(updated)
         self.writer.write(ops.UpdateItems([item_id], {k: row[k] for k in (*fields, "updated_at")}))
+        if self.config.embed and updated.text_hash != item.text_hash:
+            vector = self.embedder.encode([updated.text])[0]
+            self.writer.write(ops.PutVectors([self._vector_row(updated, vector)]))
         return updated
 
     # ----- reading --------------------------------------------------------------------------
@@ -1097,9 +1128,14 @@ class Memory:
                                    "label, which an import never overwrites; drop the id field to "
                                    "import it under a new id. Nothing was imported")
 
-    def rebuild(self) -> dict[str, int]:
-        """Recreate the graph from the journal; the old database is replaced only when done."""
-        return self.writer.rebuild(self._embed_missing)
+    def rebuild(self, reembed: bool = False) -> dict[str, int]:
+        """Recreate the graph from the journal; the old database is replaced only when done.
+        `reembed`: embed every item again, not only those without a vector of the model."""
+        return self.writer.rebuild(lambda: self._fill(reembed))
+
+    def _fill(self, everything: bool = False) -> int:
+        """What a rebuilt graph needs before it is swapped in: vectors of the configured model."""
+        return self.reembed(everything=everything)["embedded"] + self._embed_missing()
 
     def _embed_missing(self) -> int:
         """Give items without a vector one (a store written with embedding off, or cut short)."""
@@ -1107,13 +1143,33 @@ class Memory:
             return 0
         missing = self.store.items_without_vectors()
         for start in range(0, len(missing), 256):
-            items = [m.MemoryItem(**_item_fields(r))
-                     for r in self.store.get_items(missing[start:start + 256])]
-            vectors = self.embedder.encode([i.text for i in items])
-            self.writer.write(ops.PutVectors([
-                {"id": i.id, "vec": v.tolist(), "model": self.embedder.model_id,
-                 "text_hash": i.text_hash} for i, v in zip(items, vectors)]))
+            self._embed_items(missing[start:start + 256])
         return len(missing)
+
+    def reembed(self, everything: bool = False, limit: int | None = None) -> dict[str, int]:
+        """Embed with the configured model the items whose vector another model made (every
+        item with `everything`), in batches, a progress line on stderr after each; at most
+        `limit` of them. {"embedded": how many, "left": how many it did not reach}."""
+        if not self.config.embed or self.read_only:
+            return {"embedded": 0, "left": 0}
+        model = self.embedder.model_id
+        others = self.store.vectors_not_of(model)
+        todo = self.store.item_ids() if everything else sorted(others)
+        if not todo:
+            return {"embedded": 0, "left": 0}
+        chosen = todo[:limit]
+        was = ", ".join(sorted(set(others.values()))) or model
+        for start in range(0, len(chosen), 256):
+            self._embed_items(chosen[start:start + 256])
+            done = min(start + 256, len(chosen))
+            print(f"graphmem: re-embedding with {model} (stored vectors: {was}): {done:,} done, "
+                  f"{len(todo) - done:,} left", file=sys.stderr, flush=True)
+        return {"embedded": len(chosen), "left": len(todo) - len(chosen)}
+
+    def _embed_items(self, ids: Sequence[str]) -> None:
+        items = [m.MemoryItem(**_item_fields(r)) for r in self.store.get_items(ids)]
+        vectors = self.embedder.encode([i.text for i in items])
+        self.writer.write(ops.PutVectors([self._vector_row(i, v) for i, v in zip(items, vectors)]))
 
     # ----- retrieval log --------------------------------------------------------------------
     def _log(self, verb: str, query: str, context: dict[str, Any], candidates: int,

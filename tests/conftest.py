@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -35,6 +36,28 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "initial commit")
     return root
+
+
+def minilm_variant(directory: Path, **pooling: bool) -> str:
+    """The packaged MiniLM with another pooling (a real sentence-transformers model made offline,
+    unlike the numpy one): CLS pooling gives other 384-d vectors, CLS and mean 768-d ones."""
+    from graphmem.embed import default_model_path
+
+    source = Path(default_model_path())
+    directory.mkdir()
+    for entry in source.iterdir():
+        if entry.name != "1_Pooling":
+            (directory / entry.name).symlink_to(entry)
+    config = json.loads((source / "1_Pooling" / "config.json").read_text())
+    (directory / "1_Pooling").mkdir()
+    (directory / "1_Pooling" / "config.json").write_text(json.dumps({**config, **pooling}))
+    return str(directory)
+
+
+@pytest.fixture(scope="session")
+def cls_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return minilm_variant(tmp_path_factory.mktemp("models") / "minilm-cls",
+                          pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
 
 
 @pytest.fixture

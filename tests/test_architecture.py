@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,20 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 def test_heavy_dependency_has_one_home(dependency: str) -> None:
     users = {str(p.relative_to(PACKAGE)) for p in MODULES if dependency in imported_roots(p)}
     assert users <= OWNERS[dependency], f"{dependency} imported outside its module: {users}"
+
+
+def test_torch_and_sentence_transformers_are_an_extra_make_install_installs() -> None:
+    """The default model runs in numpy: only a model named in config needs them."""
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]
+
+    def names(requirements: list[str]) -> set[str]:
+        return {re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+    heavy = {"torch", "sentence-transformers"}
+    assert not names(project["dependencies"]) & heavy
+    assert names(project["optional-dependencies"]["st"]) == heavy
+    makefile = (PACKAGE.parent / "Makefile").read_text()
+    assert makefile.index("pip install --quiet torch==2.13.0") < makefile.index("'.[dev,st]'")
 
 
 def test_errors_and_models_import_nothing_of_ours() -> None:

@@ -110,6 +110,10 @@ class Store(Protocol):
         """Vector rows {id, vec, model, text_hash} of the ids that have one."""
         ...
 
+    def vector_stamps(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(model, text_hash) of these items' vectors: what made each and from which text."""
+        ...
+
     def get_entities(self, ids: Sequence[str]) -> list[Row]:
         """Entity rows for the ids that exist."""
         ...
@@ -139,6 +143,14 @@ class Store(Protocol):
 
     def items_without_vectors(self) -> list[str]:
         """Ids of items that have no vector (written with embedding off, or a write cut short)."""
+        ...
+
+    def item_ids(self) -> list[str]:
+        """Every item's id."""
+        ...
+
+    def vectors_not_of(self, model: str) -> dict[str, str]:
+        """{item id: model} of the vectors another model made."""
         ...
 
     def evidence_in_use(self, refs: Sequence[str]) -> set[str]:

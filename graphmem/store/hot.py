@@ -50,8 +50,10 @@ class _Codes:
 class HotIndex:
     """Mirror of what retrieval reads; one slot per item id, columns indexed by slot."""
 
-    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+    def __init__(self, dimensions: int, capacity: int = 1024, model: str | None = None) -> None:
+        """`model`: only vectors this model made are mirrored (None: every vector)."""
         self.dimensions = dimensions
+        self.model = model
         self.size = 0
         self.slot: dict[str, int] = {}
         self.ids: list[str] = []
@@ -153,7 +155,14 @@ class HotIndex:
                     links.pop((table, item_id), None)
 
     def put_vectors(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Rows of {id, vec, model}; a vector of another model replaced the item's in the graph,
+        so the item has none here: a search never compares vectors of two models."""
         for row in rows:
+            if self.model is not None and row["model"] != self.model:
+                n = self.slot.get(row["id"])
+                if n is not None:
+                    self.has_vector[n] = False
+                continue
             n = self._slot_for(row["id"])
             self.vectors[n] = np.asarray(row["vec"], dtype=np.float32)
             self.has_vector[n] = True

@@ -195,11 +195,14 @@ def probe(path: Path, read_only: bool = False) -> None:
 class KuzuStore:
     """A project's graph: items, vectors, entities, observations and their edges."""
 
-    def __init__(self, path: Path, *, read_only: bool = False, checked: bool = False) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, checked: bool = False,
+                 vector_model: str | None = None) -> None:
         """`checked`: the caller knows the files are sound (the probe itself); otherwise files
-        not left by a clean close are probed in a child process before Kuzu sees them here."""
+        not left by a clean close are probed in a child process before Kuzu sees them here.
+        `vector_model`: vector search sees only the vectors this model made (None: all)."""
         self.path = path
         self.read_only = read_only
+        self.vector_model = vector_model
         self._code_entities: _CodeEntityIndex | None = None
         self._hot: HotIndex | None = None
         self._mark = False  # record a clean close (set once the files are known to be sound)
@@ -533,18 +536,20 @@ class KuzuStore:
             assert not isinstance(result, list)
             return result.get_as_arrow(chunk_size=1_000_000).to_pydict()
 
-        hot = HotIndex(VECTOR_DIM, capacity=int(self._rows("MATCH (i:Item) RETURN count(i)")[0][0]))
+        hot = HotIndex(VECTOR_DIM, capacity=int(self._rows("MATCH (i:Item) RETURN count(i)")[0][0]),
+                       model=self.vector_model)
         fields = ("id", "project", "kind", "status", "session_id", "created_at", "expire_at",
                   "search_text", "body", *ROW_FIELDS)
         items = table("MATCH (i:Item) RETURN " + ", ".join(f"i.{f} AS {f}" for f in fields))
         hot.put_items(dict(zip(fields, values)) for values in zip(*(items[f] for f in fields)))
-        result = self._conn.execute("MATCH (v:ItemVector) RETURN v.id, v.vec")
+        result = self._conn.execute("MATCH (v:ItemVector) RETURN v.id, v.vec, v.model")
         assert not isinstance(result, list)
         vectors = result.get_as_arrow(chunk_size=1_000_000)
         if vectors.num_rows:
             flat = vectors.column(1).combine_chunks().flatten().to_numpy()
             matrix = np.asarray(flat, dtype=np.float32).reshape(vectors.num_rows, VECTOR_DIM)
-            hot.put_vectors({"id": i, "vec": v} for i, v in zip(vectors.column(0).to_pylist(), matrix))
+            hot.put_vectors({"id": i, "vec": v, "model": model} for i, v, model in zip(
+                vectors.column(0).to_pylist(), matrix, vectors.column(2).to_pylist()))
         mentions = table("MATCH (i:Item)-[l:MENTIONS]->(e:Entity) RETURN i.id AS s, e.id AS t, "
                          "l.weight AS w")
         hot.put_links("MENTIONS", ({"source": s, "target": t, "weight": w}
@@ -561,6 +566,12 @@ class KuzuStore:
         rows = self._rows("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) RETURN v.id, v.vec, v.model, "
                           "v.text_hash", {"ids": list(ids)})
         return {r[0]: {"vec": r[1], "model": r[2], "text_hash": r[3]} for r in rows}
+
+    def vector_stamps(self, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(model, text_hash) of these items' vectors: what made each and from which text."""
+        rows = self._rows("UNWIND $ids AS x MATCH (v:ItemVector {id: x}) RETURN v.id, v.model, "
+                          "v.text_hash", {"ids": list(ids)})
+        return {r[0]: (r[1], r[2]) for r in rows}
 
     def get_entities(self, ids: Sequence[str]) -> list[Row]:
         rows = self._rows("UNWIND $ids AS x MATCH (e:Entity {id: x}) RETURN e", {"ids": list(ids)})
@@ -626,6 +637,15 @@ class KuzuStore:
         """Ids of items that have no vector (written with embedding off, or a write cut short)."""
         items = {r[0] for r in self._rows("MATCH (i:Item) RETURN i.id")}
         return sorted(items - {r[0] for r in self._rows("MATCH (v:ItemVector) RETURN v.id")})
+
+    def item_ids(self) -> list[str]:
+        return sorted(r[0] for r in self._rows("MATCH (i:Item) RETURN i.id"))
+
+    def vectors_not_of(self, model: str) -> dict[str, str]:
+        """{item id: model} of the vectors another model made."""
+        rows = self._rows("MATCH (v:ItemVector) WHERE v.model <> $m RETURN v.id, v.model",
+                          {"m": model})
+        return {r[0]: r[1] for r in rows}
 
     def evidence_in_use(self, refs: Sequence[str]) -> set[str]:
         """The evidence references some observation in the store still points at."""

@@ -38,15 +38,18 @@ class Writer:
     store: KuzuStore  # set by open(), or during a rebuild the fresh file being filled
 
     def __init__(self, directory: Path, journal: Journal, *,
-                 guard: Callable[[], None] | None = None) -> None:
+                 guard: Callable[[], None] | None = None, vector_model: str | None = None) -> None:
+        """`vector_model`: the graph's vector search sees only the vectors this model made."""
         self.dir = directory
         self.journal = journal
         self.guard = guard
+        self.vector_model = vector_model
         self.actor = "api"
         self.request: str | None = None
 
-    def open(self, read_only: bool = False) -> KuzuStore:
-        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
+    def open(self, read_only: bool = False, path: Path | None = None) -> KuzuStore:
+        self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
+                               vector_model=self.vector_model)
         return self.store
 
     def write(self, *changes: ops.Op) -> None:
@@ -121,7 +124,7 @@ class Writer:
         try:
             return self.rebuild_file(fill)
         finally:
-            self.store = KuzuStore(self.dir / DB_NAME)
+            self.open()
 
     def rebuild_file(self, fill: Callable[[], int] | None = None) -> dict[str, int]:
         """Replay the journal into a fresh database file, then swap it in (also compacts: Kuzu
@@ -134,7 +137,7 @@ class Writer:
         remove_rebuild_files(self.dir)
         _check_rebuild_space(self.dir, db, self.journal.path)
         try:
-            self.store = KuzuStore(fresh)
+            self.open(path=fresh)
             try:
                 applied = self.replay(self.journal.ops(), defer_vectors=True)
                 embedded = fill() if fill is not None else 0

@@ -147,6 +147,24 @@ def test_a_store_reopened_builds_the_same_mirror(tmp_path: Path) -> None:
         again.close()
 
 
+def test_vector_search_sees_only_the_vectors_of_its_model(tmp_path: Path) -> None:
+    store = KuzuStore(tmp_path / "g.kuzu", vector_model="m")
+    try:
+        seed(store)  # every vector made by "m"
+        assert [i for i, _ in store.vector_search(unit(2), 1, ItemFilter())] == ["i2"]
+        store.apply(ops.PutVectors([{"id": "i2", "vec": unit(2), "model": "other",
+                                     "text_hash": "h"}]))
+        followed = [i for i, _ in store.vector_search(unit(2), 5, ItemFilter())]
+        assert "i2" not in followed and snapshot(store.hot) == snapshot(store._build_hot())
+    finally:
+        store.close()
+    again = KuzuStore(tmp_path / "g.kuzu", read_only=True, vector_model="other")
+    try:
+        assert [i for i, _ in again.vector_search(unit(2), 5, ItemFilter())] == ["i2"]
+    finally:
+        again.close()
+
+
 def test_service_writes_keep_the_mirror_true(memory: Any) -> None:
     first = memory.add("Use httpx, not requests, for the HTTP client in src/app/http.py",
                        kind="decision")
