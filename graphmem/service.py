@@ -113,7 +113,8 @@ class Memory:
             self.journal.repair_tail()
         if rebuild:
             self.rebuild_result = self._rebuild_file()
-        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only)
+        self.store = KuzuStore(self.dir / DB_NAME, read_only=read_only,
+                               engine=self.config.engine)
         if not read_only:
             self._catch_up()
             self._finish_forget()
@@ -1131,7 +1132,7 @@ class Memory:
         try:
             return self._rebuild_file()
         finally:
-            self.store = KuzuStore(self.dir / DB_NAME)
+            self.store = KuzuStore(self.dir / DB_NAME, engine=self.config.engine)
 
     def _rebuild_file(self) -> dict[str, int]:
         """Replay the journal into a fresh database file, then swap it in (also compacts:
@@ -1143,7 +1144,7 @@ class Memory:
         _remove_rebuild_files(self.dir)
         _check_rebuild_space(self.dir, db, self.journal.path)
         try:
-            self.store = KuzuStore(fresh)
+            self.store = KuzuStore(fresh, engine=self.config.engine)
             try:
                 applied = self._replay_ops(self.journal.ops(), defer_vectors=True)
                 embedded = self._embed_missing()

@@ -12,6 +12,7 @@ import graphmem
 PACKAGE = Path(graphmem.__file__).parent
 OWNERS = {
     "kuzu": {"store/kuzu.py"},
+    "ladybug": {"store/kuzu.py"},
     "spacy": {"extract/text.py"},
     "tree_sitter": {"extract/code.py"},
     "sentence_transformers": {"embed.py"},
@@ -20,7 +21,7 @@ OWNERS = {
     "networkx": {"graph.py"},
     "matplotlib": {"graph.py"},
 }
-HOOK_PATH_FORBIDDEN = ("kuzu", "spacy", "torch", "sentence_transformers", "fastmcp", "tree_sitter",
+HOOK_PATH_FORBIDDEN = ("kuzu", "ladybug", "spacy", "torch", "sentence_transformers", "fastmcp", "tree_sitter",
                        "pydantic", "numpy")
 
 
@@ -84,3 +85,17 @@ def test_git_hook_updater_imports_no_service_layer() -> None:
             f"print(','.join(m for m in {forbidden!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_opening_a_store_loads_no_config(tmp_path) -> None:
+    """The git hook without an owner opens the store itself: choosing the engine
+    (GRAPHMEM_ENGINE) must not load Config and pydantic on that path."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pathlib; from graphmem.store.kuzu import KuzuStore; "
+            f"KuzuStore(pathlib.Path({str(tmp_path / 'g.kuzu')!r})).close(); "
+            "print(','.join(m for m in ('pydantic', 'graphmem.config') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
