@@ -73,7 +73,7 @@ def main() -> None:
             store.vector_search(vectors[rng.integers(n)].tolist(), 20, flt)
             searches.append(time.perf_counter() - s)
         store.close()
-    print(f"store benchmark, {n:,} items (vectors pre-computed), medians over {args.queries} queries")
+    print(f"store benchmark on {store.engine} (GRAPHMEM_ENGINE), {n:,} items (vectors pre-computed), medians over {args.queries} queries")
     print(f"  insert items            {n / (t1 - t0):>10,.0f} items/s   ({t1 - t0:.2f} s)")
     print(f"  insert vectors (COPY)   {n / (t2 - t1):>10,.0f} items/s   ({t2 - t1:.2f} s)")
     print(f"  entities + 10k links    {t4 - t3:>10.2f} s")

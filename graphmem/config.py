@@ -71,6 +71,12 @@ class Config(BaseModel):
     data_dir: Path | None = Field(None, description="this store's directory (default: per project)")
     cwd: Path | None = Field(None, description="where the project is looked up (default: cwd)")
     project: str | None = Field(None, description="explicit project label instead of the git root")
+    engine: Literal["kuzu", "ladybug"] | None = Field(None, description="graph database engine: "
+                                                     "'kuzu' (default) or 'ladybug', Kuzu's "
+                                                     "maintained fork (pip install "
+                                                     "'graphmem[ladybug]'); neither opens the "
+                                                     "other's graph file: after a switch, "
+                                                     "`graphmem rebuild` replays the journal")
     brief_budget: int = Field(400, ge=0, description="token budget of the session-start brief")
     search_budget: int = Field(1500, ge=0, description="token budget of a search answer")
     inject_budget: int = Field(300, ge=0, description="token budget of what the prompt hook adds")

@@ -110,7 +110,7 @@ class Memory:
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
         self.writer = Writer(self.dir, self.journal, guard=self._require_room,
-                             vector_model=self.embedder.model_id)
+                             vector_model=self.embedder.model_id, engine=self.config.engine)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:

@@ -14,6 +14,7 @@ import graphmem
 PACKAGE = Path(graphmem.__file__).parent
 OWNERS = {
     "kuzu": {"store/kuzu.py"},
+    "ladybug": {"store/kuzu.py"},
     "spacy": {"extract/text.py"},
     "tree_sitter": {"extract/code.py"},
     "sentence_transformers": {"embed.py"},
@@ -22,7 +23,7 @@ OWNERS = {
     "networkx": {"graph.py"},
     "matplotlib": {"graph.py"},
 }
-HOOK_PATH_FORBIDDEN = ("kuzu", "spacy", "torch", "sentence_transformers", "fastmcp", "tree_sitter",
+HOOK_PATH_FORBIDDEN = ("kuzu", "ladybug", "spacy", "torch", "sentence_transformers", "fastmcp", "tree_sitter",
                        "pydantic", "numpy")
 
 
@@ -57,7 +58,9 @@ def test_torch_and_sentence_transformers_are_an_extra_make_install_installs() ->
     assert not names(project["dependencies"]) & heavy
     assert names(project["optional-dependencies"]["st"]) == heavy
     makefile = (PACKAGE.parent / "Makefile").read_text()
-    assert makefile.index("pip install --quiet torch==2.13.0") < makefile.index("'.[dev,st]'")
+    extras = re.search(r"-e '\.\[([\w,]+)\]'", makefile)
+    assert extras and "st" in extras.group(1).split(",")
+    assert makefile.index("pip install --quiet torch==2.13.0") < extras.start()
 
 
 def test_errors_and_models_import_nothing_of_ours() -> None:
@@ -171,3 +174,17 @@ def test_the_store_protocol_is_what_the_engine_offers() -> None:
     verbs = {n for n in vars(Store) if not n.startswith("_")}
     missing = {n for n in verbs if not hasattr(KuzuStore, n)}
     assert verbs and missing == set()
+
+
+def test_opening_a_store_loads_no_config(tmp_path) -> None:
+    """The git hook without an owner opens the store itself: choosing the engine
+    (GRAPHMEM_ENGINE) must not load Config and pydantic on that path."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pathlib; from graphmem.store.kuzu import KuzuStore; "
+            f"KuzuStore(pathlib.Path({str(tmp_path / 'g.kuzu')!r})).close(); "
+            "print(','.join(m for m in ('pydantic', 'graphmem.config') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+

@@ -1,4 +1,5 @@
-"""Kuzu backend: the only module importing kuzu; all Cypher lives here."""
+"""Kuzu backend, on Kuzu itself or its maintained fork Ladybug (`engine`): the only module
+importing either; all Cypher lives here."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-
-import kuzu
 
 from graphmem.errors import (
     GraphmemError,
@@ -58,12 +57,56 @@ def buffer_pool_bytes(path: Path) -> int:
 # to this many ids are fetched one lookup each.
 POINT_LOOKUPS = 32
 
+# The engines this module runs on, each name also its Python module's. Ladybug is Kuzu's fork
+# (Kuzu was archived upstream in Oct 2025), same Cypher and Python API; its wheel ships no VECTOR
+# or FTS extension, and graphmem loads none on either (vector search is exact in the mirror,
+# keywords are keywords.py). The two cannot share a process (both register the same native
+# types) and neither opens the other's files.
+ENGINES = ("kuzu", "ladybug")
+DEFAULT_ENGINE = "kuzu"
+
+
+def default_engine() -> str:
+    """The engine GRAPHMEM_ENGINE names (Config.engine's variable), else kuzu. Read here, not
+    through Config: the git hook's lean path opens the store without pydantic (as paths.py
+    reads GRAPHMEM_HOME); engine_module refuses a name it does not know."""
+    return os.environ.get("GRAPHMEM_ENGINE") or DEFAULT_ENGINE
+
+
+def engine_module(engine: str) -> Any:
+    """The engine's Python module, imported on first use; a clear error when it is not installed
+    or the process already runs the other engine (importing both breaks the second import and
+    then segfaults the process at exit)."""
+    if engine not in ENGINES:
+        raise InvalidInput(f"unknown graph engine {engine!r} (known: {', '.join(ENGINES)})")
+    if engine in sys.modules:
+        return sys.modules[engine]
+    other = next((name for name in ENGINES if name != engine and name in sys.modules), None)
+    if other is not None:
+        raise GraphmemError(f"graph engine {engine!r} cannot load: this process already runs "
+                            f"{other!r}, and the two cannot share a process")
+    try:
+        if engine == "ladybug":
+            import ladybug
+
+            return ladybug
+        import kuzu
+    except ImportError as exc:
+        hint = " (pip install 'graphmem[ladybug]')" if engine == "ladybug" else ""
+        raise GraphmemError(f"graph engine {engine!r} is not installed{hint}: {exc}") from exc
+    return kuzu
+
+
 # Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n.
 MIGRATIONS: dict[int, tuple[str, ...]] = {}
 
 
-def _translate(exc: Exception, path: Path) -> GraphmemError:
+def _translate(exc: Exception, path: Path, engine: str = DEFAULT_ENGINE) -> GraphmemError:
     text = str(exc)
+    if "not a valid" in text and "database file" in text:  # the other engine's file (or junk)
+        return StoreCorrupt(f"store corrupt: {path} is not a database {engine} can open "
+                            f"({text.strip()}); if another engine wrote it, set GRAPHMEM_ENGINE "
+                            f"back, or run `graphmem rebuild` to replay the journal into {engine}")
     if "lock" in text.lower():
         return StoreUnavailable(f"store {path} is in use by another process ({text.strip()})")
     if "read-only" in text.lower() or "Permission denied" in text or "permission" in text.lower():
@@ -157,10 +200,10 @@ def replace_database(fresh: Path, path: Path) -> None:
         _mark_clean(path)
 
 
-def probe(path: Path, read_only: bool = False) -> None:
+def probe(path: Path, read_only: bool = False, engine: str = DEFAULT_ENGINE) -> None:
     """Open and read the whole database in a child process first; raise StoreCorrupt when that
     crashes the child or meets a damaged page (StoreUnavailable when it is in use)."""
-    argv = [sys.executable, "-m", "graphmem.store.kuzu", "--probe", str(path)]
+    argv = [sys.executable, "-m", "graphmem.store.kuzu", "--probe", str(path), "--engine", engine]
     if read_only:
         argv.append("--read-only")
     fix = "run `graphmem rebuild` (it rebuilds the graph from the journal)"
@@ -196,37 +239,40 @@ class KuzuStore:
     """A project's graph: items, vectors, entities, observations and their edges."""
 
     def __init__(self, path: Path, *, read_only: bool = False, checked: bool = False,
-                 vector_model: str | None = None) -> None:
+                 vector_model: str | None = None, engine: str | None = None) -> None:
         """`checked`: the caller knows the files are sound (the probe itself); otherwise files
         not left by a clean close are probed in a child process before Kuzu sees them here.
-        `vector_model`: vector search sees only the vectors this model made (None: all)."""
+        `vector_model`: vector search sees only the vectors this model made (None: all).
+        `engine`: a name in ENGINES (default: GRAPHMEM_ENGINE, else kuzu)."""
         self.path = path
         self.read_only = read_only
         self.vector_model = vector_model
+        self.engine = engine or default_engine()
+        driver = engine_module(self.engine)
         self._code_entities: _CodeEntityIndex | None = None
         self._hot: HotIndex | None = None
         self._mark = False  # record a clean close (set once the files are known to be sound)
         if not checked and not closed_cleanly(path):
-            probe(path, read_only)
+            probe(path, read_only, self.engine)
             self._mark = read_only  # nothing changes the files while it is open read-only
         try:
             if not read_only:
                 private_dir(path.parent)
-            self._db = kuzu.Database(str(path), read_only=read_only,
-                                     buffer_pool_size=buffer_pool_bytes(path))
+            self._db = driver.Database(str(path), read_only=read_only,
+                                       buffer_pool_size=buffer_pool_bytes(path))
             if not read_only:
                 _forget_clean(path)  # until the close: a crash while open leaves no record
                 self._mark = not checked
                 for own in (path, path.with_name(path.name + ".wal")):
                     if own.is_file():
                         os.chmod(own, FILE_MODE)
-            self._conn = kuzu.Connection(self._db)
+            self._conn = driver.Connection(self._db)
             if not read_only:
                 self._ensure_schema()
         except GraphmemError:
             raise
         except (RuntimeError, OSError, MemoryError) as exc:  # a damaged file: std::bad_alloc
-            raise _translate(exc, path) from exc
+            raise _translate(exc, path, self.engine) from exc
 
     # ----- schema -------------------------------------------------------------------------
     def _ensure_schema(self) -> None:
@@ -286,10 +332,11 @@ class KuzuStore:
     def check(self) -> None:
         """Read every column of every node and edge (the probe's work: a damaged page shows).
 
-        A hash summed inside Kuzu reads the data without making Python objects of it (10k items
-        with vectors: 0.08 s instead of 0.6 s); `hash(n)` of a whole node reads nothing."""
+        The largest hash, taken inside Kuzu, reads the data without making Python objects of
+        it (10k items with vectors: 0.08 s instead of 0.6 s); `hash(n)` of a whole node reads
+        nothing. Not their sum: in Ladybug a sum of UINT64 hashes is a UINT128 it cannot return."""
         def summed(match: str, fields: dict[str, str]) -> str:
-            return f"{match} RETURN sum(hash({{{', '.join(f'{k}: {v}' for k, v in fields.items())}}}))"
+            return f"{match} RETURN max(hash({{{', '.join(f'{k}: {v}' for k, v in fields.items())}}}))"
 
         columns = {"Meta": ("key", "value"), "Item": ITEM_COLUMNS, "Entity": ENTITY_COLUMNS,
                    "Observation": OBSERVATION_COLUMNS,
@@ -914,7 +961,7 @@ _ANCHOR_KEYS = ("item", "entity", "kind", "path", "qualname", "seen", "current",
                 "status", "reason", "title")
 
 
-def _check_writes(path: Path) -> None:
+def _check_writes(path: Path, engine: str) -> None:
     """Write a row to every table of a copy of the database and close it (the checkpoint): some
     damage reads fine but crashes Kuzu when it writes the pages back. Skipped without room."""
     import shutil
@@ -928,7 +975,7 @@ def _check_writes(path: Path) -> None:
         _remove_probe_copy(path)
         return
     try:
-        store = KuzuStore(copy, checked=True)
+        store = KuzuStore(copy, checked=True, engine=engine)
         try:
             one = "graphmem-probe"
             ids = {"Item": one, "Entity": f"concept:{one}", "Observation": one}
@@ -963,21 +1010,30 @@ def _remove_probe_copy(path: Path) -> None:
 
 
 def _probe_main(argv: list[str]) -> int:
-    """`python -m graphmem.store.kuzu --probe PATH [--read-only]`: open the database and read it
-    all; exit 0, or with the exit code of the error met (a crash kills only this process)."""
+    """`python -m graphmem.store.kuzu --probe PATH [--read-only] [--engine NAME]`: open the
+    database and read it all; exit 0, or with the exit code of the error met (a crash kills only
+    this process)."""
+    usage = "usage: python -m graphmem.store.kuzu --probe PATH [--read-only] [--engine NAME]"
     if len(argv) < 2 or argv[0] != "--probe":
-        print("usage: python -m graphmem.store.kuzu --probe PATH [--read-only]", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     path = Path(argv[1])
     read_only = "--read-only" in argv[2:]
+    engine = DEFAULT_ENGINE
+    if "--engine" in argv[2:]:
+        at = argv.index("--engine", 2)
+        if at + 1 >= len(argv):
+            print(usage, file=sys.stderr)
+            return 2
+        engine = argv[at + 1]
     try:
-        store = KuzuStore(path, read_only=read_only, checked=True)
+        store = KuzuStore(path, read_only=read_only, checked=True, engine=engine)
         try:
             store.check()
         finally:
             store.close()
         if not read_only:
-            _check_writes(path)
+            _check_writes(path, engine)
     except GraphmemError as exc:
         print("graphmem-probe: " + " ".join(str(exc).split()), file=sys.stderr)
         return exc.exit_code

@@ -38,18 +38,21 @@ class Writer:
     store: KuzuStore  # set by open(), or during a rebuild the fresh file being filled
 
     def __init__(self, directory: Path, journal: Journal, *,
-                 guard: Callable[[], None] | None = None, vector_model: str | None = None) -> None:
-        """`vector_model`: the graph's vector search sees only the vectors this model made."""
+                 guard: Callable[[], None] | None = None, vector_model: str | None = None,
+                 engine: str | None = None) -> None:
+        """`vector_model`: the graph's vector search sees only the vectors this model made;
+        `engine`: kuzu or ladybug (None: GRAPHMEM_ENGINE, else kuzu)."""
         self.dir = directory
         self.journal = journal
         self.guard = guard
         self.vector_model = vector_model
+        self.engine = engine
         self.actor = "api"
         self.request: str | None = None
 
     def open(self, read_only: bool = False, path: Path | None = None) -> KuzuStore:
         self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
-                               vector_model=self.vector_model)
+                               vector_model=self.vector_model, engine=self.engine)
         return self.store
 
     def write(self, *changes: ops.Op) -> None:
