@@ -25,7 +25,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from graphmem import Config, Memory
-from graphmem.client import RemoteMemory, owner_running
+from graphmem.owner.client import RemoteMemory, owner_running
 
 KINDS = ("decision", "pitfall", "convention", "env", "fact", "task")
 TARGETS = {"first_brief": 1.5, "search_p95_ms": 30.0, "rss_mb": 600.0}

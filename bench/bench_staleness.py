@@ -306,7 +306,7 @@ def score_anchors(memory: Any, truth: Truth, commit: str, head: str,
     """Function level: each of our anchors (seen hash vs the graph's) against the truth for the
     same function, joined on (path at head, qualified name); the baseline flags a function when
     its file changed."""
-    from graphmem import history as hi
+    from graphmem.staleness import gitimport as hi
 
     mine = {(a["path"], a["qualname"].split("::", 1)[1]): a["seen"] != a["current"]
             for a in memory.store.anchors_of_items([hi.item_id(commit)])}
@@ -335,9 +335,9 @@ def score(pairs: list[tuple[bool, bool]]) -> dict[str, float]:
 
 def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
     from graphmem import Config
-    from graphmem import history as hi
-    from graphmem import staleness as st
     from graphmem.service import Memory
+    from graphmem.staleness import gitimport as hi
+    from graphmem.staleness import update as st
 
     repo = work / "requests"
     repo.mkdir()
@@ -472,8 +472,8 @@ def edit_files(repo: Path, count: int, salt: int, funcs: int = 20) -> None:
 
 def post_commit(work: Path) -> dict[str, Any]:
     from graphmem import Config
-    from graphmem import staleness as st
     from graphmem.service import Memory
+    from graphmem.staleness import update as st
 
     repo, home = build_store(work)
     warm, process, stale = [], [], []
@@ -521,7 +521,7 @@ def _timed_update(repo: Path, salt: int, env: dict[str, str]) -> float:
 
 def _wait_for_owner(repo: Path, home: Path) -> None:
     from graphmem import Config
-    from graphmem.client import owner_running
+    from graphmem.owner.client import owner_running
     from graphmem.service import Memory
 
     data_dir = Memory.data_dir_for(Config(home=home, cwd=repo))
@@ -534,7 +534,7 @@ def _wait_for_owner(repo: Path, home: Path) -> None:
 
 # ----- part 3: what the hooks add to git commit ---------------------------------------------
 def commit_slowdown(repo: Path, home: Path, reps: int) -> dict[str, Any]:
-    from graphmem import githooks as gh
+    from graphmem.staleness import install as gh
 
     env = {**git_env(), "GRAPHMEM_HOME": str(home)}
     state = None

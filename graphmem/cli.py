@@ -43,7 +43,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _memory(args: argparse.Namespace, read_only: bool = False) -> Any:
     """The project's memory: through the owner process when one runs, else opened directly."""
-    from graphmem.client import open_memory
+    from graphmem.owner.client import open_memory
 
     memory = open_memory(_config(args), read_only=read_only)
     memory.actor = f"cli:{args.command}"
@@ -254,7 +254,7 @@ def _rebuild_args(p: argparse.ArgumentParser) -> None:
 @command("rebuild", _rebuild_args)
 def cmd_rebuild(args: argparse.Namespace) -> None:
     """Recreate the database from the journal."""
-    from graphmem.client import open_memory, owner_running
+    from graphmem.owner.client import open_memory, owner_running
     from graphmem.service import Memory
 
     config = _config(args)
@@ -592,7 +592,7 @@ def _git_args(p: argparse.ArgumentParser) -> None:
 @command("git", _git_args)
 def cmd_git(args: argparse.Namespace) -> None:
     """Install or remove graphmem's git hooks (post-commit/merge/checkout/rewrite)."""
-    from graphmem import githooks
+    from graphmem.staleness import install as githooks
 
     where = args.cwd or "."
     action = {"install-hooks": githooks.install_hooks, "uninstall-hooks": githooks.uninstall_hooks,
@@ -667,7 +667,7 @@ def _owner_args(p: argparse.ArgumentParser) -> None:
 @command("owner", _owner_args)
 def cmd_owner(args: argparse.Namespace) -> None:
     """Run the process that owns this project's store (clients start it on demand)."""
-    from graphmem.owner import DEFAULT_IDLE_SECONDS, run_owner
+    from graphmem.owner.server import DEFAULT_IDLE_SECONDS, run_owner
 
     idle = args.idle or float(os.environ.get("GRAPHMEM_OWNER_IDLE", DEFAULT_IDLE_SECONDS))
     run_owner(_config(args), idle_seconds=idle)
@@ -697,7 +697,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_main(argv[1:])
     if argv[:2] == ["stale", "update"] and "-h" not in argv and "--help" not in argv:
-        from graphmem.stalehook import main as stale_main  # what the git hooks run: kept lean
+        from graphmem.staleness.hook import main as stale_main  # what the git hooks run: kept lean
 
         return stale_main(argv[2:])
     for number, arg in enumerate(argv, 1):

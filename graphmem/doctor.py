@@ -70,8 +70,8 @@ def diagnose(config: Config) -> dict[str, Any]:
     """A dict of checks; `ok` is False when something needs the user's attention."""
     from graphmem.access import existing_token
     from graphmem.capture.spool import Spool
-    from graphmem.client import RemoteMemory, owner_running
     from graphmem.hooks import recent_problems
+    from graphmem.owner.client import RemoteMemory, owner_running
     from graphmem.paths import find_project, graphmem_home, wider_than_private
     from graphmem.service import Memory
 

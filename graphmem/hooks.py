@@ -272,8 +272,8 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     running, start one for the next prompt and print nothing now."""
     if os.environ.get("GRAPHMEM_NO_INJECT") == "1":
         return
-    from graphmem.client import ask_running_owner, owner_running, spawn_owner_detached
     from graphmem.errors import GraphmemError
+    from graphmem.owner.client import ask_running_owner, owner_running, spawn_owner_detached
     from graphmem.paths import work_tree
 
     data_dir = store_dir(project)
@@ -307,7 +307,7 @@ def _warm_owner(project: ProjectRef, cwd: str) -> None:
     data_dir = store_dir(project)
     if not (data_dir / "graph.kuzu").exists():
         return
-    from graphmem.client import owner_running, spawn_owner_detached
+    from graphmem.owner.client import owner_running, spawn_owner_detached
 
     if not owner_running(data_dir):
         spawn_owner_detached(data_dir, cwd or str(project.root))

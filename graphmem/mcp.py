@@ -581,7 +581,7 @@ def serve(config: Config, http: str | None = None, allow_remote: bool = False) -
     The memory lives in the owner process (started on demand). It is contacted in a background
     thread right away, so the owner starts and warms its model while fastmcp is still importing.
     """
-    from graphmem.client import RemoteMemory
+    from graphmem.owner.client import RemoteMemory
     from graphmem.paths import find_project, graphmem_home, store_dir
 
     address = parse_http_address(http, allow_remote) if http else None

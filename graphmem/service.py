@@ -785,7 +785,7 @@ class Memory:
 
     def _recheck_anchors(self, paths: builtins.list[str]) -> dict[str, Any]:
         """Items anchored to code the index just saw change become stale (or fresh again)."""
-        from graphmem import staleness
+        from graphmem.staleness import update as staleness
 
         return staleness.recheck(self, paths)
 
@@ -834,19 +834,19 @@ class Memory:
         """Mark items whose anchored code changed (in a commit, a range or the work tree) stale.
 
         `repo` is the checkout the revisions are read in (a linked worktree has its own HEAD)."""
-        from graphmem import staleness
+        from graphmem.staleness import update as staleness
 
         return staleness.update_stale(self, commit=commit, rev_range=rev_range, worktree=worktree,
                                       repo=repo)
 
     def stale_items(self, limit: int = 1000) -> builtins.list[dict[str, Any]]:
-        from graphmem import staleness
+        from graphmem.staleness import update as staleness
 
         return staleness.stale_items(self, limit)
 
     def verify(self, item_id: str) -> dict[str, Any]:
         """Re-anchor an item to the current code and clear its stale mark."""
-        from graphmem import staleness
+        from graphmem.staleness import update as staleness
 
         self.get_item(item_id)
         return staleness.verify(self, item_id)
@@ -855,7 +855,7 @@ class Memory:
                    max_commits: int | None = None, progress: Any = None,
                    embed: bool | None = None) -> Any:
         """Bootstrap memory from commit history: one `history` item per meaningful commit."""
-        from graphmem import history
+        from graphmem.staleness import gitimport as history
 
         actor, self.actor = self.actor, "import-git"
         try:
@@ -1252,7 +1252,7 @@ def _first_error(exc: Exception) -> str:
 
 
 def _head_commit(root: Path) -> str:
-    from graphmem.staleness import head_commit
+    from graphmem.staleness.update import head_commit
 
     return head_commit(root)
 

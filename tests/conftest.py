@@ -77,9 +77,9 @@ def memory(home: Path, repo: Path):
 
 def stop_owner(home: Path, repo: Path) -> None:
     """Stop the project's owner process (by its pid) and wait until it is gone."""
-    from graphmem.client import RemoteMemory, owner_running
     from graphmem.config import Config
     from graphmem.errors import OwnerUnavailable
+    from graphmem.owner.client import RemoteMemory, owner_running
     from graphmem.service import Memory
 
     config = Config(home=home, cwd=repo)

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphmem import history, staleness
 from graphmem.config import Config
 from graphmem.service import Memory
+from graphmem.staleness import gitimport as history
+from graphmem.staleness import update as staleness
 from tests.test_replay import SOURCES, load_replay
 
 DAY = 86_400

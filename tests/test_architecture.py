@@ -91,15 +91,15 @@ def test_hook_fast_path_imports_nothing_heavy() -> None:
 
 
 def test_git_hook_updater_imports_no_service_layer() -> None:
-    """After every commit the hooks run graphmem/stalehook.py: without an owner it opens the
+    """After every commit the hooks run graphmem/staleness/hook.py: without an owner it opens the
     store itself, and still needs neither pydantic, our models nor the retrieval code."""
     import subprocess
     import sys
 
     forbidden = ("pydantic", "torch", "spacy", "sentence_transformers", "fastmcp",
                  "graphmem.config", "graphmem.models", "graphmem.service", "graphmem.retrieve")
-    code = ("import sys, graphmem.stalehook, graphmem.staleness, graphmem.client, "
-            "graphmem.store.journal, graphmem.store.kuzu; "
+    code = ("import sys, graphmem.staleness.hook, graphmem.staleness.update, "
+            "graphmem.owner.client, graphmem.store.journal, graphmem.store.writer; "
             f"print(','.join(m for m in {forbidden!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -15,7 +15,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from graphmem.githooks import install_hooks
+from graphmem.staleness.install import install_hooks
 from tests.conftest import git, stop_owner
 from tests.test_mcp import serve_argv, server_env
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, InvalidInput, StoreUnavailable
-from graphmem import githooks as gh
-from graphmem.client import RemoteMemory, owner_running
+from graphmem.owner.client import RemoteMemory, owner_running
 from graphmem.paths import store_dir_from_env
 from graphmem.service import Memory
+from graphmem.staleness import install as gh
 from graphmem.store import ops
 from tests.conftest import git, stop_owner
 
@@ -272,7 +272,7 @@ def test_a_graph_behind_its_journal_is_caught_up_before_the_update(memory, home,
                                                                     monkeypatch):
     """The lean path only writes to a graph that has every journal record; otherwise Memory's
     catch-up runs first (a crash between journal and graph is healed, not built upon)."""
-    from graphmem import stalehook
+    from graphmem.staleness import hook as stalehook
 
     monkeypatch.setenv("GRAPHMEM_OWNER", "never")
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
@@ -317,7 +317,7 @@ def test_a_commit_in_a_linked_worktree_is_read_in_that_worktree(memory, home, re
         assert [s["id"] for s in report["stale"]] == [added]
         assert report["target"] == git(worktree, "rev-parse", "HEAD").strip()
         if owner is not None:  # the owner re-anchors to the caller's checkout too
-            from graphmem.client import open_memory
+            from graphmem.owner.client import open_memory
 
             with open_memory(Config(home=home, cwd=worktree)) as remote:
                 assert isinstance(remote, RemoteMemory)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, InvalidInput
-from graphmem import history as hi
-from graphmem import staleness as st
 from graphmem.extract import code
 from graphmem.service import Memory
+from graphmem.staleness import gitimport as hi
+from graphmem.staleness import update as st
 from tests.conftest import git
 
 V1 = '''import os

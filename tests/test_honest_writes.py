@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config
-from graphmem.client import open_memory
+from graphmem.owner.client import open_memory
 from graphmem.service import Memory
 from graphmem.store.base import ItemFilter
 from tests.conftest import stop_owner

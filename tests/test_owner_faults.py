@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config
-from graphmem.client import open_memory
 from graphmem.errors import OwnerUnavailable
-from graphmem.owner import socket_address
+from graphmem.owner.client import open_memory
+from graphmem.owner.server import socket_address
 from graphmem.service import Memory
 from tests.conftest import stop_owner
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, Memory
-from graphmem.client import ask_running_owner, owner_running
 from graphmem.errors import OwnerUnavailable
+from graphmem.owner.client import ask_running_owner, owner_running
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_an_owner_that_loses_the_start_race_exits_quietly(
         repo: Path, env: dict[str, str], store: Path) -> None:
     import socket
 
-    from graphmem.owner import socket_address
+    from graphmem.owner.server import socket_address
 
     stop_owner(store)
     holder = Memory(Config(home=Path(env["GRAPHMEM_HOME"]), cwd=repo))  # the store is held

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, InvalidInput
-from graphmem import staleness as st
 from graphmem.service import Memory
+from graphmem.staleness import update as st
 from graphmem.store import ops
 from tests.conftest import git
 

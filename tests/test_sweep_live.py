@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config
-from graphmem.client import open_memory
+from graphmem.owner.client import open_memory
 from tests.conftest import stop_owner
 
 

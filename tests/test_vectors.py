@@ -13,8 +13,8 @@ import pytest
 from graphmem import Config, Memory
 from graphmem import models as m
 from graphmem.cli import main
-from graphmem.client import open_memory
 from graphmem.ingest import compress_session
+from graphmem.owner.client import open_memory
 from graphmem.store.journal import Journal
 from tests.capture.test_lessons import PUSH_FAIL, Session
 from tests.conftest import stop_owner

@@ -952,7 +952,7 @@ def _translate_query(exc: RuntimeError) -> GraphmemError:
 
 
 
-# ----- staleness queries (used by graphmem/staleness.py and graphmem/history.py)
+# ----- staleness queries (used by graphmem/staleness/)
 # Id lists go through UNWIND + a primary-key match (a hash join): `id IN $ids` compares every row
 # with every listed id, quadratic for the large lists of bulk writes.
 _ANCHOR_RETURN = ("RETURN i.id, e.id, e.kind, e.path, e.qualname, l.hash, e.hash, l.commit, l.at, "

@@ -185,7 +185,7 @@ def test_the_owner_builds_the_mirror_in_its_warm_up(memory: Any, monkeypatch: An
     import threading
     import time
 
-    from graphmem import owner
+    from graphmem.owner import server as owner
 
     memory.add("Retries in src/app/http.py back off exponentially", kind="decision")
     memory.store._hot = None

@@ -29,7 +29,7 @@ from graphmem.errors import InvalidInput
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
 from graphmem.paths import write_private
-from graphmem.staleness import (
+from graphmem.staleness.update import (
     Anchor,
     Change,
     Git,

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphmem import codec
 from graphmem.access import peer, same_user
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable, from_os_error
+from graphmem.owner import codec
 from graphmem.paths import DIR_MODE, private_dir, private_opener
 
 REMOTE_METHODS = frozenset({

@@ -1048,12 +1048,8 @@ def _resolve_head(git_dir: Path) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m graphmem.staleness stale update [--commit SHA | --range A..B | --worktree]`.
 
-    For hooks installed with this module as their command; see graphmem/stalehook.py.
+    For hooks installed with this module as their command; see graphmem/staleness/hook.py.
     """
-    from graphmem.stalehook import main as hook_main
+    from graphmem.staleness.hook import main as hook_main
 
     return hook_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

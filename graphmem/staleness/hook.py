@@ -78,7 +78,7 @@ def update(cwd: str | None = None, *, commit: str | None = None, rev_range: str 
             continue
         try:
             if not direct.behind():
-                from graphmem import staleness
+                from graphmem.staleness import update as staleness
 
                 return staleness.update_stale(direct, **kwargs)
         finally:
@@ -94,7 +94,7 @@ def _repo(cwd: str | None) -> Path:
 
 def _through_owner(cwd: str | None, data_dir: Path, project: str | None,
                    kwargs: dict[str, Any]) -> Any:
-    from graphmem.client import RemoteMemory, owner_running
+    from graphmem.owner.client import RemoteMemory, owner_running
 
     if not owner_running(data_dir):
         raise errors.OwnerUnavailable(f"no owner is running for {data_dir}")
@@ -108,8 +108,8 @@ def _through_owner(cwd: str | None, data_dir: Path, project: str | None,
 
 def _through_memory(cwd: str | None, project: str | None, kwargs: dict[str, Any]) -> Any:
     """The full way (service layer): owner when it runs or is wanted, else Memory with catch-up."""
-    from graphmem.client import open_memory
     from graphmem.config import Config
+    from graphmem.owner.client import open_memory
 
     config = Config.from_env(cwd=cwd, project=project, embed=False)
     deadline = time.monotonic() + WAIT_SECONDS

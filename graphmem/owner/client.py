@@ -18,9 +18,10 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from graphmem import codec, errors
+from graphmem import errors
 from graphmem.access import peer, same_user
-from graphmem.owner import (
+from graphmem.owner import codec
+from graphmem.owner.server import (
     ABSTRACT_SOCKETS,
     REMOTE_METHODS,
     answers,
@@ -199,7 +200,7 @@ def open_memory(config: Config | None = None, *, owner: bool | None = None,
     if owner or owner_running(data_dir):
         ref = find_project(config.cwd)
         return RemoteMemory(config, data_dir, config.project or ref.name, ref.branch)
-    from graphmem.owner import open_memory_with_retry
+    from graphmem.owner.server import open_memory_with_retry
 
     if read_only:
         return Memory(config, read_only=True)
