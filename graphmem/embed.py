@@ -36,50 +36,18 @@ def default_model_path() -> str:
 MAX_TOKENS = 256  # sentence_bert_config.json: longer texts are cut, as sentence-transformers does
 
 
-class Embedder:
-    """MiniLM sentence embeddings, 384-d and normalised; loads on first use."""
+class _LazyModel:
+    """An embedding model loaded on first use (once, under a lock); 384-d, normalised vectors."""
 
-    def __init__(self, model_path: str | None = None, threads: int | None = 1) -> None:
-        self.model_path = model_path or default_model_path()
-        self.threads = threads
-        self._lock = threading.Lock()
-        self._model: _MiniLM | None = None
-
-    @property
-    def model_id(self) -> str:
-        """Identity stored beside every vector, so a model change re-embeds."""
-        return f"all-MiniLM-L6-v2@{os.path.basename(os.path.dirname(self.model_path))}"
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def load(self) -> None:
-        with self._lock:
-            if self._model is None:
-                self._model = _MiniLM(self.model_path, self.threads)
-
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        self.load()
-        assert self._model is not None
-        return self._model.encode([str(t).strip() for t in texts], batch_size)
-
-
-class SentenceTransformerEmbedder:
-    """A sentence-transformers model (a local path, or a name in the local cache), loaded
-    offline on the CPU on first use; its vectors must have the store's 384 dimensions."""
-
-    def __init__(self, name: str, threads: int | None = 1) -> None:
-        self.name = name
+    def __init__(self, threads: int | None) -> None:
         self.threads = threads
         self._lock = threading.Lock()
         self._model: Any = None
 
     @property
     def model_id(self) -> str:
-        return f"sentence-transformers:{self.name}"
+        """Identity stored beside every vector, so a model change re-embeds."""
+        raise NotImplementedError
 
     @property
     def loaded(self) -> bool:
@@ -89,6 +57,49 @@ class SentenceTransformerEmbedder:
         with self._lock:
             if self._model is None:
                 self._model = self._open()
+
+    def _open(self) -> Any:
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        self.load()
+        return self._encode([str(t).strip() for t in texts], batch_size)
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Embedder(_LazyModel):
+    """MiniLM sentence embeddings in numpy (the default: no torch)."""
+
+    def __init__(self, model_path: str | None = None, threads: int | None = 1) -> None:
+        super().__init__(threads)
+        self.model_path = model_path or default_model_path()
+
+    @property
+    def model_id(self) -> str:
+        return f"all-MiniLM-L6-v2@{os.path.basename(os.path.dirname(self.model_path))}"
+
+    def _open(self) -> _MiniLM:
+        return _MiniLM(self.model_path, self.threads)
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        return self._model.encode(texts, batch_size)
+
+
+class SentenceTransformerEmbedder(_LazyModel):
+    """A sentence-transformers model (a local path, or a name in the local cache), loaded
+    offline on the CPU on first use; its vectors must have the store's 384 dimensions."""
+
+    def __init__(self, name: str, threads: int | None = 1) -> None:
+        super().__init__(threads)
+        self.name = name
+
+    @property
+    def model_id(self) -> str:
+        return f"sentence-transformers:{self.name}"
 
     def _open(self) -> Any:
         try:
@@ -109,13 +120,9 @@ class SentenceTransformerEmbedder:
                                f"holds {DIMENSIONS}-d ones")
         return model
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        self.load()
-        vectors = self._model.encode([str(t).strip() for t in texts], batch_size=batch_size,
-                                     normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=False)
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        vectors = self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
 
