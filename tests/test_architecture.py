@@ -188,3 +188,52 @@ def test_opening_a_store_loads_no_config(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_level_import_cycles() -> None:
+    names = {_module_name(p): p for p in MODULES}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        found = set()
+        for node in ast.parse(path.read_text()).body:  # module level: lazy imports may cycle
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("graphmem"):
+                found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names
+                          else node.module for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("graphmem")}
+        graph[name] = {m for m in found if m in names and m != name}
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            raise AssertionError(" -> ".join(path[path.index(name):] + [name]))
+        if name in done:
+            return
+        for other in sorted(graph[name]):
+            visit(other, [*path, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    private = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graphmem"):
+                private += [f"{path.relative_to(PACKAGE)}: {node.module}.{a.name}"
+                            for a in node.names if a.name.startswith("_")]
+    assert private == []
+
+
+def test_item_columns_are_the_item_fields() -> None:
+    from graphmem.models import MemoryItem
+    from graphmem.store.schema import DERIVED_ITEM_COLUMNS, ITEM_COLUMNS
+
+    assert set(ITEM_COLUMNS) == set(MemoryItem.model_fields) | set(DERIVED_ITEM_COLUMNS)

@@ -35,11 +35,11 @@ from graphmem.staleness.update import (
     Git,
     Tracker,
     Versions,
-    _chunks,
-    _placeholder,
+    chunks,
     commit_entity,
     local_name,
     parse_raw_z,
+    placeholder,
     work_root,
 )
 from graphmem.store import ops
@@ -302,7 +302,7 @@ def import_git(memory: Any, repo: str | os.PathLike[str] | None = None, since: s
                 intro[sha] = [sha]
         candidates = [s for sha in mainline for s in intro[sha]]
         existing: set[str] = set()
-        for chunk in _chunks([item_id(s) for s in candidates], 5000):
+        for chunk in chunks([item_id(s) for s in candidates], 5000):
             existing |= memory.store.existing_item_ids(list(chunk))
         metas = read_metas(git, [s for s in candidates if item_id(s) not in existing])
         shallow = git.shallow_commits() if git.is_shallow() else set()
@@ -411,7 +411,7 @@ def _write(memory: Any, git: Git, planned: list[_Planned], head: str, embed: boo
     mentioned = {f.path for p in planned for f in p.files}
     paths = sorted(anchored | mentioned)
     known: set[str] = set()
-    for chunk in _chunks([f"file:{p}" for p in paths], 5000):
+    for chunk in chunks([f"file:{p}" for p in paths], 5000):
         known |= set(memory.store.entity_hashes(list(chunk)))
     at_head = _tree_blobs(git, head, paths)
     rows: dict[str, dict[str, Any]] = {}
@@ -432,7 +432,7 @@ def _write(memory: Any, git: Git, planned: list[_Planned], head: str, embed: boo
     wanted = {a.entity for p in planned for a in p.anchors} | {f"file:{f}" for f in mentioned}
     missing = sorted(wanted - set(rows))
     have: set[str] = set()
-    for chunk in _chunks(missing, 5000):
+    for chunk in chunks(missing, 5000):
         have |= set(memory.store.entity_hashes(list(chunk)))
     for eid in missing:
         if eid in have:
@@ -441,15 +441,15 @@ def _write(memory: Any, git: Git, planned: list[_Planned], head: str, embed: boo
         f = head_files.get(path)
         sym = next((s for s in f.symbols if f"symbol:{s.qualname}" == eid), None) if f else None
         rows[eid] = (codeindex.symbol_entity(sym, f.language) if sym is not None and f is not None
-                     else _placeholder(eid))
+                     else placeholder(eid))
     commits = [commit_entity(p.meta.sha) for p in planned]
-    for chunk in _chunks(list(rows.values()) + commits):
+    for chunk in chunks(list(rows.values()) + commits):
         memory.writer.write(ops.PutEntities(list(chunk)))
     for kind, links in (("DEFINED_IN", defined), ("CONTAINS", contains)):
-        for chunk in _chunks(links):
+        for chunk in chunks(links):
             memory.writer.write(ops.PutLinks(kind, list(chunk)))
     written = 0
-    for chunk in _chunks(planned, 500):  # items and their links land together, chunk by chunk
+    for chunk in chunks(planned, 500):  # items and their links land together, chunk by chunk
         written += _write_items(memory, list(chunk), embed)
     return written
 
@@ -483,6 +483,6 @@ def _write_items(memory: Any, planned: list[_Planned], embed: bool | None) -> in
     touches: list[dict[str, Any]] = [{"source": f"commit:{p.meta.sha}", "target": a.entity}
                                      for p in planned for a in [*p.anchors, *p.files]]
     for kind, links in (("ANCHORED_TO", anchors), ("MENTIONS", mentions), ("TOUCHES", touches)):
-        for chunk in _chunks(links, 5000):
+        for chunk in chunks(links, 5000):
             memory.writer.write(ops.PutLinks(kind, list(chunk)))
     return len(items)

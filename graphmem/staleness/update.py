@@ -657,7 +657,7 @@ def python_equal(before: list[bytes], after: list[bytes]) -> bool:
 
 
 # ----- writing the outcome to the graph ------------------------------------------------------
-def _placeholder(eid: str) -> dict[str, Any]:
+def placeholder(eid: str) -> dict[str, Any]:
     """An entity for code that no longer exists but that items still point at (hash "")."""
     kind, _, key = eid.partition(":")
     path, _, local = key.partition("::") if kind == "symbol" else (key, "", "")
@@ -684,7 +684,7 @@ def commit_entity(sha: str) -> dict[str, Any]:
             "language": "", "start_line": 0, "end_line": 0, "hash": "", "resolved": True}
 
 
-def _chunks(rows: Sequence[Any], size: int = 2000) -> Iterator[Sequence[Any]]:
+def chunks(rows: Sequence[Any], size: int = 2000) -> Iterator[Sequence[Any]]:
     for start in range(0, len(rows), size):
         yield rows[start:start + size]
 
@@ -705,12 +705,12 @@ def _write_tracker(memory: Any, tracker: Tracker) -> int:
     contains = [r for r in contains if r["target"] not in known]
     # code that no longer exists but that items point at stays, with an empty hash
     keep = sorted(((anchored - current_ids) | (linked - current_ids)) - movers)
-    placeholders = [_placeholder(eid) for eid in keep if known.get(eid, "x")]
+    placeholders = [placeholder(eid) for eid in keep if known.get(eid, "x")]
     commits = [commit_entity(sha) for sha in tracker.touches if _SHA.fullmatch(sha)]
-    for chunk in _chunks(entities + placeholders + commits):
+    for chunk in chunks(entities + placeholders + commits):
         memory.writer.write(ops.PutEntities(list(chunk)))
     for kind, rows in (("DEFINED_IN", defined), ("CONTAINS", contains)):
-        for chunk in _chunks(rows):
+        for chunk in chunks(rows):
             memory.writer.write(ops.PutLinks(kind, list(chunk)))
     # anchors that moved (renames, follows) keep what they saw; rehashed ones roll forward
     rewrite = [a for a in tracker.anchors()
@@ -734,12 +734,12 @@ def _write_tracker(memory: Any, tracker: Tracker) -> int:
         memory.writer.write(ops.DeleteLinks("MENTIONS", [r["item"] for r in rows],
                                             [r["entity"] for r in rows]))
     unlinked = sorted(g for g in gone if g in known and g not in keep)
-    for chunk in _chunks(unlinked):
+    for chunk in chunks(unlinked):
         memory.writer.write(ops.DeleteEntities(list(chunk)))
     touch_rows = [{"source": f"commit:{sha}", "target": eid}
                   for sha, eids in tracker.touches.items() for eid in sorted(eids)
                   if eid in current_ids and _SHA.fullmatch(sha)]
-    for chunk in _chunks(touch_rows):
+    for chunk in chunks(touch_rows):
         memory.writer.write(ops.PutLinks("TOUCHES", list(chunk)))
     return len(entities)
 
@@ -760,7 +760,7 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
     reasons = reasons or {}
     ids = sorted(set(item_ids))
     rows: list[dict[str, Any]] = []
-    for chunk in _chunks(ids, 5000):
+    for chunk in chunks(ids, 5000):
         rows += memory.store.anchors_of_items(list(chunk))
     by_item: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -781,7 +781,7 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
             fresh.append(item_id)
     rows = [{"id": i, "status": "stale", "stale_reason": r} for i, r in sorted(to_stale.items())]
     rows += [{"id": i, "status": "active", "stale_reason": ""} for i in fresh]
-    for chunk in _chunks(rows, 5000):  # one journal op and one transaction for the whole update
+    for chunk in chunks(rows, 5000):  # one journal op and one transaction for the whole update
         memory.writer.write(ops.SetItemStatus(list(chunk)))
     return stale_out, fresh
 

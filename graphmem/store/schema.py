@@ -19,6 +19,7 @@ OBSERVATION_COLUMNS: dict[str, Any] = {
     "command": "", "text": "", "files": [], "exit_code": -1, "is_error": False,
     "evidence_ref": "", "tool_input": "{}", "ts": 0.0}
 ITEM_FIELDS = tuple(ITEM_COLUMNS)
+DERIVED_ITEM_COLUMNS = ("search_text",)  # written by the service from an item's text, not a field
 LINK_ENDPOINTS = {
     "MENTIONS": ("Item", "Entity"), "ANCHORED_TO": ("Item", "Entity"),
     "DEFINED_IN": ("Entity", "Entity"), "CONTAINS": ("Entity", "Entity"),
