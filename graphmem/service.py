@@ -37,7 +37,7 @@ from graphmem.paths import (
     store_dir,
     write_private,
 )
-from graphmem.retrieve import fusion, pipeline, render
+from graphmem.retrieve import pipeline, render
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
@@ -542,9 +542,10 @@ class Memory:
         flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
         ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on)
         now = time.time()
-        scored = self._prioritise(ranked[: k * 3], as_of)
+        scored = pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
+                                     self.branch, as_of)
         shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
-        rows = self._hit_rows(shown)
+        rows = pipeline.hit_rows(self.store, shown, self.tokens)
         hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
                       channels=explain_rows.get(i, {}), why=why.get(i, []),
                       stale=rows[i]["status"] == "stale") for i, s in scored[:k] if i in rows]
@@ -560,36 +561,14 @@ class Memory:
             self._count_use([h.item.id for h in hits], now)
         return result
 
-    def _hit_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Items as hits show them, from the search mirror; from the graph only when the
-        mirror's body prefix may hold fewer words than a hit shows."""
-        rows = self.store.item_rows(ids)
-        short = [i for i, row in rows.items() if row.pop("body_cut", False)
-                 and self.tokens.count(row["body"]) <= render.SUMMARY_TOKENS]
-        rows.update((r["id"], r) for r in self.store.get_items(short))
-        return rows
-
     def rank(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),
              k: int = 10, as_of: float | None = None, project: str | None = None,
              channels_on: Sequence[str] | None = None) -> builtins.list[str]:
         """Ranked ids only (evaluation): no budget, no logging, no use counting."""
         flt = self._filter(as_of=as_of, project=project)
         ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on)
-        return [i for i, _ in self._prioritise(ranked[: k * 3], as_of)[:k]]
-
-    def _prioritise(self, ranked: Sequence[tuple[str, float]], as_of: float | None
-                    ) -> builtins.list[tuple[str, float]]:
-        """Fused scores × each item's prior (recency, use, confidence, branch, staleness).
-
-        Time travel ranks as the store stood then: recency and decay count back from as_of.
-        """
-        now = time.time()
-        reference = now if as_of is None else min(now, as_of)
-        rows = self.store.item_rows([i for i, _ in ranked])
-        weights = self.config.weights
-        return sorted(((i, s * fusion.prior({**rows[i], "confidence": lifecycle.effective_confidence(
-            rows[i], reference)}, weights, now=reference, branch=self.branch))
-            for i, s in ranked if i in rows), key=lambda p: -p[1])
+        return [i for i, _ in pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
+                                                  self.branch, as_of)[:k]]
 
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
               flt: ItemFilter, channels_on: Sequence[str] | None

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from graphmem import lifecycle
 from graphmem.config import RetrievalWeights
-from graphmem.retrieve import channels, fusion
+from graphmem.retrieve import channels, fusion, render
 from graphmem.store.base import ItemFilter, Store
 
 CHANNELS = ("entity", "graph", "vector", "keyword")
@@ -125,3 +126,25 @@ def _in_context(store: Store, weights: RetrievalWeights, fused: dict[str, float]
     added = [i for i, _ in best if i not in fused]
     visible = set(store.visible_ids(added, flt))
     return {i: s for i, s in best if i in fused or i in visible}
+
+
+def prioritise(store: Store, ranked: Sequence[tuple[str, float]], weights: RetrievalWeights,
+               branch: str, as_of: float | None = None) -> list[tuple[str, float]]:
+    """Fused scores × each item's prior (recency, use, confidence, branch, staleness), best
+    first. Time travel ranks as the store stood then: recency and decay count back from as_of."""
+    now = time.time()
+    reference = now if as_of is None else min(now, as_of)
+    rows = store.item_rows([i for i, _ in ranked])
+    return sorted(((i, s * fusion.prior({**rows[i], "confidence": lifecycle.effective_confidence(
+        rows[i], reference)}, weights, now=reference, branch=branch))
+        for i, s in ranked if i in rows), key=lambda p: -p[1])
+
+
+def hit_rows(store: Store, ids: Sequence[str], tokens: Any) -> dict[str, dict[str, Any]]:
+    """Items as hits show them, from the search mirror; from the graph only when the mirror's
+    body prefix may hold fewer words than a hit shows (`tokens` counts them)."""
+    rows = store.item_rows(ids)
+    short = [i for i, row in rows.items() if row.pop("body_cut", False)
+             and tokens.count(row["body"]) <= render.SUMMARY_TOKENS]
+    rows.update((r["id"], r) for r in store.get_items(short))
+    return rows
