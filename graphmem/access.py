@@ -17,7 +17,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 TOKEN_NAME = "http.token"
-TOKEN_ENV = "GRAPHMEM_HTTP_TOKEN"
 # macOS: <sys/un.h> SOL_LOCAL and LOCAL_PEERCRED; struct xucred starts with version, uid.
 _SOL_LOCAL = 0
 _LOCAL_PEERCRED = 0x001

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphmem import env
 from graphmem.errors import (
     GraphmemError,
     IndexPending,
@@ -105,6 +106,16 @@ def cmd_where(args: argparse.Namespace) -> None:
     data = {"project": config.project or ref.name, "branch": ref.branch,
             "data_dir": str(config.data_dir or store_dir(ref, config.home or graphmem_home()))}
     emit(args, data, lambda d: d["data_dir"])
+
+
+@command("config")
+def cmd_config(args: argparse.Namespace) -> None:
+    """List every GRAPHMEM_* variable: its meaning, its default and whether it is set here."""
+    rows = [{"name": v.name, "set": env.raw(v.key) is not None, "default": v.default_value(),
+             "meaning": v.meaning} for v in env.VARIABLES.values()]
+    emit(args, rows, lambda rs: "\n".join(
+        f"{r['name']}{' (set)' if r['set'] else ''}  default {json.dumps(r['default'])}\n"
+        f"    {r['meaning']}" for r in rs))
 
 
 @command("init")
@@ -667,9 +678,9 @@ def _owner_args(p: argparse.ArgumentParser) -> None:
 @command("owner", _owner_args)
 def cmd_owner(args: argparse.Namespace) -> None:
     """Run the process that owns this project's store (clients start it on demand)."""
-    from graphmem.owner.server import DEFAULT_IDLE_SECONDS, run_owner
+    from graphmem.owner.server import run_owner
 
-    idle = args.idle or float(os.environ.get("GRAPHMEM_OWNER_IDLE", DEFAULT_IDLE_SECONDS))
+    idle = args.idle or env.number("owner_idle")
     run_owner(_config(args), idle_seconds=idle)
 
 
@@ -732,7 +743,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"graphmem: error: {error}", file=sys.stderr)
         return error.exit_code
     except Exception as exc:  # one line, not a traceback, unless asked for
-        if os.environ.get("GRAPHMEM_DEBUG"):
+        if env.flag("debug"):
             raise
         print(f"graphmem: internal error in {args.command}: {type(exc).__name__}: {exc} "
               "(GRAPHMEM_DEBUG=1 shows where; please report it)", file=sys.stderr)

@@ -1,14 +1,14 @@
-"""Configuration: every knob in one pydantic model, overridable by GRAPHMEM_* environment variables."""
+"""Configuration: every knob in one pydantic model, overridable by the GRAPHMEM_* variables env.py declares."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from graphmem import env
 from graphmem.errors import InvalidInput
 from graphmem.lifecycle import DEFAULT_TTL_DAYS
 
@@ -58,81 +58,63 @@ class RetrievalWeights(BaseModel):
                                    "the brief, whose long bodies share words with every search")
 
 
-def default_embed_threads() -> int:
-    """Half the machine's cores, between 1 and 2: a query embeds in ~60% of the time on two
-    threads, but a second thread that has to wait for a busy core costs more than it gains."""
-    return max(1, min(2, (os.cpu_count() or 1) // 2))
+def _setting(key: str, **constraints: Any) -> Any:
+    """A Config field whose default and description are GRAPHMEM_<KEY>'s declaration in env.py."""
+    variable = env.VARIABLES[key]
+    if callable(variable.default):
+        return Field(default_factory=variable.default, description=variable.meaning, **constraints)
+    return Field(variable.default, description=variable.meaning, **constraints)
 
 
 class Config(BaseModel):
-    """graphmem's settings; `Config.from_env()` reads GRAPHMEM_<FIELD> overrides."""
+    """graphmem's settings; `Config.from_env()` reads GRAPHMEM_<FIELD> overrides (env.py)."""
 
-    home: Path | None = Field(None, description="root of all stores (default: the user data dir)")
-    data_dir: Path | None = Field(None, description="this store's directory (default: per project)")
-    cwd: Path | None = Field(None, description="where the project is looked up (default: cwd)")
-    project: str | None = Field(None, description="explicit project label instead of the git root")
-    engine: Literal["kuzu", "ladybug"] | None = Field(None, description="graph database engine: "
-                                                     "'kuzu' (default) or 'ladybug', Kuzu's "
-                                                     "maintained fork (pip install "
-                                                     "'graphmem[ladybug]'); neither opens the "
-                                                     "other's graph file: after a switch, "
-                                                     "`graphmem rebuild` replays the journal")
-    brief_budget: int = Field(400, ge=0, description="token budget of the session-start brief")
-    search_budget: int = Field(1500, ge=0, description="token budget of a search answer")
-    inject_budget: int = Field(300, ge=0, description="token budget of what the prompt hook adds")
-    inject_floor: float = Field(0.30, description="cosine between prompt and item below which the "
-                                "prompt hook adds nothing (calibrated on the session benchmark)")
-    brief_line_tokens: int = Field(40, ge=8, description="max tokens of one brief line")
-    max_item_chars: int = Field(32_000, ge=100, description="longest accepted item text")
-    dedupe_similarity: float = Field(0.9, description="cosine above which a new item merges into an old one")
-    embed: bool = Field(True, description="compute embeddings (vector channel)")
-    embed_model: str = Field("", description="a sentence-transformers model (local path or "
-                             "cached name, loaded offline; needs graphmem[st]) to embed with "
-                             "instead of the built-in numpy MiniLM; a change re-embeds the store")
-    embed_threads: int = Field(default_factory=lambda: default_embed_threads(), ge=1,
-                               description="BLAS threads for embedding (default: half the cores, "
-                               "at most 2; two threads on a busy 2-core machine are slower than one)")
-    weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
-    ttl_days: dict[str, float | None] = Field(
-        default_factory=lambda: dict(DEFAULT_TTL_DAYS),
-        description="days an item of each kind lives unless pinned (0 or null: forever)")
-    redact_extra: list[str] = Field(default_factory=list, description="extra regexes to mask")
-    redact_allow: list[str] = Field(default_factory=list, description="regexes never masked")
-    max_title_chars: int = Field(1_000, ge=10, description="longest imported title")
-    max_tags: int = Field(50, ge=0, description="most tags an imported item may carry")
-    max_name_chars: int = Field(1_000, ge=1, description="longest imported tag, file path or "
-                                "symbol name")
-    max_links_per_item: int = Field(1_000, ge=0, description="most files, symbols, anchors, "
-                                    "mentions or supersedes edges one imported item may carry")
-    max_import_bytes: int = Field(200_000_000, ge=1, description="largest export file `import` "
-                                  "reads")
-    min_free_mb: int = Field(64, ge=0, description="free disk space (MB) a store keeps: below "
-                             "it writes are refused with exit 7 and reads still work")
-    http_token: str | None = Field(None, description="bearer token `serve --http` requires "
-                                   "(default: generated into the store's http.token, mode 0600)")
-    http_allowed_hosts: list[str] = Field(default_factory=list, description="names besides "
-                                          "loopback a request's Host/Origin may carry (a TLS "
-                                          "proxy's name with --allow-remote)")
+    home: Path | None = _setting("home")
+    data_dir: Path | None = _setting("data_dir")
+    cwd: Path | None = _setting("cwd")
+    project: str | None = _setting("project")
+    engine: Literal["kuzu", "ladybug"] | None = _setting("engine")
+    brief_budget: int = _setting("brief_budget", ge=0)
+    search_budget: int = _setting("search_budget", ge=0)
+    inject_budget: int = _setting("inject_budget", ge=0)
+    inject_floor: float = _setting("inject_floor")
+    brief_line_tokens: int = _setting("brief_line_tokens", ge=8)
+    max_item_chars: int = _setting("max_item_chars", ge=100)
+    dedupe_similarity: float = _setting("dedupe_similarity")
+    embed: bool = _setting("embed")
+    embed_model: str = _setting("embed_model")
+    embed_threads: int = _setting("embed_threads", ge=1)
+    weights: RetrievalWeights = Field(default_factory=RetrievalWeights,
+                                      description=env.VARIABLES["weights"].meaning)
+    ttl_days: dict[str, float | None] = _setting("ttl_days")
+    redact_extra: list[str] = _setting("redact_extra")
+    redact_allow: list[str] = _setting("redact_allow")
+    max_title_chars: int = _setting("max_title_chars", ge=10)
+    max_tags: int = _setting("max_tags", ge=0)
+    max_name_chars: int = _setting("max_name_chars", ge=1)
+    max_links_per_item: int = _setting("max_links_per_item", ge=0)
+    max_import_bytes: int = _setting("max_import_bytes", ge=1)
+    min_free_mb: int = _setting("min_free_mb", ge=0)
+    http_token: str | None = _setting("http_token")
+    http_allowed_hosts: list[str] = _setting("http_allowed_hosts")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Config:
         values: dict[str, Any] = {}
-        for name, field in cls.model_fields.items():
-            raw = os.environ.get(f"GRAPHMEM_{name.upper()}")
-            if raw is None or name == "weights":
+        for key in cls.model_fields:
+            variable = env.VARIABLES[key]
+            raw = env.raw(key)
+            if raw is None or (variable.type in (list, dict) and not raw.strip()):
                 continue
-            annotation = str(field.annotation)
             try:
-                values[name] = (json.loads(raw) if ("list" in annotation or "dict" in annotation)
-                                else raw)
+                values[key] = json.loads(raw) if variable.type in (list, dict) else raw
             except ValueError as exc:
-                raise InvalidInput(f"GRAPHMEM_{name.upper()} is not valid JSON: {exc}") from exc
-        weights = os.environ.get("GRAPHMEM_WEIGHTS")
-        if weights:
+                raise InvalidInput(f"{variable.name} is not valid JSON: {exc}") from exc
+        if "weights" in values:
             try:
-                values["weights"] = RetrievalWeights(**json.loads(weights))
+                values["weights"] = RetrievalWeights(**values["weights"])
             except (ValueError, TypeError) as exc:
-                raise InvalidInput(f"GRAPHMEM_WEIGHTS is not valid JSON weights: {exc}") from exc
+                raise InvalidInput(f"{env.name('weights')} is not valid JSON weights: {exc}") from exc
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             config = cls(**values)

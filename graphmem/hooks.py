@@ -21,6 +21,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphmem import env
 from graphmem.capture.adapters import AGENTS, detect, normalise
 from graphmem.capture.event import EVENTS, HookEvent
 from graphmem.capture.redact import redact, redact_obj
@@ -33,14 +34,13 @@ if TYPE_CHECKING:
 
 SYNC_EVENTS = ("session-end", "pre-compact", "stop")
 WORKER_EVENTS = ("session-end", "pre-compact")
-MAX_PAYLOAD = 8 * 1024 * 1024
 FIRST_BYTE_WAIT = 2.0
 NEXT_CHUNK_WAIT = 0.25
 DRAIN_SECONDS = 5.0
 LOG_ROTATE_BYTES = 1024 * 1024
 FIELD_CAP = 2048
 MAX_DEPTH = 32  # deeper payload values are kept as a marker: nothing agents send nests so deep
-INJECT_WAIT = float(os.environ.get("GRAPHMEM_INJECT_WAIT", "0.3"))
+INJECT_WAIT = env.number("inject_wait")
 _OWN_FIELDS = frozenset({"event", "agent", "project", "branch", "id"})
 
 
@@ -124,14 +124,14 @@ def _options(rest: list[str]) -> tuple[str, str | None]:
 
 
 def _read_stdin() -> tuple[bytes, int]:
-    """Up to MAX_PAYLOAD bytes of stdin and the total size; never waits on a stdin left open."""
+    """Up to GRAPHMEM_HOOK_MAX_BYTES of stdin and the total size; never waits on a stdin left open."""
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, ValueError, OSError):
         return b"", 0
     if os.isatty(fd):
         return b"", 0
-    limit = _int_env("GRAPHMEM_HOOK_MAX_BYTES", MAX_PAYLOAD)
+    limit = env.integer("hook_max_bytes")
     chunks: list[bytes] = []
     kept = total = 0
     wait = FIRST_BYTE_WAIT
@@ -270,7 +270,7 @@ def _emit(hook_event: str, text: str, agent: str) -> None:
 def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     """Print the memories that bear on the prompt, as a warm owner ranks them; if no owner is
     running, start one for the next prompt and print nothing now."""
-    if os.environ.get("GRAPHMEM_NO_INJECT") == "1":
+    if env.flag("no_inject"):
         return
     from graphmem.errors import GraphmemError
     from graphmem.owner.client import ask_running_owner, owner_running, spawn_owner_detached
@@ -302,7 +302,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
 
 def _warm_owner(project: ProjectRef, cwd: str) -> None:
     """A session is starting: have an owner warm by its first prompt."""
-    if os.environ.get("GRAPHMEM_NO_INJECT") == "1" or os.environ.get("GRAPHMEM_NO_WORKER") == "1":
+    if env.flag("no_inject") or env.flag("no_worker"):
         return
     data_dir = store_dir(project)
     if not (data_dir / "graph.kuzu").exists():
@@ -315,7 +315,7 @@ def _warm_owner(project: ProjectRef, cwd: str) -> None:
 
 def _start_worker(project: ProjectRef) -> subprocess.Popen[bytes] | None:
     """Detached `graphmem ingest --project ROOT`: the hook returns without waiting for it."""
-    if os.environ.get("GRAPHMEM_NO_WORKER") == "1":
+    if env.flag("no_worker"):
         return None
     import subprocess
 
@@ -470,13 +470,6 @@ def recent_problems(n: int = 20) -> list[str]:
         except FileNotFoundError:
             continue
     return lines[-n:] if n > 0 else []
-
-
-def _int_env(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from graphmem import env
 from graphmem.errors import InvalidInput
 
 MARKER = "graphmem-hook"
@@ -246,7 +247,7 @@ def codex_dir(root: Path, scope: str) -> Path:
 def codex_server() -> dict[str, Any]:
     from graphmem.paths import graphmem_home
 
-    return {**server_entry(), "env": {"GRAPHMEM_HOME": str(graphmem_home())}}
+    return {**server_entry(), "env": {env.name("home"): str(graphmem_home())}}
 
 
 def install_codex(root: Path, scope: str = "project") -> dict[str, Any]:

@@ -7,6 +7,8 @@ import os
 import re
 from pathlib import Path
 
+from graphmem import env
+
 DB_NAME = "graph.kuzu"
 JOURNAL_NAME = "journal.jsonl"
 PRIVATE_UMASK = 0o077
@@ -49,9 +51,9 @@ class ProjectRef:
 
 def graphmem_home() -> Path:
     """$GRAPHMEM_HOME, else the user data dir (XDG_DATA_HOME/graphmem)."""
-    explicit = os.environ.get("GRAPHMEM_HOME")
+    explicit = env.path("home")
     if explicit:
-        return Path(explicit).expanduser()
+        return explicit.expanduser()
     xdg = os.environ.get("XDG_DATA_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
     return base / "graphmem"
@@ -122,12 +124,7 @@ def store_dir_from_env(cwd: str | os.PathLike[str] | None = None) -> Path:
     GRAPHMEM_DATA_DIR, else the project of `cwd` (else GRAPHMEM_CWD, else the process's) under
     GRAPHMEM_HOME or the user data dir.
     """
-    explicit = os.environ.get("GRAPHMEM_DATA_DIR")
-    if explicit:
-        return Path(explicit)
-    home = os.environ.get("GRAPHMEM_HOME")
-    return store_dir(find_project(cwd or os.environ.get("GRAPHMEM_CWD")),
-                     Path(home) if home else None)
+    return env.path("data_dir") or store_dir(find_project(cwd or env.raw("cwd")), env.path("home"))
 
 
 # ----- private files: 0600 files in 0700 directories, whatever the umask -----------------------

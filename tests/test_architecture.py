@@ -237,3 +237,25 @@ def test_item_columns_are_the_item_fields() -> None:
     from graphmem.store.schema import DERIVED_ITEM_COLUMNS, ITEM_COLUMNS
 
     assert set(ITEM_COLUMNS) == set(MemoryItem.model_fields) | set(DERIVED_ITEM_COLUMNS)
+
+
+def _graphmem_names(path: Path) -> list[str]:
+    """String constants that are a whole GRAPHMEM_* name, and f-strings that build one."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if re.fullmatch(r"\$?\{?GRAPHMEM_[A-Z0-9_]+\}?", node.value):
+                found.append(node.value)
+        elif isinstance(node, ast.JoinedStr) and node.values:
+            first = node.values[0]
+            if isinstance(first, ast.Constant) and str(first.value).startswith("GRAPHMEM_"):
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_only_env_names_graphmem_variables() -> None:
+    """env.py declares every GRAPHMEM_* variable; everything else reads (or sets, for a child
+    process) them through it, so no variable is read where its type and default are unknown."""
+    users = {str(p.relative_to(PACKAGE)): names for p in MODULES
+             if p.name != "env.py" and (names := _graphmem_names(p))}
+    assert users == {}

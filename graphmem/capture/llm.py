@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 import urllib.error
@@ -30,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from graphmem import env
 from graphmem.capture.compress import KINDS, TITLE_MAX, Draft, compress_session, session_key
 from graphmem.capture.event import HookEvent
 
@@ -37,8 +37,8 @@ __all__ = ["LLMCompressor", "LLMReply", "compress_with_fallback"]
 
 log = logging.getLogger(__name__)
 
-MAX_TIMEOUT = 20.0
-DEFAULT_MODEL = "gpt-4o-mini"
+MAX_TIMEOUT: float = env.VARIABLES["llm_timeout"].default
+DEFAULT_MODEL: str = env.VARIABLES["llm_model"].default
 DEFAULT_PROMPT_CHARS = 24_000
 MAX_REPLY_BYTES = 2 * 1024 * 1024
 LLM_MAX_CONFIDENCE = 0.8
@@ -115,16 +115,12 @@ class LLMCompressor:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LLMCompressor | None:
         """The compressor the environment configures, or None when GRAPHMEM_LLM_URL is unset."""
-        env = os.environ if environ is None else environ
-        url = (env.get("GRAPHMEM_LLM_URL") or "").strip()
+        url = env.text("llm_url", environ)
         if not url:
             return None
-        try:
-            timeout = float(env.get("GRAPHMEM_LLM_TIMEOUT") or MAX_TIMEOUT)
-        except ValueError:
-            timeout = MAX_TIMEOUT
-        return cls(url, model=(env.get("GRAPHMEM_LLM_MODEL") or "").strip() or DEFAULT_MODEL,
-                   api_key=(env.get("GRAPHMEM_LLM_API_KEY") or "").strip(), timeout=timeout)
+        return cls(url, model=env.text("llm_model", environ),
+                   api_key=env.text("llm_api_key", environ),
+                   timeout=env.number("llm_timeout", environ))
 
     @property
     def endpoint(self) -> str:

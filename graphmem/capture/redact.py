@@ -52,11 +52,12 @@ import binascii
 import itertools
 import json
 import math
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
+
+from graphmem import env
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -1179,11 +1180,11 @@ _ENV_CACHE: dict[str, tuple[str, list[str]]] = {}
 _COMPILED: dict[str, re.Pattern[str] | None] = {}
 
 
-def _env_list(name: str) -> list[str]:
-    raw = os.environ.get(name, "")
+def _env_list(key: str) -> list[str]:
+    raw = env.raw(key)
     if not raw:
         return []
-    cached = _ENV_CACHE.get(name)
+    cached = _ENV_CACHE.get(key)
     if cached and cached[0] == raw:
         return cached[1]
     try:
@@ -1191,7 +1192,7 @@ def _env_list(name: str) -> list[str]:
         items = [str(v) for v in value] if isinstance(value, list) else []
     except ValueError:
         items = []
-    _ENV_CACHE[name] = (raw, items)
+    _ENV_CACHE[key] = (raw, items)
     return items
 
 
@@ -1209,8 +1210,8 @@ def _compiled(patterns: Iterable[str]) -> list[re.Pattern[str]]:
 
 
 def _custom_patterns(extra: Sequence[str]) -> list[re.Pattern[str]]:
-    return _compiled([*_env_list("GRAPHMEM_REDACT_EXTRA"), *extra])
+    return _compiled([*_env_list("redact_extra"), *extra])
 
 
 def _allow_patterns(allow: Sequence[str]) -> list[re.Pattern[str]]:
-    return _compiled([*_env_list("GRAPHMEM_REDACT_ALLOW"), *allow])
+    return _compiled([*_env_list("redact_allow"), *allow])

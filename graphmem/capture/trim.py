@@ -13,10 +13,9 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from graphmem import env
 from graphmem.paths import private_dir, private_opener
 
-DEFAULT_LIMIT = 8192
-DEFAULT_EVIDENCE_LIMIT = 128 * 1024
 FRAMES_KEPT = 3
 
 
@@ -30,18 +29,12 @@ class Trimmed(NamedTuple):
 
 def limit_from_env() -> int:
     """GRAPHMEM_TRIM_BYTES, else 8 KB."""
-    try:
-        return max(512, int(os.environ.get("GRAPHMEM_TRIM_BYTES", DEFAULT_LIMIT)))
-    except ValueError:
-        return DEFAULT_LIMIT
+    return max(512, env.integer("trim_bytes"))
 
 
 def evidence_limit_from_env() -> int:
     """GRAPHMEM_EVIDENCE_BYTES, else 128 KB: the most of one output the hook keeps at all."""
-    try:
-        return max(4096, int(os.environ.get("GRAPHMEM_EVIDENCE_BYTES", DEFAULT_EVIDENCE_LIMIT)))
-    except ValueError:
-        return DEFAULT_EVIDENCE_LIMIT
+    return max(4096, env.integer("evidence_bytes"))
 
 
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-.:@%")

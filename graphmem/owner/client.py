@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from graphmem import errors
+from graphmem import env, errors
 from graphmem.access import peer, same_user
 from graphmem.owner import codec
 from graphmem.owner.server import (
@@ -194,8 +194,8 @@ def open_memory(config: Config | None = None, *, owner: bool | None = None,
     config = config or Config.from_env()
     data_dir = Memory.data_dir_for(config)
     if owner is None:
-        owner = os.environ.get("GRAPHMEM_OWNER", "auto") == "always"
-        if os.environ.get("GRAPHMEM_OWNER") == "never":
+        owner = env.text("owner") == "always"
+        if env.text("owner") == "never":
             return Memory(config, read_only=read_only)
     if owner or owner_running(data_dir):
         ref = find_project(config.cwd)
@@ -256,10 +256,10 @@ def spawn_owner_detached(data_dir: Path, cwd: str) -> None:
         return
     argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir), "--cwd", cwd]
     # A session is starting: load the model now, so the first prompt finds the owner warm.
-    env = {**os.environ, "GRAPHMEM_OWNER_WARM_AFTER": "0"}
+    environ = {**os.environ, env.name("owner_warm_after"): "0"}
     with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=stderr, close_fds=True, start_new_session=True, env=env)
+                                 stderr=stderr, close_fds=True, start_new_session=True, env=environ)
     try:
         with open(marker, "w", encoding="utf-8", opener=private_opener) as handle:
             handle.write(f"{child.pid} {time.time()}")

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphmem import env
 from graphmem.access import peer, same_user
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable, from_os_error
 from graphmem.owner import codec
@@ -32,13 +33,13 @@ REMOTE_METHODS = frozenset({
     "import_git", "sweep", "history", "to_networkx_data", "ping", "restore",
     "forget_many", "request_status",
 })
-DEFAULT_IDLE_SECONDS = 900.0
+DEFAULT_IDLE_SECONDS: float = env.VARIABLES["owner_idle"].default
 OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
 FAILED_NAME = "owner.failed"  # why the last owner could not open the store (for its clients)
 SWEEP_EVERY_SECONDS = 3600.0
 REEMBED_BATCH = 16  # items re-embedded per hold of the lock (~1 s): a prompt hook waits no longer
-WARM_AFTER_SECONDS = float(os.environ.get("GRAPHMEM_OWNER_WARM_AFTER", "3"))
+WARM_AFTER_SECONDS = env.number("owner_warm_after")
 
 
 ABSTRACT_SOCKETS = sys.platform.startswith("linux")

@@ -15,14 +15,13 @@ the service's do: a rebuild from the journal gives the same store.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graphmem import errors
+from graphmem import env, errors
 from graphmem.paths import DB_NAME, JOURNAL_NAME, find_project, store_dir_from_env
 
 WAIT_SECONDS = 120.0
@@ -53,7 +52,7 @@ def update(cwd: str | None = None, *, commit: str | None = None, rev_range: str 
            worktree: bool = False, project: str | None = None,
            wait: float = WAIT_SECONDS) -> Any:
     """Run one staleness update for the project at cwd, the cheapest way available."""
-    mode = os.environ.get("GRAPHMEM_OWNER", "auto")
+    mode = env.text("owner")
     # Revisions are read in the hook's own checkout, which an owner started elsewhere is not.
     kwargs: dict[str, Any] = {"commit": commit, "rev_range": rev_range, "worktree": worktree,
                               "repo": str(_repo(cwd))}
@@ -88,7 +87,7 @@ def update(cwd: str | None = None, *, commit: str | None = None, rev_range: str 
 
 def _repo(cwd: str | None) -> Path:
     """Where git runs: the checkout of cwd (GRAPHMEM_CWD, else this process's directory)."""
-    explicit = cwd or os.environ.get("GRAPHMEM_CWD")
+    explicit = cwd or env.raw("cwd")
     return Path(explicit) if explicit else Path.cwd()
 
 
@@ -98,8 +97,8 @@ def _through_owner(cwd: str | None, data_dir: Path, project: str | None,
 
     if not owner_running(data_dir):
         raise errors.OwnerUnavailable(f"no owner is running for {data_dir}")
-    ref = find_project(cwd or os.environ.get("GRAPHMEM_CWD"))
-    remote = RemoteMemory(None, data_dir, project or os.environ.get("GRAPHMEM_PROJECT")
+    ref = find_project(cwd or env.raw("cwd"))
+    remote = RemoteMemory(None, data_dir, project or env.raw("project")
                           or ref.name, ref.branch, start=False)
     remote.actor = ACTOR
     with remote:

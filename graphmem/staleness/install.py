@@ -29,12 +29,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graphmem import env
 from graphmem.errors import InvalidInput
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# graphmem-hook v1"
 ORIG_SUFFIX = ".graphmem-orig"
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX")
+_DISABLE = env.name("disable_git_hooks")
 _UNSET = ("GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_OBJECT_DIRECTORY "
           "GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_QUARANTINE_PATH GIT_REFLOG_ACTION")
 
@@ -113,7 +115,7 @@ if [ -x "$orig" ]; then
   status=$?
 fi
 graphmem_program={program}
-if [ -z "$GRAPHMEM_DISABLE_GIT_HOOKS" ] && {{ [ -x "$graphmem_program" ] || command -v "$graphmem_program" >/dev/null 2>&1; }}; then
+if [ -z "${_DISABLE}" ] && {{ [ -x "$graphmem_program" ] || command -v "$graphmem_program" >/dev/null 2>&1; }}; then
   (
     unset {_UNSET}
 {_ARGS[hook].rstrip()}

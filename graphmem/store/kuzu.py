@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from graphmem import env
 from graphmem.errors import (
     GraphmemError,
     InvalidInput,
@@ -67,10 +68,10 @@ DEFAULT_ENGINE = "kuzu"
 
 
 def default_engine() -> str:
-    """The engine GRAPHMEM_ENGINE names (Config.engine's variable), else kuzu. Read here, not
-    through Config: the git hook's lean path opens the store without pydantic (as paths.py
-    reads GRAPHMEM_HOME); engine_module refuses a name it does not know."""
-    return os.environ.get("GRAPHMEM_ENGINE") or DEFAULT_ENGINE
+    """The engine GRAPHMEM_ENGINE names (Config.engine's variable), else kuzu. Read through
+    env.py, not Config: the git hook's lean path opens the store without pydantic;
+    engine_module refuses a name it does not know."""
+    return env.text("engine") or DEFAULT_ENGINE
 
 
 def engine_module(engine: str) -> Any:
@@ -125,7 +126,6 @@ def _translate(exc: Exception, path: Path, engine: str = DEFAULT_ENGINE) -> Grap
 # a probe ~0.2 s read-only, ~0.5 s read-write (0.3 / 0.7 s with 10k items and vectors).
 CLEAN_SUFFIX = ".clean"
 PROBE_COPY = ".probe"  # the copy a probe writes to (removed after it)
-PROBE_SECONDS = 30.0  # some damage makes Kuzu spin forever
 _PROBE_CODES: dict[int, type[GraphmemError]] = {
     StoreUnavailable.exit_code: StoreUnavailable, NoSpace.exit_code: NoSpace,
     StoreIOError.exit_code: StoreIOError, StoreCorrupt.exit_code: StoreCorrupt}
@@ -207,10 +207,7 @@ def probe(path: Path, read_only: bool = False, engine: str = DEFAULT_ENGINE) -> 
     if read_only:
         argv.append("--read-only")
     fix = "run `graphmem rebuild` (it rebuilds the graph from the journal)"
-    try:
-        seconds = float(os.environ.get("GRAPHMEM_PROBE_SECONDS") or PROBE_SECONDS)
-    except ValueError:
-        seconds = PROBE_SECONDS
+    seconds = env.number("probe_seconds")
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
