@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphmem import env
+from graphmem import env, kinds
 from graphmem.errors import (
     GraphmemError,
     IndexPending,
@@ -127,8 +127,7 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", nargs="?", help="the fact; '-' or nothing reads stdin")
-    p.add_argument("--kind", default="note",
-                   choices=["decision", "pitfall", "convention", "env", "task", "fact", "note"])
+    p.add_argument("--kind", default="note", choices=kinds.WRITTEN)
     p.add_argument("--title", help="index line (default: the text's first sentence)")
     p.add_argument("--tag", action="append", default=[])
     p.add_argument("--file", action="append", default=[], help="a file the fact is about")
@@ -178,7 +177,7 @@ def cmd_get(args: argparse.Namespace) -> None:
 
 
 def _list_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind")
+    p.add_argument("--kind", choices=list(kinds.ItemKind))
     p.add_argument("--status", choices=["active", "stale", "superseded", "archived"])
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--all-projects", action="store_true")
@@ -207,7 +206,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--file", action="append", default=[], help="a file you are working on")
     p.add_argument("--symbol", action="append", default=[], help="a function/class in play")
     p.add_argument("-k", type=int, default=10)
-    p.add_argument("--kind", action="append")
+    p.add_argument("--kind", action="append", choices=list(kinds.ItemKind))
     p.add_argument("--budget", type=int)
     p.add_argument("--explain", action="store_true", help="every candidate's rank per channel")
     p.add_argument("--all-projects", action="store_true")
@@ -518,7 +517,8 @@ def _graph_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", help="file to write (default: stdout)")
     p.add_argument("--entity", help="only this entity's neighbourhood: a path, function, error...")
     p.add_argument("--hops", type=int, default=1, help="code-graph hops around --entity")
-    p.add_argument("--kind", action="append", help="only memories of this kind (repeatable)")
+    p.add_argument("--kind", action="append", choices=list(kinds.ItemKind),
+                   help="only memories of this kind (repeatable)")
     p.add_argument("--all-projects", action="store_true")
 
 

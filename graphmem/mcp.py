@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from graphmem import models as m
 from graphmem.access import RequestGuard, http_token, is_loopback
 from graphmem.errors import GraphmemError, InvalidInput, NotFound
+from graphmem.kinds import WrittenKind
 from graphmem.paths import private_dir, private_opener
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ PathList = Annotated[list[Annotated[str, Field(min_length=1, max_length=500)]],
 SymbolList = Annotated[list[Annotated[str, Field(min_length=1, max_length=300)]],
                        Field(max_length=50, description="functions/classes/methods involved, "
                                                         "e.g. ['Client.retry', 'parse_config']")]
-AddKind = Literal["decision", "pitfall", "convention", "env", "task", "fact", "summary", "note"]
+AddKind = WrittenKind
 
 
 # ----- the server --------------------------------------------------------------------------------

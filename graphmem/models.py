@@ -1,4 +1,4 @@
-"""Pydantic models of graphmem's public data; imports nothing of ours but errors-free stdlib."""
+"""Pydantic models of graphmem's public data; of ours they import only the item kinds (stdlib)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class ItemKind(StrEnum):
-    decision = "decision"
-    pitfall = "pitfall"
-    convention = "convention"
-    env = "env"
-    task = "task"
-    fact = "fact"
-    summary = "summary"
-    history = "history"
-    note = "note"
+from graphmem.kinds import ItemKind
 
 
 class ItemStatus(StrEnum):

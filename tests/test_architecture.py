@@ -63,9 +63,12 @@ def test_torch_and_sentence_transformers_are_an_extra_make_install_installs() ->
     assert makefile.index("pip install --quiet torch==2.13.0") < extras.start()
 
 
-def test_errors_and_models_import_nothing_of_ours() -> None:
-    for name in ("errors.py", "models.py"):
+def test_errors_and_models_import_nothing_of_ours_but_the_kinds() -> None:
+    for name in ("errors.py", "kinds.py"):
         assert "graphmem" not in imported_roots(PACKAGE / name)
+    ours = {n.module for n in ast.walk(ast.parse((PACKAGE / "models.py").read_text()))
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("graphmem")}
+    assert ours == {"graphmem.kinds"}
 
 
 def test_public_api_is_exactly_all() -> None:

@@ -41,13 +41,14 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
+from graphmem.kinds import WRITTEN
 
 __all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Draft", "command_key", "compress_session", "parse_command",
            "session_key", "short", "uniq"]
 
 log = logging.getLogger(__name__)
 
-KINDS = ("decision", "pitfall", "convention", "env", "task", "fact", "summary", "note")
+KINDS = WRITTEN
 TITLE_MAX = 160
 BODY_MAX = 1500
 HEAD = 4096

@@ -25,13 +25,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphmem import env
 from graphmem.capture.compress import KINDS, TITLE_MAX, Draft, compress_session, session_key
 from graphmem.capture.event import HookEvent
+from graphmem.kinds import WrittenKind
 
 __all__ = ["LLMCompressor", "LLMReply", "compress_with_fallback"]
 
@@ -63,7 +64,7 @@ the supporting detail (error line, fix, command), at most 1500 characters; files
 project root; skip anything trivial or not useful to a future session; do not invent facts."""
 
 
-Kind = Literal["decision", "pitfall", "convention", "env", "task", "fact", "summary", "note"]
+Kind = WrittenKind
 
 
 class LLMItem(BaseModel):
