@@ -227,10 +227,11 @@ def cmd_search(args: argparse.Namespace) -> None:
         lines.append(f"{len(r.hits)} of {r.candidates} candidates · {r.tokens}/{r.budget} tokens"
                      f"{' · cut by budget' if r.truncated else ''}")
         if r.explain:
-            lines.append("\nrank  score     entity graph vector keyword  status  title")
+            from graphmem.retrieve.fusion import CHANNELS
+
+            lines.append(f"\nrank  score     {' '.join(CHANNELS)}  status  title")
             for row in r.explain:
-                cells = " ".join(f"{row[c + '_rank'] or '-'!s:>6}"
-                                 for c in ("entity", "graph", "vector", "keyword"))
+                cells = " ".join(f"{row[c + '_rank'] or '-'!s:>6}" for c in CHANNELS)
                 lines.append(f"{row['rank']:>4}  {row['score']:.5f} {cells}  {row['status']:<7} "
                              f"{row['title'][:50]}")
         return "\n".join(lines)

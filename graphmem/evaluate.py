@@ -25,9 +25,9 @@ from typing import Any
 
 from graphmem.config import Config, RetrievalWeights
 from graphmem.errors import GraphmemError, InvalidInput
+from graphmem.retrieve.fusion import CHANNELS as CHANNEL_NAMES
 
 CONTEXTS = ("none", "files", "files+functions")
-CHANNEL_NAMES = ("entity", "graph", "vector", "keyword")
 BATCH = 512
 MRR_DEPTH = 100
 TITLE_CHARS = 200

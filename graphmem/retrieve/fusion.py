@@ -9,6 +9,8 @@ from typing import Any
 from graphmem.config import RetrievalWeights
 
 DAY = 86_400.0
+# The retrieval channels, each with a weight of its name in RetrievalWeights.
+CHANNELS = ("entity", "graph", "vector", "keyword")
 # Channels whose scores are evidence counts (any match means something): scaled by their best
 # score only. Text-similarity channels are min-max scaled between their best score and the score
 # at `floor_rank`, because a weak keyword or cosine score means little on its own.

@@ -20,7 +20,6 @@ from graphmem.config import RetrievalWeights
 from graphmem.retrieve import channels, fusion, render
 from graphmem.store.base import ItemFilter, Store
 
-CHANNELS = ("entity", "graph", "vector", "keyword")
 CONTEXT_LENDERS = 100
 _EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-embed")
 Ranked = list[tuple[str, float]]
@@ -34,7 +33,7 @@ def candidates(store: Store, weights: RetrievalWeights,
     """Fused (item id, score) best first, each item's rank per channel, and reasons."""
     from graphmem.extract import text
 
-    on = set(channels_on or CHANNELS)
+    on = set(channels_on or fusion.CHANNELS)
     # The query embedding is most of a search's time and numpy runs it without the GIL: it
     # overlaps the entity, graph and keyword channels.
     embedding = (_EMBEDDING.submit(embed, [query])
@@ -63,7 +62,7 @@ def candidates(store: Store, weights: RetrievalWeights,
         results["keyword"] = channels.keyword_channel(store, query, text.code_terms(query), depth, flt)
     if embedding is not None:
         results["vector"] = channels.vector_channel(store, embedding.result()[0].tolist(), depth, flt)
-    channel_weights = {c: getattr(weights, c) for c in CHANNELS}
+    channel_weights = {c: getattr(weights, c) for c in fusion.CHANNELS}
     if weights.fusion == "rrf":
         fused = fusion.rrf({name: fusion.ranks(scored[:depth]) for name, scored in results.items()},
                            channel_weights, k=weights.rrf_k)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from graphmem.models import Brief, Hit, MemoryItem
+from graphmem.retrieve.fusion import CHANNELS
 
 SUMMARY_TOKENS = 80
 BRIEF_ORDER = {"summary": 0, "task": 1, "convention": 2, "env": 3, "decision": 4, "pitfall": 5,
@@ -58,7 +59,7 @@ def explain_table(scored: Sequence[tuple[str, float]], channel_ranks: dict[str, 
         ranks = channel_ranks.get(item_id, {})
         out.append({"rank": position, "id": item_id, "score": round(score, 6),
                     "title": rows[item_id]["title"][:80], "status": rows[item_id]["status"],
-                    **{f"{c}_rank": ranks.get(c) for c in ("entity", "graph", "vector", "keyword")}})
+                    **{f"{c}_rank": ranks.get(c) for c in CHANNELS}})
     return out
 
 

@@ -86,3 +86,14 @@ def test_a_session_summary_ranks_below_an_item_of_equal_standing() -> None:
     summary = prior({**base, "kind": "summary"}, weights, now=2_000.0)
     pitfall = prior({**base, "kind": "pitfall"}, weights, now=2_000.0)
     assert summary == pytest.approx(pitfall * weights.summary_penalty)
+
+
+def test_every_channel_has_a_weight_and_an_explain_column() -> None:
+    """The channel names are declared once, in fusion.CHANNELS; weights and the explain rows
+    follow them."""
+    from graphmem.config import RetrievalWeights
+    from graphmem.retrieve import render
+
+    assert set(fusion.CHANNELS) <= set(RetrievalWeights.model_fields)
+    assert fusion.COUNT_CHANNELS <= set(fusion.CHANNELS)
+    assert render.CHANNELS is fusion.CHANNELS
