@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import analytics, codec, graph
+from graphmem import analytics, graph
 from graphmem import models as m
 from graphmem.config import Config
 from graphmem.errors import InvalidInput, NotFound
 from graphmem.models import Scope
+from graphmem.owner import codec
 from graphmem.service import Memory
 from graphmem.store import ops
 from graphmem.store.schema import LINK_TABLES
