@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 PREFIX = "GRAPHMEM_"
 _OFF = frozenset({"", "0", "false", "no", "off"})
 
 
-@dataclass(frozen=True)
-class Variable:
+class Variable(NamedTuple):  # not a dataclass: importing dataclasses costs the hooks ~13 ms
     key: str            # GRAPHMEM_<KEY upper>; the Config field's name when `config`
     type: type
     default: Any        # a zero-argument callable: made on each use
