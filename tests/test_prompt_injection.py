@@ -25,11 +25,6 @@ def env(home: Path) -> dict[str, str]:
             "GRAPHMEM_OWNER_IDLE": "60"}
 
 
-def graphmem(repo: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphmem", *argv], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=180, check=True)
-
-
 def hook(repo: Path, env: dict[str, str], event: str, **payload: str) -> str:
     body = {"session_id": "s-1", "cwd": str(repo), "hook_event_name": event, **payload}
     done = subprocess.run([sys.executable, "-m", "graphmem.hooks", event, "--agent", "claude-code"],
@@ -56,13 +51,13 @@ def stop_owner(data_dir: Path) -> None:
 
 @pytest.fixture
 def store(repo: Path, env: dict[str, str]):  # type: ignore[no-untyped-def]
-    graphmem(repo, env, "add", "--kind", "pitfall",
-             "`git push` fails with: The current branch has no upstream branch; "
-             "`git push --set-upstream origin <branch>` worked")
-    graphmem(repo, env, "add", "--kind", "env",
-             "assets/build.js uses relative entry points: run it from inside assets/ "
-             "(cd assets && node build.js)")
-    data_dir = Memory.data_dir_for(Config(home=Path(env["GRAPHMEM_HOME"]), cwd=repo))
+    config = Config(home=Path(env["GRAPHMEM_HOME"]), cwd=repo)
+    with Memory(config) as memory:  # seeded in-process: the hooks under test are real processes
+        memory.add("`git push` fails with: The current branch has no upstream branch; "
+                   "`git push --set-upstream origin <branch>` worked", kind="pitfall")
+        memory.add("assets/build.js uses relative entry points: run it from inside assets/ "
+                   "(cd assets && node build.js)", kind="env")
+    data_dir = Memory.data_dir_for(config)
     yield data_dir
     stop_owner(data_dir)
 
