@@ -93,6 +93,8 @@ VARIABLES: dict[str, Variable] = {v.key: v for v in (
        config=False),
     _V("owner_idle", float, 900.0, "seconds an owner process waits without a call before it "
        "exits", config=False),
+    _V("open_wait", float, 10.0, "seconds a command waits for a store another process holds "
+       "before it says the store is in use", config=False),
     _V("owner_warm_after", float, 3.0, "seconds after start at which an owner loads the "
        "embedding model in the background", config=False),
     _V("debug", bool, False, "an unexpected error prints its traceback", config=False),

@@ -113,7 +113,9 @@ def test_read_only_data_dir_is_a_clear_error(home: Path, repo: Path) -> None:
     assert len(result.stderr.decode().strip().splitlines()) == 1
 
 
-def test_locked_store_is_a_clear_error_and_loses_nothing(home: Path, repo: Path) -> None:
+def test_locked_store_is_a_clear_error_and_loses_nothing(home: Path, repo: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_OPEN_WAIT", "1")  # the holder never lets go: don't wait 10 s
     assert run("add", "First fact survives the lock", cwd=repo).returncode == 0
     data_dir = where(home, repo)
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""

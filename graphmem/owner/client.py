@@ -204,7 +204,7 @@ def open_memory(config: Config | None = None, *, owner: bool | None = None,
 
     if read_only:
         return Memory(config, read_only=True)
-    return open_memory_with_retry(config, seconds=10.0)
+    return open_memory_with_retry(config, seconds=env.number("open_wait"))
 
 
 def ask_running_owner(data_dir: Path, method: str, kwargs: dict[str, Any], *, project: str,
