@@ -510,7 +510,7 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         text = " ".join(_FENCE.sub(" ", reply).replace("**", "").split())
         if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
                 and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]):
-            first = _sentences(text)[0] if _sentences(text) else text
+            first = next(iter(_sentences(text)), text)
             drafts.append(Draft(
                 kind="fact", title=_short(f"{question} {first}", 200),
                 body=f"Asked: {_short(question, 300)}\nThe agent answered: {_short(text, 900)}",

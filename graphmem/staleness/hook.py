@@ -42,7 +42,7 @@ class DirectStore:
 
     def behind(self) -> bool:
         """True when the graph missed journal records (Memory's catch-up must run first)."""
-        return self.writer.journal.last_seq() != self.store.applied_seq
+        return self.writer.behind
 
     def close(self) -> None:
         self.writer.close()

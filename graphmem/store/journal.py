@@ -253,9 +253,13 @@ class Journal:
         try:
             with os.fdopen(fd, "wb") as handle:
                 for _, raw, record in self.lines():
+                    named = any(n in raw for n in needles)
                     if record is None:
-                        if not any(n in raw for n in needles):
+                        if not named:
                             aside.append(raw)
+                        continue
+                    if not named:  # names none of them: kept as it is, vectors left undecoded
+                        handle.write(raw)
                         continue
                     cleaned = _scrub_record(record, gone)
                     if cleaned is None:

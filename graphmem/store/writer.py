@@ -79,8 +79,9 @@ class Writer:
 
     @property
     def behind(self) -> bool:
-        """Whether the graph missed journal records."""
-        return self.journal.last_seq() > self.store.applied_seq
+        """Whether the graph and the journal disagree (records the graph missed, or a journal
+        rewritten since): a catch-up must run before anything else writes."""
+        return self.journal.last_seq() != self.store.applied_seq
 
     def catch_up(self, fill: Callable[[], int] | None = None) -> None:
         """Apply journal records the graph missed (a crash between journal and graph); a missed
