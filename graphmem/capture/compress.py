@@ -1545,6 +1545,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         closing = _first_sentence(_closing_words(s))
         if len(closing.split()) < 4:
             closing = ""
+        if not (closing or changed or s.runs or drafts):
+            return []  # a session that did, decided and learnt nothing leaves no handoff
         gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
@@ -1675,7 +1677,7 @@ def _last_agent_message(s: _Session) -> str:
 
 
 def _transcript_rules(s: _Session) -> list[Draft]:
-    """With the agent's own words at hand: lessons, the person's answers, conclusions, open failures."""
+    """With the agent's own words at hand: lessons, the person's answers, discoveries, open failures."""
     from graphmem.capture import lessons
     from graphmem.capture.redact import redact
 
@@ -1684,7 +1686,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
     said = " ".join(d.title for d in drafts).lower()
-    drafts += [d for d in lessons.conclusions(s.transcript, s.session_id)
+    drafts += [d for d in lessons.discoveries(s.transcript, s.session_id)
                if d.title.lower().rstrip(".…")[-80:] not in said]
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)

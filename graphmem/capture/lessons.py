@@ -7,8 +7,9 @@
   whether a later run verified it. A failure with no later equivalent pass is left open.
 * **answers**: what the person picked when the agent asked (AskUserQuestion) is a decision of
   the person, with the options they turned down.
-* **conclusions**: what the agent states after an investigation ("the root cause was…",
-  "turns out…") when it names something in the code.
+* **discoveries**: the few sentences of the agent's prose that read most like a finding about the
+  code ("the root cause was…", "`X` returns a record, not `{:ok, _}`"), said after a failure or
+  before the edit they motivated.
 
 Each lesson's key is its error signature (command family + masked error), not its session, so the
 same pitfall met in two sessions stays one item.
@@ -33,7 +34,7 @@ from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import uniq as _uniq
 from graphmem.capture.failures import signature
 
-__all__ = ["Lesson", "conclusions", "failure_lessons", "is_command_failure", "user_answers"]
+__all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "user_answers"]
 
 COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
                            "run_terminal_cmd", "execute_command"})
@@ -56,19 +57,30 @@ _CAUSE = re.compile(
     r"separate|unsupported|not supported|rather than|fails? (?:when|if|because)|conflict)\b")
 _CODE = re.compile(r"`[^`]+`|\b[\w./-]+\.\w{1,5}\b|\b[A-Z][a-z]+[A-Z]\w*|\b\w+_\w+\b|\b\w+\(\)|"
                    r"\b[a-z]+\.[a-z_]+\b|--?\w[\w-]*")
-_CONCLUSION = re.compile(
-    r"(?i)\b(?:the root cause (?:is|was)|root cause:|the (?:real )?(?:issue|problem|bug) (?:is|was)|"
-    r"turns out|it turned out|the reason (?:is|was)|this (?:happens|happened|fails|failed) because|"
-    r"fixed by|the fix (?:is|was)|the culprit|is caused by|was caused by|doesn't support|"
-    r"does not support|(?:is|are) not supported|isn't supported|can't be used|cannot be used|"
-    r"will fail|would fail|which fails)\b")
 _CAUSAL = re.compile(r"(?i)\b(?:because|since|so|which means|due to|caused by|returns?|reuses?|requires?|"
                      r"needs?|expects?|missing|without|instead of|only|can't|cannot|doesn't|does not|"
                      r"won't|isn't (?:supported|allowed|installed|set|defined|exported)|"
                      r"never|always|overrides?|ignores?|drops?|loses?)\b")
 _GENERIC_ISSUE = re.compile(r"(?i)\bthe (?:real |only |main )?(?:issue|problem|bug) (?:is|was)(?: that)?\b")
-_CONSEQUENCE = re.compile(r"(?i)(?:i|we) (?:need|have|must|'ll need) to\b|so\b|instead\b|the fix\b|"
-                         r"therefore\b|this means\b|which means\b")
+_DISCOVERY = re.compile(
+    r"(?i)\b(?:found it|found the (?:bug|issue|problem|cause)|turns out|it turned out|actually|that's why|"
+    r"this is why|which explains|explains (?:why|the)|so (?:we|i) don't need|(?:the )?(?:real )?"
+    r"(?:cause|culprit|reason) (?:is|was)|root cause|it's the|is expected|expected behaviou?r|by design|"
+    r"misleading|silently|the (?:real )?(?:issue|problem|bug) (?:is|was)|the fix is|fixed by|"
+    r"the trick is|the key is|needs? to be|has to be|must be)\b")
+_NEGATION = re.compile(r"(?i)\b(?:not|doesn't|does not|don't|isn't|aren't|can't|cannot|won't|never|"
+                       r"no longer|instead|rather than|only|without|missing)\b|\(not ")
+_BEHAVES = re.compile(r"(?i)\b(?:returns?|requires?|needs?|expects?|generates?|uses?|means|blocks?|"
+                      r"ignores?|removes?|deletes?|creates?|calls?|lives? in|reads?|writes?|overrides?|"
+                      r"defaults? to|triggers?|inherits?)\b")
+_STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:tests? )?pass(?:ed|es)?\b|"
+                     r"^compiles? clean")
+_HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
+_TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
+_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my)\b")
+_LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->\d+\b|:\d+\b")
+DISCOVERY_FLOOR = 3.0
+MAX_DISCOVERIES = 3
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
                        r"diagnosis|summary of (?:the )?(?:findings|issue|problem))\W*$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
@@ -82,7 +94,6 @@ _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potenti
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|not sure|guess)\b")
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
-MAX_CONCLUSIONS = 3
 
 
 @dataclass
@@ -430,32 +441,74 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts
 
 
-def conclusions(transcript: Iterable[Any], session_id: str) -> list[Draft]:
-    """What the agent concluded after investigating, when it names code (with the consequence
-    it drew in the next sentence, if it drew one)."""
-    drafts = []
-    for msg in transcript:
-        if msg.role != "assistant" or msg.sidechain or not msg.text:
+def discoveries(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """What the agent found out about the code: the few sentences of its prose that read most like a
+    finding (they name code, state how it behaves, often against expectation), said right after a
+    failure or right before the edit it motivated; one per message, at most MAX_DISCOVERIES per
+    session, each kept with the message it was said in."""
+    found: list[tuple[float, int, str, str]] = []
+    msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    after_failure = False
+    for n, msg in enumerate(msgs):
+        if msg.role == "tool_result":
+            after_failure = msg.is_error or _exit_failure(msg.text)
             continue
-        sentences = _sentences(msg.text)
-        for n, sentence in enumerate(sentences):
-            if len(sentence) < 30 or len(sentence) > 400 or sentence.endswith("?"):
-                continue
-            if not _CONCLUSION.search(sentence) or not _CODE.search(sentence):
-                continue
-            if _GENERIC_ISSUE.search(sentence) and not _CAUSAL.search(_GENERIC_ISSUE.sub("", sentence)):
-                continue  # "the issue is that the link is not there": a symptom, no cause
-            if _HEDGE.search(sentence) or _ACTION.match(sentence):
-                continue
-            text = " ".join(sentence.split())
-            follow = sentences[n + 1] if n + 1 < len(sentences) else ""
-            if _CONSEQUENCE.match(follow) and len(follow) < 300:
-                text += " " + " ".join(follow.split())
-            drafts.append(Draft(
-                kind="fact", title=_short(text, 200), body=f"The agent concluded: {text}",
-                confidence=0.6, importance=0.6, source="rule",
-                key=session_key(session_id, "conclusion", text.lower()), tags=["conclusion"]))
-    return drafts[-MAX_CONCLUSIONS:]
+        if msg.role != "assistant" or not msg.text:
+            continue
+        ahead = next((m for m in msgs[n:n + 4] if m.role == "assistant" and m.tool_uses), None)
+        before_edit = ahead is not None and any(u.name in EDIT_TOOLS for u in ahead.tool_uses)
+        best: tuple[float, str] | None = None
+        for sentence in _sentences(msg.text)[:10]:
+            sentence = " ".join(sentence.replace("**", "").split())
+            weight = _claim_weight(sentence, after_failure, before_edit)
+            if weight is not None and (best is None or weight > best[0]):
+                best = (weight, sentence)
+        if best is not None and best[0] >= DISCOVERY_FLOOR:
+            found.append((best[0], n, best[1], msg.text))
+    found.sort(key=lambda f: -f[0])
+    kept: list[tuple[float, int, str, str]] = []
+    for candidate in found:
+        words = set(re.findall(r"\w{3,}", candidate[2].lower()))
+        if any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
+            continue
+        kept.append(candidate)
+        if len(kept) == MAX_DISCOVERIES:
+            break
+    drafts = []
+    for _, _, sentence, text in sorted(kept, key=lambda k: k[1]):
+        said = " ".join(re.sub(r"```.*?(?:```|$)", " ", text, flags=re.DOTALL).replace("**", "").split())
+        drafts.append(Draft(
+            kind="fact", title=_short(sentence, 200), body=f"The agent found: {_short(said, 900)}",
+            confidence=0.6, importance=0.6, source="rule",
+            key=session_key(session_id, "discovery", sentence.lower()), tags=["discovery"]))
+    return drafts
+
+
+def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> float | None:
+    """How much a sentence reads like a finding about the code; None for what never is one (no
+    code named, a question, a hedge, a table row, a symptom without its cause)."""
+    if not 35 <= len(sentence) <= 400 or sentence.endswith(("?", ":")) or sentence.count("|") > 1:
+        return None
+    code = len(_CODE.findall(sentence))
+    if not code or _HEDGE.search(sentence) or _HEADING.match(sentence):
+        return None
+    if _GENERIC_ISSUE.search(sentence) and not _CAUSAL.search(_GENERIC_ISSUE.sub("", sentence)):
+        return None
+    weight = 0.7 * min(code, 3)
+    weight += 2.0 if _DISCOVERY.search(sentence) else 0.0
+    weight += 1.0 if _NEGATION.search(sentence) else 0.0
+    weight += 0.7 if _BEHAVES.search(sentence) else 0.0
+    weight += 1.2 if before_edit else 0.0
+    weight += 1.0 if after_failure else 0.0
+    if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence):
+        weight -= 2.5
+    if _STATUS.match(sentence):
+        weight -= 3.0
+    if _OWN_WORK.search(sentence):
+        weight -= 2.0  # about the agent's work in progress, not about the project
+    if _LINE_REF.search(sentence):
+        weight -= 1.5  # a spot in today's file: stale by the next edit
+    return weight
 
 
 def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:

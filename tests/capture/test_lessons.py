@@ -323,19 +323,62 @@ def test_a_rejection_reason_is_the_persons_decision_and_no_failure() -> None:
     assert not [d for d in Session().run("git commit -m x", asked, error=True).end() if d.kind == "decision"]
 
 
+def _discoveries(session: Session) -> list[Any]:
+    from graphmem.capture.lessons import discoveries
+    from graphmem.capture.transcript import parse_transcript
+
+    return discoveries(parse_transcript("\n".join(json.dumps(r) for r in session.records)), "s")
+
+
 @pytest.mark.parametrize(("sentence", "kept"), [
     ("The issue is that we can see the link is not appearing in the `HTML`.", False),
     ("This means the issue is in the `generate_session_html` function.", False),
     ("The root cause is that `generate_session_html` returns early when messages are empty.", True),
     ("The issue is that `uv tool install` reuses its cached build, so changes don't show up.", True),
 ])
-def test_a_conclusion_names_a_cause_not_a_symptom(sentence: str, kept: bool) -> None:
-    from graphmem.capture.lessons import conclusions
-    from graphmem.capture.transcript import parse_transcript
+def test_a_discovery_names_a_cause_not_a_symptom(sentence: str, kept: bool) -> None:
+    assert bool(_discoveries(Session().say(sentence))) == kept
 
-    session = Session().say(sentence)
-    found = conclusions(parse_transcript("\n".join(json.dumps(r) for r in session.records)), "s")
-    assert bool(found) == kept
+
+def test_the_finding_that_motivates_an_edit_is_kept_with_its_message() -> None:
+    # spotter 258c7280: the LiveView test fails to compile; the agent says why, then edits.
+    said = ("The `live/2` helper needs `Phoenix.ConnTest.get/2` imported. "
+            "I need to also import `Phoenix.ConnTest`.")
+    session = (Session()
+               .run("mix test test/spotter_web/live/session_live_test.exs",
+                    "** (CompileError) undefined function get/2", error=True)
+               .say(said)
+               .edit("test/spotter_web/live/session_live_test.exs", "import Phoenix.LiveViewTest",
+                     "import Phoenix.ConnTest\nimport Phoenix.LiveViewTest"))
+    [found] = _discoveries(session)
+    assert found.title == "The `live/2` helper needs `Phoenix.ConnTest.get/2` imported."
+    assert "import `Phoenix.ConnTest`" in found.body and found.kind == "fact"
+
+
+@pytest.mark.parametrize("said", [
+    "I need to add the `transcript_row_classes/3` helper and remove the now-unused `type_color/1`.",
+    "Task 2: TranscriptRenderer `message_id` normalization + JS TranscriptSelection hook",
+    "All 15 `SessionLive` tests pass now, and `mix credo --strict` is clean.",
+    "The `with_span` macro might not need `require OpenTelemetry.Tracer` after all.",
+])
+def test_plans_headings_status_and_guesses_are_no_discoveries(said: str) -> None:
+    session = Session().say(said).edit("lib/spotter_web/live/session_live.ex", "a", "b")
+    assert not _discoveries(session)
+
+
+def test_a_session_keeps_its_few_strongest_distinct_discoveries() -> None:
+    session = Session()
+    for n in range(6):
+        session.say(f"Found it: `load_messages_{n}` doesn't include `agent_id` in the map, so "
+                    f"subagent rows of kind {n} are dropped.")
+        session.say(f"The fixture `subagent_{n}.jsonl` actually has no `agent_id` fields, so its name "
+                    f"is misleading.")
+    session.say("`Config.runtime` reads `SECRET_KEY_BASE` only in prod.")
+    session.say("`mix.exs` lists `lazy_html` for tests.")
+    found = [d.title for d in _discoveries(session)]
+    assert len(found) == 3
+    assert sum("load_messages_" in t for t in found) == 1 and sum("subagent_" in t for t in found) == 1
+    assert any("SECRET_KEY_BASE" in t for t in found)
 
 
 def test_a_bug_in_a_file_the_agent_just_created_is_no_lesson() -> None:
@@ -443,3 +486,10 @@ def test_a_status_question_or_a_request_is_not_a_question_to_remember() -> None:
               .user("why are the integration tests taking so long now?")
               .say("Good question. Let me check which tests are missing `t.Parallel()`.").end())
     assert not [d for d in drafts if "answer" in d.tags]
+
+
+def test_a_session_that_did_and_learnt_nothing_leaves_no_summary() -> None:
+    # spotter 55604662: "Hey", a greeting back, and the session ended.
+    assert Session().user("Hey").say("Hey! What would you like to work on?").end() == []
+    kept = Session().user("Hey").run("mix test", "5 tests, 0 failures").end()
+    assert [d.kind for d in kept] == ["summary"]
