@@ -132,8 +132,8 @@ _PROBE_CODES: dict[int, type[GraphmemError]] = {
 
 
 def _fingerprint(path: Path) -> list[list[int] | None] | None:
-    """Size, mtime, ctime and inode of the database file and its WAL (None: no WAL); None when
-    they cannot be read."""
+    """Size and modification time (ns) of the database file and its WAL (None: no WAL); None when
+    they cannot be read. A copy that keeps both (`cp -a`, a backup restored) is the same file."""
     out: list[list[int] | None] = []
     for own in (path, path.with_name(path.name + ".wal")):
         try:
@@ -143,7 +143,7 @@ def _fingerprint(path: Path) -> list[list[int] | None] | None:
             continue
         except OSError:
             return None
-        out.append([info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino])
+        out.append([info.st_size, info.st_mtime_ns])
     return out
 
 

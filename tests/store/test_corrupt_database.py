@@ -182,16 +182,19 @@ def test_a_client_of_an_owner_that_cannot_open_the_store_gets_exit_5(
 def test_only_files_not_left_by_a_clean_close_are_probed(template: tuple[Path, Path],
                                                          tmp_path: Path) -> None:
     repo = template[0]
+    kept = tmp_path / "kept"
+    shutil.copytree(template[1], kept)  # keeps sizes and modification times, as `cp -a` does
     store = tmp_path / "store"
-    shutil.copytree(template[1], store)
+    shutil.copytree(template[1], store, copy_function=shutil.copyfile)  # new times
     audit = tmp_path / "probes.log"
 
-    def probes(*argv: str) -> int:
+    def probes(*argv: str, at: Path = store) -> int:
         audit.unlink(missing_ok=True)
-        assert run(repo, store, *argv, audit=audit).returncode == 0
+        assert run(repo, at, *argv, audit=audit).returncode == 0
         return len(audit.read_text().splitlines()) if audit.exists() else 0
 
-    assert probes("list") == 1  # a copy (another inode) is checked once
+    assert probes("list", at=kept) == 0  # the same bytes as a clean close left them
+    assert probes("list") == 1  # a copy with new times is checked once
     assert probes("stats") == 0  # as the last clean close left it: opened at once
     os.utime(store / "graph.kuzu")  # changed behind graphmem's back (a backup restored, say)
     assert probes("list") == 1
