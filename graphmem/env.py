@@ -108,6 +108,9 @@ VARIABLES: dict[str, Variable] = {v.key: v for v in (
        "and tail (at least 4096)", config=False),
     _V("inject_wait", float, 0.3, "seconds the prompt hook waits for the owner's answer",
        config=False),
+    _V("inject_cold_wait", float, 2.0, "seconds the prompt hook waits for an owner that is still "
+       "starting (one prompt right after a session starts, as in `claude -p`); 0: never",
+       config=False),
     _V("no_inject", bool, False, "the prompt hook adds nothing (and starts no owner)",
        config=False),
     _V("no_worker", bool, False, "hooks start no background `graphmem ingest` (and no owner)",

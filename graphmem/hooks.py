@@ -41,6 +41,7 @@ LOG_ROTATE_BYTES = 1024 * 1024
 FIELD_CAP = 2048
 MAX_DEPTH = 32  # deeper payload values are kept as a marker: nothing agents send nests so deep
 INJECT_WAIT = env.number("inject_wait")
+COLD_POLL = 0.05
 _OWN_FIELDS = frozenset({"event", "agent", "project", "branch", "id"})
 
 
@@ -268,12 +269,17 @@ def _emit(hook_event: str, text: str, agent: str) -> None:
 
 
 def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
-    """Print the memories that bear on the prompt, as a warm owner ranks them; if no owner is
-    running, start one for the next prompt and print nothing now."""
+    """Print the memories that bear on the prompt, as a warm owner ranks them. An owner still
+    starting is waited for up to GRAPHMEM_INJECT_COLD_WAIT; if none runs, one is started."""
     if env.flag("no_inject"):
         return
     from graphmem.errors import GraphmemError
-    from graphmem.owner.client import ask_running_owner, owner_running, spawn_owner_detached
+    from graphmem.owner.client import (
+        ask_running_owner,
+        owner_running,
+        owner_starting,
+        spawn_owner_detached,
+    )
     from graphmem.paths import work_tree
 
     data_dir = store_dir(project)
@@ -281,19 +287,33 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
         return
     tree = work_tree(event.cwd)
     checkout = str(tree) if tree else None
+    deadline = time.monotonic() + env.number("inject_cold_wait")
+    while True:
+        try:
+            status = ask_running_owner(data_dir, "ping", {}, project=str(project.root),
+                                       branch=project.branch, checkout=checkout, timeout=INJECT_WAIT)
+            if status.get("waiting"):
+                return  # others queue: the prompt is not kept waiting for them
+            if status.get("search_ready"):
+                break
+        except GraphmemError as exc:
+            running = owner_running(data_dir)
+            if running and "timed out" not in str(exc):  # a busy owner times out; this is a fault
+                log_problem(f"no context injected: {exc}", "user-prompt")
+                return
+            if not running and not owner_starting(data_dir):
+                spawn_owner_detached(data_dir, event.cwd or str(project.root))
+        coming = owner_starting(data_dir) or owner_running(data_dir)
+        if not coming or time.monotonic() + COLD_POLL > deadline:
+            return
+        time.sleep(COLD_POLL)
     try:
-        status = ask_running_owner(data_dir, "ping", {}, project=str(project.root),
-                                   branch=project.branch, checkout=checkout, timeout=INJECT_WAIT)
-        if not status.get("search_ready") or status.get("waiting"):
-            return  # still warming up, or others queue: the prompt is not kept waiting for it
         text = ask_running_owner(data_dir, "prompt_context",
                                  {"prompt": event.text[:4000], "session_id": event.session_id},
                                  project=str(project.root), branch=project.branch,
                                  checkout=checkout, timeout=INJECT_WAIT)
     except GraphmemError as exc:
-        if not owner_running(data_dir):
-            spawn_owner_detached(data_dir, event.cwd or str(project.root))
-        elif "timed out" not in str(exc):  # a busy owner is expected; anything else is a problem
+        if "timed out" not in str(exc):
             log_problem(f"no context injected: {exc}", "user-prompt")
         return
     if isinstance(text, str) and text.strip():

@@ -66,7 +66,9 @@ def test_a_cold_prompt_starts_an_owner_and_the_next_prompt_gets_the_memory(
         repo: Path, env: dict[str, str], store: Path) -> None:
     prompt = "commit and push the work on this branch"
     stop_owner(store)
-    assert hook(repo, env, "user-prompt", prompt=prompt) == ""
+    started = time.monotonic()
+    assert hook(repo, {**env, "GRAPHMEM_INJECT_COLD_WAIT": "0"}, "user-prompt", prompt=prompt) == ""
+    assert time.monotonic() - started < 5  # it did not wait for the owner it started
     wait_for(lambda: owner_running(store))
     said: list[str] = []
     wait_for(lambda: bool(said.append(hook(repo, env, "user-prompt", prompt=prompt)) or said[-1]), 90)
@@ -75,6 +77,20 @@ def test_a_cold_prompt_starts_an_owner_and_the_next_prompt_gets_the_memory(
     assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert "--set-upstream origin" in context and "build.js" not in context
     assert len(context) / 4 <= 300
+
+
+def test_the_prompt_right_after_a_session_start_waits_for_the_starting_owner(
+        repo: Path, env: dict[str, str], store: Path) -> None:
+    """`claude -p "..."`: SessionStart and the one prompt come back to back; the prompt waits
+    (boundedly) for the owner the session start launched instead of getting nothing."""
+    stop_owner(store)
+    warming = {k: v for k, v in env.items() if k != "GRAPHMEM_NO_WORKER"}
+    hook(repo, warming, "session-start", source="startup")
+    assert not owner_running(store) or not ask_running_owner(
+        store, "ping", {}, project="", branch="", checkout=None, timeout=5)["search_ready"]
+    said = hook(repo, {**env, "GRAPHMEM_INJECT_COLD_WAIT": "60"}, "user-prompt",
+                prompt="commit and push the work on this branch")
+    assert "--set-upstream origin" in json.loads(said)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_a_prompt_nothing_bears_on_adds_nothing(repo: Path, env: dict[str, str], store: Path) -> None:

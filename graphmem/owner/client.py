@@ -267,6 +267,11 @@ def spawn_owner_detached(data_dir: Path, cwd: str) -> None:
         pass  # without the marker a later hook may start a second owner, which then exits
 
 
+def owner_starting(data_dir: Path) -> bool:
+    """Whether a hook started an owner for this store moments ago that is still alive."""
+    return _starting(data_dir / "logs" / STARTING_NAME)
+
+
 def _starting(marker: Path) -> bool:
     """Whether the owner recorded in `marker` was started within STARTING_SECONDS and lives."""
     try:
