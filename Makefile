@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,st,ladybug]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,st,ladybug,postgres]'
 	touch $(STAMP)
 
 test: install

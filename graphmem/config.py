@@ -74,6 +74,7 @@ class Config(BaseModel):
     cwd: Path | None = _setting("cwd")
     project: str | None = _setting("project")
     engine: Literal["kuzu", "ladybug"] | None = _setting("engine")
+    database_url: str | None = _setting("database_url")
     brief_budget: int = _setting("brief_budget", ge=0)
     search_budget: int = _setting("search_budget", ge=0)
     inject_budget: int = _setting("inject_budget", ge=0)

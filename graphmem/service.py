@@ -110,7 +110,8 @@ class Memory:
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
         self.writer = Writer(self.dir, self.journal, guard=self._require_room,
-                             vector_model=self.embedder.model_id, engine=self.config.engine)
+                             vector_model=self.embedder.model_id, engine=self.config.engine,
+                             database_url=self.config.database_url)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:
@@ -910,6 +911,7 @@ class Memory:
         if not ids:
             return {"items": 0, "journal_records_rewritten": 0, "observations": 0}
         self._require_room()  # it rewrites the journal and the database
+        self.writer.require_rebuildable()
         own: list[str] = []
         evidence_refs: list[str] = []
         linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}

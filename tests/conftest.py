@@ -94,3 +94,37 @@ def stop_owner(home: Path, repo: Path) -> None:
     while owner_running(data_dir) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not owner_running(data_dir), "the owner did not stop"
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL with pgvector (the pgserver wheel) on 127.0.0.1 for the session; the
+    tests that need it skip, saying why, only when it cannot start on this platform."""
+    from tests.postgres_server import Cluster
+
+    try:
+        cluster = Cluster()
+    except RuntimeError as exc:
+        pytest.skip(f"PostgreSQL cannot start here: {exc}")
+    try:
+        yield cluster.url
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str, request: pytest.FixtureRequest):
+    """A fresh, empty database on the session's server (dropped after the test)."""
+    import re
+
+    import psycopg
+
+    from tests.postgres_server import database_url
+
+    name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:40] + f"_{os.getpid()}"
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield database_url(postgres_server, name)
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

@@ -15,6 +15,9 @@ PACKAGE = Path(graphmem.__file__).parent
 OWNERS = {
     "kuzu": {"store/kuzu.py"},
     "ladybug": {"store/kuzu.py"},
+    "psycopg": {"store/postgres.py"},
+    "pgvector": {"store/postgres.py"},
+    "pgserver": set(),
     "spacy": {"extract/text.py"},
     "tree_sitter": {"extract/code.py"},
     "sentence_transformers": {"embed.py"},
@@ -23,8 +26,8 @@ OWNERS = {
     "networkx": {"graph.py"},
     "matplotlib": {"graph.py"},
 }
-HOOK_PATH_FORBIDDEN = ("kuzu", "ladybug", "spacy", "torch", "sentence_transformers", "fastmcp", "tree_sitter",
-                       "pydantic", "numpy")
+HOOK_PATH_FORBIDDEN = ("kuzu", "ladybug", "psycopg", "pgvector", "spacy", "torch",
+                       "sentence_transformers", "fastmcp", "tree_sitter", "pydantic", "numpy")
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -109,14 +112,16 @@ def test_git_hook_updater_imports_no_service_layer() -> None:
 
 
 def test_every_journal_op_has_an_applier_in_every_engine() -> None:
-    from graphmem.store import ops
+    from graphmem.store import kuzu, ops, postgres
     from graphmem.store.hot import FOLLOW
-    from graphmem.store.kuzu import APPLIERS, KuzuStore
 
     declared = set(ops.OPS.values())
-    assert set(APPLIERS) == declared and set(FOLLOW) == declared
-    for name in APPLIERS.values():
-        assert callable(getattr(KuzuStore, name, None)), name
+    assert set(FOLLOW) == declared
+    for appliers, engine in ((kuzu.APPLIERS, kuzu.KuzuStore),
+                             (postgres.APPLIERS, postgres.PostgresStore)):
+        assert set(appliers) == declared, engine
+        for name in appliers.values():
+            assert callable(getattr(engine, name, None)), (engine, name)
 
 
 def test_only_the_writer_writes() -> None:
@@ -156,10 +161,11 @@ def _our_imports(path: Path) -> set[str]:
     return found
 
 
-def test_only_store_imports_the_engine_module() -> None:
+@pytest.mark.parametrize("engine", ["graphmem.store.kuzu", "graphmem.store.postgres"])
+def test_only_store_imports_the_engine_module(engine: str) -> None:
     outside = {str(p.relative_to(PACKAGE)) for p in MODULES
                if not str(p.relative_to(PACKAGE)).startswith("store/")
-               and "graphmem.store.kuzu" in _our_imports(p)}
+               and engine in _our_imports(p)}
     assert outside == set()
 
 
@@ -170,13 +176,15 @@ def test_capture_imports_neither_store_nor_retrieve() -> None:
     assert {k: v for k, v in bad.items() if v} == {}
 
 
-def test_the_store_protocol_is_what_the_engine_offers() -> None:
+def test_the_store_protocol_is_what_the_engines_offer() -> None:
     from graphmem.store.base import Store
     from graphmem.store.kuzu import KuzuStore
+    from graphmem.store.postgres import PostgresStore
 
     verbs = {n for n in vars(Store) if not n.startswith("_")}
-    missing = {n for n in verbs if not hasattr(KuzuStore, n)}
-    assert verbs and missing == set()
+    for engine in (KuzuStore, PostgresStore):
+        missing = {n for n in verbs if not hasattr(engine, n)}
+        assert verbs and missing == set(), engine
 
 
 def test_opening_a_store_loads_no_config(tmp_path) -> None:

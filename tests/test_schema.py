@@ -17,3 +17,11 @@ def test_json_schemas_match_models() -> None:
 def test_graph_ddl_copy_matches_packaged() -> None:
     shipped = ROOT / "graphmem" / "schema" / "graph.cypher"
     assert (ROOT / "schema" / "graph.cypher").read_text() == shipped.read_text()
+
+
+def test_postgres_migrations_copy_matches_packaged() -> None:
+    shipped = sorted((ROOT / "graphmem" / "schema" / "postgres").glob("*.sql"))
+    copies = sorted((ROOT / "schema" / "postgres").glob("*.sql"))
+    assert shipped and [p.name for p in copies] == [p.name for p in shipped]
+    for copy, packaged in zip(copies, shipped):
+        assert copy.read_text() == packaged.read_text(), copy.name

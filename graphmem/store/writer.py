@@ -14,6 +14,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
+from graphmem import env
 from graphmem.errors import (
     GraphmemError,
     IndexPending,
@@ -23,6 +24,7 @@ from graphmem.errors import (
 )
 from graphmem.paths import DB_NAME
 from graphmem.store import ops
+from graphmem.store.base import Store
 from graphmem.store.journal import Journal
 from graphmem.store.kuzu import KuzuStore, replace_database
 
@@ -35,25 +37,47 @@ class Writer:
     `guard` runs before every write and raises when it may not go ahead (no room, read-only);
     `actor` and `request` are recorded on each journal record (audit, a lost reply's fate)."""
 
-    store: KuzuStore  # set by open(), or during a rebuild the fresh file being filled
+    store: Store  # set by open(), or during a rebuild the fresh file being filled
 
     def __init__(self, directory: Path, journal: Journal, *,
                  guard: Callable[[], None] | None = None, vector_model: str | None = None,
-                 engine: str | None = None) -> None:
+                 engine: str | None = None, database_url: str | None = None) -> None:
         """`vector_model`: the graph's vector search sees only the vectors this model made;
-        `engine`: kuzu or ladybug (None: GRAPHMEM_ENGINE, else kuzu)."""
+        `engine`: kuzu or ladybug (None: GRAPHMEM_ENGINE, else kuzu); `database_url`: a
+        PostgreSQL server holds the store instead (None: GRAPHMEM_DATABASE_URL, else none)."""
         self.dir = directory
         self.journal = journal
         self.guard = guard
         self.vector_model = vector_model
         self.engine = engine
+        self.database_url = database_url or env.text("database_url") or None
         self.actor = "api"
         self.request: str | None = None
 
-    def open(self, read_only: bool = False, path: Path | None = None) -> KuzuStore:
-        self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
-                               vector_model=self.vector_model, engine=self.engine)
+    def open(self, read_only: bool = False, path: Path | None = None) -> Store:
+        """The store: the graph file (`path`, else the directory's), or the PostgreSQL server."""
+        if self.database_url is not None:
+            if path is not None:
+                self.require_rebuildable()
+            from graphmem.store.postgres import PostgresStore
+
+            self.store = PostgresStore(self.database_url, read_only=read_only,
+                                       vector_model=self.vector_model)
+        else:
+            self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
+                                   vector_model=self.vector_model, engine=self.engine)
         return self.store
+
+    def require_rebuildable(self) -> None:
+        """Raise unless the store can be rebuilt from the journal (a forget checks before it
+        changes anything)."""
+        if self.database_url is None:
+            return
+        from graphmem.store.postgres import shown
+
+        raise InvalidInput("rebuilding (graphmem rebuild, and forget, which rebuilds) works on the "
+                           "embedded graph file; this project's memory is on PostgreSQL "
+                           f"({shown(self.database_url)}), where it cannot run yet")
 
     def write(self, *changes: ops.Op) -> None:
         """Journal first (fsync), then the graph: a crash between them is healed by catch-up.
@@ -136,6 +160,7 @@ class Writer:
         on the fresh store before the swap (the service gives items without a vector one).
 
         Refuses to start without room for the new file; a failure leaves only the old one."""
+        self.require_rebuildable()
         db = self.dir / DB_NAME
         fresh = self.dir / (DB_NAME + ".new")
         remove_rebuild_files(self.dir)
@@ -158,6 +183,7 @@ class Writer:
     def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None) -> int:
         """Rewrite the journal and the graph without any trace of these ids; returns journal
         records dropped. A crash before the graph's rewrite is finished by the next catch-up."""
+        self.require_rebuildable()  # before the journal changes: it must match the store
         dropped = self.journal.scrub(ids)
         self.journal.append(ops.Compact(), by=self.actor)
         self.rebuild(fill)

@@ -3,6 +3,8 @@
 Kuzu and Ladybug cannot share a process (both register the same native types), so this module
 runs on the engine GRAPHMEM_ENGINE selects (kuzu by default), and `test_contract_on_other_engines`
 runs it again in a child process for each other installed engine: one `pytest` covers them all.
+Each contract test also runs on PostgreSQL (a real server from the pgserver wheel, a fresh
+database per test).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from graphmem import Config
 from graphmem.errors import GraphmemError, InvalidInput, StoreCorrupt, StoreUnavailable
 from graphmem.store import kuzu as kz
 from graphmem.store import ops
-from graphmem.store.base import ItemFilter
+from graphmem.store.base import ItemFilter, Store
 from graphmem.store.kuzu import ENGINES, KuzuStore, default_engine
+from graphmem.store.postgres import PostgresStore
 from graphmem.store.schema import ITEM_COLUMNS, LINK_TABLES
 
 ENGINE = default_engine()
@@ -45,15 +48,23 @@ def vector_rows(*ids: int) -> list[dict]:
     return [{"id": f"i{i}", "vec": unit(i), "model": "m", "text_hash": f"h{i}"} for i in ids]
 
 
+@pytest.fixture(params=[ENGINE, "postgres"])
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
 @pytest.fixture
-def store(tmp_path: Path):
-    s = KuzuStore(tmp_path / "g.kuzu", engine=ENGINE)
+def store(engine: str, tmp_path: Path, request: pytest.FixtureRequest):
+    if engine == "postgres":
+        s: Store = PostgresStore(request.getfixturevalue("postgres_url"))
+    else:
+        s = KuzuStore(tmp_path / "g.kuzu", engine=engine)
     yield s
     s.close()
 
 
 @pytest.fixture
-def linked(store: KuzuStore) -> KuzuStore:
+def linked(store: Store) -> Store:
     """Two items of project p and one of q, code entities, observations and every link kind."""
     store.apply(ops.PutItems([item(1), item(2, kind="pitfall"), item(3, "q")]))
     store.apply(ops.PutEntities([
@@ -90,14 +101,14 @@ def linked(store: KuzuStore) -> KuzuStore:
 
 
 # ----- items ------------------------------------------------------------------------------------
-def test_schema_version_and_applied_seq(store: KuzuStore) -> None:
-    assert store.engine == ENGINE
+def test_schema_version_and_applied_seq(store: Store, engine: str) -> None:
+    assert store.engine == engine
     assert store.schema_version == 1 and store.applied_seq == 0
     store.apply(ops.PutItems([item(1)]), seq=7)
     assert store.applied_seq == 7
 
 
-def test_items_round_trip_every_column(store: KuzuStore) -> None:
+def test_items_round_trip_every_column(store: Store) -> None:
     full = {**item(1), "branch": "main", "kind": "decision", "tags": ["a", "b"], "importance": 0.9,
             "confidence": 0.4, "verified": True, "source": "user", "hit_count": 3,
             "updated_at": 2.0, "last_used_at": 3.0, "expire_at": 4.0, "pinned": True,
@@ -108,7 +119,7 @@ def test_items_round_trip_every_column(store: KuzuStore) -> None:
     assert bare == {**ITEM_COLUMNS, "id": "bare"}
 
 
-def test_item_reads_and_writes(store: KuzuStore) -> None:
+def test_item_reads_and_writes(store: Store) -> None:
     store.apply(ops.PutItems([item(1), item(2, kind="pitfall"), item(3, "q")]))
     assert [r["id"] for r in store.get_items(["i2", "i1", "nope"])] == ["i2", "i1"]
     assert [r["id"] for r in store.get_items([f"i{n}" for n in (3, 2, 1)] * 20)][:3] == \
@@ -137,7 +148,7 @@ def test_item_reads_and_writes(store: KuzuStore) -> None:
     assert store.get_items(["i1"]) == [] and store.counts()["Item"] == 2
 
 
-def test_failed_op_rolls_back_whole(store: KuzuStore) -> None:
+def test_failed_op_rolls_back_whole(store: Store) -> None:
     with pytest.raises(InvalidInput):
         store.apply(ops.UpdateItems(["i1"], {"nope": 1}))
     store.apply(ops.PutItems([item(1)]))
@@ -151,7 +162,7 @@ def test_failed_op_rolls_back_whole(store: KuzuStore) -> None:
 
 
 # ----- vectors and the retrieval mirror -----------------------------------------------------------
-def test_vectors_and_mirror_search(store: KuzuStore) -> None:
+def test_vectors_and_mirror_search(store: Store) -> None:
     store.apply(ops.PutItems([item(1, words="proxy timeout"),
                                              item(2, words="cookie jar"),
                                              item(3, "q", words="proxy timeout"),
@@ -170,18 +181,20 @@ def test_vectors_and_mirror_search(store: KuzuStore) -> None:
     assert store.visible_ids(["i3", "i2", "i1"], ItemFilter(project="p")) == ["i2", "i1"]
     rows = store.item_rows(["i1", "nope"])
     assert set(rows) == {"i1"} and rows["i1"]["title"] == "item 1"
-    # The mirror follows writes, and a fresh mirror (built from the graph) agrees with it.
+    # The mirror follows writes, and a fresh mirror (built from the graph) agrees with it (on
+    # PostgreSQL there is no mirror: both searches are queries, and must agree too).
     store.apply(ops.PutVectors([{**vector_rows(2)[0], "vec": unit(1)}]))
     store.apply(ops.DeleteItems(["i1"]))
     followed = store.vector_search(unit(1), 5, ItemFilter())
-    store._hot = None
+    if isinstance(store, KuzuStore):
+        store._hot = None
     rebuilt = store.vector_search(unit(1), 5, ItemFilter())
     assert [i for i, _ in rebuilt] == [i for i, _ in followed]
     assert [s for _, s in rebuilt] == pytest.approx([s for _, s in followed])
     assert followed[0][0] == "i2" and store.counts()["ItemVector"] == 2
 
 
-def test_bulk_vectors(store: KuzuStore) -> None:
+def test_bulk_vectors(store: Store) -> None:
     n = 1500
     store.apply(ops.PutItems([item(i) for i in range(n)]))
     store.apply(ops.PutVectors(vector_rows(*range(n))))
@@ -190,7 +203,7 @@ def test_bulk_vectors(store: KuzuStore) -> None:
 
 
 # ----- entities, links, observations ------------------------------------------------------------
-def test_entities(linked: KuzuStore) -> None:
+def test_entities(linked: Store) -> None:
     assert [e["id"] for e in linked.get_entities(["file:b.py", "nope", "file:a.py"])] == \
         ["file:b.py", "file:a.py"]
     assert [e["id"] for e in linked.find_entities(path_suffixes=["a.py"], kinds=["file"])] == \
@@ -203,7 +216,7 @@ def test_entities(linked: KuzuStore) -> None:
     assert linked.find_entities(path_suffixes=["b.py"]) == []
 
 
-def test_links(linked: KuzuStore) -> None:
+def test_links(linked: Store) -> None:
     counts = linked.counts()
     assert {t: counts[t] for t in LINK_TABLES} == {
         "MENTIONS": 4, "ANCHORED_TO": 1, "DEFINED_IN": 1, "CONTAINS": 1, "IMPORTS": 1,
@@ -234,7 +247,7 @@ def test_links(linked: KuzuStore) -> None:
         linked.apply(ops.PutLinks("LIKES", []))
 
 
-def test_observations(linked: KuzuStore) -> None:
+def test_observations(linked: Store) -> None:
     first, second = linked.item_observations("i1")
     assert (first["id"], first["tool_input"], first["files"]) == ("o1", {"path": "src/a.py"},
                                                                    ["src/a.py"])
@@ -247,7 +260,7 @@ def test_observations(linked: KuzuStore) -> None:
     assert [o["id"] for o in linked.item_observations("i1")] == ["o2"]
 
 
-def test_anchors_and_staleness_queries(linked: KuzuStore) -> None:
+def test_anchors_and_staleness_queries(linked: Store) -> None:
     assert linked.anchors() == linked.anchors(["i1"]) == [
         {"item": "i1", "entity": "file:a.py", "kind": "file", "path": "src/a.py", "qualname": "",
          "hash": "ha", "commit": "c1", "status": "active"}]
@@ -264,7 +277,7 @@ def test_anchors_and_staleness_queries(linked: KuzuStore) -> None:
         {"item": "i2", "entity": "file:b.py", "weight": 0.5, "surface": "b.py"}]
 
 
-def test_project_counts_export_and_graph_rows(linked: KuzuStore) -> None:
+def test_project_counts_export_and_graph_rows(linked: Store) -> None:
     linked.apply(ops.PutVectors(vector_rows(1, 3)))
     assert linked.project_counts("p") == {
         "entities": 4, "observations": 3, "vectors": 1,
@@ -341,7 +354,7 @@ def test_contract_on_other_engines(other: str) -> None:
         pytest.skip(f"engine {other!r} is not installed")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k",
-         "not on_other_engines and not files_of_another_engine", __file__],
+         "not on_other_engines and not files_of_another_engine and not postgres", __file__],
         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "GRAPHMEM_ENGINE": other},
         timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -1,0 +1,168 @@
+"""What the PostgreSQL store does beyond the contract: migrations, the op log, the columns row-level
+security will key on, search inside the database, and a server that drops or refuses us."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+import psycopg
+import pytest
+
+from graphmem.errors import GraphmemError, StoreUnavailable
+from graphmem.store import ops
+from graphmem.store.base import ItemFilter
+from graphmem.store.postgres import BULK_VECTORS, PostgresStore, migrations
+from tests.store.test_contract import item, unit, vector_rows
+
+
+@pytest.fixture
+def store(postgres_url: str):
+    s = PostgresStore(postgres_url)
+    yield s
+    s.close()
+
+
+def test_migrations_are_numbered_and_recorded_once(postgres_url: str) -> None:
+    opened: list[PostgresStore] = []
+    errors: list[BaseException] = []
+
+    def open_store() -> None:
+        try:
+            opened.append(PostgresStore(postgres_url))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(3)]  # first opens at once
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(opened) == 3
+    try:
+        rows = opened[0]._rows("SELECT version, name FROM schema_migrations ORDER BY version")
+        assert [(r["version"], r["name"]) for r in rows] == [(n, name) for n, name, _ in migrations()]
+        assert rows[0] == {"version": 1, "name": "init"}
+        assert all(s.schema_version == len(rows) for s in opened)
+    finally:
+        for s in opened:
+            s.close()
+
+
+def test_op_log_holds_every_applied_op_with_its_journal_seq(store: PostgresStore) -> None:
+    written = [ops.PutItems([item(1), item(2)]), ops.PutVectors(vector_rows(1)),
+               ops.PutLinks("SUPERSEDES", [{"source": "i2", "target": "i1", "at": 3.0}]),
+               ops.DeleteItems(["i2"])]
+    for seq, op in enumerate(written, start=10):
+        store.apply(op, seq=seq)
+    with pytest.raises(GraphmemError):  # refused whole: no row in the log either
+        store.apply(ops.PutVectors(vector_rows(1) * 2), seq=99)
+    log = store._rows("SELECT journal_seq, op, record FROM op_log ORDER BY seq")
+    assert [(r["journal_seq"], r["op"]) for r in log] == [
+        (10, "put_items"), (11, "put_vectors"), (12, "put_links"), (13, "delete_items")]
+    assert [ops.decode(r["record"]) for r in log] == written  # the log replays as it was written
+    assert store.applied_seq == 13
+
+
+def test_items_record_author_and_visibility(store: PostgresStore) -> None:
+    store.apply(ops.PutItems([item(1)]))
+    row = store._rows("SELECT author, visibility, current_user AS me FROM items")[0]
+    assert (row["author"], row["visibility"]) == (row["me"], "team")
+    with pytest.raises(GraphmemError, match="visibility"):
+        store._exec("UPDATE items SET visibility = 'everyone'")
+
+
+def test_keyword_search_any_word_best_first(store: PostgresStore) -> None:
+    store.apply(ops.PutItems([
+        item(1, words="proxy timeout after E0425 on port 8080"),
+        item(2, words="proxy settings"),
+        item(3, words="o'reilly wrote C:\\temp\\proxy.log"),
+        item(4, words="cookie jar")]))
+    found = store.keyword_search("why does the proxy time out with E0425", 5, ItemFilter())
+    assert found[0][0] == "i1" and {i for i, _ in found} == {"i1", "i2", "i3"}
+    assert all(a >= b > 0 for (_, a), (_, b) in itertools.pairwise(found))
+    assert [i for i, _ in store.keyword_search("8080", 5, ItemFilter())] == ["i1"]
+    assert [i for i, _ in store.keyword_search("o'reilly \\temp", 5, ItemFilter())] == ["i3"]
+    assert store.keyword_search("the and of", 5, ItemFilter()) == []
+    everywhere = dict(store.keyword_search("proxy", 5, ItemFilter()))
+    assert set(everywhere) == {"i1", "i2", "i3"}  # proxy.log holds the word too
+    assert store.keyword_search("proxy", 5, ItemFilter(ids=("i2",))) == [("i2", everywhere["i2"])]
+    weights = store.term_weights("proxy cookie zebra")
+    assert list(weights) == ["proxi", "cooki", "zebra"]  # in the text's order
+    assert weights["zebra"] > weights["cooki"] > weights["proxi"]  # rarer words weigh more
+
+
+def test_vector_search_on_the_index_and_exactly_under_a_narrow_filter(
+        store: PostgresStore) -> None:
+    many = BULK_VECTORS + 200
+    store.apply(ops.PutItems([item(i, "big") for i in range(many)]
+                             + [item(i, "small") for i in range(many, many + 3)]))
+    store.apply(ops.PutVectors(vector_rows(*range(many + 3))))
+    assert store._rows("SELECT indexname FROM pg_indexes WHERE tablename = 'item_vectors' "
+                       "AND indexdef LIKE '%%hnsw%%'") == [{"indexname": "item_vectors_hnsw"}]
+    store._exec("ANALYZE")
+    query, params = store._nearest(unit(5), 10, ItemFilter(project="big"))
+    plan = "\n".join(r["QUERY PLAN"] for r in store._rows("EXPLAIN " + query, params))
+    assert "item_vectors_hnsw" in plan
+    assert store.vector_search(unit(5), 1, ItemFilter(project="big")) == [
+        ("i5", pytest.approx(1.0, abs=1e-5))]
+    small = store.vector_search(unit(7), 3, ItemFilter(project="small"))
+    assert sorted(i for i, _ in small) == [f"i{n}" for n in range(many, many + 3)]
+    query = np.asarray(unit(7))
+    expected = sorted(((float(np.dot(query, unit(n))), f"i{n}") for n in range(many, many + 3)),
+                      reverse=True)
+    assert [i for _, i in expected] == [i for i, _ in small]
+    assert [s for s, _ in expected] == pytest.approx([s for _, s in small], abs=1e-5)
+
+
+def test_a_failed_bulk_vector_write_keeps_the_index(store: PostgresStore) -> None:
+    store.apply(ops.PutItems([item(i) for i in range(BULK_VECTORS)]))
+    with pytest.raises(GraphmemError):
+        store.apply(ops.PutVectors(vector_rows(*range(BULK_VECTORS)) + vector_rows(0)))
+    assert store.counts()["ItemVector"] == 0
+    assert store._rows("SELECT indexname FROM pg_indexes WHERE indexname = 'item_vectors_hnsw'")
+
+
+def test_vector_search_sees_only_the_configured_models_vectors(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, vector_model="m2")
+    try:
+        store.apply(ops.PutItems([item(1), item(2)]))
+        store.apply(ops.PutVectors([*vector_rows(1), {**vector_rows(2)[0], "model": "m2"}]))
+        assert [i for i, _ in store.vector_search(unit(1), 5, ItemFilter())] == ["i2"]
+        assert store.vectors_not_of("m2") == {"i1": "m"}
+    finally:
+        store.close()
+
+
+def test_read_only(postgres_url: str) -> None:
+    with pytest.raises(StoreUnavailable, match="no graphmem schema"):
+        PostgresStore(postgres_url, read_only=True)
+    writer = PostgresStore(postgres_url)
+    writer.apply(ops.PutItems([item(1)]), seq=1)
+    reader = PostgresStore(postgres_url, read_only=True)
+    try:
+        assert [r["id"] for r in reader.get_items(["i1"])] == ["i1"] and reader.applied_seq == 1
+        with pytest.raises(StoreUnavailable, match="read-only"):
+            reader.apply(ops.PutItems([item(2)]))
+        with pytest.raises(StoreUnavailable, match="read-only"):
+            reader._exec("DELETE FROM items")
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_a_dropped_connection_is_opened_again(store: PostgresStore, postgres_server: str) -> None:
+    store.apply(ops.PutItems([item(1)]))
+    pid = store._rows("SELECT pg_backend_pid() AS pid")[0]["pid"]
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreUnavailable):  # the query the drop cut off
+        store.get_items(["i1"])
+    assert [r["id"] for r in store.get_items(["i1"])] == ["i1"]
+
+
+def test_an_unreachable_server_is_store_unavailable() -> None:
+    with pytest.raises(StoreUnavailable, match="unavailable") as caught:
+        PostgresStore("postgresql://someone:s3cret@127.0.0.1:1/graphmem?connect_timeout=2")
+    assert "s3cret" not in str(caught.value) and "someone@127.0.0.1" in str(caught.value)
