@@ -1413,6 +1413,11 @@ def _sentences(text: str) -> Iterable[str]:
                     yield sub
 
 
+_REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|change|diff|file|output|"
+                       r"message|docs?|readme)) (?:has|have|had|says|said|reads|shows|contains|wrote|"
+                       r"added)\s*:|:\s*(?:#|//)")
+
+
 def _statement(sentence: str) -> tuple[str, str] | None:
     """(kind, text) for a sentence that states a durable fact, or None."""
     s = _FILLER.sub("", sentence).strip(" ,")
@@ -1422,6 +1427,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return None  # a question (an emoji may follow it), or a quoted comment or heading
     if re.match(r"(?i)i (?:saw|see|noticed|notice|think|wonder|guess|found)\b", s):
         return None  # an observation or a musing, not a rule the person sets
+    if _REPORTED.search(s):
+        return None  # what the code or the agent says, quoted for the agent to look at
     if m := _TASK_PREFIX.match(s):
         return "task", m.group(1)
     if m := _FACT_PREFIX.match(s):

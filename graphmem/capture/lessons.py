@@ -476,9 +476,13 @@ def discoveries(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             break
     drafts = []
     for _, _, sentence, text in sorted(kept, key=lambda k: k[1]):
-        said = " ".join(re.sub(r"```.*?(?:```|$)", " ", text, flags=re.DOTALL).replace("**", "").split())
+        # The rest of the message, a sentence a line: what the prompt hook picks from.
+        rest = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
+        rest = [s for s in rest if s != sentence and len(s) > 3]
+        while len("\n".join(rest)) > 900:
+            rest.pop()
         drafts.append(Draft(
-            kind="fact", title=_short(sentence, 200), body=f"The agent found: {_short(said, 900)}",
+            kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence,
             confidence=0.6, importance=0.6, source="rule",
             key=session_key(session_id, "discovery", sentence.lower()), tags=["discovery"]))
     return drafts

@@ -411,6 +411,16 @@ def test_a_rejection_that_directs_nothing_is_no_decision() -> None:
     assert not [d for d in Session().run("gh pr create", said, error=True).end() if d.kind == "decision"]
 
 
+def test_a_quoted_comment_inside_a_prompt_is_not_the_persons_but_the_correction_is() -> None:
+    # entire-cli f6833005, verbatim: the person quotes the agent's comment, then corrects it.
+    prompt = ("Looking at the changes you did, it has: # Note: .entire is in .gitignore so we don't "
+              "commit it\nwhich remove `git add .entire` but that is not correct, we don't gitignore "
+              "the whole entire folder, especially .entire/settings.json should be commited")
+    said = [d.title for d in Session().user(prompt).run("go test ./...", "ok").end() if d.source == "user"]
+    assert not [t for t in said if "in .gitignore so we don't commit" in t]
+    assert [t for t in said if "settings.json should be commited" in t]
+
+
 @pytest.mark.parametrize("prompt", [
     "should we dry-run by default? what should we name the inverse flag? 🤔",
     "Looking at the changes you did, it has:\n# Note: .entire is in .gitignore so we don't commit it",
