@@ -39,7 +39,7 @@ __all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "us
 COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
                            "run_terminal_cmd", "execute_command"})
 NOT_A_FAILURE = re.compile(
-    r"<tool_use_error>|The user doesn't want to proceed|user (?:rejected|denied|declined)|"
+    r"<tool_use_error>|The user doesn't want to (?:proceed|take this action)|user (?:rejected|denied|declined)|"
     r"reason for the rejection|the user said:|"
     r"\[Request interrupted|Permission to use \S+ has been denied|was blocked by|"
     r"Sibling tool call errored|operation was aborted|Command timed out|"

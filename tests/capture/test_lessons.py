@@ -503,3 +503,11 @@ def test_a_session_that_did_and_learnt_nothing_leaves_no_summary() -> None:
     assert Session().user("Hey").say("Hey! What would you like to work on?").end() == []
     kept = Session().user("Hey").run("mix test", "5 tests, 0 failures").end()
     assert [d.kind for d in kept] == ["summary"]
+
+
+def test_a_call_stopped_without_a_word_is_neither_a_failure_nor_a_decision() -> None:
+    # claude-code-log 7acd37a8 (unlabelled set), verbatim: the harness's text, not the person's.
+    stopped = ("The user doesn't want to take this action right now. STOP what you are doing and wait "
+               "for the user to tell you how to proceed.")
+    drafts = Session().run("pnpm dev", stopped, error=True).end()
+    assert not [d for d in drafts if d.kind in ("decision", "pitfall", "task")]
