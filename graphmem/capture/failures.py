@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Signature", "mask", "signature"]
+__all__ = ["LintFinding", "Signature", "lint_findings", "mask", "signature"]
 
 _NOISE = re.compile(r"^\s*(?:Exit code -?\d+|warning:|hint:|Compiling \d+|Generated \S+ app|"
                     r"Running ExUnit|Getting extensions|Running setup|==> |\.+\s*$|$)", re.IGNORECASE)
@@ -80,6 +80,61 @@ def signature(output: str) -> Signature | None:
         if _GENERIC.search(line):
             return Signature("", _short(line.strip()), frame)
     return Signature("", _short(lines[0].strip()), frame)
+
+
+@dataclass(frozen=True)
+class LintFinding:
+    """One complaint of a linter or type checker: where, which rule, what it said."""
+
+    path: str
+    line: int
+    rule: str
+    message: str
+
+
+_FINDING = [
+    # golangci-lint, staticcheck via it: `a.go:9:13: G304: Potential file inclusion (gosec)`
+    re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+)(?::\d+)?: (?P<message>.+?) \((?P<rule>[a-z][\w-]*)\)$"),
+    # mypy: `a.py:3: error: Incompatible types  [arg-type]`
+    re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+)(?::\d+)?: error: (?P<message>.+?)\s+\[(?P<rule>[a-z][\w-]*)\]$"),
+    # ruff, flake8, pylint: `a.py:1:1: F401 `os` imported but unused`
+    re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+):\d+: (?P<rule>[A-Z]{1,3}\d{3,4}) (?P<message>.+)$"),
+    # tsc: `src/a.ts(3,7): error TS2322: Type 'x' is not assignable`
+    re.compile(r"^(?P<path>\S+?\.\w+)\((?P<line>\d+),\d+\): error (?P<rule>TS\d+): (?P<message>.+)$"),
+    # pyright: `/src/a.py:3:7 - error: Type of "x" is unknown (reportUnknownVariableType)`, the rule
+    # sometimes on the next line
+    re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+):\d+ - error: (?P<message>.+?)(?: \((?P<rule>report\w+)\))?$"),
+    # Dialyzer through mix: `lib/a.ex:12:call_without_opaque`
+    re.compile(r"^(?P<path>\S+?\.exs?):(?P<line>\d+):(?:\d+:)?(?P<rule>[a-z]+(?:_[a-z]+)+)(?P<message>)$"),
+]
+
+
+_RELAY = re.compile(r"^\[[\w/.-]+\]\s+\|\s+")
+
+
+def lint_findings(output: str) -> list[LintFinding]:
+    """The linter and type-checker complaints a command printed, in order."""
+    found = []
+    # Output relayed by a runner keeps its prefix (`[CI/test]   |   a.py:3:7 - error: …`).
+    lines = [_RELAY.sub("", line.strip()) for line in output[-60000:].splitlines()]
+    for n, line in enumerate(lines):
+        for pattern in _FINDING:
+            match = pattern.match(line)
+            if match:
+                message = match["message"]
+                if not message:  # Dialyzer: `a.ex:9:pattern_match`, its text on the next line
+                    after = lines[n + 1] if n + 1 < len(lines) else ""
+                    if after.startswith(f"{match['path']}:{match['line']}:") and ": " in after:
+                        after = after.split(": ", 1)[1]
+                    elif any(p.match(after) for p in _FINDING) or not re.match(r"[A-Z][a-z]+ ", after):
+                        after = ""
+                    message = after or match["rule"].replace("_", " ")
+                rule = match["rule"] or next(iter(re.findall(r"\((report\w+)\)$", lines[n + 1])), "") \
+                    if n + 1 < len(lines) else match["rule"]
+                if rule:
+                    found.append(LintFinding(match["path"], int(match["line"]), rule, _short(message)))
+                break
+    return found
 
 
 def _type_name(kind: str) -> str:

@@ -32,9 +32,9 @@ from graphmem.capture.compress import (
 )
 from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import uniq as _uniq
-from graphmem.capture.failures import signature
+from graphmem.capture.failures import lint_findings, signature
 
-__all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "user_answers"]
+__all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "lint_lessons", "user_answers"]
 
 COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
                            "run_terminal_cmd", "execute_command"})
@@ -81,6 +81,7 @@ _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->\d+\b|:\d+\b")
 DISCOVERY_FLOOR = 3.0
 MAX_DISCOVERIES = 3
+MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
                        r"diagnosis|summary of (?:the )?(?:findings|issue|problem))\W*$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
@@ -298,6 +299,82 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
                      and equivalent(c.command, lesson.call.command)]
             lesson.verified = bool(after) and not after[-1].failed
     return lessons
+
+
+def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
+    """What a linter or type checker demanded and how the session satisfied it: per rule of a
+    failed check that an equivalent later run passed, the agent's words naming the rule (else
+    the lines its edit of the flagged file added). A rule with neither is left out."""
+    calls, prose = _walk(transcript, rel)
+    drafts: dict[str, Draft] = {}
+    for n, call in enumerate(calls):
+        cmd = call.command
+        if cmd is None or not call.failed or not cmd.exe:
+            continue
+        complaints = lint_findings(call.result)
+        passed = next((c for c in calls[n + 1:] if c.command is not None and not c.failed and c.answered
+                       and equivalent(c.command, cmd)), None)
+        if not complaints or passed is None:
+            continue
+        said = [(at, text) for at, text in prose if call.pos < at <= passed.pos]
+        edits = [c for c in calls[n + 1:] if c.pos < passed.pos and c.tool in EDIT_TOOLS
+                 and c.answered and not _errored(c)]
+        by_rule: dict[str, list[Any]] = {}
+        for finding in complaints:
+            by_rule.setdefault(finding.rule, []).append(finding)
+        for rule, seen in by_rule.items():
+            key = session_key("", "lint", f"{cmd.family}\x1f{rule}")
+            if key in drafts or len(drafts) >= MAX_LINT_LESSONS:
+                continue
+            finding = seen[0]
+            how, at = _naming(said, rule)
+            after = [e for e in edits if e.pos >= at]
+            added = _uniq(line for f in seen for line in _added_lines(after, f.path, rel))[:4]
+            if not how and not added:
+                continue
+            messages = _uniq(f.message for f in seen)[:3]
+            tool = _short(" ".join(cmd.raw.split()), 60)
+            title = f"`{tool}` flags {rule}: {_short('; '.join(messages), 90)}"
+            body = [f"{f.path}:{f.line}: {f.message} ({rule})" for f in seen[:3]]
+            if how:
+                body.append(f"Fixed: {how}")
+                title += f"; {_short(how, 90)}"
+            if added:
+                body.append("The edit added: " + " | ".join(added))
+            body.append(f"Then `{_short(passed.command.raw if passed.command else tool, 120)}` passed.")
+            drafts[key] = Draft(
+                kind="pitfall", title=_short(title, 200), body="\n".join(body),
+                files=_uniq(rel(f.path) for f in seen)[:6], confidence=0.75, importance=0.65,
+                source="rule", key=key, tags=_uniq(["lint", rule, cmd.exe]))
+    return list(drafts.values())
+
+
+def _naming(said: list[tuple[int, str]], rule: str) -> tuple[str, int]:
+    """The agent's first words that name the rule (without its "let me"; with the next sentence
+    when they are only "fix the X error"), and where it said them."""
+    word = re.compile(rf"(?<![\w-]){re.escape(rule)}(?![\w-])", re.IGNORECASE)
+    for at, text in said:
+        sentences = _sentences(text)
+        for n, sentence in enumerate(sentences):
+            if not word.search(sentence) or len(sentence) < 20 or sentence.endswith("?"):
+                continue
+            sentence = re.sub(r"(?i)^(?:now,? |next,? |first,? )?(?:let me|let's|i'll|i will)\s+", "", sentence)
+            if len(sentence.split()) < 8 and n + 1 < len(sentences):
+                sentence += " " + sentences[n + 1]
+            return " ".join(sentence.replace("**", "").split()), at
+    return "", 0
+
+
+def _added_lines(edits: list[_Call], path: str, rel: Callable[[str], str]) -> list[str]:
+    """Up to three lines the first edit of `path` added (what the fix looked like)."""
+    for edit in edits:
+        if not any(f == rel(path) or f.endswith("/" + path) for f in files_of(edit, rel)):
+            continue
+        old = set((edit.input.get("old_string") or "").splitlines())
+        new = edit.input.get("new_string") or edit.input.get("content") or ""
+        lines = [" ".join(ln.split()) for ln in str(new).splitlines() if ln.strip() and ln not in old]
+        return [_short(ln, 100) for ln in lines[:3]]
+    return []
 
 
 def _errored(call: _Call) -> bool:

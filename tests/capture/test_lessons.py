@@ -511,3 +511,35 @@ def test_a_call_stopped_without_a_word_is_neither_a_failure_nor_a_decision() -> 
                "for the user to tell you how to proceed.")
     drafts = Session().run("pnpm dev", stopped, error=True).end()
     assert not [d for d in drafts if d.kind in ("decision", "pitfall", "task")]
+
+
+def test_each_linter_rule_a_run_demanded_is_kept_with_how_it_was_satisfied() -> None:
+    # entire-cli b9bdbf44, the lint output and the agent's words verbatim (shortened).
+    from tests.capture.test_failures import GOLANGCI
+
+    session = (Session()
+               .run("mise run lint", GOLANGCI, error=True)
+               .say("Now let me fix the goconst errors by using the existing constants from transcript.go. "
+                    "Since they're in the same package, I can use them directly.")
+               .edit("cmd/entire/cli/hooks_opencode_transcript.go", 'if line.Info.Role == "user" {',
+                     "if line.Info.Role == transcriptTypeUser {")
+               .say("Now let me fix the maintidx error by refactoring `handleOpencodeStop()` into smaller "
+                    "helper functions.")
+               .edit("cmd/entire/cli/hooks_opencode_handlers.go", "func handleOpencodeStop() error {",
+                     "func handleOpencodeStop() error {\n\tinput, err := parseOpencodeStopInput()")
+               .run("mise run lint", "0 issues."))
+    lint = {d.tags[1]: d for d in session.end() if "lint" in d.tags}
+    assert set(lint) == {"goconst", "maintidx"}
+    assert "refactoring `handleOpencodeStop()` into smaller helper functions" in lint["maintidx"].body
+    assert lint["maintidx"].title.startswith("`mise run lint` flags maintidx: Function name: handleOpencodeStop")
+    assert "parseOpencodeStopInput" in lint["maintidx"].body  # what the edit after those words added
+    assert "transcriptTypeUser" in lint["goconst"].body
+    assert all(d.kind == "pitfall" and "mise run lint" in d.title for d in lint.values())
+
+
+def test_a_rule_nothing_explains_and_no_edit_answers_is_left_out() -> None:
+    from tests.capture.test_failures import GOLANGCI
+
+    unfixed = Session().run("mise run lint", GOLANGCI, error=True).end()
+    silent = Session().run("mise run lint", GOLANGCI, error=True).run("mise run lint", "0 issues.").end()
+    assert not [d for d in unfixed + silent if "lint" in d.tags]

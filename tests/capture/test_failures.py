@@ -1,0 +1,49 @@
+"""The one recogniser of what failed: linter and type-checker complaints, read from real output."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.capture.failures import LintFinding, lint_findings
+
+GOLANGCI = """Exit code 1
+[lint] $ golangci-lint run ./...
+[lint] ERROR task failed
+
+cmd/entire/cli/hooks_opencode_transcript.go:95:24: string `user` has 5 occurrences, but such constant `transcriptTypeUser` already exists (goconst)
+		if line.Info.Role == "user" {
+		                     ^
+cmd/entire/cli/hooks_opencode_handlers.go:65:1: Function name: handleOpencodeStop, Cyclomatic Complexity: 30, Halstead Volume: 5494.14, Maintainability Index: 19 (maintidx)
+func handleOpencodeStop() error {
+^
+6 issues:
+* goconst: 2
+"""
+
+
+@pytest.mark.parametrize(("output", "expected"), [
+    (GOLANGCI, [("cmd/entire/cli/hooks_opencode_transcript.go", 95, "goconst"),
+                ("cmd/entire/cli/hooks_opencode_handlers.go", 65, "maintidx")]),
+    ("cmd/entire/main.go:19:13: G304: Potential file inclusion via variable (gosec)",
+     [("cmd/entire/main.go", 19, "gosec")]),
+    ("a.py:3: error: Incompatible types in assignment  [assignment]", [("a.py", 3, "assignment")]),
+    ("a.py:1:1: F401 `os` imported but unused", [("a.py", 1, "F401")]),
+    ("src/a.ts(3,7): error TS2322: Type 'x' is not assignable to type 'y'.", [("src/a.ts", 3, "TS2322")]),
+    # claude-code-log (unlabelled set): pyright relayed by `act`, its rule on the next line
+    (("[CI/test-2]   |   /w/claude_code_log/converter.py:186:72 - error: Argument type is unknown\n"
+     "[CI/test-2]   |     Argument corresponds to parameter \"object\" (reportUnknownArgumentType)"),
+     [("/w/claude_code_log/converter.py", 186, "reportUnknownArgumentType")]),
+    # spotter ae4a77f8: Dialyzer through the pre-commit hook, its text on the next line
+    (("lib/spotter_web/controllers/otel_trace_helpers.ex:57:13:pattern_match\n"
+     "The pattern can never match the type."), [("lib/spotter_web/controllers/otel_trace_helpers.ex", 57,
+                                                "pattern_match")]),
+    ("Exit code 1\n** (RuntimeError) no :secret_key_base configuration found", []),
+    ("lib/a.ex:12: warning: variable x is unused", []),
+])
+def test_linter_complaints_are_read_with_their_rule(output: str, expected: list[tuple[str, int, str]]) -> None:
+    assert [(f.path, f.line, f.rule) for f in lint_findings(output)] == expected
+
+
+def test_a_dialyzer_complaint_takes_its_message_from_the_next_line() -> None:
+    [found] = lint_findings("lib/a.ex:57:13:pattern_match\nThe pattern can never match the type.")
+    assert found == LintFinding("lib/a.ex", 57, "pattern_match", "The pattern can never match the type.")
