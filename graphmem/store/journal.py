@@ -261,7 +261,7 @@ class Journal:
                     if not named:  # names none of them: kept as it is, vectors left undecoded
                         handle.write(raw)
                         continue
-                    cleaned = _scrub_record(record, gone)
+                    cleaned = scrub_record(record, gone)
                     if cleaned is None:
                         dropped += 1
                     else:
@@ -304,7 +304,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _scrub_record(record: Row, gone: set[str]) -> Row | None:
+def scrub_record(record: Row, gone: set[str]) -> Row | None:
     """The record without rows naming a gone id (None when none is left); a record of an op this
     version does not know is kept as it is."""
     try:

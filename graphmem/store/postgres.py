@@ -12,6 +12,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Row
 from graphmem.store.hot import BODY_PREFIX, CODE_LINKS, ITEM_LINKS, ROW_FIELDS
+from graphmem.store.journal import scrub_record
 from graphmem.store.schema import (
     ENTITY_COLUMNS,
     ITEM_COLUMNS,
@@ -43,6 +45,7 @@ PROP_TYPES = {"weight": "float8", "surface": "text", "hash": "text", "commit": "
               "at": "float8"}
 # pg_advisory_xact_lock key held while migrating, so two first opens do not both create tables.
 MIGRATION_LOCK = 0x67726D656D  # "grmem"
+WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commits
 BULK_VECTORS = 1000
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
@@ -145,6 +148,18 @@ def _where(flt: ItemFilter, alias: str = "i") -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses) or "TRUE", params
 
 
+def _needles(ids: Iterable[str]) -> list[str]:
+    """Each id as a JSON string, as it appears in an op log record's text."""
+    return sorted({json.dumps(i, ensure_ascii=False) for i in ids})
+
+
+def _without(record: Row, gone: set[str]) -> Row | None:
+    """The record without rows naming a gone id (None when none is left; the record itself
+    when nothing changed): the journal's scrub."""
+    cleaned = scrub_record(record, gone)
+    return record if cleaned == record else cleaned
+
+
 def _observation(row: Row) -> Row:
     row = dict(row)
     try:
@@ -178,6 +193,7 @@ class PostgresStore:
         self.read_only = read_only
         self.vector_model = vector_model
         self._lock = threading.RLock()  # one connection: a transaction must not take in reads
+        self._bulk = False  # a rebuild: the vector index is built once at its end
         self._conn = self._connect()
 
     # ----- connection and schema ------------------------------------------------------------
@@ -266,33 +282,148 @@ class PostgresStore:
         for table in tables:
             self._rows(f"SELECT count(*), max(hashtext(t::text)) FROM {table} t")
 
-    # ----- mutations: one journal op each, one transaction ----------------------------------
+    # ----- the op log: the journal of a store on a server -----------------------------------------
     def apply(self, op: ops.Op, seq: int | None = None) -> None:
-        """Apply one journal operation atomically, recording it in the op log with its journal
-        sequence number (catch-up starts after the last one)."""
+        """Log one op and apply it, in one transaction (`seq`: the op log's number for it, past
+        the last one; None: the next)."""
+        self.append(op, seq=seq)
+
+    def append(self, op: ops.Op, *, seq: int | None = None, by: str = "",
+               req: str | None = None) -> int:
+        """Log one op (`by`: the actor, `req`: the client request, as the journal records them)
+        and apply it, in one transaction; returns its sequence number in the op log.
+
+        Appends take a lock that commits release: the op log's order is the order in which
+        the tables changed, so a rebuild from it gives the same tables."""
+        handler = self._handler(op)
+        record = {"ts": time.time(), "by": by, **({"req": req} if req else {}), **op.record()}
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    seq = self._log(record, seq)
+                    handler(op)
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return seq
+
+    def _handler(self, op: ops.Op) -> Any:
         name = APPLIERS.get(type(op))
         if name is None:
             raise InvalidInput(f"the postgres store has no applier for {type(op).__name__}")
         if self.read_only:
             raise StoreUnavailable(f"store {shown(self.url)} is open read-only")
-        handler = getattr(self, name)
-        with self._lock:
-            try:
-                with self._connection().transaction():
-                    handler(op)
-                    self._exec("INSERT INTO op_log (journal_seq, op, record) VALUES (%s, %s, %s)",
-                               (seq, op.name, Jsonb(op.record())))
-                    if seq is not None:
-                        self._exec("INSERT INTO meta (key, value) VALUES ('applied_seq', %s) "
-                                   "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                                   (str(seq),))
-            except psycopg.Error as exc:
-                raise _translate(exc, self.url) from exc
+        return getattr(self, name)
+
+    def _log(self, record: Row, seq: int | None) -> int:
+        """Insert one op log row (in the caller's transaction); its sequence number."""
+        if seq is None:
+            return int(self._one("INSERT INTO op_log (op, record) VALUES (%s, %s) RETURNING seq",
+                                 (record["op"], Jsonb(record))))
+        last = self.applied_seq
+        if seq <= last:
+            raise InvalidInput(f"op log sequence number {seq} is not past the last one, {last}")
+        self._exec("INSERT INTO op_log (seq, op, record) OVERRIDING SYSTEM VALUE "
+                   "VALUES (%s, %s, %s)", (seq, record["op"], Jsonb(record)))
+        self._exec("SELECT setval(pg_get_serial_sequence('op_log', 'seq'), %s)", (seq,))
+        return seq
 
     @property
     def applied_seq(self) -> int:
-        rows = self._rows("SELECT value FROM meta WHERE key = 'applied_seq'")
-        return int(rows[0]["value"]) if rows else 0
+        """The sequence number of the last op in the op log."""
+        return int(self._one("SELECT coalesce(max(seq), 0) FROM op_log"))
+
+    def records(self, after: int = 0) -> list[Row]:
+        """Op log rows after a sequence number as the journal records them ({seq, ts, by,
+        req?, op, ...}), in order."""
+        rows = self._rows("SELECT seq, record FROM op_log WHERE seq > %s ORDER BY seq", (after,))
+        return [{"seq": r["seq"], **r["record"]} for r in rows]
+
+    def records_naming(self, ids: Iterable[str]) -> list[Row]:
+        """Op log records whose text holds one of these ids as a JSON string, in order."""
+        rows = self._rows("SELECT seq, record FROM op_log WHERE EXISTS (SELECT 1 FROM "
+                          "unnest(%s::text[]) n WHERE strpos(record::text, n) > 0) ORDER BY seq",
+                          (_needles(ids),))
+        return [{"seq": r["seq"], **r["record"]} for r in rows]
+
+    def records_of_request(self, request: str) -> list[Row]:
+        """Op log records written for one client request, in order."""
+        rows = self._rows("SELECT seq, record FROM op_log WHERE record ->> 'req' = %s ORDER BY seq",
+                          (request,))
+        return [{"seq": r["seq"], **r["record"]} for r in rows]
+
+    def rebuild(self) -> dict[str, int]:
+        """Derive every table again from the op log, in one transaction (readers see the old
+        tables until it commits); returns ops replayed and rows per table."""
+        if self.read_only:
+            raise StoreUnavailable(f"store {shown(self.url)} is open read-only")
+        tables = ["item_vectors", *(_link(t) for t in LINK_TABLES), *NODE_TABLES.values()]
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    conn.execute(f"TRUNCATE {', '.join(tables)}")
+                    replayed = self._replay_log()
+                counts = self.counts()
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return {"ops": replayed, **counts}
+
+    def _replay_log(self) -> int:
+        """Apply every op log row in order, consecutive ops joined where they can be, with the
+        vector index built once at the end (in the caller's transaction)."""
+        index = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
+        self._exec("DROP INDEX item_vectors_hnsw")
+        self._bulk = True
+        replayed = 0
+        try:
+            with self._conn.cursor(name="graphmem_replay") as cursor:
+                cursor.itersize = 500
+                cursor.execute("SELECT seq, record FROM op_log ORDER BY seq")
+
+                def logged() -> Iterable[tuple[int, ops.Op]]:
+                    nonlocal replayed
+                    for row in cursor:
+                        replayed += 1
+                        yield row["seq"], ops.decode(row["record"])
+
+                for _, op in ops.batched(logged()):
+                    self._handler(op)(op)
+        finally:
+            self._bulk = False
+        self._exec(index)
+        return replayed
+
+    def scrub(self, ids: Iterable[str]) -> int:
+        """Take every trace of these ids out of the op log (each op without them, as the journal's
+        scrub does; an op left empty is dropped) and delete their rows, in one transaction;
+        returns op log records dropped."""
+        if self.read_only:
+            raise StoreUnavailable(f"store {shown(self.url)} is open read-only")
+        gone = set(ids)
+        dropped = 0
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    for record in self.records_naming(gone):
+                        seq = record.pop("seq")
+                        cleaned = _without(record, gone)
+                        if cleaned is None:
+                            self._exec("DELETE FROM op_log WHERE seq = %s", (seq,))
+                            dropped += 1
+                        elif cleaned is not record:
+                            self._exec("UPDATE op_log SET record = %s WHERE seq = %s",
+                                       (Jsonb(cleaned), seq))
+                    every = sorted(gone)
+                    for table in ("item_vectors", *NODE_TABLES.values()):
+                        self._exec(f"DELETE FROM {table} WHERE id = ANY(%s)", (every,))
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return dropped
 
     def _upsert(self, table: str, columns: dict[str, Any], rows: Sequence[Row]) -> None:
         updates = sql.SQL(", ").join(sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
@@ -341,7 +472,7 @@ class PostgresStore:
         index costs ~5 ms a vector, building it ~0.7 ms. Readers wait for that transaction."""
         self._exec("DELETE FROM item_vectors WHERE id = ANY(%s)", ([r["id"] for r in op.rows],))
         rebuild = None
-        if len(op.rows) >= BULK_VECTORS and len(op.rows) >= int(
+        if not self._bulk and len(op.rows) >= BULK_VECTORS and len(op.rows) >= int(
                 self._one("SELECT count(*) FROM item_vectors")):
             rebuild = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
             self._exec("DROP INDEX item_vectors_hnsw")
