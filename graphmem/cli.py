@@ -633,6 +633,31 @@ def cmd_doctor(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
+def _grant_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("member", help="a database role: a user, or a group role whose members all get "
+                   "the access")
+    p.add_argument("access", choices=["read", "write", "none"], help="none takes it away")
+    p.add_argument("--url", help="the server, connecting as the owner of graphmem's tables "
+                   "(default: GRAPHMEM_DATABASE_URL)")
+
+
+@command("grant", _grant_args)
+def cmd_grant(args: argparse.Namespace) -> None:
+    """Let a database role read or write this project on the PostgreSQL server (as its owner)."""
+    from graphmem.paths import find_project
+    from graphmem.store.serveradmin import grant
+
+    config = _config(args)
+    url = args.url or config.database_url
+    if not url:
+        raise InvalidInput("no server: give --url postgresql://owner@host/db or set "
+                           "GRAPHMEM_DATABASE_URL")
+    project = config.project or find_project(config.cwd).name
+    grants = grant(url, args.member, project, args.access)
+    emit(args, grants, lambda g: "\n".join(f"{r['member']}: {r['access']} on {r['project']}"
+                                           for r in g) or f"no one has access to {project}")
+
+
 def _agent_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("agent", choices=["claude-code", "codex"], help="which agent to wire up")
     p.add_argument("--scope", choices=["project", "user"], default="project",

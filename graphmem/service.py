@@ -111,7 +111,8 @@ class Memory:
         self.read_only = read_only
         self.writer = Writer(self.dir, self.journal, guard=self._require_room,
                              vector_model=self.embedder.model_id, engine=self.config.engine,
-                             database_url=self.config.database_url)
+                             database_url=self.config.database_url,
+                             visibility=self.config.visibility)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:

@@ -5,12 +5,13 @@ forget inside the database."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
 import pytest
 
-from graphmem import Config, Memory, NotFound
+from graphmem import Config, GraphmemError, Memory, NotFound
 from graphmem.paths import DB_NAME, JOURNAL_NAME
 from graphmem.store.journal import Journal
 from graphmem.store.postgres import PostgresStore
@@ -129,3 +130,40 @@ def test_a_writer_for_a_server_url_is_a_server_writer(postgres_url: str, tmp_pat
         assert not journal.path.exists()
     finally:
         writer.close()
+
+
+def test_a_team_through_the_service_and_the_grant_command(team, repo: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Alice writes a private and a team item through Memory; `graphmem grant` (as the owner)
+    lets Bob read the project: his searches find the team item only, and cost no write."""
+    from graphmem.cli import main
+
+    owner, names, urls = team
+    project = "shop"
+    assert main(["grant", names["alice"], "write", "--project", project,
+                 "--url", owner.url]) == 0
+
+    def config(who: str, **extra: object) -> Config:
+        return Config(home=tmp_path / who, cwd=repo, project=project, database_url=urls[who],
+                      **extra)
+
+    with Memory(config("alice", visibility="private")) as alice:
+        secret = alice.add("The staging password rotates on zanzibarquux day", kind="note")
+    with Memory(config("alice")) as alice:
+        shared = alice.add("Staging deploys need the VPN", kind="convention")
+    capsys.readouterr()
+    assert main(["grant", names["bob"], "read", "--project", project, "--url", owner.url,
+                 "--json"]) == 0
+    assert {(g["member"], g["access"]) for g in json.loads(capsys.readouterr().out)} == {
+        (names["alice"], "write"), (names["bob"], "read")}
+    with Memory(config("bob")) as bob:
+        for _ in range(3):
+            assert [h.item.id for h in bob.search("staging rotation VPN").hits] == [shared.id]
+        with pytest.raises(NotFound):
+            bob.get_item(secret.id)
+        with pytest.raises(GraphmemError, match="not allowed"):
+            bob.add("Bob's note", kind="note")
+    assert owner._one("SELECT count(*) FROM op_log WHERE applied_by = %s", (names["bob"],)) == 0
+    assert main(["grant", names["bob"], "none", "--project", project, "--url", owner.url]) == 0
+    with Memory(config("bob")) as bob:
+        assert bob.search("staging VPN").hits == []

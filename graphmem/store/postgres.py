@@ -8,6 +8,7 @@ index (cosine), keyword search on a generated tsvector column with a GIN index.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -49,6 +50,7 @@ WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commit
 BULK_VECTORS = 1000
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
+VISIBILITIES = ("team", "private")
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -185,16 +187,26 @@ class PostgresStore:
 
     engine = "postgres"
 
-    def __init__(self, url: str, *, read_only: bool = False, vector_model: str | None = None) -> None:
+    def __init__(self, url: str, *, read_only: bool = False, vector_model: str | None = None,
+                 visibility: str = "team") -> None:
         """`url`: a libpq connection string (postgresql://user@host:port/dbname); the schema is
         created or migrated on a read-write open. `vector_model`: vector search sees only the
-        vectors this model made (None: all)."""
+        vectors this model made (None: all). `visibility`: of the items this store adds,
+        'team' (every reader of the project sees them) or 'private' (only their author)."""
+        if visibility not in VISIBILITIES:
+            raise InvalidInput(f"visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}")
         self.url = url
         self.read_only = read_only
         self.vector_model = vector_model
+        self.visibility = visibility
         self._lock = threading.RLock()  # one connection: a transaction must not take in reads
         self._bulk = False  # a rebuild: the vector index is built once at its end
         self._conn = self._connect()
+        who = self._rows("SELECT current_user AS role, "
+                         "coalesce(row_security_active('item_vectors'), false) AS rls")[0]
+        self.role: str = who["role"]
+        self._row_security: bool = who["rls"]  # this role's reads and writes are narrowed
+        self._author = (self.role, visibility)  # what items added now record; a rebuild's vary
 
     # ----- connection and schema ------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Row]:
@@ -222,6 +234,12 @@ class PostgresStore:
 
     @staticmethod
     def _migrate(conn: psycopg.Connection[Row]) -> None:
+        """Apply the migrations not yet recorded (a member of a team, who may not create
+        tables, opens an up-to-date schema without trying)."""
+        if conn.execute("SELECT to_regclass('schema_migrations') AS t").fetchone()["t"]:  # type: ignore[index]
+            done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+            if {number for number, _, _ in migrations()} <= done:
+                return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, "
@@ -302,11 +320,45 @@ class PostgresStore:
                 conn = self._connection()
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    reached = self._reachable(op)
+                    if reached is None:
+                        return 0
+                    if reached is not op:
+                        op, record = reached, {**record, **reached.record()}
                     seq = self._log(record, seq)
                     handler(op)
             except psycopg.Error as exc:
                 raise _translate(exc, self.url) from exc
         return seq
+
+    def _reachable(self, op: ops.Op) -> ops.Op | None:
+        """The op without what row-level security keeps this role from changing (None when
+        nothing is left), so that the op log records what the op changed and a rebuild, which
+        the tables' owner runs, changes the same. Ops that add rows are not narrowed: the
+        database refuses them whole."""
+        if not self._row_security:
+            return op
+        if isinstance(op, ops.UpdateItems | ops.SetItemStatus | ops.BumpItems | ops.DeleteItems):
+            return op.without(set(op.written_ids()) - self._writable("items", op.written_ids()))
+        if isinstance(op, ops.DeleteObservations):
+            return op.without(set(op.ids) - self._writable("observations", op.ids))
+        if isinstance(op, ops.PutLinks) and LINK_ENDPOINTS[op.kind][0] == "Item":
+            sources = self._writable("items", [r["source"] for r in op.rows])
+            target_table = NODE_TABLES[LINK_ENDPOINTS[op.kind][1]]
+            targets = {r["id"] for r in self._rows(f"SELECT id FROM {target_table} WHERE id = ANY(%s)",
+                                                    ([r["target"] for r in op.rows],))}
+            rows = [r for r in op.rows if r["source"] in sources and r["target"] in targets]
+            return None if not rows else op if len(rows) == len(op.rows) else ops.PutLinks(op.kind, rows)
+        if isinstance(op, ops.DeleteLinks) and LINK_ENDPOINTS[op.kind][0] == "Item":
+            return op.without(set(op.sources) - self._writable("items", op.sources))
+        return op
+
+    def _writable(self, table: str, ids: Iterable[str]) -> set[str]:
+        """Those of the ids of items (or observations) this role may change."""
+        check = ("graphmem_can_write(project)" if table == "items"
+                 else "author = current_user AND graphmem_can_write(project)")
+        return {r["id"] for r in self._rows(f"SELECT id FROM {table} WHERE id = ANY(%s) AND {check}",
+                                            (sorted(set(ids)),))}
 
     def _handler(self, op: ops.Op) -> Any:
         name = APPLIERS.get(type(op))
@@ -319,15 +371,37 @@ class PostgresStore:
     def _log(self, record: Row, seq: int | None) -> int:
         """Insert one op log row (in the caller's transaction); its sequence number."""
         if seq is None:
-            return int(self._one("INSERT INTO op_log (op, record) VALUES (%s, %s) RETURNING seq",
-                                 (record["op"], Jsonb(record))))
+            return int(self._one("INSERT INTO op_log (op, record, visibility) VALUES (%s, %s, %s) "
+                                 "RETURNING seq", (record["op"], Jsonb(record), self.visibility)))
         last = self.applied_seq
         if seq <= last:
             raise InvalidInput(f"op log sequence number {seq} is not past the last one, {last}")
-        self._exec("INSERT INTO op_log (seq, op, record) OVERRIDING SYSTEM VALUE "
-                   "VALUES (%s, %s, %s)", (seq, record["op"], Jsonb(record)))
+        self._exec("INSERT INTO op_log (seq, op, record, visibility) OVERRIDING SYSTEM VALUE "
+                   "VALUES (%s, %s, %s, %s)", (seq, record["op"], Jsonb(record), self.visibility))
         self._exec("SELECT setval(pg_get_serial_sequence('op_log', 'seq'), %s)", (seq,))
         return seq
+
+    @property
+    def may_write(self) -> bool:
+        """Whether this role may append to the op log at all (a member granted only 'read'
+        may not)."""
+        return not self.read_only and bool(self._one("SELECT has_table_privilege('op_log', 'INSERT')"))
+
+    def grant(self, member: str, project: str, access: str) -> None:
+        """Let a role (a user, or a group role) read or write a project (run as the tables'
+        owner); the database's row-level security enforces it."""
+        if access not in ("read", "write"):
+            raise InvalidInput(f"access is read or write, not {access!r}")
+        self._exec("SELECT graphmem_grant(%s, %s, %s)", (member, project, access))
+
+    def revoke(self, member: str, project: str) -> None:
+        """Take a role's access to a project away."""
+        self._exec("SELECT graphmem_revoke(%s, %s)", (member, project))
+
+    def grants(self) -> list[Row]:
+        """{project, member, access} of every grant this role may see."""
+        return self._rows("SELECT project, member::text AS member, access FROM project_grants "
+                          "ORDER BY project, member")
 
     @property
     def applied_seq(self) -> int:
@@ -381,18 +455,23 @@ class PostgresStore:
         try:
             with self._conn.cursor(name="graphmem_replay") as cursor:
                 cursor.itersize = 500
-                cursor.execute("SELECT seq, record FROM op_log ORDER BY seq")
+                cursor.execute("SELECT seq, record, applied_by, visibility FROM op_log ORDER BY seq")
 
-                def logged() -> Iterable[tuple[int, ops.Op]]:
+                def logged(run: Iterable[Row]) -> Iterable[tuple[int, ops.Op]]:
                     nonlocal replayed
-                    for row in cursor:
+                    for row in run:
                         replayed += 1
                         yield row["seq"], ops.decode(row["record"])
 
-                for _, op in ops.batched(logged()):
-                    self._handler(op)(op)
+                # Ops of one author are joined; each run adds items as its author wrote them.
+                for author, run in itertools.groupby(
+                        cursor, key=lambda r: (r["applied_by"], r["visibility"])):
+                    self._author = author
+                    for _, op in ops.batched(logged(run)):
+                        self._handler(op)(op)
         finally:
             self._bulk = False
+            self._author = (self.role, self.visibility)
         self._exec(index)
         return replayed
 
@@ -421,21 +500,32 @@ class PostgresStore:
                     every = sorted(gone)
                     for table in ("item_vectors", *NODE_TABLES.values()):
                         self._exec(f"DELETE FROM {table} WHERE id = ANY(%s)", (every,))
+                    left = int(self._one("SELECT graphmem_traces(%s)", (every,)))
+                    if left:
+                        raise InvalidInput(
+                            f"{left} op log records or rows of other members name what this "
+                            f"forget deletes, and {self.role} may not change them: nothing "
+                            "was deleted; the tables' owner can forget it")
             except psycopg.Error as exc:
                 raise _translate(exc, self.url) from exc
         return dropped
 
-    def _upsert(self, table: str, columns: dict[str, Any], rows: Sequence[Row]) -> None:
+    def _upsert(self, table: str, columns: dict[str, Any], rows: Sequence[Row],
+                fixed: dict[str, Any]) -> None:
+        """Rows inserted, or their columns updated; `fixed` columns are set when a row is added
+        and kept after (who wrote it first)."""
         updates = sql.SQL(", ").join(sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
                                      for c in columns if c != "id")
+        names = [*columns, *fixed]
         query = sql.SQL("INSERT INTO {t} ({cols}) VALUES ({values}) ON CONFLICT (id) DO UPDATE "
                         "SET {updates}").format(
-            t=sql.Identifier(table), cols=sql.SQL(", ").join(map(sql.Identifier, columns)),
-            values=sql.SQL(", ").join([sql.Placeholder()] * len(columns)), updates=updates)
-        self._exec_many(query, _complete(rows, columns))
+            t=sql.Identifier(table), cols=sql.SQL(", ").join(map(sql.Identifier, names)),
+            values=sql.SQL(", ").join([sql.Placeholder()] * len(names)), updates=updates)
+        self._exec_many(query, [(*row, *fixed.values()) for row in _complete(rows, columns)])
 
     def _op_put_items(self, op: ops.PutItems) -> None:
-        self._upsert("items", ITEM_COLUMNS, op.rows)
+        author, visibility = self._author
+        self._upsert("items", ITEM_COLUMNS, op.rows, {"author": author, "visibility": visibility})
 
     def _op_update_items(self, op: ops.UpdateItems) -> None:
         fields = op.fields
@@ -476,24 +566,30 @@ class PostgresStore:
                 self._one("SELECT count(*) FROM item_vectors")):
             rebuild = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
             self._exec("DROP INDEX item_vectors_hnsw")
-        with self._connection().cursor() as cursor, cursor.copy(
-                "COPY item_vectors (id, vec, model, text_hash) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "vector", "text", "text"])
-            for r in op.rows:
-                copy.write_row((r["id"], np.asarray(r["vec"], dtype=np.float32),
-                                r.get("model") or "", r.get("text_hash") or ""))
+        rows = [(r["id"], np.asarray(r["vec"], dtype=np.float32), r.get("model") or "",
+                 r.get("text_hash") or "") for r in op.rows]
+        if self._row_security:  # COPY is refused where row-level security applies
+            self._exec_many("INSERT INTO item_vectors (id, vec, model, text_hash) "
+                            "VALUES (%s, %s, %s, %s)", rows)
+        else:
+            with self._connection().cursor() as cursor, cursor.copy(
+                    "COPY item_vectors (id, vec, model, text_hash) FROM STDIN WITH (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "vector", "text", "text"])
+                for row in rows:
+                    copy.write_row(row)
         if rebuild is not None:
             self._exec(rebuild)
 
     def _op_put_entities(self, op: ops.PutEntities) -> None:
-        self._upsert("entities", ENTITY_COLUMNS, op.rows)
+        self._upsert("entities", ENTITY_COLUMNS, op.rows, {})
 
     def _op_delete_entities(self, op: ops.DeleteEntities) -> None:
         self._exec("DELETE FROM entities WHERE id = ANY(%s)", (list(op.ids),))
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
         self._upsert("observations", OBSERVATION_COLUMNS,
-                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {})} for r in op.rows])
+                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {})} for r in op.rows],
+                     {"author": self._author[0]})
 
     def _op_delete_observations(self, op: ops.DeleteObservations) -> None:
         self._exec("DELETE FROM observations WHERE id = ANY(%s)", (list(op.ids),))

@@ -30,14 +30,17 @@ class ServerWriter(Writer):
 
         assert self.database_url is not None
         self.store = PostgresStore(self.database_url, read_only=read_only,
-                                   vector_model=self.vector_model)
+                                   vector_model=self.vector_model, visibility=self.visibility)
         return self.store
 
     def write(self, *changes: ops.Op) -> None:
-        """Each op logged and applied in one transaction: stored whole, or not at all."""
+        """Each op logged and applied in one transaction: stored whole, or not at all. Use
+        counts of a member who may only read are dropped (a ranking hint, as on a full disk)."""
         for op in changes:
             if self.guard is not None:
                 self.guard()
+            if isinstance(op, ops.BumpItems) and not self.store.may_write:
+                continue
             self.store.append(op, by=self.actor, req=self.request)
 
     @property

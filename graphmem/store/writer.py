@@ -50,16 +50,19 @@ class Writer:
 
     def __init__(self, directory: Path, journal: Journal, *,
                  guard: Callable[[], None] | None = None, vector_model: str | None = None,
-                 engine: str | None = None, database_url: str | None = None) -> None:
+                 engine: str | None = None, database_url: str | None = None,
+                 visibility: str | None = None) -> None:
         """`vector_model`: the graph's vector search sees only the vectors this model made;
         `engine`: kuzu or ladybug (None: GRAPHMEM_ENGINE, else kuzu); `database_url`: a
-        PostgreSQL server holds the store instead (None: GRAPHMEM_DATABASE_URL, else none)."""
+        PostgreSQL server holds the store instead (None: GRAPHMEM_DATABASE_URL, else none);
+        `visibility`: there, of the items added (None: GRAPHMEM_VISIBILITY, else team)."""
         self.dir = directory
         self.journal = journal
         self.guard = guard
         self.vector_model = vector_model
         self.engine = engine
         self.database_url = database_url or env.text("database_url") or None
+        self.visibility = visibility or env.text("visibility") or "team"
         self.actor = "api"
         self.request: str | None = None
 
