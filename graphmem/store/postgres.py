@@ -8,13 +8,15 @@ index (cosine), keyword search on a generated tsvector column with a GIN index.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import json
 import math
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +162,16 @@ def _without(record: Row, gone: set[str]) -> Row | None:
     when nothing changed): the journal's scrub."""
     cleaned = scrub_record(record, gone)
     return record if cleaned == record else cleaned
+
+
+def _journal_record(seq: int, record: Row) -> Row:
+    """An op log row as the journal writes it: seq, ts, by, req, then the op's fields in their
+    order (jsonb keeps its own order of keys)."""
+    head: Row = {"seq": seq, **{k: record[k] for k in ("ts", "by", "req") if k in record}}
+    cls = ops.OPS.get(record.get("op", ""))
+    names = ["op", *(f.name for f in dataclasses.fields(cls))] if cls else []  # type: ignore[arg-type]
+    return {**head, **{k: record[k] for k in names if k in record},
+            **{k: v for k, v in record.items() if k not in head and k not in names}}
 
 
 def _observation(row: Row) -> Row:
@@ -313,23 +325,62 @@ class PostgresStore:
 
         Appends take a lock that commits release: the op log's order is the order in which
         the tables changed, so a rebuild from it gives the same tables."""
-        handler = self._handler(op)
+        self._handler(op)
         record = {"ts": time.time(), "by": by, **({"req": req} if req else {}), **op.record()}
         with self._lock:
             try:
                 conn = self._connection()
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                    reached = self._reachable(op)
-                    if reached is None:
-                        return 0
-                    if reached is not op:
-                        op, record = reached, {**record, **reached.record()}
-                    seq = self._log(record, seq)
-                    handler(op)
+                    return self._append_locked(op, record, seq)
             except psycopg.Error as exc:
                 raise _translate(exc, self.url) from exc
+
+    def _append_locked(self, op: ops.Op, record: Row, seq: int | None) -> int:
+        """Log and apply one op (in the caller's transaction, the write lock held); 0 when
+        row-level security left nothing of it."""
+        reached = self._reachable(op)
+        if reached is None:
+            return 0
+        if reached is not op:
+            meta = {k: record[k] for k in ops.RECORD_META if k in record}
+            op, record = reached, {**meta, **reached.record()}
+        seq = self._log({k: v for k, v in record.items() if k not in ("seq", "crc")}, seq)
+        self._handler(op)(op)
         return seq
+
+    def load(self, records: Iterable[Row]) -> int:
+        """Append journal records moved here from an embedded store, in one transaction: each is
+        logged with its time, actor and request and applied; into an empty op log with their
+        sequence numbers too. Returns records appended."""
+        loaded = 0
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    keep = self.applied_seq == 0
+                    with self._vector_index_deferred():
+                        for record in records:
+                            seq = self._append_locked(ops.decode(record), record,
+                                                      record["seq"] if keep else None)
+                            loaded += seq > 0
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return loaded
+
+    @contextlib.contextmanager
+    def _vector_index_deferred(self) -> Iterator[None]:
+        """Many vectors written in the caller's transaction: the HNSW index is dropped first and
+        built once at the end (building it costs a fraction of inserting into it)."""
+        index = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
+        self._exec("DROP INDEX item_vectors_hnsw")
+        self._bulk = True
+        try:
+            yield
+        finally:
+            self._bulk = False
+        self._exec(index)
 
     def _reachable(self, op: ops.Op) -> ops.Op | None:
         """The op without what row-level security keeps this role from changing (None when
@@ -412,20 +463,20 @@ class PostgresStore:
         """Op log rows after a sequence number as the journal records them ({seq, ts, by,
         req?, op, ...}), in order."""
         rows = self._rows("SELECT seq, record FROM op_log WHERE seq > %s ORDER BY seq", (after,))
-        return [{"seq": r["seq"], **r["record"]} for r in rows]
+        return [_journal_record(r["seq"], r["record"]) for r in rows]
 
     def records_naming(self, ids: Iterable[str]) -> list[Row]:
         """Op log records whose text holds one of these ids as a JSON string, in order."""
         rows = self._rows("SELECT seq, record FROM op_log WHERE EXISTS (SELECT 1 FROM "
                           "unnest(%s::text[]) n WHERE strpos(record::text, n) > 0) ORDER BY seq",
                           (_needles(ids),))
-        return [{"seq": r["seq"], **r["record"]} for r in rows]
+        return [_journal_record(r["seq"], r["record"]) for r in rows]
 
     def records_of_request(self, request: str) -> list[Row]:
         """Op log records written for one client request, in order."""
         rows = self._rows("SELECT seq, record FROM op_log WHERE record ->> 'req' = %s ORDER BY seq",
                           (request,))
-        return [{"seq": r["seq"], **r["record"]} for r in rows]
+        return [_journal_record(r["seq"], r["record"]) for r in rows]
 
     def rebuild(self) -> dict[str, int]:
         """Derive every table again from the op log, in one transaction (readers see the old
@@ -446,33 +497,28 @@ class PostgresStore:
         return {"ops": replayed, **counts}
 
     def _replay_log(self) -> int:
-        """Apply every op log row in order, consecutive ops joined where they can be, with the
-        vector index built once at the end (in the caller's transaction)."""
-        index = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
-        self._exec("DROP INDEX item_vectors_hnsw")
-        self._bulk = True
+        """Apply every op log row in order, consecutive ops joined where they can be (in the
+        caller's transaction)."""
         replayed = 0
-        try:
-            with self._conn.cursor(name="graphmem_replay") as cursor:
-                cursor.itersize = 500
-                cursor.execute("SELECT seq, record, applied_by, visibility FROM op_log ORDER BY seq")
+        with self._vector_index_deferred(), \
+                self._conn.cursor(name="graphmem_replay") as cursor:
+            cursor.itersize = 500
+            cursor.execute("SELECT seq, record, applied_by, visibility FROM op_log ORDER BY seq")
 
-                def logged(run: Iterable[Row]) -> Iterable[tuple[int, ops.Op]]:
-                    nonlocal replayed
-                    for row in run:
-                        replayed += 1
-                        yield row["seq"], ops.decode(row["record"])
+            def logged(run: Iterable[Row]) -> Iterable[tuple[int, ops.Op]]:
+                nonlocal replayed
+                for row in run:
+                    replayed += 1
+                    yield row["seq"], ops.decode(row["record"])
 
-                # Ops of one author are joined; each run adds items as its author wrote them.
+            try:  # ops of one author are joined; each run adds items as its author wrote them
                 for author, run in itertools.groupby(
                         cursor, key=lambda r: (r["applied_by"], r["visibility"])):
                     self._author = author
                     for _, op in ops.batched(logged(run)):
                         self._handler(op)(op)
-        finally:
-            self._bulk = False
-            self._author = (self.role, self.visibility)
-        self._exec(index)
+            finally:
+                self._author = (self.role, self.visibility)
         return replayed
 
     def scrub(self, ids: Iterable[str]) -> int:

@@ -4,7 +4,13 @@ the embedded store and the server, its journal (the op log there) with it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from graphmem.errors import InvalidInput
+from graphmem.paths import DB_NAME, JOURNAL_NAME, private_dir
+from graphmem.store.journal import Journal
 from graphmem.store.postgres import PostgresStore
+from graphmem.store.writer import Writer
 
 
 def grant(url: str, member: str, project: str, access: str) -> list[dict[str, str]]:
@@ -19,3 +25,36 @@ def grant(url: str, member: str, project: str, access: str) -> list[dict[str, st
         return [g for g in store.grants() if g["project"] == project]
     finally:
         store.close()
+
+
+def to_server(directory: Path, url: str) -> dict[str, int]:
+    """Move the embedded store in `directory` to the server: its journal's records appended
+    to the op log (with their numbers when the op log is empty) and applied there. The local
+    files are left as they were. Returns records moved and rows per table on the server."""
+    journal = Journal(directory / JOURNAL_NAME)
+    if not journal.path.exists():
+        raise InvalidInput(f"no journal at {journal.path}: nothing to move")
+    store = PostgresStore(url)
+    try:
+        moved = store.load(journal.records())
+        return {"ops": moved, **store.counts()}
+    finally:
+        store.close()
+
+
+def to_file(url: str, directory: Path) -> dict[str, int]:
+    """Move a project's store from the server into an embedded one in `directory`: the op log
+    (what this role sees of it) becomes the journal, and the graph is built from it. Refuses
+    when the directory already holds a journal or a graph."""
+    journal = Journal(directory / JOURNAL_NAME)
+    present = [str(p) for p in (journal.path, directory / DB_NAME) if p.exists()]
+    if present:
+        raise InvalidInput(f"{' and '.join(present)} already exist: move them aside first")
+    store = PostgresStore(url, read_only=True)
+    try:
+        records = store.records()
+    finally:
+        store.close()
+    private_dir(directory)
+    journal.load(records)
+    return Writer(directory, journal, database_url="").rebuild_file()

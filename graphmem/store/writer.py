@@ -41,8 +41,9 @@ class Writer:
 
     def __new__(cls, directory: Path, journal: Journal, **options: Any) -> Writer:  # noqa: PYI034
         """A project configured for a PostgreSQL server gets a ServerWriter (store/serverlog.py):
-        there the server's op log is the journal."""
-        if cls is Writer and (options.get("database_url") or env.text("database_url")):
+        there the server's op log is the journal ('' as `database_url`: the embedded store)."""
+        url = options.get("database_url")
+        if cls is Writer and (url if url is not None else env.text("database_url")):
             from graphmem.store.serverlog import ServerWriter
 
             return super().__new__(ServerWriter)
@@ -61,7 +62,8 @@ class Writer:
         self.guard = guard
         self.vector_model = vector_model
         self.engine = engine
-        self.database_url = database_url or env.text("database_url") or None
+        self.database_url = (database_url if database_url is not None
+                             else env.text("database_url")) or None
         self.visibility = visibility or env.text("visibility") or "team"
         self.actor = "api"
         self.request: str | None = None
