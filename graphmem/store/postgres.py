@@ -217,7 +217,7 @@ class PostgresStore:
         who = self._rows("SELECT current_user AS role, "
                          "coalesce(row_security_active('item_vectors'), false) AS rls")[0]
         self.role: str = who["role"]
-        self._row_security: bool = who["rls"]  # this role's reads and writes are narrowed
+        self.row_security: bool = who["rls"]  # this role's reads and writes are narrowed
         self._author = (self.role, visibility)  # what items added now record; a rebuild's vary
 
     # ----- connection and schema ------------------------------------------------------------
@@ -387,7 +387,7 @@ class PostgresStore:
         nothing is left), so that the op log records what the op changed and a rebuild, which
         the tables' owner runs, changes the same. Ops that add rows are not narrowed: the
         database refuses them whole."""
-        if not self._row_security:
+        if not self.row_security:
             return op
         if isinstance(op, ops.UpdateItems | ops.SetItemStatus | ops.BumpItems | ops.DeleteItems):
             return op.without(set(op.written_ids()) - self._writable("items", op.written_ids()))
@@ -433,6 +433,11 @@ class PostgresStore:
         return seq
 
     @property
+    def member(self) -> bool:
+        """Whether this role was ever granted a project here (else it may read no table)."""
+        return bool(self._one("SELECT has_table_privilege('op_log', 'SELECT')"))
+
+    @property
     def may_write(self) -> bool:
         """Whether this role may append to the op log at all (a member granted only 'read'
         may not)."""
@@ -464,6 +469,11 @@ class PostgresStore:
         req?, op, ...}), in order."""
         rows = self._rows("SELECT seq, record FROM op_log WHERE seq > %s ORDER BY seq", (after,))
         return [_journal_record(r["seq"], r["record"]) for r in rows]
+
+    def log_size(self) -> tuple[int, int]:
+        """(records, last sequence number) of the op log this role sees."""
+        row = self._rows("SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM op_log")[0]
+        return int(row["n"]), int(row["last"])
 
     def records_naming(self, ids: Iterable[str]) -> list[Row]:
         """Op log records whose text holds one of these ids as a JSON string, in order."""
@@ -614,7 +624,7 @@ class PostgresStore:
             self._exec("DROP INDEX item_vectors_hnsw")
         rows = [(r["id"], np.asarray(r["vec"], dtype=np.float32), r.get("model") or "",
                  r.get("text_hash") or "") for r in op.rows]
-        if self._row_security:  # COPY is refused where row-level security applies
+        if self.row_security:  # COPY is refused where row-level security applies
             self._exec_many("INSERT INTO item_vectors (id, vec, model, text_hash) "
                             "VALUES (%s, %s, %s, %s)", rows)
         else:

@@ -5,11 +5,12 @@ the embedded store and the server, its journal (the op log there) with it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from graphmem.errors import InvalidInput
 from graphmem.paths import DB_NAME, JOURNAL_NAME, private_dir
 from graphmem.store.journal import Journal
-from graphmem.store.postgres import PostgresStore
+from graphmem.store.postgres import PostgresStore, shown
 from graphmem.store.writer import Writer
 
 
@@ -58,3 +59,18 @@ def to_file(url: str, directory: Path) -> dict[str, int]:
     private_dir(directory)
     journal.load(records)
     return Writer(directory, journal, database_url="").rebuild_file()
+
+
+def state(url: str, project: str) -> dict[str, Any]:
+    """What doctor shows of a server: the op log (the records this role may see), who this
+    role is, its grants on the project."""
+    store = PostgresStore(url, read_only=True)
+    try:
+        member = store.member
+        records, last = store.log_size() if member else (0, 0)
+        grants = store.grants() if member else []
+        return {"server": shown(url), "role": store.role, "records": records, "last_seq": last,
+                "access": sorted({g["access"] for g in grants if g["project"] == project}),
+                "owner": not store.row_security}
+    finally:
+        store.close()
