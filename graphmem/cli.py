@@ -633,6 +633,63 @@ def cmd_doctor(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
+def _grant_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("member", help="a database role: a user, or a group role whose members all get "
+                   "the access")
+    p.add_argument("access", choices=["read", "write", "none"], help="none takes it away")
+    p.add_argument("--url", help="the server, connecting as the owner of graphmem's tables "
+                   "(default: GRAPHMEM_DATABASE_URL)")
+
+
+@command("grant", _grant_args)
+def cmd_grant(args: argparse.Namespace) -> None:
+    """Let a database role read or write this project on the PostgreSQL server (as its owner)."""
+    from graphmem.paths import find_project
+    from graphmem.store.serveradmin import grant
+
+    config = _config(args)
+    url = args.url or config.database_url
+    if not url:
+        raise InvalidInput("no server: give --url postgresql://owner@host/db or set "
+                           "GRAPHMEM_DATABASE_URL")
+    project = config.project or find_project(config.cwd).name
+    grants = grant(url, args.member, project, args.access)
+    emit(args, grants, lambda g: "\n".join(f"{r['member']}: {r['access']} on {r['project']}"
+                                           for r in g) or f"no one has access to {project}")
+
+
+def _migrate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--to", required=True, metavar="URL|file",
+                   help="postgresql://…: move this project's embedded store to that server; file: "
+                   "move it from its server (GRAPHMEM_DATABASE_URL) back to the embedded graph")
+
+
+@command("migrate", _migrate_args)
+def cmd_migrate(args: argparse.Namespace) -> None:
+    """Move this project's memory, history included, to a PostgreSQL server or back."""
+    from graphmem.owner.client import owner_running
+    from graphmem.service import Memory
+    from graphmem.store.serveradmin import to_file, to_server
+
+    config = _config(args)
+    directory = Memory.data_dir_for(config)
+    if owner_running(directory):
+        raise InvalidInput(f"an owner process serves {directory}: stop it first "
+                           "(graphmem doctor names it)")
+    if args.to.startswith(("postgresql://", "postgres://")):
+        result = to_server(directory, args.to)
+        after = "set GRAPHMEM_DATABASE_URL to the server's URL to use it"
+    elif args.to == "file":
+        if not config.database_url:
+            raise InvalidInput("this project is not on a server: set GRAPHMEM_DATABASE_URL")
+        result = to_file(config.database_url, directory)
+        after = "unset GRAPHMEM_DATABASE_URL to use it"
+    else:
+        raise InvalidInput(f"--to takes a postgresql:// URL or file, not {args.to!r}")
+    emit(args, result, lambda r: f"moved {r['ops']} journal records: {r['Item']} items, "
+                                 f"{r['Entity']} entities, {r['ItemVector']} vectors; {after}")
+
+
 def _agent_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("agent", choices=["claude-code", "codex"], help="which agent to wire up")
     p.add_argument("--scope", choices=["project", "user"], default="project",

@@ -75,6 +75,7 @@ class Config(BaseModel):
     project: str | None = _setting("project")
     engine: Literal["kuzu", "ladybug"] | None = _setting("engine")
     database_url: str | None = _setting("database_url")
+    visibility: Literal["team", "private"] = _setting("visibility")
     brief_budget: int = _setting("brief_budget", ge=0)
     search_budget: int = _setting("search_budget", ge=0)
     inject_budget: int = _setting("inject_budget", ge=0)

@@ -66,6 +66,29 @@ def _journal_checks(journal: dict[str, Any]) -> list[dict[str, str]]:
     return checks
 
 
+def _server_state(config: Config, project: str,
+                  checks: list[dict[str, str]]) -> dict[str, Any] | None:
+    """The PostgreSQL server the project is on (None when it is embedded), with what is wrong."""
+    if not config.database_url:
+        return None
+    from graphmem.errors import GraphmemError
+    from graphmem.store.serveradmin import state
+
+    try:
+        server = state(config.database_url, project)
+    except GraphmemError as exc:
+        checks.append({"level": "error", "what": f"the server cannot be reached: {exc}",
+                       "fix": "check GRAPHMEM_DATABASE_URL and the server; hook events keep "
+                       "spooling here and are ingested once it answers"})
+        return {"server": str(exc), "records": 0, "last_seq": 0, "role": None, "access": [],
+                "owner": False}
+    if not server["owner"] and not server["access"]:
+        checks.append({"level": "error", "what": f"role {server['role']} has no grant on "
+                       f"project {project}: it sees and writes nothing of it",
+                       "fix": f"ask the tables' owner: graphmem grant {server['role']} read|write"})
+    return server
+
+
 def diagnose(config: Config) -> dict[str, Any]:
     """A dict of checks; `ok` is False when something needs the user's attention."""
     from graphmem.access import existing_token
@@ -118,8 +141,11 @@ def diagnose(config: Config) -> dict[str, Any]:
         checks.append({"level": "info", "what": f"{len(loose)} files or directories were "
                        "readable by other users", "fix": "made private (0600 files, 0700 dirs)"})
     token, token_file = existing_token(data_dir, config.http_token)
+    server = _server_state(config, config.project or ref.name, checks)
     journal = _journal_state(data_dir)
-    if (data_dir / "graph.kuzu").exists() and not owner["running"]:
+    if server is not None:
+        journal = {**journal, "records": server["records"], "last_seq": server["last_seq"]}
+    elif (data_dir / "graph.kuzu").exists() and not owner["running"]:
         try:
             probe = Memory(config, read_only=True)
             journal["applied_seq"] = probe.store.applied_seq
@@ -129,7 +155,7 @@ def diagnose(config: Config) -> dict[str, Any]:
                            "fix": "run `graphmem rebuild` (the journal has everything)"})
     checks += _journal_checks(journal)
     return {"ok": not any(c["level"] == "error" for c in checks), "journal": journal,
-            "project": ref.name,
+            "project": ref.name, "server": server,
             "branch": ref.branch, "data_dir": str(data_dir), "owner": owner,
             "spool_pending_bytes": pending, "lost_hook_events": lost_events,
             "store_bytes": store_bytes, "checks": checks,
@@ -147,7 +173,7 @@ def render(report: dict[str, Any]) -> str:
                             f"{'loaded' if owner['model_loaded'] else 'not loaded yet'}"
                             if owner["running"] else "not running (started on demand)"),
              f"spool     {report['spool_pending_bytes']:,} bytes waiting to be ingested",
-             _journal_line(report["journal"]),
+             _server_line(report["server"]) if report["server"] else _journal_line(report["journal"]),
              "http      " + (f"bearer token {report['http_token']} ("
                             + (f"in {report['http_token_file']})" if report["http_token_file"]
                                else "from GRAPHMEM_HTTP_TOKEN)")
@@ -160,6 +186,15 @@ def render(report: dict[str, Any]) -> str:
     if not report["checks"]:
         lines.append("all good")
     return "\n".join(lines)
+
+
+def _server_line(server: dict[str, Any]) -> str:
+    if server["role"] is None:
+        return f"server    unreachable ({server['server']})"
+    access = "owner of the tables" if server["owner"] else "/".join(server["access"]) or "no grant"
+    return (f"server    {server['server']} as {server['role']} ({access}); op log: "
+            f"{server['records']:,} records{'' if server['owner'] else ' of yours'}, "
+            f"last seq {server['last_seq']}")
 
 
 def _journal_line(journal: dict[str, Any]) -> str:

@@ -55,7 +55,9 @@ VARIABLES: dict[str, Variable] = {v.key: v for v in (
        "after a switch, `graphmem rebuild` replays the journal"),
     _V("database_url", str, None, "a PostgreSQL server (with pgvector) that holds this project's "
        "memory instead of the embedded graph: postgresql://user@host:port/dbname (pip install "
-       "'graphmem[postgres]'); the journal stays in the data dir"),
+       "'graphmem[postgres]'); the server's op log is the journal"),
+    _V("visibility", str, "team", "on a PostgreSQL server, who sees the items you add: 'team' "
+       "(everyone granted read on the project) or 'private' (only you)"),
     _V("brief_budget", int, 400, "token budget of the session-start brief"),
     _V("search_budget", int, 1500, "token budget of a search answer"),
     _V("inject_budget", int, 300, "token budget of what the prompt hook adds"),

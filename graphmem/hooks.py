@@ -268,6 +268,15 @@ def _emit(hook_event: str, text: str, agent: str) -> None:
         log_problem(f"could not print the {hook_event} context: {exc}", hook_event)
 
 
+def _has_store(data_dir: Path) -> bool:
+    """Whether the project has memory to search: its graph file, or a PostgreSQL server.
+
+    On a server the owner is still what answers the prompt hook: the server handles concurrent
+    writers, but the owner keeps the embedding model loaded and a connection open, which is what
+    makes a prompt cost milliseconds rather than a model load."""
+    return (data_dir / "graph.kuzu").exists() or bool(env.text("database_url"))
+
+
 def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     """Print the memories that bear on the prompt, as a warm owner ranks them. An owner still
     starting is waited for up to GRAPHMEM_INJECT_COLD_WAIT; if none runs, one is started."""
@@ -283,7 +292,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     from graphmem.paths import work_tree
 
     data_dir = store_dir(project)
-    if not (data_dir / "graph.kuzu").exists():
+    if not _has_store(data_dir):
         return
     tree = work_tree(event.cwd)
     checkout = str(tree) if tree else None
@@ -325,7 +334,7 @@ def _warm_owner(project: ProjectRef, cwd: str) -> None:
     if env.flag("no_inject") or env.flag("no_worker"):
         return
     data_dir = store_dir(project)
-    if not (data_dir / "graph.kuzu").exists():
+    if not _has_store(data_dir):
         return
     from graphmem.owner.client import owner_running, spawn_owner_detached
 

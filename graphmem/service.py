@@ -111,7 +111,8 @@ class Memory:
         self.read_only = read_only
         self.writer = Writer(self.dir, self.journal, guard=self._require_room,
                              vector_model=self.embedder.model_id, engine=self.config.engine,
-                             database_url=self.config.database_url)
+                             database_url=self.config.database_url,
+                             visibility=self.config.visibility)
         self._uses: dict[str, tuple[int, float]] = {}
         self._uses_since = time.time()
         if not read_only:
@@ -687,7 +688,7 @@ class Memory:
         """Who/what created and changed an item, and when (from the journal)."""
         self.get_item(item_id)
         out = []
-        for record in self.journal.touching(item_id):
+        for record in self.writer.touching(item_id):
             op = record["op"]
             change: dict[str, Any] = {"ts": record["ts"], "by": record.get("by", ""), "op": op}
             if op == "update_items":
@@ -911,7 +912,6 @@ class Memory:
         if not ids:
             return {"items": 0, "journal_records_rewritten": 0, "observations": 0}
         self._require_room()  # it rewrites the journal and the database
-        self.writer.require_rebuildable()
         own: list[str] = []
         evidence_refs: list[str] = []
         linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}

@@ -128,3 +128,26 @@ def postgres_url(postgres_server: str, request: pytest.FixtureRequest):
     yield database_url(postgres_server, name)
     with psycopg.connect(postgres_server, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def team(postgres_url: str):
+    """The owner's store (the superuser who migrated) and the URLs of two plain roles."""
+    import psycopg
+
+    from graphmem.store.postgres import PostgresStore
+
+    suffix = postgres_url.rsplit("/", 1)[1][-12:]
+    names = {"alice": f"alice_{suffix}", "bob": f"bob_{suffix}"}
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        for name in names.values():
+            admin.execute(f'CREATE ROLE "{name}" LOGIN')
+    owner = PostgresStore(postgres_url)
+    host = postgres_url.split("@", 1)[1]
+    urls = {k: f"postgresql://{v}@{host}" for k, v in names.items()}
+    yield owner, names, urls
+    owner.close()
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        for name in names.values():
+            admin.execute(f'DROP OWNED BY "{name}"')
+            admin.execute(f'DROP ROLE "{name}"')

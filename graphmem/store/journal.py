@@ -16,7 +16,7 @@ import logging
 import os
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,30 @@ class Journal:
         finally:
             os.close(fd)
         return record
+
+    def load(self, records: Iterable[Row]) -> int:
+        """Write records as they are (sequence numbers, times, actors kept) into a journal that
+        does not exist yet: a journal moved here from a server's op log. Returns records."""
+        if self.path.exists():
+            raise InvalidInput(f"journal {self.path} exists: nothing is loaded over it")
+        count = 0
+        fd = self._open()
+        try:
+            last = 0
+            for record in records:
+                if record["seq"] <= last:
+                    raise InvalidInput(f"journal records out of order at seq {record['seq']}")
+                last = record["seq"]
+                _write_all(fd, frame({k: v for k, v in record.items() if k != "crc"}))
+                count += 1
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            self.path.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        self._seq = None
+        return count
 
     def _open(self) -> int:
         try:
@@ -261,7 +285,7 @@ class Journal:
                     if not named:  # names none of them: kept as it is, vectors left undecoded
                         handle.write(raw)
                         continue
-                    cleaned = _scrub_record(record, gone)
+                    cleaned = scrub_record(record, gone)
                     if cleaned is None:
                         dropped += 1
                     else:
@@ -304,7 +328,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _scrub_record(record: Row, gone: set[str]) -> Row | None:
+def scrub_record(record: Row, gone: set[str]) -> Row | None:
     """The record without rows naming a gone id (None when none is left); a record of an op this
     version does not know is kept as it is."""
     try:

@@ -8,11 +8,15 @@ index (cosine), keyword search on a generated tsvector column with a GIN index.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import itertools
 import json
 import math
 import re
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,7 @@ from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Row
 from graphmem.store.hot import BODY_PREFIX, CODE_LINKS, ITEM_LINKS, ROW_FIELDS
+from graphmem.store.journal import scrub_record
 from graphmem.store.schema import (
     ENTITY_COLUMNS,
     ITEM_COLUMNS,
@@ -43,9 +48,11 @@ PROP_TYPES = {"weight": "float8", "surface": "text", "hash": "text", "commit": "
               "at": "float8"}
 # pg_advisory_xact_lock key held while migrating, so two first opens do not both create tables.
 MIGRATION_LOCK = 0x67726D656D  # "grmem"
+WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commits
 BULK_VECTORS = 1000
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
+VISIBILITIES = ("team", "private")
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -145,6 +152,28 @@ def _where(flt: ItemFilter, alias: str = "i") -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses) or "TRUE", params
 
 
+def _needles(ids: Iterable[str]) -> list[str]:
+    """Each id as a JSON string, as it appears in an op log record's text."""
+    return sorted({json.dumps(i, ensure_ascii=False) for i in ids})
+
+
+def _without(record: Row, gone: set[str]) -> Row | None:
+    """The record without rows naming a gone id (None when none is left; the record itself
+    when nothing changed): the journal's scrub."""
+    cleaned = scrub_record(record, gone)
+    return record if cleaned == record else cleaned
+
+
+def _journal_record(seq: int, record: Row) -> Row:
+    """An op log row as the journal writes it: seq, ts, by, req, then the op's fields in their
+    order (jsonb keeps its own order of keys)."""
+    head: Row = {"seq": seq, **{k: record[k] for k in ("ts", "by", "req") if k in record}}
+    cls = ops.OPS.get(record.get("op", ""))
+    names = ["op", *(f.name for f in dataclasses.fields(cls))] if cls else []  # type: ignore[arg-type]
+    return {**head, **{k: record[k] for k in names if k in record},
+            **{k: v for k, v in record.items() if k not in head and k not in names}}
+
+
 def _observation(row: Row) -> Row:
     row = dict(row)
     try:
@@ -170,15 +199,26 @@ class PostgresStore:
 
     engine = "postgres"
 
-    def __init__(self, url: str, *, read_only: bool = False, vector_model: str | None = None) -> None:
+    def __init__(self, url: str, *, read_only: bool = False, vector_model: str | None = None,
+                 visibility: str = "team") -> None:
         """`url`: a libpq connection string (postgresql://user@host:port/dbname); the schema is
         created or migrated on a read-write open. `vector_model`: vector search sees only the
-        vectors this model made (None: all)."""
+        vectors this model made (None: all). `visibility`: of the items this store adds,
+        'team' (every reader of the project sees them) or 'private' (only their author)."""
+        if visibility not in VISIBILITIES:
+            raise InvalidInput(f"visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}")
         self.url = url
         self.read_only = read_only
         self.vector_model = vector_model
+        self.visibility = visibility
         self._lock = threading.RLock()  # one connection: a transaction must not take in reads
+        self._bulk = False  # a rebuild: the vector index is built once at its end
         self._conn = self._connect()
+        who = self._rows("SELECT current_user AS role, "
+                         "coalesce(row_security_active('item_vectors'), false) AS rls")[0]
+        self.role: str = who["role"]
+        self.row_security: bool = who["rls"]  # this role's reads and writes are narrowed
+        self._author = (self.role, visibility)  # what items added now record; a rebuild's vary
 
     # ----- connection and schema ------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Row]:
@@ -206,6 +246,12 @@ class PostgresStore:
 
     @staticmethod
     def _migrate(conn: psycopg.Connection[Row]) -> None:
+        """Apply the migrations not yet recorded (a member of a team, who may not create
+        tables, opens an up-to-date schema without trying)."""
+        if conn.execute("SELECT to_regclass('schema_migrations') AS t").fetchone()["t"]:  # type: ignore[index]
+            done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+            if {number for number, _, _ in migrations()} <= done:
+                return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, "
@@ -266,45 +312,276 @@ class PostgresStore:
         for table in tables:
             self._rows(f"SELECT count(*), max(hashtext(t::text)) FROM {table} t")
 
-    # ----- mutations: one journal op each, one transaction ----------------------------------
+    # ----- the op log: the journal of a store on a server -----------------------------------------
     def apply(self, op: ops.Op, seq: int | None = None) -> None:
-        """Apply one journal operation atomically, recording it in the op log with its journal
-        sequence number (catch-up starts after the last one)."""
+        """Log one op and apply it, in one transaction (`seq`: the op log's number for it, past
+        the last one; None: the next)."""
+        self.append(op, seq=seq)
+
+    def append(self, op: ops.Op, *, seq: int | None = None, by: str = "",
+               req: str | None = None) -> int:
+        """Log one op (`by`: the actor, `req`: the client request, as the journal records them)
+        and apply it, in one transaction; returns its sequence number in the op log.
+
+        Appends take a lock that commits release: the op log's order is the order in which
+        the tables changed, so a rebuild from it gives the same tables."""
+        self._handler(op)
+        record = {"ts": time.time(), "by": by, **({"req": req} if req else {}), **op.record()}
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    return self._append_locked(op, record, seq)
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+
+    def _append_locked(self, op: ops.Op, record: Row, seq: int | None) -> int:
+        """Log and apply one op (in the caller's transaction, the write lock held); 0 when
+        row-level security left nothing of it."""
+        reached = self._reachable(op)
+        if reached is None:
+            return 0
+        if reached is not op:
+            meta = {k: record[k] for k in ops.RECORD_META if k in record}
+            op, record = reached, {**meta, **reached.record()}
+        seq = self._log({k: v for k, v in record.items() if k not in ("seq", "crc")}, seq)
+        self._handler(op)(op)
+        return seq
+
+    def load(self, records: Iterable[Row]) -> int:
+        """Append journal records moved here from an embedded store, in one transaction: each is
+        logged with its time, actor and request and applied; into an empty op log with their
+        sequence numbers too. Returns records appended."""
+        loaded = 0
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    keep = self.applied_seq == 0
+                    with self._vector_index_deferred():
+                        for record in records:
+                            seq = self._append_locked(ops.decode(record), record,
+                                                      record["seq"] if keep else None)
+                            loaded += seq > 0
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return loaded
+
+    @contextlib.contextmanager
+    def _vector_index_deferred(self) -> Iterator[None]:
+        """Many vectors written in the caller's transaction: the HNSW index is dropped first and
+        built once at the end (building it costs a fraction of inserting into it)."""
+        index = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
+        self._exec("DROP INDEX item_vectors_hnsw")
+        self._bulk = True
+        try:
+            yield
+        finally:
+            self._bulk = False
+        self._exec(index)
+
+    def _reachable(self, op: ops.Op) -> ops.Op | None:
+        """The op without what row-level security keeps this role from changing (None when
+        nothing is left), so that the op log records what the op changed and a rebuild, which
+        the tables' owner runs, changes the same. Ops that add rows are not narrowed: the
+        database refuses them whole."""
+        if not self.row_security:
+            return op
+        if isinstance(op, ops.UpdateItems | ops.SetItemStatus | ops.BumpItems | ops.DeleteItems):
+            return op.without(set(op.written_ids()) - self._writable("items", op.written_ids()))
+        if isinstance(op, ops.DeleteObservations):
+            return op.without(set(op.ids) - self._writable("observations", op.ids))
+        if isinstance(op, ops.PutLinks) and LINK_ENDPOINTS[op.kind][0] == "Item":
+            sources = self._writable("items", [r["source"] for r in op.rows])
+            target_table = NODE_TABLES[LINK_ENDPOINTS[op.kind][1]]
+            targets = {r["id"] for r in self._rows(f"SELECT id FROM {target_table} WHERE id = ANY(%s)",
+                                                    ([r["target"] for r in op.rows],))}
+            rows = [r for r in op.rows if r["source"] in sources and r["target"] in targets]
+            return None if not rows else op if len(rows) == len(op.rows) else ops.PutLinks(op.kind, rows)
+        if isinstance(op, ops.DeleteLinks) and LINK_ENDPOINTS[op.kind][0] == "Item":
+            return op.without(set(op.sources) - self._writable("items", op.sources))
+        return op
+
+    def _writable(self, table: str, ids: Iterable[str]) -> set[str]:
+        """Those of the ids of items (or observations) this role may change."""
+        check = ("graphmem_can_write(project)" if table == "items"
+                 else "author = current_user AND graphmem_can_write(project)")
+        return {r["id"] for r in self._rows(f"SELECT id FROM {table} WHERE id = ANY(%s) AND {check}",
+                                            (sorted(set(ids)),))}
+
+    def _handler(self, op: ops.Op) -> Any:
         name = APPLIERS.get(type(op))
         if name is None:
             raise InvalidInput(f"the postgres store has no applier for {type(op).__name__}")
         if self.read_only:
             raise StoreUnavailable(f"store {shown(self.url)} is open read-only")
-        handler = getattr(self, name)
-        with self._lock:
-            try:
-                with self._connection().transaction():
-                    handler(op)
-                    self._exec("INSERT INTO op_log (journal_seq, op, record) VALUES (%s, %s, %s)",
-                               (seq, op.name, Jsonb(op.record())))
-                    if seq is not None:
-                        self._exec("INSERT INTO meta (key, value) VALUES ('applied_seq', %s) "
-                                   "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                                   (str(seq),))
-            except psycopg.Error as exc:
-                raise _translate(exc, self.url) from exc
+        return getattr(self, name)
+
+    def _log(self, record: Row, seq: int | None) -> int:
+        """Insert one op log row (in the caller's transaction); its sequence number."""
+        if seq is None:
+            return int(self._one("INSERT INTO op_log (op, record, visibility) VALUES (%s, %s, %s) "
+                                 "RETURNING seq", (record["op"], Jsonb(record), self.visibility)))
+        last = self.applied_seq
+        if seq <= last:
+            raise InvalidInput(f"op log sequence number {seq} is not past the last one, {last}")
+        self._exec("INSERT INTO op_log (seq, op, record, visibility) OVERRIDING SYSTEM VALUE "
+                   "VALUES (%s, %s, %s, %s)", (seq, record["op"], Jsonb(record), self.visibility))
+        self._exec("SELECT setval(pg_get_serial_sequence('op_log', 'seq'), %s)", (seq,))
+        return seq
+
+    @property
+    def member(self) -> bool:
+        """Whether this role was ever granted a project here (else it may read no table)."""
+        return bool(self._one("SELECT has_table_privilege('op_log', 'SELECT')"))
+
+    @property
+    def may_write(self) -> bool:
+        """Whether this role may append to the op log at all (a member granted only 'read'
+        may not)."""
+        return not self.read_only and bool(self._one("SELECT has_table_privilege('op_log', 'INSERT')"))
+
+    def grant(self, member: str, project: str, access: str) -> None:
+        """Let a role (a user, or a group role) read or write a project (run as the tables'
+        owner); the database's row-level security enforces it."""
+        if access not in ("read", "write"):
+            raise InvalidInput(f"access is read or write, not {access!r}")
+        self._exec("SELECT graphmem_grant(%s, %s, %s)", (member, project, access))
+
+    def revoke(self, member: str, project: str) -> None:
+        """Take a role's access to a project away."""
+        self._exec("SELECT graphmem_revoke(%s, %s)", (member, project))
+
+    def grants(self) -> list[Row]:
+        """{project, member, access} of every grant this role may see."""
+        return self._rows("SELECT project, member::text AS member, access FROM project_grants "
+                          "ORDER BY project, member")
 
     @property
     def applied_seq(self) -> int:
-        rows = self._rows("SELECT value FROM meta WHERE key = 'applied_seq'")
-        return int(rows[0]["value"]) if rows else 0
+        """The sequence number of the last op in the op log."""
+        return int(self._one("SELECT coalesce(max(seq), 0) FROM op_log"))
 
-    def _upsert(self, table: str, columns: dict[str, Any], rows: Sequence[Row]) -> None:
+    def records(self, after: int = 0) -> list[Row]:
+        """Op log rows after a sequence number as the journal records them ({seq, ts, by,
+        req?, op, ...}), in order."""
+        rows = self._rows("SELECT seq, record FROM op_log WHERE seq > %s ORDER BY seq", (after,))
+        return [_journal_record(r["seq"], r["record"]) for r in rows]
+
+    def log_size(self) -> tuple[int, int]:
+        """(records, last sequence number) of the op log this role sees."""
+        row = self._rows("SELECT count(*) AS n, coalesce(max(seq), 0) AS last FROM op_log")[0]
+        return int(row["n"]), int(row["last"])
+
+    def records_naming(self, ids: Iterable[str]) -> list[Row]:
+        """Op log records whose text holds one of these ids as a JSON string, in order."""
+        rows = self._rows("SELECT seq, record FROM op_log WHERE EXISTS (SELECT 1 FROM "
+                          "unnest(%s::text[]) n WHERE strpos(record::text, n) > 0) ORDER BY seq",
+                          (_needles(ids),))
+        return [_journal_record(r["seq"], r["record"]) for r in rows]
+
+    def records_of_request(self, request: str) -> list[Row]:
+        """Op log records written for one client request, in order."""
+        rows = self._rows("SELECT seq, record FROM op_log WHERE record ->> 'req' = %s ORDER BY seq",
+                          (request,))
+        return [_journal_record(r["seq"], r["record"]) for r in rows]
+
+    def rebuild(self) -> dict[str, int]:
+        """Derive every table again from the op log, in one transaction (readers see the old
+        tables until it commits); returns ops replayed and rows per table."""
+        if self.read_only:
+            raise StoreUnavailable(f"store {shown(self.url)} is open read-only")
+        tables = ["item_vectors", *(_link(t) for t in LINK_TABLES), *NODE_TABLES.values()]
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    conn.execute(f"TRUNCATE {', '.join(tables)}")
+                    replayed = self._replay_log()
+                counts = self.counts()
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return {"ops": replayed, **counts}
+
+    def _replay_log(self) -> int:
+        """Apply every op log row in order, consecutive ops joined where they can be (in the
+        caller's transaction)."""
+        replayed = 0
+        with self._vector_index_deferred(), \
+                self._conn.cursor(name="graphmem_replay") as cursor:
+            cursor.itersize = 500
+            cursor.execute("SELECT seq, record, applied_by, visibility FROM op_log ORDER BY seq")
+
+            def logged(run: Iterable[Row]) -> Iterable[tuple[int, ops.Op]]:
+                nonlocal replayed
+                for row in run:
+                    replayed += 1
+                    yield row["seq"], ops.decode(row["record"])
+
+            try:  # ops of one author are joined; each run adds items as its author wrote them
+                for author, run in itertools.groupby(
+                        cursor, key=lambda r: (r["applied_by"], r["visibility"])):
+                    self._author = author
+                    for _, op in ops.batched(logged(run)):
+                        self._handler(op)(op)
+            finally:
+                self._author = (self.role, self.visibility)
+        return replayed
+
+    def scrub(self, ids: Iterable[str]) -> int:
+        """Take every trace of these ids out of the op log (each op without them, as the journal's
+        scrub does; an op left empty is dropped) and delete their rows, in one transaction;
+        returns op log records dropped."""
+        if self.read_only:
+            raise StoreUnavailable(f"store {shown(self.url)} is open read-only")
+        gone = set(ids)
+        dropped = 0
+        with self._lock:
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                    for record in self.records_naming(gone):
+                        seq = record.pop("seq")
+                        cleaned = _without(record, gone)
+                        if cleaned is None:
+                            self._exec("DELETE FROM op_log WHERE seq = %s", (seq,))
+                            dropped += 1
+                        elif cleaned is not record:
+                            self._exec("UPDATE op_log SET record = %s WHERE seq = %s",
+                                       (Jsonb(cleaned), seq))
+                    every = sorted(gone)
+                    for table in ("item_vectors", *NODE_TABLES.values()):
+                        self._exec(f"DELETE FROM {table} WHERE id = ANY(%s)", (every,))
+                    left = int(self._one("SELECT graphmem_traces(%s)", (every,)))
+                    if left:
+                        raise InvalidInput(
+                            f"{left} op log records or rows of other members name what this "
+                            f"forget deletes, and {self.role} may not change them: nothing "
+                            "was deleted; the tables' owner can forget it")
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
+        return dropped
+
+    def _upsert(self, table: str, columns: dict[str, Any], rows: Sequence[Row],
+                fixed: dict[str, Any]) -> None:
+        """Rows inserted, or their columns updated; `fixed` columns are set when a row is added
+        and kept after (who wrote it first)."""
         updates = sql.SQL(", ").join(sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
                                      for c in columns if c != "id")
+        names = [*columns, *fixed]
         query = sql.SQL("INSERT INTO {t} ({cols}) VALUES ({values}) ON CONFLICT (id) DO UPDATE "
                         "SET {updates}").format(
-            t=sql.Identifier(table), cols=sql.SQL(", ").join(map(sql.Identifier, columns)),
-            values=sql.SQL(", ").join([sql.Placeholder()] * len(columns)), updates=updates)
-        self._exec_many(query, _complete(rows, columns))
+            t=sql.Identifier(table), cols=sql.SQL(", ").join(map(sql.Identifier, names)),
+            values=sql.SQL(", ").join([sql.Placeholder()] * len(names)), updates=updates)
+        self._exec_many(query, [(*row, *fixed.values()) for row in _complete(rows, columns)])
 
     def _op_put_items(self, op: ops.PutItems) -> None:
-        self._upsert("items", ITEM_COLUMNS, op.rows)
+        author, visibility = self._author
+        self._upsert("items", ITEM_COLUMNS, op.rows, {"author": author, "visibility": visibility})
 
     def _op_update_items(self, op: ops.UpdateItems) -> None:
         fields = op.fields
@@ -341,28 +618,34 @@ class PostgresStore:
         index costs ~5 ms a vector, building it ~0.7 ms. Readers wait for that transaction."""
         self._exec("DELETE FROM item_vectors WHERE id = ANY(%s)", ([r["id"] for r in op.rows],))
         rebuild = None
-        if len(op.rows) >= BULK_VECTORS and len(op.rows) >= int(
+        if not self._bulk and len(op.rows) >= BULK_VECTORS and len(op.rows) >= int(
                 self._one("SELECT count(*) FROM item_vectors")):
             rebuild = self._one("SELECT pg_get_indexdef('item_vectors_hnsw'::regclass)")
             self._exec("DROP INDEX item_vectors_hnsw")
-        with self._connection().cursor() as cursor, cursor.copy(
-                "COPY item_vectors (id, vec, model, text_hash) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "vector", "text", "text"])
-            for r in op.rows:
-                copy.write_row((r["id"], np.asarray(r["vec"], dtype=np.float32),
-                                r.get("model") or "", r.get("text_hash") or ""))
+        rows = [(r["id"], np.asarray(r["vec"], dtype=np.float32), r.get("model") or "",
+                 r.get("text_hash") or "") for r in op.rows]
+        if self.row_security:  # COPY is refused where row-level security applies
+            self._exec_many("INSERT INTO item_vectors (id, vec, model, text_hash) "
+                            "VALUES (%s, %s, %s, %s)", rows)
+        else:
+            with self._connection().cursor() as cursor, cursor.copy(
+                    "COPY item_vectors (id, vec, model, text_hash) FROM STDIN WITH (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "vector", "text", "text"])
+                for row in rows:
+                    copy.write_row(row)
         if rebuild is not None:
             self._exec(rebuild)
 
     def _op_put_entities(self, op: ops.PutEntities) -> None:
-        self._upsert("entities", ENTITY_COLUMNS, op.rows)
+        self._upsert("entities", ENTITY_COLUMNS, op.rows, {})
 
     def _op_delete_entities(self, op: ops.DeleteEntities) -> None:
         self._exec("DELETE FROM entities WHERE id = ANY(%s)", (list(op.ids),))
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
         self._upsert("observations", OBSERVATION_COLUMNS,
-                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {})} for r in op.rows])
+                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {})} for r in op.rows],
+                     {"author": self._author[0]})
 
     def _op_delete_observations(self, op: ops.DeleteObservations) -> None:
         self._exec("DELETE FROM observations WHERE id = ANY(%s)", (list(op.ids),))

@@ -39,45 +39,40 @@ class Writer:
 
     store: Store  # set by open(), or during a rebuild the fresh file being filled
 
+    def __new__(cls, directory: Path, journal: Journal, **options: Any) -> Writer:  # noqa: PYI034
+        """A project configured for a PostgreSQL server gets a ServerWriter (store/serverlog.py):
+        there the server's op log is the journal ('' as `database_url`: the embedded store)."""
+        url = options.get("database_url")
+        if cls is Writer and (url if url is not None else env.text("database_url")):
+            from graphmem.store.serverlog import ServerWriter
+
+            return super().__new__(ServerWriter)
+        return super().__new__(cls)
+
     def __init__(self, directory: Path, journal: Journal, *,
                  guard: Callable[[], None] | None = None, vector_model: str | None = None,
-                 engine: str | None = None, database_url: str | None = None) -> None:
+                 engine: str | None = None, database_url: str | None = None,
+                 visibility: str | None = None) -> None:
         """`vector_model`: the graph's vector search sees only the vectors this model made;
         `engine`: kuzu or ladybug (None: GRAPHMEM_ENGINE, else kuzu); `database_url`: a
-        PostgreSQL server holds the store instead (None: GRAPHMEM_DATABASE_URL, else none)."""
+        PostgreSQL server holds the store instead (None: GRAPHMEM_DATABASE_URL, else none);
+        `visibility`: there, of the items added (None: GRAPHMEM_VISIBILITY, else team)."""
         self.dir = directory
         self.journal = journal
         self.guard = guard
         self.vector_model = vector_model
         self.engine = engine
-        self.database_url = database_url or env.text("database_url") or None
+        self.database_url = (database_url if database_url is not None
+                             else env.text("database_url")) or None
+        self.visibility = visibility or env.text("visibility") or "team"
         self.actor = "api"
         self.request: str | None = None
 
     def open(self, read_only: bool = False, path: Path | None = None) -> Store:
-        """The store: the graph file (`path`, else the directory's), or the PostgreSQL server."""
-        if self.database_url is not None:
-            if path is not None:
-                self.require_rebuildable()
-            from graphmem.store.postgres import PostgresStore
-
-            self.store = PostgresStore(self.database_url, read_only=read_only,
-                                       vector_model=self.vector_model)
-        else:
-            self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
-                                   vector_model=self.vector_model, engine=self.engine)
+        """The graph file (`path`, else the directory's)."""
+        self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
+                               vector_model=self.vector_model, engine=self.engine)
         return self.store
-
-    def require_rebuildable(self) -> None:
-        """Raise unless the store can be rebuilt from the journal (a forget checks before it
-        changes anything)."""
-        if self.database_url is None:
-            return
-        from graphmem.store.postgres import shown
-
-        raise InvalidInput("rebuilding (graphmem rebuild, and forget, which rebuilds) works on the "
-                           "embedded graph file; this project's memory is on PostgreSQL "
-                           f"({shown(self.database_url)}), where it cannot run yet")
 
     def write(self, *changes: ops.Op) -> None:
         """Journal first (fsync), then the graph: a crash between them is healed by catch-up.
@@ -160,7 +155,6 @@ class Writer:
         on the fresh store before the swap (the service gives items without a vector one).
 
         Refuses to start without room for the new file; a failure leaves only the old one."""
-        self.require_rebuildable()
         db = self.dir / DB_NAME
         fresh = self.dir / (DB_NAME + ".new")
         remove_rebuild_files(self.dir)
@@ -183,7 +177,6 @@ class Writer:
     def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None) -> int:
         """Rewrite the journal and the graph without any trace of these ids; returns journal
         records dropped. A crash before the graph's rewrite is finished by the next catch-up."""
-        self.require_rebuildable()  # before the journal changes: it must match the store
         dropped = self.journal.scrub(ids)
         self.journal.append(ops.Compact(), by=self.actor)
         self.rebuild(fill)
@@ -201,6 +194,10 @@ class Writer:
                 except InvalidInput:
                     continue
         return {"stored": stored, "ids": [i for i in dict.fromkeys(written) if i]}
+
+    def touching(self, item_id: str) -> Iterable[dict[str, Any]]:
+        """Journal records that wrote or changed an item (its audit trail)."""
+        return self.journal.touching(item_id)
 
     def close(self) -> None:
         self.store.close()

@@ -10,10 +10,10 @@ import numpy as np
 import psycopg
 import pytest
 
-from graphmem.errors import GraphmemError, StoreUnavailable
+from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.postgres import BULK_VECTORS, PostgresStore, migrations
+from graphmem.store.postgres import BULK_VECTORS, WRITE_LOCK, PostgresStore, migrations
 from tests.store.test_contract import item, unit, vector_rows
 
 
@@ -50,19 +50,92 @@ def test_migrations_are_numbered_and_recorded_once(postgres_url: str) -> None:
             s.close()
 
 
-def test_op_log_holds_every_applied_op_with_its_journal_seq(store: PostgresStore) -> None:
+def test_the_op_log_is_the_journal(store: PostgresStore) -> None:
     written = [ops.PutItems([item(1), item(2)]), ops.PutVectors(vector_rows(1)),
                ops.PutLinks("SUPERSEDES", [{"source": "i2", "target": "i1", "at": 3.0}]),
                ops.DeleteItems(["i2"])]
-    for seq, op in enumerate(written, start=10):
-        store.apply(op, seq=seq)
+    seqs = [store.append(op, by="api", req="r1" if n == 1 else None)
+            for n, op in enumerate(written)]
+    assert seqs == [1, 2, 3, 4] and store.applied_seq == 4
     with pytest.raises(GraphmemError):  # refused whole: no row in the log either
-        store.apply(ops.PutVectors(vector_rows(1) * 2), seq=99)
-    log = store._rows("SELECT journal_seq, op, record FROM op_log ORDER BY seq")
-    assert [(r["journal_seq"], r["op"]) for r in log] == [
-        (10, "put_items"), (11, "put_vectors"), (12, "put_links"), (13, "delete_items")]
-    assert [ops.decode(r["record"]) for r in log] == written  # the log replays as it was written
-    assert store.applied_seq == 13
+        store.append(ops.PutVectors(vector_rows(1) * 2))
+    store.apply(ops.PutItems([item(3)]), seq=10)  # a journal moved here keeps its numbers
+    with pytest.raises(InvalidInput, match="past the last"):
+        store.apply(ops.PutItems([item(4)]), seq=10)
+    assert store.append(ops.PutItems([item(5)])) == 11
+    records = store.records()
+    assert [r["seq"] for r in records] == [1, 2, 3, 4, 10, 11]
+    assert [ops.decode(r) for r in records[:4]] == written  # it replays as it was written
+    assert [(r["by"], r.get("req")) for r in records[:2]] == [("api", None), ("api", "r1")]
+    assert [r["seq"] for r in store.records(after=4)] == [10, 11]
+    assert [r["seq"] for r in store.records_of_request("r1")] == [2]
+    assert [r["seq"] for r in store.records_naming(["i2"])] == [1, 3, 4]
+
+
+def test_appends_wait_for_each_other_to_commit(store: PostgresStore, postgres_url: str) -> None:
+    """The op log's order is the order the tables changed in: an append waits while another
+    holds the write lock, and takes the next number only then."""
+    done: list[int] = []
+    with psycopg.connect(postgres_url) as other:
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        other.execute("INSERT INTO op_log (op, record) VALUES ('compact', '{\"op\": \"compact\"}')")
+        waiting = threading.Thread(target=lambda: done.append(store.append(ops.PutItems([item(1)]))))
+        waiting.start()
+        waiting.join(0.5)
+        assert done == [] and waiting.is_alive()
+        other.commit()
+    waiting.join(10)
+    assert done == [2] and [r["op"] for r in store.records()] == ["compact", "put_items"]
+
+
+def test_rebuild_derives_the_tables_from_the_op_log(store: PostgresStore) -> None:
+    store.apply(ops.PutItems([item(i) for i in range(BULK_VECTORS + 10)]))
+    store.apply(ops.PutVectors(vector_rows(*range(BULK_VECTORS + 10))))
+    store.apply(ops.PutEntities([{"id": "file:a.py", "kind": "file", "name": "a.py"}]))
+    store.apply(ops.PutLinks("MENTIONS", [{"source": "i1", "target": "file:a.py"}]))
+    store.apply(ops.UpdateItems(["i1"], {"title": "renamed"}))
+    store.apply(ops.DeleteItems(["i2"]))
+    before = store.export_rows()
+    vectors = store.vectors(["i1", "i5"])
+    store._exec("DELETE FROM items WHERE id = 'i3'")  # the tables drift from the log
+    store._exec("UPDATE entities SET name = 'drifted'")
+    done = store.rebuild()
+    assert done["ops"] == 6 and done["Item"] == BULK_VECTORS + 9
+    assert store.export_rows() == before and store.vectors(["i1", "i5"]) == vectors
+    assert store._rows("SELECT indexname FROM pg_indexes WHERE indexname = 'item_vectors_hnsw'")
+    assert store.vector_search(unit(5), 1, ItemFilter())[0][0] == "i5"
+
+
+def test_scrub_leaves_no_trace_in_any_table(store: PostgresStore) -> None:
+    store.apply(ops.PutItems([item(1, words="zanzibarquux"), item(2)]))
+    store.apply(ops.PutVectors(vector_rows(1, 2)))
+    store.apply(ops.PutObservations([{"id": "o1", "project": "p", "text": "zanzibarquux ran"}]))
+    store.apply(ops.PutEntities([{"id": "concept:zanzibarquux", "kind": "concept",
+                                  "name": "zanzibarquux", "resolved": False}]))
+    store.apply(ops.PutLinks("MENTIONS", [{"source": "i1", "target": "concept:zanzibarquux"},
+                                         {"source": "i2", "target": "concept:zanzibarquux"}]))
+    store.apply(ops.PutLinks("DERIVED_FROM", [{"source": "i1", "target": "o1"}]))
+    store.apply(ops.UpdateItems(["i1", "i2"], {"importance": 0.9}))
+    store.apply(ops.DeleteItems(["i2"]))
+    assert tables_holding(store, "zanzibarquux")
+    dropped = store.scrub({"i1", "o1", "concept:zanzibarquux"})
+    assert dropped == 4  # the observation's, the entity's and the two link ops; two were cut
+    assert tables_holding(store, "zanzibarquux") == []
+    assert tables_holding(store, '"i1"') == tables_holding(store, "body of item 1") == []
+    left = store.export_rows()
+    assert [ops.decode(r) for r in store.records()][-2:] == [
+        ops.UpdateItems(["i2"], {"importance": 0.9}), ops.DeleteItems(["i2"])]
+    store.rebuild()
+    assert store.export_rows() == left  # what the scrub left is what the log derives
+
+
+def tables_holding(store: PostgresStore, needle: str) -> list[str]:
+    """The tables of the store's schema with a row whose text holds the needle."""
+    tables = [r["tablename"] for r in store._rows(
+        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")]
+    assert {"items", "op_log", "item_vectors", "observations", "meta"} <= set(tables)
+    return [t for t in tables if store._one(
+        f'SELECT count(*) FROM "{t}" t WHERE strpos(t::text, %s) > 0', (needle,))]
 
 
 def test_items_record_author_and_visibility(store: PostgresStore) -> None:
