@@ -181,3 +181,14 @@ def test_a_file_mentioned_before_it_was_indexed_is_anchored_once_it_is(memory: M
     assert [(r["source"], r["target"]) for r in rows["ANCHORED_TO"]] == [
         (item.id, "file:src/shop/db.py")]
     assert [r["weight"] for r in rows["MENTIONS"] if r["target"].startswith("file:")] == [1.0]
+
+
+def test_a_brief_with_room_left_lets_its_cut_lines_say_more(memory: Memory) -> None:
+    long_title = ("`mix test` needs the Endpoint configured in config/test.exs: secret_key_base, "
+                  "server: false and an http port, or every LiveView test fails with a RuntimeError")
+    memory.add(long_title, kind="convention")
+    memory.add("Use pnpm, not npm, in assets/", kind="convention")
+    roomy = memory.brief(400)
+    assert "or every LiveView test fails with a RuntimeError" in roomy.text and roomy.tokens <= 400
+    tight = memory.brief(60)  # room for the lines at their usual size only
+    assert tight.tokens <= 60 and "RuntimeError" not in tight.text

@@ -117,6 +117,7 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     used = tokens.count(header) if budget else 0
     if used > budget:
         return Brief(project=project, text="", lines=[], item_ids=[], tokens=0, budget=budget)
+    picked: list[MemoryItem] = []
     for item in chosen:
         line = brief_line(item, line_tokens, tokens)
         cost = tokens.count(line)
@@ -124,7 +125,15 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
             continue
         lines.append(line)
         ids.append(item.id)
+        picked.append(item)
         used += cost
+    # Room left over lets the cut lines say more, in the brief's order, up to twice a line's size.
+    for n, item in enumerate(picked):
+        longer = brief_line(item, 2 * line_tokens, tokens)
+        extra = tokens.count(longer) - tokens.count(lines[n])
+        if 0 < extra <= budget - used:
+            lines[n] = longer
+            used += extra
     text = "\n".join([header, *lines]) if lines else ""
     return Brief(project=project, text=text, lines=lines, item_ids=ids,
                  tokens=tokens.count(text) if text else 0, budget=budget)
