@@ -25,6 +25,7 @@ from graphmem.errors import (
 )
 from graphmem.exporting import check_record
 from graphmem.extract import link
+from graphmem.git import head_commit
 from graphmem.paths import (
     DB_NAME,
     DIR_MODE,
@@ -303,7 +304,7 @@ class Memory:
         if not items:
             return []
         items = [self._redacted(item) for item in items]
-        head = _head_commit(Path(self.checkout or self.ref.root)) if anchors and self.ref.is_git else ""
+        head = head_commit(Path(self.checkout or self.ref.root)) if anchors and self.ref.is_git else ""
         files, symbols, observations = files or {}, symbols or {}, observations or {}
         embed = self.config.embed if embed is None else embed
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
@@ -1228,12 +1229,6 @@ def _first_error(exc: Exception) -> str:
         first = errors()[0]
         return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
     return str(exc)
-
-
-def _head_commit(root: Path) -> str:
-    from graphmem.staleness.update import head_commit
-
-    return head_commit(root)
 
 
 def _drop_log_lines(path: Path, item_ids: set[str]) -> None:
