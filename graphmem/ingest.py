@@ -73,11 +73,7 @@ def ingest_spool(memory: Any, max_bytes: int = READ_CHUNK) -> IngestReport:
     """Drain the spool (idempotent: events are upserted by id, progress committed after)."""
     spool = Spool(memory.dir / "spool")
     report = IngestReport()
-    actor, memory.actor = memory.actor, "hook-ingest"
-    try:
-        _drain(memory, spool, report, max_bytes)
-    finally:
-        memory.actor = actor
+    _drain(memory.scoped(memory.scope.but(actor="hook-ingest")), spool, report, max_bytes)
     spool.rotate_if_consumed()
     report.pending_bytes = spool.pending_bytes()
     if report.events:

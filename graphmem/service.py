@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -39,11 +41,12 @@ from graphmem.paths import (
     write_private,
 )
 from graphmem.retrieve import pipeline, render
+from graphmem.scope import CallScope
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
 from graphmem.store.schema import LINK_PROPS
-from graphmem.store.writer import Writer
+from graphmem.store.writer import SignedWriter, Writer
 
 RETRIEVAL_LOG = "retrieval.jsonl"
 SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
@@ -81,8 +84,45 @@ def _text_module() -> Any:
     return text
 
 
+class UseCounts:
+    """Uses of items not yet written (a search must not pay a journal fsync for them): flushed
+    as one op every USE_FLUSH_ITEMS items or USE_FLUSH_SECONDS. Shared by every scope's view."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._since = time.time()
+
+    def add(self, item_ids: Sequence[str], now: float) -> bool:
+        """Count a use of each; True when it is time to flush."""
+        with self._lock:
+            for item_id in item_ids:
+                count, _ = self._counts.get(item_id, (0, now))
+                self._counts[item_id] = (count + 1, now)
+            return (len(self._counts) >= USE_FLUSH_ITEMS
+                    or now - self._since >= USE_FLUSH_SECONDS)
+
+    def take(self) -> builtins.list[dict[str, Any]]:
+        """The counted uses as BumpItems rows, and none left."""
+        with self._lock:
+            rows = [{"id": i, "n": n, "at": at} for i, (n, at) in self._counts.items()]
+            self._counts = {}
+            self._since = time.time()
+            return rows
+
+    def last(self, item_id: str) -> float:
+        """When an item was last used and not yet written (0.0: no such use)."""
+        with self._lock:
+            return self._counts.get(item_id, (0, 0.0))[1]
+
+
 class Memory:
-    """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats."""
+    """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats.
+
+    Every call reads its project, branch, actor and checkout from `scope`, an immutable
+    `CallScope`; `scoped` gives a view of the same store with another scope (the owner makes one
+    per client call). Apart from `scope`, a Memory's attributes are set once, in __init__, and
+    shared by its views: none is ever rebound."""
 
     def __init__(self, config: Config | None = None, *, read_only: bool = False,
                  rebuild: bool = False, reembed: bool = False,
@@ -92,9 +132,8 @@ class Memory:
         configured one (the owner does it in the background instead)."""
         self.config = config or Config.from_env()
         self.ref: ProjectRef = find_project(self.config.cwd)
-        self.project = self.config.project or self.ref.name
-        self.branch = self.ref.branch
-        self.checkout: str | None = None  # the caller's work tree, when an owner serves it
+        self.scope = CallScope(project=self.config.project or self.ref.name,
+                               branch=self.ref.branch)
         home = self.config.home or graphmem_home()
         self.dir = Path(self.config.data_dir or store_dir(self.ref, home))
         if not read_only:
@@ -110,17 +149,16 @@ class Memory:
                 raise NoSpace(f"{self.no_room}; nothing was changed")
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
-        self.writer = Writer(self.dir, self.journal, guard=self._require_room,
-                             vector_model=self.embedder.model_id, engine=self.config.engine)
-        self._uses: dict[str, tuple[int, float]] = {}
-        self._uses_since = time.time()
+        self._writer = Writer(self.dir, self.journal, guard=self._require_room,
+                              vector_model=self.embedder.model_id, engine=self.config.engine)
+        self.uses = UseCounts()
         if not read_only:
             self.journal.repair_tail()
         if rebuild:
-            self.rebuild_result = self.writer.rebuild_file(lambda: self._fill(reembed))
-        self.writer.open(read_only=read_only)
+            self.rebuild_result = self._writer.rebuild_file(lambda: self._fill(reembed))
+        self._writer.open(read_only=read_only)
         if not read_only:
-            self.writer.catch_up(self._embed_missing)
+            self._writer.catch_up(self._embed_missing)
             self._finish_forget()
             if refresh_vectors or (reembed and not rebuild):
                 try:
@@ -129,27 +167,48 @@ class Memory:
                     self.store.close()  # the configured model cannot be loaded, say
                     raise
 
+    def scoped(self, scope: CallScope) -> Memory:
+        """A view of this memory for one call of `scope`: the same store, config and caches;
+        nothing a call on one view reads is changed by a call on another."""
+        view = copy.copy(self)
+        view.scope = scope
+        return view
+
     @property
     def store(self) -> Store:
-        return self.writer.store
+        return self._writer.store
+
+    @property
+    def writer(self) -> SignedWriter:
+        """The store's Writer, recording this scope's actor and request on what it writes."""
+        return self._writer.signed(self.scope.actor, self.scope.request)
+
+    @property
+    def project(self) -> str:
+        return self.scope.project
+
+    @property
+    def branch(self) -> str:
+        return self.scope.branch
+
+    @property
+    def checkout(self) -> str | None:
+        """The caller's work tree, when an owner serves it."""
+        return self.scope.checkout
 
     @property
     def actor(self) -> str:
         """Who is acting, recorded on every journal record (audit)."""
-        return self.writer.actor
+        return self.scope.actor
 
     @actor.setter
     def actor(self, value: str) -> None:
-        self.writer.actor = value
+        self.scope = self.scope.but(actor=value)
 
     @property
     def request(self) -> str | None:
         """The owner's client request being served, if any (recorded with its writes)."""
-        return self.writer.request
-
-    @request.setter
-    def request(self, value: str | None) -> None:
-        self.writer.request = value
+        return self.scope.request
 
     @staticmethod
     def data_dir_for(config: Config) -> Path:
@@ -165,19 +224,12 @@ class Memory:
 
     def _count_use(self, item_ids: Sequence[str], now: float) -> None:
         """Use counts are batched: a search must not pay a journal fsync for them."""
-        if self.read_only:
-            return
-        for item_id in item_ids:
-            count, _ = self._uses.get(item_id, (0, now))
-            self._uses[item_id] = (count + 1, now)
-        if len(self._uses) >= USE_FLUSH_ITEMS or now - self._uses_since >= USE_FLUSH_SECONDS:
+        if not self.read_only and self.uses.add(item_ids, now):
             self.flush_use()
 
     def flush_use(self) -> None:
-        if self._uses:
-            rows: list[dict[str, Any]] = [{"id": i, "n": n, "at": at}
-                                          for i, (n, at) in self._uses.items()]
-            self._uses = {}
+        rows = self.uses.take()
+        if rows:
             present = {r["id"] for r in self.store.get_items([r["id"] for r in rows])}
             rows = [r for r in rows if r["id"] in present]
             if rows:
@@ -185,7 +237,6 @@ class Memory:
                     self.writer.write(ops.BumpItems(rows))
                 except NoSpace:
                     pass  # use counts are a ranking hint: a full disk drops them, not the read
-        self._uses_since = time.time()
 
     def warm_up(self, extractor: bool = True) -> None:
         """Load the embedding model (all a search needs) and, unless told not to, the prose
@@ -216,7 +267,7 @@ class Memory:
     def request_status(self, request: str) -> dict[str, Any]:
         """Whether the journal holds writes of a client request (asked when its owner died
         before answering), and the ids they wrote."""
-        return self.writer.requested(request)
+        return self._writer.requested(request)
 
     def _require_room(self) -> None:
         """Raise unless a write can go ahead (writable store, room on the disk)."""
@@ -837,12 +888,9 @@ class Memory:
         """Bootstrap memory from commit history: one `history` item per meaningful commit."""
         from graphmem.staleness import gitimport as history
 
-        actor, self.actor = self.actor, "import-git"
-        try:
-            return history.import_git(self, repo, since=since, max_commits=max_commits,
-                                      progress=progress, embed=embed)
-        finally:
-            self.actor = actor
+        return history.import_git(self.scoped(self.scope.but(actor="import-git")), repo,
+                                  since=since, max_commits=max_commits, progress=progress,
+                                  embed=embed)
 
     # ----- lifecycle ------------------------------------------------------------------------
     def feedback(self, item_id: str, verdict: str, note: str = "") -> m.MemoryItem:
@@ -869,21 +917,17 @@ class Memory:
         now = time.time() if now is None else now
         rows = self.store.list_items(ItemFilter(project=self.project, statuses=None), limit=10**9)
         for row in rows:  # uses not yet flushed count too: an item used seconds ago is not cold
-            if row["id"] in self._uses:
-                row["last_used_at"] = max(row["last_used_at"], self._uses[row["id"]][1])
+            row["last_used_at"] = max(row["last_used_at"], self.uses.last(row["id"]))
         plan = lifecycle.plan_sweep(rows, now)
         if not dry_run:
-            actor, self.actor = self.actor, "sweep"
-            try:
-                for ids, reason in ((plan.archive_expired, "expired"),
-                                    (plan.archive_cold, "cold: unused and unverified")):
-                    if ids:
-                        self.writer.write(ops.UpdateItems(ids, {
-                            "status": "archived", "stale_reason": reason, "updated_at": now}))
-                if plan.purge:
-                    self.forget_many(plan.purge)
-            finally:
-                self.actor = actor
+            sweeper = self.scoped(self.scope.but(actor="sweep"))
+            for ids, reason in ((plan.archive_expired, "expired"),
+                                (plan.archive_cold, "cold: unused and unverified")):
+                if ids:
+                    sweeper.writer.write(ops.UpdateItems(ids, {
+                        "status": "archived", "stale_reason": reason, "updated_at": now}))
+            if plan.purge:
+                sweeper.forget_many(plan.purge)
         return {"dry_run": dry_run, **plan.as_dict()}
 
     def restore(self, item_id: str) -> m.MemoryItem:
@@ -1111,7 +1155,7 @@ class Memory:
     def rebuild(self, reembed: bool = False) -> dict[str, int]:
         """Recreate the graph from the journal; the old database is replaced only when done.
         `reembed`: embed every item again, not only those without a vector of the model."""
-        return self.writer.rebuild(lambda: self._fill(reembed))
+        return self._writer.rebuild(lambda: self._fill(reembed))
 
     def _fill(self, everything: bool = False) -> int:
         """What a rebuilt graph needs before it is swapped in: vectors of the configured model."""
