@@ -58,6 +58,15 @@ def entity_id(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
 
+def first_error(exc: Exception) -> str:
+    """A validation error's first complaint (`field: message`), or the exception's text."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(exc)
+
+
 class Scope(BaseModel):
     """Where an item applies: a project (its root path or any label) and optionally a branch."""
 
@@ -97,6 +106,11 @@ class MemoryItem(BaseModel):
         if not value.strip():
             raise ValueError("title must not be empty")
         return value.strip()
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> MemoryItem:
+        """The item a store row holds (columns that are no field, like search_text, left out)."""
+        return cls(**{k: v for k, v in row.items() if k in cls.model_fields})
 
     @property
     def scope(self) -> Scope:
