@@ -305,18 +305,25 @@ def read_export(path: Path, max_bytes: int | None = None) -> list[dict[str, Any]
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from exc
-        except RecursionError as exc:
-            raise InvalidInput(f"{path}:{number}: JSON nested too deep for an export") from exc
-        if not isinstance(record, dict):
-            raise InvalidInput(f"{path}:{number}: expected a JSON object")
+        record = json_object(line, f"{path}:{number}")
         if _depth(record) > MAX_DEPTH:
             raise InvalidInput(f"{path}:{number}: JSON nested too deep for an export")
         records.append(record)
     return records
+
+
+def json_object(line: str, where: str) -> dict[str, Any]:
+    """One line of a JSON Lines file, which must be a JSON object; else InvalidInput saying
+    `where` (file:line) and what is wrong."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{where}: not JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where}: JSON nested too deep") from exc
+    if not isinstance(record, dict):
+        raise InvalidInput(f"{where}: expected a JSON object")
+    return record
 
 
 def _depth(value: Any, level: int = 0) -> int:
