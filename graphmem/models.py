@@ -58,6 +58,13 @@ def entity_id(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
 
+def title_text(value: str) -> str:
+    """A title stripped; ValueError when nothing is left (every model with a title checks so)."""
+    if not value.strip():
+        raise ValueError("title must not be empty")
+    return value.strip()
+
+
 def first_error(exc: Exception) -> str:
     """A validation error's first complaint (`field: message`), or the exception's text."""
     errors = getattr(exc, "errors", None)
@@ -103,9 +110,7 @@ class MemoryItem(BaseModel):
     @field_validator("title")
     @classmethod
     def _title_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("title must not be empty")
-        return value.strip()
+        return title_text(value)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> MemoryItem:
