@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -912,30 +912,30 @@ def _observation(node: dict[str, Any]) -> Row:
     return row
 
 
+# ItemFilter's fields as Cypher on the item variable {v}: (field, clause, how its value is
+# passed). A field that is None is left out, and so is an empty tuple of kinds or statuses (an
+# empty tuple of ids matches nothing).
+_FILTER_CLAUSES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
+    ("project", "{v}.project = $f_project", str),
+    ("kinds", "{v}.kind IN $f_kinds", list),
+    ("statuses", "{v}.status IN $f_statuses", list),
+    ("created_before", "{v}.created_at < $f_created_before", float),
+    ("now", "({v}.expire_at = 0 OR {v}.expire_at > $f_now)", float),
+    ("ids", "{v}.id IN $f_ids", list),
+    ("session_id", "{v}.session_id = $f_session_id", str),
+)
+_EMPTY_IS_ANY = ("kinds", "statuses")
+
+
 def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:
     clauses: list[str] = []
     params: dict[str, Any] = {}
-    if flt.project is not None:
-        clauses.append(f"{var}.project = $f_project")
-        params["f_project"] = flt.project
-    if flt.kinds:
-        clauses.append(f"{var}.kind IN $f_kinds")
-        params["f_kinds"] = list(flt.kinds)
-    if flt.statuses:
-        clauses.append(f"{var}.status IN $f_statuses")
-        params["f_statuses"] = list(flt.statuses)
-    if flt.created_before is not None:
-        clauses.append(f"{var}.created_at < $f_before")
-        params["f_before"] = float(flt.created_before)
-    if flt.now is not None:
-        clauses.append(f"({var}.expire_at = 0 OR {var}.expire_at > $f_now)")
-        params["f_now"] = float(flt.now)
-    if flt.ids is not None:
-        clauses.append(f"{var}.id IN $f_ids")
-        params["f_ids"] = list(flt.ids)
-    if flt.session_id is not None:
-        clauses.append(f"{var}.session_id = $f_session")
-        params["f_session"] = flt.session_id
+    for field, clause, convert in _FILTER_CLAUSES:
+        value = getattr(flt, field)
+        if value is None or (field in _EMPTY_IS_ANY and not value):
+            continue
+        clauses.append(clause.format(v=var))
+        params[f"f_{field}"] = convert(value)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
