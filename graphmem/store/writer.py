@@ -8,6 +8,7 @@ deletion needs.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
@@ -46,13 +47,11 @@ class Writer:
         self.dir = directory
         self.journal = journal
         self.guard = guard
-        self.vector_model = vector_model
-        self.engine = engine
         self.actor = actor
+        self._new_store = functools.partial(KuzuStore, vector_model=vector_model, engine=engine)
 
     def open(self, read_only: bool = False, path: Path | None = None) -> KuzuStore:
-        self.store = KuzuStore(path or self.dir / DB_NAME, read_only=read_only,
-                               vector_model=self.vector_model, engine=self.engine)
+        self.store = self._new_store(path or self.dir / DB_NAME, read_only=read_only)
         return self.store
 
     def signed(self, actor: str, request: str | None = None) -> SignedWriter:
