@@ -195,6 +195,9 @@ class Observation(BaseModel):
     evidence_ref: str = ""
     tool_input: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=time.time)
+    cwd: str = ""
+    transcript_path: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
 
 
 class Hit(BaseModel):

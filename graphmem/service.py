@@ -482,7 +482,8 @@ class Memory:
         if observations:
             rows = [o.model_dump(mode="json") for o in observations]
             for row in rows:
-                row.update({k: self._redact(row[k]) for k in ("text", "command", "tool_input")})
+                row.update({k: self._redact(row[k]) for k in ("text", "command", "tool_input",
+                                                              "cwd", "transcript_path", "extra")})
             self.writer.write(ops.PutObservations(rows))
 
     def update(self, item_id: str, **fields: Any) -> m.MemoryItem:

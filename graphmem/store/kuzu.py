@@ -31,12 +31,13 @@ from graphmem.store.schema import (
     LINK_PROPS,
     LINK_TABLES,
     OBSERVATION_COLUMNS,
+    OBSERVATION_JSON_COLUMNS,
 )
 
 if TYPE_CHECKING:  # numpy stays off the git hook's path until a search needs the mirror
     from graphmem.store.hot import HotIndex
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "graph.cypher"
 VECTOR_DIM = 384
 # Kuzu's default buffer pool is most of the machine's RAM; a memory store needs far less. The pool
@@ -98,8 +99,15 @@ def engine_module(engine: str) -> Any:
     return kuzu
 
 
-# Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n.
-MIGRATIONS: dict[int, tuple[str, ...]] = {}
+# Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n (statements, then the
+# KuzuStore method of that name, if any, for what Cypher alone cannot do).
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: an observation's cwd, transcript path and extra hook fields are columns (they rode
+    # inside tool_input under reserved keys); rows written before are lifted by _migrate_2.
+    2: ("ALTER TABLE Observation ADD IF NOT EXISTS cwd STRING DEFAULT ''",
+        "ALTER TABLE Observation ADD IF NOT EXISTS transcript_path STRING DEFAULT ''",
+        "ALTER TABLE Observation ADD IF NOT EXISTS extra STRING DEFAULT '{}'"),
+}
 
 
 def _translate(exc: Exception, path: Path, engine: str = DEFAULT_ENGINE) -> GraphmemError:
@@ -282,8 +290,20 @@ class KuzuStore:
         for number in sorted(n for n in MIGRATIONS if n > current):
             for statement in MIGRATIONS[number]:
                 self._conn.execute(statement)
+            step = getattr(self, f"_migrate_{number}", None)
+            if step is not None:
+                step()
             current = number
         self._set_meta("schema_version", str(current))
+
+    def _migrate_2(self) -> None:
+        """Observations that kept cwd, transcript path and extra inside tool_input get them as
+        columns, as the journal's records of them now decode (ops.lift_hook_fields)."""
+        rows = [_observation(r[0]) for r in self._rows("MATCH (o:Observation) RETURN o")]
+        lifted = [ops.lift_hook_fields(r) for r in rows]
+        changed = [r for r, old in zip(lifted, rows) if r is not old]
+        if changed:
+            self._op_put_observations(ops.PutObservations(changed))
 
     def _meta(self, key: str) -> str | None:
         rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
@@ -460,7 +480,7 @@ class KuzuStore:
                    {"ids": list(op.ids)})
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
-        rows = _complete([{**r, "tool_input": json.dumps(r.get("tool_input") or {})}
+        rows = _complete([{**r, **{c: json.dumps(r.get(c) or {}) for c in OBSERVATION_JSON_COLUMNS}}
                           for r in op.rows], OBSERVATION_COLUMNS)
         assignments = ", ".join(f"o.{f} = r.{f}" for f in OBSERVATION_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (o:Observation {{id: r.id}}) SET {assignments}",
@@ -905,10 +925,12 @@ def _clean(node: dict[str, Any]) -> Row:
 
 def _observation(node: dict[str, Any]) -> Row:
     row = _clean(node)
-    try:
-        row["tool_input"] = json.loads(row.get("tool_input") or "{}")
-    except ValueError:
-        row["tool_input"] = {}
+    for column in OBSERVATION_JSON_COLUMNS:
+        try:
+            value = json.loads(row.get(column) or "{}")
+        except ValueError:
+            value = {}
+        row[column] = value if isinstance(value, dict) else {}
     return row
 
 
