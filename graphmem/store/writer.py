@@ -126,7 +126,13 @@ class Writer:
         return applied
 
     def rebuild(self, fill: Callable[[], int] | None = None) -> dict[str, int]:
-        """Recreate the graph from the journal; the old database is replaced only when done."""
+        """Recreate the graph from the journal; the old database is replaced only when done.
+
+        Room is checked while the store is still open: on a full disk, closing it (a
+        checkpoint) and opening it again (a schema check) are writes that Kuzu aborts on."""
+        if self.guard is not None:
+            self.guard()
+        _check_rebuild_space(self.dir, self.dir / DB_NAME, self.journal.path)
         self.store.close()
         try:
             return self.rebuild_file(fill)
