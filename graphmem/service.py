@@ -175,18 +175,31 @@ class Memory:
         """The store's Writer, recording this scope's actor and request on what it writes."""
         return self._writer.signed(self.scope.actor, self.scope.request)
 
+    # Setting one of these gives this object a new scope; views made before keep theirs.
     @property
     def project(self) -> str:
         return self.scope.project
+
+    @project.setter
+    def project(self, value: str) -> None:
+        self.scope = self.scope.but(project=value)
 
     @property
     def branch(self) -> str:
         return self.scope.branch
 
+    @branch.setter
+    def branch(self, value: str) -> None:
+        self.scope = self.scope.but(branch=value)
+
     @property
     def checkout(self) -> str | None:
         """The caller's work tree, when an owner serves it."""
         return self.scope.checkout
+
+    @checkout.setter
+    def checkout(self, value: str | None) -> None:
+        self.scope = self.scope.but(checkout=value)
 
     @property
     def actor(self) -> str:

@@ -35,6 +35,16 @@ def test_a_scope_is_frozen_and_a_client_context_makes_a_new_one() -> None:
     assert base.for_client({}).request is None  # a request id is never inherited
 
 
+def test_setting_a_field_gives_that_memory_a_new_scope_and_no_other(config: Config) -> None:
+    """`memory.project = ...` (notebooks, the CLI's actor) still works, on that object only."""
+    with Memory(config) as memory:
+        view = memory.scoped(memory.scope)
+        before = memory.scope
+        memory.project, memory.branch, memory.actor = "label", "dev", "notebook"
+        assert (memory.project, memory.branch, memory.actor) == ("label", "dev", "notebook")
+        assert view.scope == before and memory.scope is not before
+
+
 def test_a_call_interleaved_inside_another_keeps_each_ones_scope(
         config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
     """View beta's whole write runs in the middle of view alpha's: each item lands in its own
