@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, overload
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -34,3 +36,23 @@ class CallScope:
                          actor=context.get("actor") or self.actor,
                          checkout=context.get("checkout") or self.checkout,
                          request=context.get("request"))
+
+
+class FromScope(Generic[T]):
+    """An attribute of an object that has a `scope` (a Memory) reading that field of its scope;
+    setting it gives that object a new scope, so views made from it before keep theirs."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, holder: None, owner: type) -> FromScope[T]: ...
+
+    @overload
+    def __get__(self, holder: Any, owner: type) -> T: ...
+
+    def __get__(self, holder: Any, owner: type) -> T | FromScope[T]:
+        return self if holder is None else cast(T, getattr(holder.scope, self.name))
+
+    def __set__(self, holder: Any, value: T) -> None:
+        holder.scope = holder.scope.but(**{self.name: value})

@@ -36,7 +36,7 @@ from graphmem.paths import (
     store_dir,
 )
 from graphmem.retrieve import pipeline, render
-from graphmem.scope import CallScope
+from graphmem.scope import CallScope, FromScope
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
@@ -175,40 +175,10 @@ class Memory:
         """The store's Writer, recording this scope's actor and request on what it writes."""
         return self._writer.signed(self.scope.actor, self.scope.request)
 
-    # Setting one of these gives this object a new scope; views made before keep theirs.
-    @property
-    def project(self) -> str:
-        return self.scope.project
-
-    @project.setter
-    def project(self, value: str) -> None:
-        self.scope = self.scope.but(project=value)
-
-    @property
-    def branch(self) -> str:
-        return self.scope.branch
-
-    @branch.setter
-    def branch(self, value: str) -> None:
-        self.scope = self.scope.but(branch=value)
-
-    @property
-    def checkout(self) -> str | None:
-        """The caller's work tree, when an owner serves it."""
-        return self.scope.checkout
-
-    @checkout.setter
-    def checkout(self, value: str | None) -> None:
-        self.scope = self.scope.but(checkout=value)
-
-    @property
-    def actor(self) -> str:
-        """Who is acting, recorded on every journal record (audit)."""
-        return self.scope.actor
-
-    @actor.setter
-    def actor(self, value: str) -> None:
-        self.scope = self.scope.but(actor=value)
+    project: FromScope[str] = FromScope()
+    branch: FromScope[str] = FromScope()
+    checkout: FromScope[str | None] = FromScope()  # the caller's work tree, when an owner serves it
+    actor: FromScope[str] = FromScope()  # who is acting, recorded on every journal record (audit)
 
     @property
     def request(self) -> str | None:
