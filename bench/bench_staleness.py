@@ -335,6 +335,7 @@ def score(pairs: list[tuple[bool, bool]]) -> dict[str, float]:
 
 def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
     from graphmem import Config
+    from graphmem.git import Git
     from graphmem.service import Memory
     from graphmem.staleness import gitimport as hi
     from graphmem.staleness import update as st
@@ -391,7 +392,7 @@ def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
     final_base = [(truth.file_changed(s, head), truth.stale(s, head)) for s in shas[:-1]]
     # diagnostics: our anchors (mapped back by qualname) vs the truth's touched set at C
     agree = []
-    with st.Git.open(repo) as git:
+    with Git.open(repo) as git:
         for parent, sha in zip([None, *shas[:-1]], shas):
             diff = hi.read_patches(git, [sha])[sha]
             versions = st.Versions(git)

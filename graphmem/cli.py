@@ -51,6 +51,12 @@ def _memory(args: argparse.Namespace, read_only: bool = False) -> Any:
     return memory
 
 
+def _ask(args: argparse.Namespace, call: Callable[[Any], Any]) -> Any:
+    """Open the project's memory, make one call of it and close it: most commands' whole work."""
+    with _memory(args) as memory:
+        return call(memory)
+
+
 def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
     if getattr(args, "json", False):
         print(json.dumps(_plain(data), ensure_ascii=False, indent=2))
@@ -157,8 +163,7 @@ def _id_arg(p: argparse.ArgumentParser) -> None:
 @command("get", _id_arg)
 def cmd_get(args: argparse.Namespace) -> None:
     """Show one memory in full, with its links and status."""
-    with _memory(args) as memory:
-        detail = memory.get(args.id)
+    detail = _ask(args, lambda memory: memory.get(args.id))
 
     def human(d: Any) -> str:
         item = d.item
@@ -241,8 +246,7 @@ def cmd_search(args: argparse.Namespace) -> None:
 @command("stats")
 def cmd_stats(args: argparse.Namespace) -> None:
     """Counts of memories by kind and status, entities, links and store size."""
-    with _memory(args) as memory:
-        stats = memory.stats()
+    stats = _ask(args, lambda memory: memory.stats())
 
     def human(s: dict[str, Any]) -> str:
         lines = [f"project   {s['project']} ({s['branch'] or 'no branch'})",
@@ -333,8 +337,7 @@ def cmd_index(args: argparse.Namespace) -> None:
             print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files",
                   end="" if done < total else "\n", file=sys.stderr, flush=True)
 
-    with _memory(args) as memory:
-        summary = memory.index_code(args.path, progress=progress)
+    summary = _ask(args, lambda memory: memory.index_code(args.path, progress=progress))
 
     def human(s: dict[str, Any]) -> str:
         skipped = ", ".join(f"{v} {k}" for k, v in s["skipped"].items())
@@ -352,8 +355,7 @@ def cmd_index(args: argparse.Namespace) -> None:
 @command("history", _id_arg)
 def cmd_history(args: argparse.Namespace) -> None:
     """Who/what created and changed a memory, and when."""
-    with _memory(args) as memory:
-        rows = memory.history(args.id)
+    rows = _ask(args, lambda memory: memory.history(args.id))
     emit(args, rows, lambda rs: "\n".join(
         f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(r['ts']))}  {r['by'] or '?':<18} "
         f"{r['op']:<13} " + json.dumps(r.get("fields") or r.get("links") or "", ensure_ascii=False)[:100]
@@ -363,8 +365,7 @@ def cmd_history(args: argparse.Namespace) -> None:
 @command("entities", _id_arg)
 def cmd_entities(args: argparse.Namespace) -> None:
     """Show what a memory is linked to (files, symbols, errors, packages...)."""
-    with _memory(args) as memory:
-        links = memory.entities(args.id)
+    links = _ask(args, lambda memory: memory.entities(args.id))
     emit(args, links, lambda rows: "\n".join(
         f"{r['kind'].lower():<13} {r['entity']['id'] if 'entity' in r else r['target']}"
         f"{'  (unresolved)' if 'entity' in r and not r['entity']['resolved'] else ''}"
@@ -379,8 +380,7 @@ def _related_args(p: argparse.ArgumentParser) -> None:
 @command("related", _related_args)
 def cmd_related(args: argparse.Namespace) -> None:
     """What memory knows about an entity and its code neighbours."""
-    with _memory(args) as memory:
-        data = memory.related(args.entity, limit=args.limit)
+    data = _ask(args, lambda memory: memory.related(args.entity, limit=args.limit))
 
     def human(d: dict[str, Any]) -> str:
         lines = ["entity:     " + ", ".join(e["id"] for e in d["entities"])]
@@ -400,16 +400,14 @@ def _brief_args(p: argparse.ArgumentParser) -> None:
 @command("brief", _brief_args)
 def cmd_brief(args: argparse.Namespace) -> None:
     """The session-start index an agent gets: one line per memory, inside a token budget."""
-    with _memory(args) as memory:
-        result = memory.brief(args.budget)
+    result = _ask(args, lambda memory: memory.brief(args.budget))
     emit(args, result, lambda b: (b.text or "no memories yet") + f"\n({b.tokens}/{b.budget} tokens)")
 
 
 @command("evidence", _id_arg)
 def cmd_evidence(args: argparse.Namespace) -> None:
     """The redacted raw observations a memory was derived from."""
-    with _memory(args) as memory:
-        rows = memory.evidence(args.id)
+    rows = _ask(args, lambda memory: memory.evidence(args.id))
     emit(args, rows, lambda rs: "\n\n".join(
         f"[{r.event} {r.tool} {r.command}]".replace("  ", " ") + f"\n{r.text}" for r in rs)
         or "no evidence recorded for this memory")
@@ -476,8 +474,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 @command("sweep", _sweep_args)
 def cmd_sweep(args: argparse.Namespace) -> None:
     """Archive expired and cold memories (restorable); purge long-archived ones for real."""
-    with _memory(args) as memory:
-        plan = memory.sweep(dry_run=args.dry_run)
+    plan = _ask(args, lambda memory: memory.sweep(dry_run=args.dry_run))
     verb = "would" if args.dry_run else "did"
 
     def human(p: dict[str, Any]) -> str:
@@ -492,8 +489,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 @command("restore", _id_arg)
 def cmd_restore(args: argparse.Namespace) -> None:
     """Bring an archived memory back."""
-    with _memory(args) as memory:
-        item = memory.restore(args.id)
+    item = _ask(args, lambda memory: memory.restore(args.id))
     emit(args, item, lambda i: f"restored {i.id}  {i.title[:80]}")
 
 
@@ -506,8 +502,7 @@ def _feedback_args(p: argparse.ArgumentParser) -> None:
 @command("feedback", _feedback_args)
 def cmd_feedback(args: argparse.Namespace) -> None:
     """Tell memory an item was helpful, wrong or outdated."""
-    with _memory(args) as memory:
-        item = memory.feedback(args.id, args.verdict, args.note)
+    item = _ask(args, lambda memory: memory.feedback(args.id, args.verdict, args.note))
     emit(args, item, lambda i: f"{i.id}: confidence {i.confidence:.2f}, {i.status.value}")
 
 
@@ -569,8 +564,7 @@ def cmd_stale(args: argparse.Namespace) -> None:
 @command("verify", _id_arg)
 def cmd_verify(args: argparse.Namespace) -> None:
     """You re-checked a memory against the current code: re-anchor it and clear stale."""
-    with _memory(args) as memory:
-        result = memory.verify(args.id)
+    result = _ask(args, lambda memory: memory.verify(args.id))
     emit(args, result, lambda r: f"verified {args.id}")
 
 
@@ -615,8 +609,7 @@ def cmd_git(args: argparse.Namespace) -> None:
 @command("ingest")
 def cmd_ingest(args: argparse.Namespace) -> None:
     """Move captured hook events into memory and compress ended sessions (hooks run this)."""
-    with _memory(args) as memory:
-        report = memory.ingest()
+    report = _ask(args, lambda memory: memory.ingest())
     emit(args, report, lambda r: f"ingested {r['events']} events, compressed "
                                  f"{r['sessions_compressed']} sessions into {len(r['items'])} "
                                  f"memories ({r['compressor']})")

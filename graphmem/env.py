@@ -105,6 +105,8 @@ VARIABLES: dict[str, Variable] = {v.key: v for v in (
     _V("debug", bool, False, "an unexpected error prints its traceback", config=False),
     _V("probe_seconds", float, 30.0, "how long the child process that first opens a graph not "
        "closed cleanly may take before the store is reported corrupt", config=False),
+    _V("git_seconds", float, 300.0, "how long one git command graphmem runs (a diff, a log, "
+       "ls-files) may take before it is given up", config=False),
     _V("hook_max_bytes", int, 8 * 1024 * 1024, "largest hook payload read from stdin",
        config=False),
     _V("trim_bytes", int, 8192, "bytes of one tool output an item keeps (at least 512)",

@@ -25,6 +25,7 @@ from typing import Any
 
 from graphmem.config import Config, RetrievalWeights
 from graphmem.errors import GraphmemError, InvalidInput
+from graphmem.exporting import json_object
 from graphmem.retrieve.fusion import CHANNELS as CHANNEL_NAMES
 
 CONTEXTS = ("none", "files", "files+functions")
@@ -54,14 +55,7 @@ def _read_jsonl(path: str | Path, required: Sequence[str]) -> list[dict[str, Any
 
 
 def _row(line: str, where: str, required: Sequence[str]) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: not JSON ({exc.msg})") from exc
-    except RecursionError as exc:
-        raise InvalidInput(f"{where}: JSON nested too deep") from exc
-    if not isinstance(row, dict):
-        raise InvalidInput(f"{where}: expected a JSON object")
+    row = json_object(line, where)
     missing = [name for name in required if not row.get(name) and row.get(name) != 0]
     if missing:
         raise InvalidInput(f"{where}: missing {', '.join(missing)}")

@@ -35,33 +35,23 @@ class IngestReport:
 
 
 def observation_of(event: HookEvent) -> m.Observation:
-    tool_input = dict(event.tool_input or {})
-    # Session-level fields ride in reserved keys so the compressor gets them back.
-    if event.transcript_path:
-        tool_input["_transcript_path"] = event.transcript_path
-    if event.extra:
-        tool_input["_extra"] = event.extra
-    if event.cwd:
-        tool_input["_cwd"] = event.cwd
     return m.Observation(id=event.id, project=event.project, branch=event.branch,
                          session_id=event.session_id, agent=event.agent, event=event.event,
                          tool=event.tool, command=event.command, text=event.text,
                          files=list(event.files), exit_code=event.exit_code,
                          is_error=event.is_error, evidence_ref=event.evidence_ref,
-                         tool_input=tool_input, ts=event.ts)
+                         tool_input=dict(event.tool_input or {}), ts=event.ts, cwd=event.cwd,
+                         transcript_path=event.transcript_path, extra=dict(event.extra or {}))
 
 
 def event_of(row: dict[str, Any]) -> HookEvent:
     """An observation row back into the event the compressor reads (-1 stored for "no code")."""
     exit_code = row.get("exit_code")
-    tool_input = dict(row.get("tool_input") or {})
-    reserved = {k: tool_input.pop(k) for k in ("_transcript_path", "_extra", "_cwd")
-                if k in tool_input}
     return HookEvent(event=row["event"], agent=row.get("agent", ""), session_id=row["session_id"],
                      project=row.get("project", ""), branch=row.get("branch", ""),
-                     cwd=reserved.get("_cwd", ""), transcript_path=reserved.get("_transcript_path", ""),
-                     extra=reserved.get("_extra") or {},
-                     tool=row.get("tool", ""), tool_input=tool_input,
+                     cwd=row.get("cwd") or "", transcript_path=row.get("transcript_path") or "",
+                     extra=dict(row.get("extra") or {}),
+                     tool=row.get("tool", ""), tool_input=dict(row.get("tool_input") or {}),
                      text=row.get("text", ""), command=row.get("command", ""),
                      files=list(row.get("files") or []),
                      exit_code=None if exit_code in (None, -1) else exit_code,
@@ -73,11 +63,7 @@ def ingest_spool(memory: Any, max_bytes: int = READ_CHUNK) -> IngestReport:
     """Drain the spool (idempotent: events are upserted by id, progress committed after)."""
     spool = Spool(memory.dir / "spool")
     report = IngestReport()
-    actor, memory.actor = memory.actor, "hook-ingest"
-    try:
-        _drain(memory, spool, report, max_bytes)
-    finally:
-        memory.actor = actor
+    _drain(memory.scoped(memory.scope.but(actor="hook-ingest")), spool, report, max_bytes)
     spool.rotate_if_consumed()
     report.pending_bytes = spool.pending_bytes()
     if report.events:

@@ -58,6 +58,22 @@ def entity_id(kind: str, key: str) -> str:
     return f"{kind}:{key}"
 
 
+def title_text(value: str) -> str:
+    """A title stripped; ValueError when nothing is left (every model with a title checks so)."""
+    if not value.strip():
+        raise ValueError("title must not be empty")
+    return value.strip()
+
+
+def first_error(exc: Exception) -> str:
+    """A validation error's first complaint (`field: message`), or the exception's text."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(exc)
+
+
 class Scope(BaseModel):
     """Where an item applies: a project (its root path or any label) and optionally a branch."""
 
@@ -94,9 +110,12 @@ class MemoryItem(BaseModel):
     @field_validator("title")
     @classmethod
     def _title_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("title must not be empty")
-        return value.strip()
+        return title_text(value)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> MemoryItem:
+        """The item a store row holds (columns that are no field, like search_text, left out)."""
+        return cls(**{k: v for k, v in row.items() if k in cls.model_fields})
 
     @property
     def scope(self) -> Scope:
@@ -176,6 +195,9 @@ class Observation(BaseModel):
     evidence_ref: str = ""
     tool_input: dict[str, Any] = Field(default_factory=dict)
     ts: float = Field(default_factory=time.time)
+    cwd: str = ""
+    transcript_path: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
 
 
 class Hit(BaseModel):

@@ -59,7 +59,7 @@ def graphmem_home() -> Path:
     return base / "graphmem"
 
 
-def _git_dirs(start: Path) -> tuple[Path, Path, Path] | None:
+def git_dirs(start: Path) -> tuple[Path, Path, Path] | None:
     """Return (work tree root, this worktree's git dir, common git dir) above `start`."""
     for directory in (start, *start.parents):
         dot_git = directory / ".git"
@@ -98,7 +98,7 @@ def _branch(git_dir: Path) -> str:
 def find_project(cwd: str | os.PathLike[str] | None = None) -> ProjectRef:
     """The project containing `cwd`: the main work tree's root, so worktrees share one store."""
     start = Path(cwd or os.getcwd()).expanduser().resolve()
-    dirs = _git_dirs(start)
+    dirs = git_dirs(start)
     if dirs is None:
         return ProjectRef(root=start, branch="", is_git=False)
     work_tree, git_dir, common = dirs
@@ -109,7 +109,7 @@ def find_project(cwd: str | os.PathLike[str] | None = None) -> ProjectRef:
 
 def work_tree(cwd: str | os.PathLike[str] | None = None) -> Path | None:
     """The checkout containing `cwd` (a linked worktree's own root, not the main one)."""
-    dirs = _git_dirs(Path(cwd or os.getcwd()).expanduser().resolve())
+    dirs = git_dirs(Path(cwd or os.getcwd()).expanduser().resolve())
     return dirs[0] if dirs is not None else None
 
 

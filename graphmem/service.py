@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import builtins
-import json
+import copy
 import os
 import re
-import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from graphmem import lifecycle, space
+from graphmem import codeindex, exporting, forgetting, lifecycle, retrievallog, space, vectors
 from graphmem import models as m
 from graphmem.capture.compress import EDIT_TOOLS
-from graphmem.capture.redact import redact, redact_obj
+from graphmem.capture.redact import redact_with
 from graphmem.config import Config
 from graphmem.errors import (
     InvalidInput,
@@ -23,8 +23,8 @@ from graphmem.errors import (
     NotFound,
     StoreUnavailable,
 )
-from graphmem.exporting import check_record
 from graphmem.extract import link
+from graphmem.git import head_commit
 from graphmem.paths import (
     DB_NAME,
     DIR_MODE,
@@ -33,20 +33,16 @@ from graphmem.paths import (
     find_project,
     graphmem_home,
     private_dir,
-    private_opener,
     store_dir,
-    write_private,
 )
 from graphmem.retrieve import pipeline, render
+from graphmem.scope import CallScope, FromScope
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
-from graphmem.store.schema import LINK_PROPS
-from graphmem.store.writer import Writer
+from graphmem.store.writer import SignedWriter, Writer
 
-RETRIEVAL_LOG = "retrieval.jsonl"
 SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
-FORGET_PLAN = "forget.pending"
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
@@ -80,8 +76,45 @@ def _text_module() -> Any:
     return text
 
 
+class UseCounts:
+    """Uses of items not yet written (a search must not pay a journal fsync for them): flushed
+    as one op every USE_FLUSH_ITEMS items or USE_FLUSH_SECONDS. Shared by every scope's view."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._since = time.time()
+
+    def add(self, item_ids: Sequence[str], now: float) -> bool:
+        """Count a use of each; True when it is time to flush."""
+        with self._lock:
+            for item_id in item_ids:
+                count, _ = self._counts.get(item_id, (0, now))
+                self._counts[item_id] = (count + 1, now)
+            return (len(self._counts) >= USE_FLUSH_ITEMS
+                    or now - self._since >= USE_FLUSH_SECONDS)
+
+    def take(self) -> builtins.list[dict[str, Any]]:
+        """The counted uses as BumpItems rows, and none left."""
+        with self._lock:
+            rows = [{"id": i, "n": n, "at": at} for i, (n, at) in self._counts.items()]
+            self._counts = {}
+            self._since = time.time()
+            return rows
+
+    def last(self, item_id: str) -> float:
+        """When an item was last used and not yet written (0.0: no such use)."""
+        with self._lock:
+            return self._counts.get(item_id, (0, 0.0))[1]
+
+
 class Memory:
-    """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats."""
+    """A project's memory: ingest, add, search, get, evidence, brief, forget, stale, stats.
+
+    Every call reads its project, branch, actor and checkout from `scope`, an immutable
+    `CallScope`; `scoped` gives a view of the same store with another scope (the owner makes one
+    per client call). Apart from `scope`, a Memory's attributes are set once, in __init__, and
+    shared by its views: none is ever rebound."""
 
     def __init__(self, config: Config | None = None, *, read_only: bool = False,
                  rebuild: bool = False, reembed: bool = False,
@@ -91,9 +124,8 @@ class Memory:
         configured one (the owner does it in the background instead)."""
         self.config = config or Config.from_env()
         self.ref: ProjectRef = find_project(self.config.cwd)
-        self.project = self.config.project or self.ref.name
-        self.branch = self.ref.branch
-        self.checkout: str | None = None  # the caller's work tree, when an owner serves it
+        self.scope = CallScope(project=self.config.project or self.ref.name,
+                               branch=self.ref.branch)
         home = self.config.home or graphmem_home()
         self.dir = Path(self.config.data_dir or store_dir(self.ref, home))
         if not read_only:
@@ -109,20 +141,19 @@ class Memory:
                 raise NoSpace(f"{self.no_room}; nothing was changed")
             read_only = True  # reads still work; each write says why it cannot be stored
         self.read_only = read_only
-        self.writer = Writer(self.dir, self.journal, guard=self._require_room,
-                             vector_model=self.embedder.model_id, engine=self.config.engine,
-                             database_url=self.config.database_url,
-                             visibility=self.config.visibility)
-        self._uses: dict[str, tuple[int, float]] = {}
-        self._uses_since = time.time()
+        self._writer = Writer(self.dir, self.journal, guard=self.require_room,
+                              vector_model=self.embedder.model_id, engine=self.config.engine,
+                              database_url=self.config.database_url,
+                              visibility=self.config.visibility)
+        self.uses = UseCounts()
         if not read_only:
             self.journal.repair_tail()
         if rebuild:
-            self.rebuild_result = self.writer.rebuild_file(lambda: self._fill(reembed))
-        self.writer.open(read_only=read_only)
+            self.rebuild_result = self._writer.rebuild_file(lambda: vectors.fill(self, reembed))
+        self._writer.open(read_only=read_only)
         if not read_only:
-            self.writer.catch_up(self._embed_missing)
-            self._finish_forget()
+            self._writer.catch_up(lambda: vectors.embed_missing(self))
+            forgetting.finish_interrupted(self)
             if refresh_vectors or (reembed and not rebuild):
                 try:
                     self.reembed(everything=reembed and not rebuild)
@@ -130,27 +161,31 @@ class Memory:
                     self.store.close()  # the configured model cannot be loaded, say
                     raise
 
+    def scoped(self, scope: CallScope) -> Memory:
+        """A view of this memory for one call of `scope`: the same store, config and caches;
+        nothing a call on one view reads is changed by a call on another."""
+        view = copy.copy(self)
+        view.scope = scope
+        return view
+
     @property
     def store(self) -> Store:
-        return self.writer.store
+        return self._writer.store
 
     @property
-    def actor(self) -> str:
-        """Who is acting, recorded on every journal record (audit)."""
-        return self.writer.actor
+    def writer(self) -> SignedWriter:
+        """The store's Writer, recording this scope's actor and request on what it writes."""
+        return self._writer.signed(self.scope.actor, self.scope.request)
 
-    @actor.setter
-    def actor(self, value: str) -> None:
-        self.writer.actor = value
+    project: FromScope[str] = FromScope()
+    branch: FromScope[str] = FromScope()
+    checkout: FromScope[str | None] = FromScope()  # the caller's work tree, when an owner serves it
+    actor: FromScope[str] = FromScope()  # who is acting, recorded on every journal record (audit)
 
     @property
     def request(self) -> str | None:
         """The owner's client request being served, if any (recorded with its writes)."""
-        return self.writer.request
-
-    @request.setter
-    def request(self, value: str | None) -> None:
-        self.writer.request = value
+        return self.scope.request
 
     @staticmethod
     def data_dir_for(config: Config) -> Path:
@@ -166,19 +201,12 @@ class Memory:
 
     def _count_use(self, item_ids: Sequence[str], now: float) -> None:
         """Use counts are batched: a search must not pay a journal fsync for them."""
-        if self.read_only:
-            return
-        for item_id in item_ids:
-            count, _ = self._uses.get(item_id, (0, now))
-            self._uses[item_id] = (count + 1, now)
-        if len(self._uses) >= USE_FLUSH_ITEMS or now - self._uses_since >= USE_FLUSH_SECONDS:
+        if not self.read_only and self.uses.add(item_ids, now):
             self.flush_use()
 
     def flush_use(self) -> None:
-        if self._uses:
-            rows: list[dict[str, Any]] = [{"id": i, "n": n, "at": at}
-                                          for i, (n, at) in self._uses.items()]
-            self._uses = {}
+        rows = self.uses.take()
+        if rows:
             present = {r["id"] for r in self.store.get_items([r["id"] for r in rows])}
             rows = [r for r in rows if r["id"] in present]
             if rows:
@@ -186,7 +214,6 @@ class Memory:
                     self.writer.write(ops.BumpItems(rows))
                 except NoSpace:
                     pass  # use counts are a ranking hint: a full disk drops them, not the read
-        self._uses_since = time.time()
 
     def warm_up(self, extractor: bool = True) -> None:
         """Load the embedding model (all a search needs) and, unless told not to, the prose
@@ -217,9 +244,9 @@ class Memory:
     def request_status(self, request: str) -> dict[str, Any]:
         """Whether the journal holds writes of a client request (asked when its owner died
         before answering), and the ids they wrote."""
-        return self.writer.requested(request)
+        return self._writer.requested(request)
 
-    def _require_room(self) -> None:
+    def require_room(self) -> None:
         """Raise unless a write can go ahead (writable store, room on the disk)."""
         if self.no_room is not None:
             raise NoSpace(f"{self.no_room}; this write was not stored")
@@ -257,11 +284,7 @@ class Memory:
     def _redact(self, value: Any) -> Any:
         """Secrets masked (strings, and every string inside lists and dicts), with the user's
         patterns: every write passes here, whichever surface it came from."""
-        options = {"extra_patterns": self.config.redact_extra,
-                   "allowlist": self.config.redact_allow}
-        if isinstance(value, str):
-            return redact(value, **options)
-        return redact_obj(value, **options)
+        return redact_with(self.config, value)
 
     def _redacted(self, item: m.MemoryItem) -> m.MemoryItem:
         fields = {name: self._redact(getattr(item, name))
@@ -288,7 +311,7 @@ class Memory:
                                 **({"created_at": created_at, "updated_at": created_at}
                                    if created_at else {}))
         except ValueError as exc:
-            raise InvalidInput(f"invalid memory: {_first_error(exc)}") from exc
+            raise InvalidInput(f"invalid memory: {m.first_error(exc)}") from exc
         saved = self.add_items([item], files={item.id: list(files)},
                                symbols={item.id: list(symbols)}, dedupe=dedupe,
                                observations={item.id: list(observations)})
@@ -305,13 +328,13 @@ class Memory:
         if not items:
             return []
         items = [self._redacted(item) for item in items]
-        head = _head_commit(Path(self.checkout or self.ref.root)) if anchors and self.ref.is_git else ""
+        head = head_commit(Path(self.checkout or self.ref.root)) if anchors and self.ref.is_git else ""
         files, symbols, observations = files or {}, symbols or {}, observations or {}
         embed = self.config.embed if embed is None else embed
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
         mentions = _text_module().extract_many(texts)
-        vectors = self._vectors_for(items, existing) if embed else None
+        encoded = vectors.encode_new(self, items, existing) if embed else None
         saved: list[m.MemoryItem] = []
         new_items: list[m.MemoryItem] = []
         new_vectors: list[dict[str, Any]] = []
@@ -333,7 +356,7 @@ class Memory:
             if previous is None and not item.expire_at and not item.pinned:
                 item = item.model_copy(update={"expire_at": lifecycle.expire_at(
                     item.kind.value, item.created_at, item.pinned, self.config.ttl_days)})
-            vector = vectors.get(index) if vectors is not None else None
+            vector = encoded.get(index) if encoded is not None else None
             target = (self._duplicate_of(item, vector, resolved)
                       if dedupe and previous is None else None)
             if target is not None:
@@ -343,7 +366,7 @@ class Memory:
                 if previous is None and vector is not None:
                     fresh_links.append((item, vector, {r.entity.id for r in resolved}))
                 if vector is not None:
-                    new_vectors.append(self._vector_row(item, vector))
+                    new_vectors.append(vectors.row(self, item, vector))
             for res in resolved:
                 entity_rows.setdefault(res.entity.id, res.entity.model_dump(mode="json"))
                 mention_rows.append({"source": item.id, "target": res.entity.id,
@@ -372,22 +395,6 @@ class Memory:
             for item, vector, entity_ids in fresh_links:
                 self._supersede_older(item, vector, entity_ids, batch)
         return saved
-
-    def _vectors_for(self, items: Sequence[m.MemoryItem], existing: dict[str, Any]
-                     ) -> dict[int, Any]:
-        """Vectors by position in `items`, encoded only for texts that have none yet: a stored
-        item whose vector the configured model made from the same text keeps it."""
-        model = self.embedder.model_id
-        known = [i.id for i in items if i.id in existing]
-        stamps = self.store.vector_stamps(known) if known else {}
-        todo = [n for n, item in enumerate(items)
-                if stamps.get(item.id) != (model, item.text_hash)]
-        encoded = self.embedder.encode([items[n].text for n in todo])
-        return dict(zip(todo, encoded))
-
-    def _vector_row(self, item: m.MemoryItem, vector: Any) -> dict[str, Any]:
-        return {"id": item.id, "vec": vector.tolist(), "model": self.embedder.model_id,
-                "text_hash": item.text_hash}
 
     def _supersede_older(self, item: m.MemoryItem, vector: Any, entity_ids: set[str],
                          batch: set[str]) -> list[str]:
@@ -437,7 +444,7 @@ class Memory:
                 continue
             if not lifecycle.repeats(item.text, f"{row['title']}\n{row['body']}"):
                 continue  # "use npm, not pnpm" or "Python 3.12" is no repeat of the old text
-            return m.MemoryItem(**_item_fields(row))
+            return m.MemoryItem.from_row(row)
         return None
 
     def _merge(self, old: m.MemoryItem, new: m.MemoryItem, vector: Any) -> m.MemoryItem:
@@ -452,17 +459,16 @@ class Memory:
         merged = old.model_copy(update=fields)
         row = self._item_row(merged)
         self.writer.write(ops.UpdateItems([old.id], {k: row[k] for k in (*fields, "search_text")}))
-        if fuller is new and self.config.embed:
-            if vector is None:
-                vector = self.embedder.encode([merged.text])[0]
-            self.writer.write(ops.PutVectors([self._vector_row(merged, vector)]))
+        if fuller is new:
+            vectors.put_one(self, merged, vector)
         return merged
 
     def put_observations(self, observations: Sequence[m.Observation]) -> None:
         if observations:
             rows = [o.model_dump(mode="json") for o in observations]
             for row in rows:
-                row.update({k: self._redact(row[k]) for k in ("text", "command", "tool_input")})
+                row.update({k: self._redact(row[k]) for k in ("text", "command", "tool_input",
+                                                              "cwd", "transcript_path", "extra")})
             self.writer.write(ops.PutObservations(rows))
 
     def update(self, item_id: str, **fields: Any) -> m.MemoryItem:
@@ -477,12 +483,11 @@ class Memory:
             updated = m.MemoryItem.model_validate({**item.model_dump(), **fields,
                                                    "updated_at": time.time()})
         except ValueError as exc:
-            raise InvalidInput(f"invalid update: {_first_error(exc)}") from exc
+            raise InvalidInput(f"invalid update: {m.first_error(exc)}") from exc
         row = self._item_row(updated)
         self.writer.write(ops.UpdateItems([item_id], {k: row[k] for k in (*fields, "updated_at")}))
-        if self.config.embed and updated.text_hash != item.text_hash:
-            vector = self.embedder.encode([updated.text])[0]
-            self.writer.write(ops.PutVectors([self._vector_row(updated, vector)]))
+        if updated.text_hash != item.text_hash:
+            vectors.put_one(self, updated)
         return updated
 
     # ----- reading --------------------------------------------------------------------------
@@ -491,7 +496,7 @@ class Memory:
         rows = self.store.get_items([item_id])
         if not rows or (rows[0]["project"] != self.project and not all_projects):
             raise NotFound(f"no memory with id {item_id!r}")
-        return m.MemoryItem(**_item_fields(rows[0]))
+        return m.MemoryItem.from_row(rows[0])
 
     def get(self, item_id: str) -> m.ItemDetail:
         """Layer 3: the whole item, its links and status."""
@@ -520,7 +525,7 @@ class Memory:
         flt = ItemFilter(project=None if all_projects else self.project,
                          kinds=(kind,) if kind else None,
                          statuses=(status,) if status else LIVE)
-        return [m.MemoryItem(**_item_fields(r)) for r in self.store.list_items(flt, limit)]
+        return [m.MemoryItem.from_row(r) for r in self.store.list_items(flt, limit)]
 
     def _filter(self, *, all_projects: bool = False, kinds: Sequence[str] | None = None,
                 as_of: float | None = None, project: str | None = None) -> ItemFilter:
@@ -548,7 +553,7 @@ class Memory:
                                      self.branch, as_of)
         shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
         rows = pipeline.hit_rows(self.store, shown, self.tokens)
-        hits = [m.Hit(item=m.MemoryItem(**_item_fields(rows[i])), score=round(s, 6),
+        hits = [m.Hit(item=m.MemoryItem.from_row(rows[i]), score=round(s, 6),
                       channels=explain_rows.get(i, {}), why=why.get(i, []),
                       stale=rows[i]["status"] == "stale") for i, s in scored[:k] if i in rows]
         hits, tokens, truncated = render.fit_hits(hits, budget, self.tokens)
@@ -645,7 +650,7 @@ class Memory:
         candidates = self.store.list_items(flt, limit=300, order="updated_at")
         now = time.time()
         # Items whose confidence decayed below the floor leave the brief; search still finds them.
-        items = [m.MemoryItem(**_item_fields(r)) for r in candidates
+        items = [m.MemoryItem.from_row(r) for r in candidates
                  if lifecycle.effective_confidence(r, now) >= lifecycle.BRIEF_CONFIDENCE_FLOOR]
         result = render.brief(self.project, items, budget, self.config.brief_line_tokens,
                               self.tokens, branch=self.branch)
@@ -674,7 +679,7 @@ class Memory:
             return row["id"] in ours or (row["kind"] in ("file", "symbol") and row["resolved"])
         direct = {i for i, e, _ in item_links if e in entity_ids}
         item_ids = list(dict.fromkeys(i for i, _, _ in item_links))
-        items = [m.MemoryItem(**_item_fields(r)) for r in self.store.get_items(item_ids)][:limit]
+        items = [m.MemoryItem.from_row(r) for r in self.store.get_items(item_ids)][:limit]
         self._log("related", entity, {}, len(item_ids), [i.id for i in items], 0)
         return {"entities": [e for e in self.store.get_entities(entity_ids) if visible(e)],
                 "neighbours": [e for e in self.store.get_entities(
@@ -743,71 +748,7 @@ class Memory:
     def index_code(self, root: str | Path | None = None,
                    progress: Any = None) -> dict[str, Any]:
         """Index the project's code (incremental) and link waiting mentions to what it found."""
-        from graphmem import codeindex
-
-        root = Path(root or self.ref.root).resolve()
-        if not root.is_dir():
-            raise InvalidInput(f"not a directory: {root}")
-        previous = codeindex.load_cache(self.dir)
-        result = codeindex.run_index(root, previous, progress)
-        changed = [p for p in result.changed if p in result.files]
-        self._drop_vanished_symbols(previous, result)
-        for op in codeindex.graph_ops(result, changed):
-            self.writer.write(op)
-        resolved = self._resolve_waiting_mentions() if changed else 0
-        codeindex.save_cache(self.dir, root, result.files)
-        rechecked = self._recheck_anchors(changed + list(result.removed)) if changed else {}
-        symbols = sum(len(f.symbols) for f in result.files.values())
-        return {"root": str(root), "files": len(result.files), "symbols": symbols,
-                "parsed": len(changed), "removed": len(result.removed),
-                "resolved_mentions": resolved, "skipped": result.skipped,
-                "stale": rechecked.get("stale", []),
-                "warnings": result.warnings, "seconds": round(result.seconds, 3)}
-
-    def _recheck_anchors(self, paths: builtins.list[str]) -> dict[str, Any]:
-        """Items anchored to code the index just saw change become stale (or fresh again)."""
-        from graphmem.staleness import update as staleness
-
-        return staleness.recheck(self, paths)
-
-    def _drop_vanished_symbols(self, previous: dict[str, Any], result: Any) -> None:
-        """Symbols that no longer exist leave the graph unless items are anchored to them."""
-        old = {s.qualname for f in previous.values() for s in f.symbols}
-        new = {s.qualname for f in result.files.values() for s in f.symbols}
-        gone = [f"symbol:{q}" for q in old - new]
-        gone += [f"file:{p}" for p in result.removed]
-        if not gone:
-            return
-        linked = {a["entity"] for a in self.store.anchors()} | {
-            e for _, e, _ in self.store.items_mentioning(gone, ItemFilter(statuses=None))}
-        unlinked = [g for g in gone if g not in linked]
-        if unlinked:
-            self.writer.write(ops.DeleteEntities(unlinked))
-
-    def _resolve_waiting_mentions(self) -> int:
-        """Mentions the code index did not know before: link them to the entities now found."""
-        count = 0
-        for kind in ("file", "symbol"):
-            waiting = [e for e in self.store.entities_by_kind(kind) if not e["resolved"]]
-            for entity in waiting:
-                norm = entity["id"].split(":?", 1)[1]
-                found = [r for r in link.resolve_code(kind, norm, norm, self.store)
-                         if r.entity.resolved]
-                if not found:
-                    continue
-                items = self.store.items_mentioning([entity["id"]], ItemFilter(statuses=None))
-                rows = [{"source": item_id, "target": r.entity.id, "weight": w * r.weight,
-                         "surface": norm} for item_id, _, w in items for r in found]
-                anchors = [{"source": item_id, "target": r.entity.id, "hash": r.entity.hash,
-                            "commit": "", "at": time.time()}
-                           for item_id, _, _ in items for r in found if r.anchor]
-                if rows:
-                    self.writer.write(ops.PutLinks("MENTIONS", rows))
-                if anchors:
-                    self.writer.write(ops.PutLinks("ANCHORED_TO", anchors))
-                self.writer.write(ops.DeleteEntities([entity["id"]]))
-                count += len(items)
-        return count
+        return codeindex.index_code(self, root, progress)
 
     # ----- staleness ------------------------------------------------------------------------
     def update_stale(self, *, commit: str | None = None, rev_range: str | None = None,
@@ -838,12 +779,9 @@ class Memory:
         """Bootstrap memory from commit history: one `history` item per meaningful commit."""
         from graphmem.staleness import gitimport as history
 
-        actor, self.actor = self.actor, "import-git"
-        try:
-            return history.import_git(self, repo, since=since, max_commits=max_commits,
-                                      progress=progress, embed=embed)
-        finally:
-            self.actor = actor
+        return history.import_git(self.scoped(self.scope.but(actor="import-git")), repo,
+                                  since=since, max_commits=max_commits, progress=progress,
+                                  embed=embed)
 
     # ----- lifecycle ------------------------------------------------------------------------
     def feedback(self, item_id: str, verdict: str, note: str = "") -> m.MemoryItem:
@@ -867,35 +805,11 @@ class Memory:
 
     def sweep(self, dry_run: bool = False, now: float | None = None) -> dict[str, Any]:
         """Archive expired and cold items (restorable), purge long-archived ones for real."""
-        now = time.time() if now is None else now
-        rows = self.store.list_items(ItemFilter(project=self.project, statuses=None), limit=10**9)
-        for row in rows:  # uses not yet flushed count too: an item used seconds ago is not cold
-            if row["id"] in self._uses:
-                row["last_used_at"] = max(row["last_used_at"], self._uses[row["id"]][1])
-        plan = lifecycle.plan_sweep(rows, now)
-        if not dry_run:
-            actor, self.actor = self.actor, "sweep"
-            try:
-                for ids, reason in ((plan.archive_expired, "expired"),
-                                    (plan.archive_cold, "cold: unused and unverified")):
-                    if ids:
-                        self.writer.write(ops.UpdateItems(ids, {
-                            "status": "archived", "stale_reason": reason, "updated_at": now}))
-                if plan.purge:
-                    self.forget_many(plan.purge)
-            finally:
-                self.actor = actor
-        return {"dry_run": dry_run, **plan.as_dict()}
+        return forgetting.sweep(self, dry_run, now)
 
     def restore(self, item_id: str) -> m.MemoryItem:
         """Bring an archived item back into retrieval, with a fresh lifetime."""
-        item = self.get_item(item_id)
-        if item.status is not m.ItemStatus.archived:
-            raise InvalidInput(f"{item_id} is {item.status.value}, not archived")
-        now = time.time()
-        return self.update(item_id, status="active", stale_reason="", last_used_at=now,
-                           expire_at=lifecycle.expire_at(item.kind.value, now, item.pinned,
-                                                         self.config.ttl_days))
+        return forgetting.restore(self, item_id)
 
     def forget(self, item_id: str) -> dict[str, int]:
         """Real deletion: graph, vector and full-text index, evidence, and the journal's history."""
@@ -907,82 +821,16 @@ class Memory:
         (their spool events and evidence files too), the brief, the retrieval-log lines that
         returned them, and every journal record of them. Their ids are tombstoned so that
         neither re-ingesting the spool nor an import brings them back (see `unforget`)."""
-        ids = [r["id"] for r in self.store.get_items(list(dict.fromkeys(item_ids)))
-               if r["project"] == self.project]
-        if not ids:
-            return {"items": 0, "journal_records_rewritten": 0, "observations": 0}
-        self._require_room()  # it rewrites the journal and the database
-        own: list[str] = []
-        evidence_refs: list[str] = []
-        linked = {ln["entity"]["id"] for i in ids for ln in self.store.item_links(i) if "entity" in ln}
-        orphans = self.store.entities_only_linked_from(linked, set(ids))
-        owners: dict[str, list[str]] = {}
-        for item_id in ids:
-            observations = self.store.item_observations(item_id)
-            shared = self._observations_still_used([o["id"] for o in observations], set(ids))
-            mine = [o for o in observations if o["id"] not in shared]
-            own += [o["id"] for o in mine]
-            evidence_refs += [o["evidence_ref"] for o in mine if o["evidence_ref"]]
-            owners[item_id] = [o["id"] for o in mine]
-        # What is left to do, written first: a crash part-way is finished on the next open.
-        plan = {"owners": owners, "entities": orphans, "evidence": sorted(set(evidence_refs))}
-        write_private(self.dir / FORGET_PLAN, json.dumps(plan))
-        dropped = self._carry_out_forget(plan)
-        return {"items": len(ids), "journal_records_rewritten": dropped, "observations": len(own)}
-
-    def _carry_out_forget(self, plan: dict[str, Any]) -> int:
-        """Every step of a forget, each one safe to repeat; returns journal records dropped."""
-        from graphmem.capture.spool import Spool
-        from graphmem.capture.trim import evidence_path
-        from graphmem.ingest import BRIEF_FILE, write_brief_file
-        from graphmem.store.tombstones import Tombstones
-
-        owners: dict[str, list[str]] = plan["owners"]
-        ids = set(owners)
-        own = {o for observations in owners.values() for o in observations}
-        tombstones = Tombstones(self.dir)
-        for item_id, observations in owners.items():
-            tombstones.add([item_id, *observations], owner=item_id)
-        Spool(self.dir / "spool").drop_events(own)
-        _drop_log_lines(self.dir / RETRIEVAL_LOG, ids)
-        dropped = self.writer.scrub(ids | own | set(plan["entities"]), self._embed_missing)
-        in_use = self.store.evidence_in_use(plan["evidence"])  # the same output seen elsewhere
-        for ref in set(plan["evidence"]) - in_use:
-            evidence_path(self.dir / "evidence", ref).unlink(missing_ok=True)
-        if (self.dir / BRIEF_FILE).exists():
-            write_brief_file(self)
-        (self.dir / FORGET_PLAN).unlink(missing_ok=True)
-        return dropped
-
-    def _finish_forget(self) -> None:
-        """A forget that a crash interrupted is carried out to the end."""
-        try:
-            plan = json.loads((self.dir / FORGET_PLAN).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return
-        except ValueError:  # torn while it was written: nothing had been deleted yet
-            (self.dir / FORGET_PLAN).unlink(missing_ok=True)
-            return
-        self._carry_out_forget(plan)
+        return forgetting.forget_many(self, item_ids)
 
     def unforget(self, item_ids: Sequence[str]) -> int:
         """Lift the tombstones of forgotten items (and of the observations forgotten with them),
         so that an import or a re-ingest of their events may bring them back."""
-        from graphmem.store.tombstones import Tombstones
-
-        return Tombstones(self.dir).lift(item_ids)
+        return forgetting.unforget(self, item_ids)
 
     def forgotten(self, ids: Iterable[str]) -> set[str]:
         """Those of `ids` that `forget` tombstoned."""
-        from graphmem.store.tombstones import Tombstones
-
-        return Tombstones(self.dir).buried(ids)
-
-    def _observations_still_used(self, observation_ids: builtins.list[str],
-                                 leaving: set[str]) -> set[str]:
-        """Observations that items other than the leaving ones still derive from."""
-        return {obs for obs in observation_ids
-                if set(self.store.observation_users(obs)) - leaving}
+        return forgetting.forgotten(self, ids)
 
     def stats(self) -> dict[str, Any]:
         """Counts for this project only (a shared data dir holds others)."""
@@ -997,209 +845,35 @@ class Memory:
                 "schema_version": self.store.schema_version}
 
     def export_items(self, *, all_projects: bool = False) -> builtins.list[dict[str, Any]]:
-        """Items as JSON records: their fields, linked files and symbols, SUPERSEDES edges,
-        anchors (hash and commit: what the item said of the code, so staleness still holds)
-        and mentions (with those not in the text: a commit an imported history item is about).
-
-        Code edges come from indexing the repository again, and DERIVED_FROM points at raw
-        session observations, which stay in the store they were captured in."""
-        flt = ItemFilter(project=None if all_projects else self.project, statuses=None)
-        out = []
-        for row in self.store.list_items(flt, limit=10**9):
-            item = m.MemoryItem(**_item_fields(row))
-            links = self.store.item_links(item.id)
-            record = item.model_dump(mode="json")
-            record["files"] = sorted({ln["entity"]["path"] or ln["entity"]["name"]
-                                      for ln in links if ln.get("entity", {}).get("kind") == "file"})
-            record["symbols"] = sorted({ln["entity"]["qualname"] or ln["entity"]["name"]
-                                        for ln in links if ln.get("entity", {}).get("kind") == "symbol"})
-            record["supersedes"] = sorted(
-                ({"target": ln["target"], "at": ln["at"], "surface": ln["surface"]}
-                 for ln in links if ln["kind"] == "SUPERSEDES"), key=lambda r: r["target"])
-            record["anchors"] = sorted(
-                ({"entity": _entity_ref(ln["entity"]), "hash": ln["hash"], "commit": ln["commit"],
-                  "at": ln["at"]} for ln in links if ln["kind"] == "ANCHORED_TO"),
-                key=lambda r: r["entity"]["id"])
-            record["mentions"] = sorted(
-                ({"entity": _entity_ref(ln["entity"]), "weight": ln["weight"],
-                  "surface": ln["surface"]} for ln in links if ln["kind"] == "MENTIONS"),
-                key=lambda r: r["entity"]["id"])
-            out.append(record)
-        return out
+        """Items as JSON records: fields, files, symbols, supersedes, anchors and mentions."""
+        return exporting.export_items(self, all_projects=all_projects)
 
     def import_items(self, records: Iterable[dict[str, Any]], *,
                      restore_forgotten: bool = False) -> int:
         """Restore exported items (JSON objects) into this project; existing ids are replaced.
-
-        Items `forget` deleted are skipped unless `restore_forgotten` (which lifts their
-        tombstones); returns how many were imported.
-
-        Exported anchors and mentions are kept as they were; an export without anchors is
-        anchored to this store's code now."""
-        items, files, symbols = [], {}, {}
-        supersedes: list[dict[str, Any]] = []
-        links: dict[str, list[dict[str, Any]]] = {"ANCHORED_TO": [], "MENTIONS": []}
-        entities: dict[str, dict[str, Any]] = {}
-        anchored_ids: set[str] = set()
-        for number, record in enumerate(records, 1):
-            try:
-                data = dict(record)
-                check_record(data, self.config)
-                files_of = data.pop("files", [])
-                symbols_of = data.pop("symbols", [])
-                replaces = data.pop("supersedes", None) or []
-                anchored, mentioned = data.pop("anchors", None), data.pop("mentions", None) or []
-                data["project"] = self.project
-                data.pop("search_text", None)
-                item = m.MemoryItem(**data)
-                replaced = [_supersedes_row(item.id, entry) for entry in replaces]
-                for table, entries in (("ANCHORED_TO", anchored or []), ("MENTIONS", mentioned)):
-                    for entry in entries:
-                        target = _entity_ref(entry["entity"])
-                        entities[target["id"]] = target
-                        links[table].append({"source": item.id, "target": target["id"],
-                                             **{p: entry.get(p) for p in LINK_PROPS[table]}})
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                raise InvalidInput(f"record {number}: {_first_error(exc)}") from exc
-            items.append(item)
-            files[item.id], symbols[item.id] = list(files_of), list(symbols_of)
-            supersedes += replaced
-            if anchored is not None:
-                anchored_ids.add(item.id)
-        self._check_import_ids([i.id for i in items])
-        if restore_forgotten:
-            self.unforget([i.id for i in items])
-        buried = self.forgotten(i.id for i in items)
-        if buried:
-            items = [i for i in items if i.id not in buried]
-            links = {t: [r for r in rows if r["source"] not in buried] for t, rows in links.items()}
-            supersedes = [r for r in supersedes if not {r["source"], r["target"]} & buried]
-            used = {r["target"] for rows in links.values() for r in rows}
-            entities = {k: v for k, v in entities.items() if k in used}
-        # Entities first: the files and symbols of the items then resolve to the same ones.
-        known = {e["id"] for e in self.store.get_entities(list(entities))}
-        if len(known) < len(entities):
-            self.writer.write(ops.PutEntities([e for i, e in entities.items()
-                                               if i not in known]))
-        for keep in (True, False):
-            chosen = [i for i in items if (i.id in anchored_ids) is keep]
-            if chosen:
-                self.add_items(chosen, files=files, symbols=symbols, dedupe=False, anchors=not keep)
-        for table, rows in links.items():
-            if rows:
-                self.writer.write(ops.PutLinks(table, rows))
-        self._resolve_waiting_mentions()  # placeholders this store's code index does know
-        # An edge to an item that is in neither the export nor this store has nothing to point at.
-        present = {r["id"] for r in self.store.get_items([r["target"] for r in supersedes])}
-        kept = [r for r in supersedes if r["target"] in present]
-        if kept:
-            self.writer.write(ops.PutLinks("SUPERSEDES", kept))
-        return len(items)
-
-    def _check_import_ids(self, ids: builtins.list[str]) -> None:
-        """Ids appear once, and an id another project or label holds is never overwritten."""
-        seen: set[str] = set()
-        for item_id in ids:
-            if item_id in seen:
-                raise InvalidInput(f"id {item_id} appears twice in the import; nothing was imported")
-            seen.add(item_id)
-        for row in self.store.get_items(ids):
-            if row["project"] != self.project:
-                raise InvalidInput(f"id {row['id']} belongs to a memory of another project or "
-                                   "label, which an import never overwrites; drop the id field to "
-                                   "import it under a new id. Nothing was imported")
+        Forgotten items are skipped unless `restore_forgotten`; returns how many were imported."""
+        return exporting.import_items(self, records, restore_forgotten=restore_forgotten)
 
     def rebuild(self, reembed: bool = False) -> dict[str, int]:
         """Recreate the graph from the journal; the old database is replaced only when done.
         `reembed`: embed every item again, not only those without a vector of the model."""
-        return self.writer.rebuild(lambda: self._fill(reembed))
-
-    def _fill(self, everything: bool = False) -> int:
-        """What a rebuilt graph needs before it is swapped in: vectors of the configured model."""
-        return self.reembed(everything=everything)["embedded"] + self._embed_missing()
-
-    def _embed_missing(self) -> int:
-        """Give items without a vector one (a store written with embedding off, or cut short)."""
-        if not self.config.embed:
-            return 0
-        missing = self.store.items_without_vectors()
-        for start in range(0, len(missing), 256):
-            self._embed_items(missing[start:start + 256])
-        return len(missing)
+        return self._writer.rebuild(lambda: vectors.fill(self, reembed))
 
     def reembed(self, everything: bool = False, limit: int | None = None) -> dict[str, int]:
         """Embed with the configured model the items whose vector another model made (every
-        item with `everything`), in batches, a progress line on stderr after each; at most
-        `limit` of them. {"embedded": how many, "left": how many it did not reach}."""
-        if not self.config.embed or self.read_only:
-            return {"embedded": 0, "left": 0}
-        model = self.embedder.model_id
-        others = self.store.vectors_not_of(model)
-        todo = self.store.item_ids() if everything else sorted(others)
-        if not todo:
-            return {"embedded": 0, "left": 0}
-        chosen = todo[:limit]
-        was = ", ".join(sorted(set(others.values()))) or model
-        for start in range(0, len(chosen), 256):
-            self._embed_items(chosen[start:start + 256])
-            done = min(start + 256, len(chosen))
-            print(f"graphmem: re-embedding with {model} (stored vectors: {was}): {done:,} done, "
-                  f"{len(todo) - done:,} left", file=sys.stderr, flush=True)
-        return {"embedded": len(chosen), "left": len(todo) - len(chosen)}
-
-    def _embed_items(self, ids: Sequence[str]) -> None:
-        items = [m.MemoryItem(**_item_fields(r)) for r in self.store.get_items(ids)]
-        vectors = self.embedder.encode([i.text for i in items])
-        self.writer.write(ops.PutVectors([self._vector_row(i, v) for i, v in zip(items, vectors)]))
+        item with `everything`); at most `limit` of them. {"embedded", "left"}."""
+        return vectors.reembed(self, everything, limit)
 
     # ----- retrieval log --------------------------------------------------------------------
     def _log(self, verb: str, query: str, context: dict[str, Any], candidates: int,
              returned: builtins.list[str], tokens: int) -> None:
-        if self.read_only:
-            return
-        record = {"ts": time.time(), "verb": verb, "project": self.project,
-                  "query": self._redact(query[:1000])[:500],
-                  "context": context, "candidates": candidates, "returned": returned,
-                  "tokens": tokens}
-        try:
-            with open(self.dir / RETRIEVAL_LOG, "a", encoding="utf-8",
-                      opener=private_opener) as handle:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        except OSError:
-            pass  # a full disk costs the log a line, never the search its answer
+        retrievallog.record(self, verb, query, context, candidates, returned, tokens)
 
     def retrieval_log(self, limit: int = 20) -> builtins.list[dict[str, Any]]:
-        path = self.dir / RETRIEVAL_LOG
-        if not path.exists():
-            return []
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-limit:]
-        out = []
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("project") == self.project:
-                out.append(record)
-        return out
+        return retrievallog.read(self.dir, self.project, limit)
 
 
 DEFAULT_CONFIDENCE = {"user": 0.9, "agent": 0.75, "rule": 0.6, "llm": 0.5, "import": 0.7}
-
-
-def _item_fields(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k in m.MemoryItem.model_fields}
-
-
-def _entity_ref(entity: dict[str, Any]) -> dict[str, Any]:
-    """What an export keeps of an entity: enough to link to it, or to create it again."""
-    if not isinstance(entity, dict) or not entity.get("id") or not entity.get("kind"):
-        raise ValueError("an entity needs an id and a kind")
-    ref: dict[str, Any] = {f: str(entity.get(f) or "") for f in ("id", "kind", "name", "path",
-                                                                   "qualname")}
-    # A placeholder (`file:?src/db.py`) stands for code the store had not indexed yet.
-    ref["resolved"] = bool(entity.get("resolved", ":?" not in ref["id"]))
-    return ref
 
 
 def _normal(text: str) -> str:
@@ -1214,44 +888,3 @@ def _split_title(text: str) -> tuple[str, str]:
             head = head[: head.index(stop) + 1]
             break
     return head[:200].rstrip(), text
-
-
-def _supersedes_row(source: str, entry: Any) -> dict[str, Any]:
-    """One entry of an exported record's `supersedes` list as a SUPERSEDES link row."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("target"), str):
-        raise TypeError("supersedes: each entry needs the target item's id")
-    return {"source": source, "target": entry["target"], "at": float(entry.get("at") or 0.0),
-            "surface": str(entry.get("surface") or "")[:200]}
-
-
-def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        first = errors()[0]
-        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
-    return str(exc)
-
-
-def _head_commit(root: Path) -> str:
-    from graphmem.staleness.update import head_commit
-
-    return head_commit(root)
-
-
-def _drop_log_lines(path: Path, item_ids: set[str]) -> None:
-    """Rewrite a retrieval log without the records that returned any of these items."""
-    if not path.exists():
-        return
-    lines = path.read_bytes().splitlines(keepends=True)
-    kept = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-            returned = set(record.get("returned") or ()) | (
-                {record.get("query")} if record.get("verb") == "get" else set())
-        except (ValueError, AttributeError, TypeError):
-            returned = {i for i in item_ids if json.dumps(i).encode() in line}
-        if not returned & item_ids:
-            kept.append(line)
-    if len(kept) != len(lines):
-        write_private(path, b"".join(kept))

@@ -201,6 +201,40 @@ def test_opening_a_store_loads_no_config(tmp_path) -> None:
 
 
 
+def _runs_git(path: Path) -> bool:
+    """An argv that starts with "git" (["git", ...]), or a shell command line that does."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (isinstance(node, (ast.List, ast.Tuple)) and node.elts
+                and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git"):
+            return True
+        if isinstance(node, ast.Call) and _PROCESS_CALLS & {
+                getattr(node.func, "attr", None), getattr(node.func, "id", None)} and any(
+                isinstance(a, ast.Constant) and isinstance(a.value, str)
+                and a.value.lstrip().startswith("git ") for a in node.args):
+            return True
+    return False
+
+
+_PROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output", "system", "getoutput",
+                  "getstatusoutput"}
+
+
+def test_only_the_git_module_runs_git() -> None:
+    """graphmem/git.py holds the one git runner (environment, timeout, errors); the rest call
+    it. The installed hook scripts are shell text, not Python that runs git."""
+    assert {str(p.relative_to(PACKAGE)) for p in MODULES if _runs_git(p)} == {"git.py"}
+
+
+def test_the_git_module_is_stdlib_only() -> None:
+    """The git hooks' lean path and capture may import it: nothing heavy, none of our models."""
+    ours = {n.module for n in ast.walk(ast.parse((PACKAGE / "git.py").read_text()))
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("graphmem")}
+    assert ours <= {"graphmem", "graphmem.errors", "graphmem.paths"}
+    assert not imported_roots(PACKAGE / "git.py") - {"graphmem", "os", "re", "subprocess",
+                                                       "collections", "dataclasses", "pathlib",
+                                                       "typing", "__future__"}
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

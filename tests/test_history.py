@@ -11,6 +11,7 @@ import pytest
 
 from graphmem import Config, InvalidInput
 from graphmem.extract import code
+from graphmem.git import Git
 from graphmem.service import Memory
 from graphmem.staleness import gitimport as hi
 from graphmem.staleness import update as st
@@ -263,7 +264,7 @@ def test_parse_patches_handles_odd_paths(repo):
     for name in names:
         (repo / name).write_text("def f():\n    return 1\n")
     sha = commit(repo, "odd names")
-    git_obj = st.Git.open(repo)
+    git_obj = Git.open(repo)
     diff = hi.read_patches(git_obj, [sha])[sha]
     git_obj.close()
     assert sorted(c.new_path for c in diff.changes) == sorted(names)

@@ -24,7 +24,7 @@ def test_memory_writes_and_searches_on_the_server(postgres_url: str, repo: Path,
                                                   tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     with Memory(Config(home=home, cwd=repo, database_url=postgres_url)) as memory:
-        assert isinstance(memory.writer, ServerWriter)
+        assert isinstance(memory.writer.writer, ServerWriter)
         pitfall = memory.add("The proxy times out after 30 s", "Retry it with exponential backoff.",
                              kind="pitfall", files=["src/net.py"])
         memory.add("Release notes go in CHANGELOG.md", kind="decision")
@@ -121,10 +121,9 @@ def test_a_writer_for_a_server_url_is_a_server_writer(postgres_url: str, tmp_pat
     assert isinstance(writer, ServerWriter)
     writer.open()
     try:
-        writer.request = "req-1"
         from graphmem.store import ops
 
-        writer.write(ops.PutItems([{"id": "i1", "project": "p", "title": "t"}]))
+        writer.signed("api", "req-1").write(ops.PutItems([{"id": "i1", "project": "p", "title": "t"}]))
         assert writer.requested("req-1") == {"stored": True, "ids": ["i1"]}
         assert writer.requested("req-2") == {"stored": False, "ids": []}
         assert not journal.path.exists()

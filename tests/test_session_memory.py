@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.capture.event import HookEvent
-from graphmem.ingest import compress_session, observation_of
+from graphmem.ingest import compress_session, event_of, observation_of
 from graphmem.store.base import ItemFilter
 from tests.capture.test_lessons import PUSH_FAIL, ROOT, Session
 
@@ -22,6 +22,21 @@ def ingest(memory: Any, session: Session, tmp_path: Path) -> None:
         event.transcript_path, event.project = str(path), memory.project
     memory.put_observations([observation_of(e) for e in events])
     compress_session(memory, session.sid)
+
+
+def test_hook_fields_are_observation_columns_and_come_back_to_the_compressor(memory: Any) -> None:
+    """cwd, transcript path and the agent's extra fields are stored as the observation's own
+    columns, not smuggled through tool_input, and the compressor's event has them again."""
+    event = HookEvent("post-tool", "codex", "s9", "/work/app", memory.project, tool="Bash",
+                      tool_input={"timeout": 5}, command="pytest", transcript_path="/t/s9.jsonl",
+                      extra={"turn_id": "3", "model": "m"})
+    memory.put_observations([observation_of(event)])
+    row, = memory.store.session_observations("s9")
+    assert (row["cwd"], row["transcript_path"], row["extra"], row["tool_input"]) == (
+        "/work/app", "/t/s9.jsonl", {"turn_id": "3", "model": "m"}, {"timeout": 5})
+    back = event_of(row)
+    assert (back.cwd, back.transcript_path, back.extra, back.tool_input) == (
+        event.cwd, event.transcript_path, event.extra, event.tool_input)
 
 
 def live(memory: Any) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphmem import Config, InvalidInput
+from graphmem.git import Git, head_commit
 from graphmem.service import Memory
 from graphmem.staleness import update as st
 from graphmem.store import ops
@@ -431,7 +432,7 @@ def test_revisions_and_blobs_come_from_one_cat_file(repo):
     git(repo, "tag", "-a", "v1", "-m", "annotated")
     write(repo, "a b.py", "x = 2\n")
     second = commit(repo, "second")
-    with st.Git.open(repo) as g:
+    with Git.open(repo) as g:
         assert g.head() == second and g.parent(second) == first
         assert g.rev("v1") == first  # an annotated tag peels to its commit
         assert g.rev(f"{first}:a b.py") is None  # a blob is not a commit
@@ -445,12 +446,12 @@ def test_revisions_and_blobs_come_from_one_cat_file(repo):
 
 def test_head_commit_reads_git_files(repo):
     head = git(repo, "rev-parse", "HEAD")
-    assert st.head_commit(repo) == head
+    assert head_commit(repo) == head
     git(repo, "pack-refs", "--all")
     (repo / "deep" / "er").mkdir(parents=True)
-    assert st.head_commit(repo / "deep" / "er") == head
+    assert head_commit(repo / "deep" / "er") == head
     git(repo, "worktree", "add", "-q", "-b", "wt", str(repo.parent / "wt"))
-    assert st.head_commit(repo.parent / "wt") == head
+    assert head_commit(repo.parent / "wt") == head
 
 
 def test_a_store_from_before_per_checkout_state_catches_up_from_its_commit(memory, repo, code):

@@ -33,6 +33,7 @@ from graphmem import env
 from graphmem.capture.compress import KINDS, TITLE_MAX, Draft, compress_session, session_key
 from graphmem.capture.event import HookEvent
 from graphmem.kinds import WrittenKind
+from graphmem.models import title_text
 
 __all__ = ["LLMCompressor", "LLMReply", "compress_with_fallback"]
 
@@ -88,9 +89,7 @@ class LLMItem(BaseModel):
     @field_validator("title")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("blank title")
-        return value.strip()
+        return title_text(value)
 
 
 class LLMReply(BaseModel):

@@ -1130,6 +1130,12 @@ def redact_obj(
     return obj
 
 
+def redact_with(config: Any, value: Any) -> Any:
+    """`value` redacted (a string, or every string inside it) with a Config's own patterns
+    (`redact_extra`) and exceptions (`redact_allow`): what every write of the service passes."""
+    return redact_obj(value, extra_patterns=config.redact_extra, allowlist=config.redact_allow)
+
+
 def _is_secret_value(key: str, value: str) -> bool:
     return not _is_placeholder(value) and not _weak_value(key, value)
 

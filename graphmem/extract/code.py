@@ -33,7 +33,6 @@ import os
 import posixpath
 import re
 import stat
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,6 +41,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, QueryError
+
+from graphmem import git
 
 __all__ = [
     "LANGUAGES",
@@ -1215,13 +1216,8 @@ def _git_files(root: Path) -> list[str] | None:
     """Tracked and untracked-not-ignored files under root, or None if root is not in git."""
     excludes = [f":(exclude,glob)**/{name}/**" for name in sorted(SKIP_DIRS)]
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z", "--", ".",
-             *excludes],
-            capture_output=True,
-            check=False,
-        )
-    except OSError:
+        done = git.run(["ls-files", "-co", "--exclude-standard", "-z", "--", ".", *excludes], root)
+    except git.GitUnavailable:
         return None
     if done.returncode != 0:
         return None

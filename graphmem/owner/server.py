@@ -84,7 +84,8 @@ class _Handler(socketserver.StreamRequestHandler):
 
 
 class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """Serves Memory verbs to clients, one at a time under a lock; exits when idle."""
+    """Serves Memory verbs to clients, one at a time under a lock, each call in its client's
+    scope (a `Memory.scoped` view); exits when idle."""
 
     daemon_threads = True
     allow_reuse_address = False
@@ -151,19 +152,11 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         with self.lock:
             self.count("waiting", -1)
             self.last_activity = time.monotonic()
-            saved = (self.memory.project, self.memory.branch, self.memory.actor,
-                     self.memory.checkout)
-            self.memory.project = context.get("project") or saved[0]
-            self.memory.branch = context.get("branch", saved[1])
-            self.memory.actor = context.get("actor") or saved[2]
-            self.memory.checkout = context.get("checkout") or saved[3]
-            self.memory.request = context.get("request")
+            # The call runs on a view with its own scope: the shared Memory is never changed.
+            view = self.memory.scoped(self.memory.scope.for_client(context))
             try:
-                return getattr(self.memory, method)(*codec.decode(args), **codec.decode(kwargs))
+                return getattr(view, method)(*codec.decode(args), **codec.decode(kwargs))
             finally:
-                (self.memory.project, self.memory.branch, self.memory.actor,
-                 self.memory.checkout) = saved
-                self.memory.request = None
                 self.served += 1
                 self.last_activity = time.monotonic()
 

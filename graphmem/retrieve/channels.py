@@ -7,7 +7,7 @@ import functools
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,15 +104,8 @@ def entity_channel(store: Store, entities: QueryEntities, flt: ItemFilter,
     """
     if not entities.direct:
         return [], {}
-    rows = store.items_mentioning(list(entities.direct), flt)
-    idf = _entity_idf(rows, total) if use_idf else {}
-    scores: dict[str, float] = {}
-    why: dict[str, list[str]] = {}
-    for item_id, entity_id, weight in rows:
-        specificity = symbol_specificity if entity_id.startswith("symbol:") else 1.0
-        scores[item_id] = scores.get(item_id, 0.0) + (weight * entities.direct[entity_id]
-                                                      * specificity * idf.get(entity_id, 1.0))
-        why.setdefault(item_id, []).append(entity_id)
+    scores, why = _summed_links(store, entities.direct, flt, use_idf, total, lambda e, w, f: (
+        w * entities.direct[e] * (symbol_specificity if e.startswith("symbol:") else 1.0) * f))
     if entities.named and name_weight > 0:
         # The best-named symbol counts, not how many: a sweeping change touches many of them.
         best: dict[str, float] = {}
@@ -132,15 +125,24 @@ def graph_channel(store: Store, entities: QueryEntities, flt: ItemFilter, decay:
     """Items linked to entities one or more code-graph hops away, decayed per hop, IDF-weighted."""
     if not entities.expanded:
         return [], {}
-    rows = store.items_mentioning(list(entities.expanded), flt)
+    scores, why = _summed_links(store, entities.expanded, flt, use_idf, total,
+                                lambda e, w, f: w * decay ** entities.expanded[e] * f)
+    return sorted(scores.items(), key=lambda p: -p[1]), why
+
+
+def _summed_links(store: Store, weights: Mapping[str, float], flt: ItemFilter, use_idf: bool,
+                  total: int, term: Callable[[str, float, float], float]
+                  ) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """Items linked to these entities, each scored by the sum over its links of
+    term(entity id, link weight, the entity's IDF or 1), with the entities that scored it."""
+    rows = store.items_mentioning(list(weights), flt)
     idf = _entity_idf(rows, total) if use_idf else {}
     scores: dict[str, float] = {}
     why: dict[str, list[str]] = {}
     for item_id, entity_id, weight in rows:
-        scores[item_id] = scores.get(item_id, 0.0) + (weight * decay ** entities.expanded[entity_id]
-                                                      * idf.get(entity_id, 1.0))
+        scores[item_id] = scores.get(item_id, 0.0) + term(entity_id, weight, idf.get(entity_id, 1.0))
         why.setdefault(item_id, []).append(entity_id)
-    return sorted(scores.items(), key=lambda p: -p[1]), why
+    return scores, why
 
 
 def keyword_channel(store: Store, query: str, terms: Sequence[str], k: int, flt: ItemFilter) -> Scored:

@@ -1,4 +1,4 @@
-// graphmem graph schema, version 1. Applied statement by statement (split on ';').
+// graphmem graph schema, version 2. Applied statement by statement (split on ';').
 // Entities share one node table keyed "kind:key" so one batch writes every kind and
 // neighbourhood queries need no label unions; `kind` says what the node is.
 CREATE NODE TABLE IF NOT EXISTS Meta(key STRING, value STRING, PRIMARY KEY(key));
@@ -15,7 +15,8 @@ CREATE NODE TABLE IF NOT EXISTS Entity(
 CREATE NODE TABLE IF NOT EXISTS Observation(
   id STRING, project STRING, branch STRING, session_id STRING, agent STRING, event STRING,
   tool STRING, command STRING, text STRING, files STRING[], exit_code INT64, is_error BOOLEAN,
-  evidence_ref STRING, tool_input STRING, ts DOUBLE, PRIMARY KEY(id));
+  evidence_ref STRING, tool_input STRING, ts DOUBLE, cwd STRING, transcript_path STRING,
+  extra STRING, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS MENTIONS(FROM Item TO Entity, weight DOUBLE, surface STRING);
 CREATE REL TABLE IF NOT EXISTS ANCHORED_TO(FROM Item TO Entity, hash STRING, commit STRING, at DOUBLE);
 CREATE REL TABLE IF NOT EXISTS DEFINED_IN(FROM Entity TO Entity);

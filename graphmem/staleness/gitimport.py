@@ -28,17 +28,15 @@ from graphmem import models as m
 from graphmem.errors import InvalidInput
 from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
+from graphmem.git import Change, Git, parse_raw_z
 from graphmem.paths import write_private
 from graphmem.staleness.update import (
     Anchor,
-    Change,
-    Git,
     Tracker,
     Versions,
     chunks,
     commit_entity,
     local_name,
-    parse_raw_z,
     placeholder,
     work_root,
 )

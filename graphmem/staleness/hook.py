@@ -36,8 +36,7 @@ class DirectStore:
         from graphmem.store.writer import Writer
 
         self.dir = data_dir
-        self.writer = Writer(data_dir, Journal(data_dir / JOURNAL_NAME))
-        self.writer.actor = ACTOR
+        self.writer = Writer(data_dir, Journal(data_dir / JOURNAL_NAME), actor=ACTOR)
         self.store = self.writer.open()
 
     def behind(self) -> bool:

@@ -24,18 +24,16 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from graphmem import env
+from graphmem import env, git
 from graphmem.errors import InvalidInput
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# graphmem-hook v1"
 ORIG_SUFFIX = ".graphmem-orig"
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX")
 _DISABLE = env.name("disable_git_hooks")
 _UNSET = ("GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_OBJECT_DIRECTORY "
           "GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_QUARANTINE_PATH GIT_REFLOG_ACTION")
@@ -64,28 +62,18 @@ _ARGS = {
 }
 
 
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env,
-                              check=False)
-    except OSError as exc:
-        raise InvalidInput(f"git is not available: {exc.strerror}") from exc
-
-
 def hooks_dir(repo: str | os.PathLike[str] = ".") -> Path:
     """Where git runs this repository's hooks from (core.hooksPath and worktrees respected)."""
     where = Path(repo).expanduser().resolve()
     if not where.is_dir():
         raise InvalidInput(f"not a directory: {where}")
-    top = _git(where, "rev-parse", "--show-toplevel")
-    if top.returncode != 0 or not top.stdout.strip():
+    root = git.top_level(where)
+    if root is None:
         raise InvalidInput(f"not a git work tree: {where} (git hooks need a repository)")
-    root = Path(top.stdout.strip())
-    found = _git(root, "rev-parse", "--git-path", "hooks")
+    found = git.run(["rev-parse", "--git-path", "hooks"], root)
     if found.returncode != 0:
-        raise InvalidInput(f"cannot find the hooks directory of {root}: {found.stderr.strip()}")
-    path = Path(found.stdout.strip())
+        raise InvalidInput(f"cannot find the hooks directory of {root}: {git.failure(found)}")
+    path = Path(git.text(found))
     return path if path.is_absolute() else (root / path).resolve()
 
 

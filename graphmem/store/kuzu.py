@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -31,12 +31,13 @@ from graphmem.store.schema import (
     LINK_PROPS,
     LINK_TABLES,
     OBSERVATION_COLUMNS,
+    OBSERVATION_JSON_COLUMNS,
 )
 
 if TYPE_CHECKING:  # numpy stays off the git hook's path until a search needs the mirror
     from graphmem.store.hot import HotIndex
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "graph.cypher"
 VECTOR_DIM = 384
 # Kuzu's default buffer pool is most of the machine's RAM; a memory store needs far less. The pool
@@ -98,8 +99,15 @@ def engine_module(engine: str) -> Any:
     return kuzu
 
 
-# Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n.
-MIGRATIONS: dict[int, tuple[str, ...]] = {}
+# Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n (statements, then the
+# KuzuStore method of that name, if any, for what Cypher alone cannot do).
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: an observation's cwd, transcript path and extra hook fields are columns (they rode
+    # inside tool_input under reserved keys); rows written before are lifted by _migrate_2.
+    2: ("ALTER TABLE Observation ADD IF NOT EXISTS cwd STRING DEFAULT ''",
+        "ALTER TABLE Observation ADD IF NOT EXISTS transcript_path STRING DEFAULT ''",
+        "ALTER TABLE Observation ADD IF NOT EXISTS extra STRING DEFAULT '{}'"),
+}
 
 
 def _translate(exc: Exception, path: Path, engine: str = DEFAULT_ENGINE) -> GraphmemError:
@@ -282,8 +290,20 @@ class KuzuStore:
         for number in sorted(n for n in MIGRATIONS if n > current):
             for statement in MIGRATIONS[number]:
                 self._conn.execute(statement)
+            step = getattr(self, f"_migrate_{number}", None)
+            if step is not None:
+                step()
             current = number
         self._set_meta("schema_version", str(current))
+
+    def _migrate_2(self) -> None:
+        """Observations that kept cwd, transcript path and extra inside tool_input get them as
+        columns, as the journal's records of them now decode (ops.lift_hook_fields)."""
+        rows = [_observation(r[0]) for r in self._rows("MATCH (o:Observation) RETURN o")]
+        lifted = [ops.lift_hook_fields(r) for r in rows]
+        changed = [r for r, old in zip(lifted, rows) if r is not old]
+        if changed:
+            self._op_put_observations(ops.PutObservations(changed))
 
     def _meta(self, key: str) -> str | None:
         rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
@@ -460,7 +480,7 @@ class KuzuStore:
                    {"ids": list(op.ids)})
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
-        rows = _complete([{**r, "tool_input": json.dumps(r.get("tool_input") or {})}
+        rows = _complete([{**r, **{c: json.dumps(r.get(c) or {}) for c in OBSERVATION_JSON_COLUMNS}}
                           for r in op.rows], OBSERVATION_COLUMNS)
         assignments = ", ".join(f"o.{f} = r.{f}" for f in OBSERVATION_COLUMNS if f != "id")
         self._exec(f"UNWIND $rows AS r MERGE (o:Observation {{id: r.id}}) SET {assignments}",
@@ -905,37 +925,39 @@ def _clean(node: dict[str, Any]) -> Row:
 
 def _observation(node: dict[str, Any]) -> Row:
     row = _clean(node)
-    try:
-        row["tool_input"] = json.loads(row.get("tool_input") or "{}")
-    except ValueError:
-        row["tool_input"] = {}
+    for column in OBSERVATION_JSON_COLUMNS:
+        try:
+            value = json.loads(row.get(column) or "{}")
+        except ValueError:
+            value = {}
+        row[column] = value if isinstance(value, dict) else {}
     return row
+
+
+# ItemFilter's fields as Cypher on the item variable {v}: (field, clause, how its value is
+# passed). A field that is None is left out, and so is an empty tuple of kinds or statuses (an
+# empty tuple of ids matches nothing).
+_FILTER_CLAUSES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
+    ("project", "{v}.project = $f_project", str),
+    ("kinds", "{v}.kind IN $f_kinds", list),
+    ("statuses", "{v}.status IN $f_statuses", list),
+    ("created_before", "{v}.created_at < $f_created_before", float),
+    ("now", "({v}.expire_at = 0 OR {v}.expire_at > $f_now)", float),
+    ("ids", "{v}.id IN $f_ids", list),
+    ("session_id", "{v}.session_id = $f_session_id", str),
+)
+_EMPTY_IS_ANY = ("kinds", "statuses")
 
 
 def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:
     clauses: list[str] = []
     params: dict[str, Any] = {}
-    if flt.project is not None:
-        clauses.append(f"{var}.project = $f_project")
-        params["f_project"] = flt.project
-    if flt.kinds:
-        clauses.append(f"{var}.kind IN $f_kinds")
-        params["f_kinds"] = list(flt.kinds)
-    if flt.statuses:
-        clauses.append(f"{var}.status IN $f_statuses")
-        params["f_statuses"] = list(flt.statuses)
-    if flt.created_before is not None:
-        clauses.append(f"{var}.created_at < $f_before")
-        params["f_before"] = float(flt.created_before)
-    if flt.now is not None:
-        clauses.append(f"({var}.expire_at = 0 OR {var}.expire_at > $f_now)")
-        params["f_now"] = float(flt.now)
-    if flt.ids is not None:
-        clauses.append(f"{var}.id IN $f_ids")
-        params["f_ids"] = list(flt.ids)
-    if flt.session_id is not None:
-        clauses.append(f"{var}.session_id = $f_session")
-        params["f_session"] = flt.session_id
+    for field, clause, convert in _FILTER_CLAUSES:
+        value = getattr(flt, field)
+        if value is None or (field in _EMPTY_IS_ANY and not value):
+            continue
+        clauses.append(clause.format(v=var))
+        params[f"f_{field}"] = convert(value)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 

@@ -233,6 +233,8 @@ def decode(record: Row) -> Op:
         return BumpItems([{"id": i, "n": 1, "at": record["at"]} for i in record["ids"]])
     if cls is PutVectors:
         return PutVectors([{**r, "vec": _decode_vector(r["vec"])} for r in record["rows"]])
+    if cls is PutObservations:
+        return PutObservations([lift_hook_fields(r) for r in record["rows"]])
     names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
     try:
         return cls(**{k: v for k, v in record.items() if k in names})
@@ -253,6 +255,22 @@ def batched(ops: Iterable[tuple[int, Op]]) -> Iterable[tuple[int, Op]]:
         pending = (seq, op)
     if pending is not None:
         yield pending
+
+
+# Before schema 2 an observation's cwd, transcript path and extra hook fields rode inside its
+# tool_input under these keys (journals and graphs of that time still hold them so).
+RESERVED_INPUT_KEYS = {"_cwd": "cwd", "_transcript_path": "transcript_path", "_extra": "extra"}
+
+
+def lift_hook_fields(row: Row) -> Row:
+    """An observation row with the hook fields an older row kept in tool_input as columns."""
+    tool_input = row.get("tool_input")
+    if not isinstance(tool_input, dict) or not RESERVED_INPUT_KEYS.keys() & tool_input.keys():
+        return row
+    lifted = {column: tool_input[key] for key, column in RESERVED_INPUT_KEYS.items()
+              if key in tool_input}
+    rest = {k: v for k, v in tool_input.items() if k not in RESERVED_INPUT_KEYS}
+    return {**row, **lifted, "tool_input": rest}
 
 
 def _check_kind(kind: str) -> None:

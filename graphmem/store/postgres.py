@@ -39,6 +39,7 @@ from graphmem.store.schema import (
     LINK_PROPS,
     LINK_TABLES,
     OBSERVATION_COLUMNS,
+    OBSERVATION_JSON_COLUMNS,
 )
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "schema" / "postgres"
@@ -176,10 +177,11 @@ def _journal_record(seq: int, record: Row) -> Row:
 
 def _observation(row: Row) -> Row:
     row = dict(row)
-    try:
-        row["tool_input"] = json.loads(row.get("tool_input") or "{}")
-    except ValueError:
-        row["tool_input"] = {}
+    for column in OBSERVATION_JSON_COLUMNS:
+        try:
+            row[column] = json.loads(row.get(column) or "{}")
+        except ValueError:
+            row[column] = {}
     return row
 
 
@@ -644,7 +646,8 @@ class PostgresStore:
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
         self._upsert("observations", OBSERVATION_COLUMNS,
-                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {})} for r in op.rows],
+                     [{**r, **{c: json.dumps(r.get(c) or {}) for c in OBSERVATION_JSON_COLUMNS}}
+                      for r in op.rows],
                      {"author": self._author[0]})
 
     def _op_delete_observations(self, op: ops.DeleteObservations) -> None:

@@ -17,7 +17,10 @@ ENTITY_COLUMNS: dict[str, Any] = {
 OBSERVATION_COLUMNS: dict[str, Any] = {
     "id": "", "project": "", "branch": "", "session_id": "", "agent": "", "event": "", "tool": "",
     "command": "", "text": "", "files": [], "exit_code": -1, "is_error": False,
-    "evidence_ref": "", "tool_input": "{}", "ts": 0.0}
+    "evidence_ref": "", "tool_input": "{}", "ts": 0.0, "cwd": "", "transcript_path": "",
+    "extra": "{}"}
+# JSON text columns: a dict in the rows the service writes and reads, text in the engine.
+OBSERVATION_JSON_COLUMNS = ("tool_input", "extra")
 ITEM_FIELDS = tuple(ITEM_COLUMNS)
 DERIVED_ITEM_COLUMNS = ("search_text",)  # written by the service from an item's text, not a field
 LINK_ENDPOINTS = {

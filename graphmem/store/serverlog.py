@@ -33,7 +33,7 @@ class ServerWriter(Writer):
                                    vector_model=self.vector_model, visibility=self.visibility)
         return self.store
 
-    def write(self, *changes: ops.Op) -> None:
+    def write(self, *changes: ops.Op, by: str | None = None, request: str | None = None) -> None:
         """Each op logged and applied in one transaction: stored whole, or not at all. Use
         counts of a member who may only read are dropped (a ranking hint, as on a full disk)."""
         for op in changes:
@@ -41,7 +41,7 @@ class ServerWriter(Writer):
                 self.guard()
             if isinstance(op, ops.BumpItems) and not self.store.may_write:
                 continue
-            self.store.append(op, by=self.actor, req=self.request)
+            self.store.append(op, by=by or self.actor, req=request)
 
     @property
     def behind(self) -> bool:
@@ -67,7 +67,8 @@ class ServerWriter(Writer):
         finally:
             self.store.close()
 
-    def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None) -> int:
+    def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None,
+              by: str | None = None) -> int:
         """Take these ids out of the op log and their rows out of the tables, in one
         transaction; returns op log records dropped."""
         return self.store.scrub(ids)

@@ -35,7 +35,8 @@ class Writer:
     """Writes, replays and rebuilds one store (its directory holds the journal and the graph).
 
     `guard` runs before every write and raises when it may not go ahead (no room, read-only);
-    `actor` and `request` are recorded on each journal record (audit, a lost reply's fate)."""
+    each journal record names who wrote it (`by`, audit) and the client request it served
+    (`request`, a lost reply's fate): `signed` gives one caller's writer, `actor` is the default."""
 
     store: Store  # set by open(), or during a rebuild the fresh file being filled
 
@@ -52,7 +53,7 @@ class Writer:
     def __init__(self, directory: Path, journal: Journal, *,
                  guard: Callable[[], None] | None = None, vector_model: str | None = None,
                  engine: str | None = None, database_url: str | None = None,
-                 visibility: str | None = None) -> None:
+                 visibility: str | None = None, actor: str = "api") -> None:
         """`vector_model`: the graph's vector search sees only the vectors this model made;
         `engine`: kuzu or ladybug (None: GRAPHMEM_ENGINE, else kuzu); `database_url`: a
         PostgreSQL server holds the store instead (None: GRAPHMEM_DATABASE_URL, else none);
@@ -65,8 +66,7 @@ class Writer:
         self.database_url = (database_url if database_url is not None
                              else env.text("database_url")) or None
         self.visibility = visibility or env.text("visibility") or "team"
-        self.actor = "api"
-        self.request: str | None = None
+        self.actor = actor
 
     def open(self, read_only: bool = False, path: Path | None = None) -> Store:
         """The graph file (`path`, else the directory's)."""
@@ -74,7 +74,11 @@ class Writer:
                                vector_model=self.vector_model, engine=self.engine)
         return self.store
 
-    def write(self, *changes: ops.Op) -> None:
+    def signed(self, actor: str, request: str | None = None) -> SignedWriter:
+        """This writer, for one caller: its writes are recorded as `actor`'s, for `request`."""
+        return SignedWriter(self, actor, request)
+
+    def write(self, *changes: ops.Op, by: str | None = None, request: str | None = None) -> None:
         """Journal first (fsync), then the graph: a crash between them is healed by catch-up.
 
         An op the journal holds but the graph refused is reported as stored, pending."""
@@ -82,7 +86,7 @@ class Writer:
             if self.guard is not None:
                 self.guard()
             try:
-                record = self.journal.append(op, by=self.actor, req=self.request)
+                record = self.journal.append(op, by=by or self.actor, req=request)
             except OSError as exc:
                 error = from_os_error(exc, f"writing the journal {self.journal.path}")
                 raise type(error)(f"{error}; this write was not stored") from exc
@@ -142,7 +146,13 @@ class Writer:
         return applied
 
     def rebuild(self, fill: Callable[[], int] | None = None) -> dict[str, int]:
-        """Recreate the graph from the journal; the old database is replaced only when done."""
+        """Recreate the graph from the journal; the old database is replaced only when done.
+
+        Room is checked while the store is still open: on a full disk, closing it (a
+        checkpoint) and opening it again (a schema check) are writes that Kuzu aborts on."""
+        if self.guard is not None:
+            self.guard()
+        _check_rebuild_space(self.dir, self.dir / DB_NAME, self.journal.path)
         self.store.close()
         try:
             return self.rebuild_file(fill)
@@ -174,11 +184,12 @@ class Writer:
         return {"ops": applied, "embedded": embedded,
                 **{k: v for k, v in counts.items() if k in ("Item", "Entity", "ItemVector")}}
 
-    def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None) -> int:
+    def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None,
+              by: str | None = None) -> int:
         """Rewrite the journal and the graph without any trace of these ids; returns journal
         records dropped. A crash before the graph's rewrite is finished by the next catch-up."""
         dropped = self.journal.scrub(ids)
-        self.journal.append(ops.Compact(), by=self.actor)
+        self.journal.append(ops.Compact(), by=by or self.actor)
         self.rebuild(fill)
         return dropped
 
@@ -201,6 +212,29 @@ class Writer:
 
     def close(self) -> None:
         self.store.close()
+
+
+class SignedWriter:
+    """One caller's view of a shared Writer: writes and scrubs are recorded as its actor's and
+    its request's; everything else (the store, rebuild, catch-up) is the Writer's own."""
+
+    def __init__(self, writer: Writer, actor: str, request: str | None) -> None:
+        self.writer = writer
+        self.actor = actor
+        self.request = request
+
+    @property
+    def store(self) -> Store:
+        return self.writer.store
+
+    def write(self, *changes: ops.Op) -> None:
+        self.writer.write(*changes, by=self.actor, request=self.request)
+
+    def scrub(self, ids: AbstractSet[str], fill: Callable[[], int] | None = None) -> int:
+        return self.writer.scrub(ids, fill, by=self.actor)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.writer, name)
 
 
 def _check_rebuild_space(directory: Path, db: Path, journal: Path) -> None:

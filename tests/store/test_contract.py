@@ -75,7 +75,8 @@ def linked(store: Store) -> Store:
         {"id": "concept:retry", "kind": "concept", "name": "retry", "resolved": False}]))
     store.apply(ops.PutObservations([
         {"id": "o1", "project": "p", "session_id": "s1", "tool": "Edit", "files": ["src/a.py"],
-         "evidence_ref": "ev1", "tool_input": {"path": "src/a.py"}, "ts": 1.0},
+         "evidence_ref": "ev1", "tool_input": {"path": "src/a.py"}, "ts": 1.0, "cwd": "/w",
+         "transcript_path": "/w/t.jsonl", "extra": {"turn_id": "7"}},
         {"id": "o2", "project": "p", "session_id": "s1", "tool": "Bash", "command": "pytest",
          "exit_code": 1, "is_error": True, "ts": 2.0},
         {"id": "o3", "project": "p", "session_id": "s1", "tool": "Write", "files": ["src/b.py"],
@@ -252,7 +253,10 @@ def test_observations(linked: Store) -> None:
     first, second = linked.item_observations("i1")
     assert (first["id"], first["tool_input"], first["files"]) == ("o1", {"path": "src/a.py"},
                                                                    ["src/a.py"])
+    assert (first["cwd"], first["transcript_path"], first["extra"]) == ("/w", "/w/t.jsonl",
+                                                                        {"turn_id": "7"})
     assert (second["exit_code"], second["is_error"], second["tool_input"]) == (1, True, {})
+    assert (second["cwd"], second["transcript_path"], second["extra"]) == ("", "", {})
     assert [o["id"] for o in linked.session_observations("s1")] == ["o1", "o2", "o3"]
     assert linked.session_files("s1", ["Edit", "Write"]) == ["src/b.py", "src/a.py"]
     assert linked.observation_users("o2") == ["i1"]

@@ -13,7 +13,7 @@ import pytest
 from graphmem.errors import StoreCorrupt, StoreUnavailable
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.kuzu import KuzuStore
+from graphmem.store.kuzu import SCHEMA_VERSION, KuzuStore, engine_module, schema_statements
 
 
 def item(i: int, project: str = "p", **extra) -> dict:
@@ -34,7 +34,46 @@ def store(tmp_path: Path):
 
 
 def test_schema_version_recorded(store: KuzuStore) -> None:
-    assert store.schema_version == 1
+    assert store.schema_version == SCHEMA_VERSION == 2
+
+
+def test_a_version_1_store_gets_the_hook_field_columns_and_its_rows_lifted(tmp_path: Path) -> None:
+    """Schema 1 kept an observation's cwd, transcript path and extra in tool_input under
+    reserved keys; opening such a store adds the columns and moves them there."""
+    path = tmp_path / "old.kuzu"
+    driver = engine_module("kuzu")
+    db = driver.Database(str(path))
+    conn = driver.Connection(db)
+    version_1 = [s.replace(", cwd STRING, transcript_path STRING,\n  extra STRING", "")
+                 for s in schema_statements()]
+    assert not any("transcript_path" in s for s in version_1)
+    for statement in version_1:
+        conn.execute(statement)
+    conn.execute("MERGE (m:Meta {key: 'schema_version'}) SET m.value = '1'")
+    conn.execute("CREATE (:Observation {id: 'o1', session_id: 's', tool_input: $t, ts: 1.0})",
+                 {"t": '{"path": "a.py", "_cwd": "/w", "_transcript_path": "/w/t.jsonl", '
+                       '"_extra": {"turn_id": "7"}}'})
+    conn.execute("CREATE (:Observation {id: 'o2', session_id: 's', tool_input: '{}', ts: 2.0})")
+    conn.close()
+    db.close()
+    store = KuzuStore(path, checked=True, engine="kuzu")
+    try:
+        assert store.schema_version == 2
+        first, second = store.session_observations("s")
+        assert (first["tool_input"], first["cwd"], first["transcript_path"], first["extra"]) == (
+            {"path": "a.py"}, "/w", "/w/t.jsonl", {"turn_id": "7"})
+        assert (second["tool_input"], second["cwd"], second["extra"]) == ({}, "", {})
+    finally:
+        store.close()
+
+
+def test_a_journal_record_of_schema_1_decodes_with_the_hook_fields_as_columns() -> None:
+    record = {"op": "put_observations", "rows": [
+        {"id": "o1", "tool_input": {"path": "a.py", "_cwd": "/w", "_extra": {"k": 1}}},
+        {"id": "o2", "tool_input": {"path": "b.py"}, "cwd": "/x"}]}
+    first, second = ops.decode(record).rows  # type: ignore[attr-defined]
+    assert first == {"id": "o1", "tool_input": {"path": "a.py"}, "cwd": "/w", "extra": {"k": 1}}
+    assert second == record["rows"][1]
 
 
 def test_put_get_list_update_delete(store: KuzuStore) -> None:

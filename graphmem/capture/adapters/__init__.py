@@ -46,6 +46,15 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def event_of(event: str, agent: str, payload: dict[str, Any], *, session_key: str = "session_id",
+             **fields: Any) -> HookEvent:
+    """A HookEvent with what agents' payloads carry under the same names (the session id under
+    `session_key`, cwd, transcript_path) read from `payload`, and `fields` for the rest."""
+    return HookEvent(event=event, agent=agent, session_id=as_text(payload.get(session_key)),
+                     cwd=as_text(payload.get("cwd")),
+                     transcript_path=as_text(payload.get("transcript_path")), **fields)
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     """Dicts as they are; anything else as an empty dict."""
     return value if isinstance(value, dict) else {}

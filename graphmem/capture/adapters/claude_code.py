@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem.capture.adapters import as_dict, as_text, exit_code_in, tool_output
+from graphmem.capture.adapters import as_dict, as_text, event_of, exit_code_in, tool_output
 from graphmem.capture.event import HookEvent
 
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "Read", "NotebookEdit")
@@ -37,11 +37,10 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
     response = payload.get("tool_response")
     if isinstance(response, dict) and response.get("interrupted"):
         extra["interrupted"] = True
-    return HookEvent(
-        event=event,
-        agent="claude-code",
-        session_id=as_text(payload.get("session_id")),
-        cwd=as_text(payload.get("cwd")),
+    return event_of(
+        event,
+        "claude-code",
+        payload,
         tool=tool,
         tool_input={k: v for k, v in tool_input.items() if k not in BULKY_INPUT},
         text=text,
@@ -49,7 +48,6 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
         files=[as_text(path)] if path and tool in FILE_TOOLS else [],
         exit_code=exit_code,
         is_error=is_error,
-        transcript_path=as_text(payload.get("transcript_path")),
         extra=extra,
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from graphmem.capture.adapters import as_dict, as_text, text_of, tool_output
+from graphmem.capture.adapters import as_dict, as_text, event_of, text_of, tool_output
 from graphmem.capture.event import HookEvent
 
 _PATCH_FILE = re.compile(
@@ -60,11 +60,10 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
         text = as_text(payload.get("prompt"))
     elif event == "stop":
         text = as_text(payload.get("last_assistant_message"))
-    return HookEvent(
-        event=event,
-        agent="codex",
-        session_id=as_text(payload.get("session_id")),
-        cwd=as_text(payload.get("cwd")),
+    return event_of(
+        event,
+        "codex",
+        payload,
         tool=tool,
         tool_input={k: v for k, v in tool_input.items() if k != "command"},
         text=text,
@@ -72,7 +71,6 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
         files=files,
         exit_code=exit_code,
         is_error=is_error,
-        transcript_path=as_text(payload.get("transcript_path")),
         extra={k: payload[k] for k in EXTRA_KEYS if k in payload},
     )
 
@@ -84,11 +82,11 @@ def _notify(event: str, payload: dict[str, Any]) -> HookEvent:
     if answer:
         parts.append(f"Assistant: {answer}")
     text = "\n\n".join(parts)
-    return HookEvent(
-        event=event,
-        agent="codex",
-        session_id=as_text(payload.get("thread-id")),
-        cwd=as_text(payload.get("cwd")),
+    return event_of(
+        event,
+        "codex",
+        payload,
+        session_key="thread-id",
         text=text,
         extra={"type": as_text(payload.get("type")), "turn_id": as_text(payload.get("turn-id"))},
     )

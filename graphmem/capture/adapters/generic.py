@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem.capture.adapters import as_dict, as_text
+from graphmem.capture.adapters import as_dict, as_text, event_of
 from graphmem.capture.event import HookEvent
 
 
@@ -16,11 +16,10 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
     files = payload.get("files")
     exit_code = payload.get("exit_code")
     is_error = payload.get("is_error")
-    return HookEvent(
-        event=event,
-        agent=as_text(payload.get("agent")) or "generic",
-        session_id=as_text(payload.get("session_id")),
-        cwd=as_text(payload.get("cwd")),
+    return event_of(
+        event,
+        as_text(payload.get("agent")) or "generic",
+        payload,
         tool=as_text(payload.get("tool")),
         tool_input=as_dict(payload.get("tool_input")),
         text=as_text(payload.get("text")),
@@ -32,6 +31,5 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
         if isinstance(exit_code, int) and not isinstance(exit_code, bool)
         else None,
         is_error=is_error if isinstance(is_error, bool) else None,
-        transcript_path=as_text(payload.get("transcript_path")),
         extra=as_dict(payload.get("extra")),
     )
