@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,6 +24,29 @@ class ItemFilter:
     now: float | None = None
     ids: tuple[str, ...] | None = None
     session_id: str | None = None
+
+    def terms(self) -> list[tuple[str, Any]]:
+        """(field, value) of each condition the filter sets, values as the engines bind them; an
+        empty list of kinds or statuses restricts nothing."""
+        out: list[tuple[str, Any]] = []
+        for field, convert in _TERM_TYPES:
+            value = getattr(self, field)
+            if value is None or (convert is list and not value):
+                continue
+            out.append((field, convert(value)))
+        return out
+
+    def conditions(self, clauses: dict[str, str], **names: str) -> tuple[list[str], dict[str, Any]]:
+        """An engine's clause for each term (a template of `clauses`, filled with `names`) and
+        the parameters they bind, each named `f_<field>`."""
+        terms = self.terms()
+        return ([clauses[field].format(**names) for field, _ in terms],
+                {f"f_{field}": value for field, value in terms})
+
+
+_TERM_TYPES: tuple[tuple[str, Callable[[Any], Any]], ...] = (
+    ("project", str), ("kinds", list), ("statuses", list), ("created_before", float),
+    ("now", float), ("ids", list), ("session_id", str))
 
 
 class Store(Protocol):

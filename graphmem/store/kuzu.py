@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -937,27 +937,19 @@ def _observation(node: dict[str, Any]) -> Row:
 # ItemFilter's fields as Cypher on the item variable {v}: (field, clause, how its value is
 # passed). A field that is None is left out, and so is an empty tuple of kinds or statuses (an
 # empty tuple of ids matches nothing).
-_FILTER_CLAUSES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
-    ("project", "{v}.project = $f_project", str),
-    ("kinds", "{v}.kind IN $f_kinds", list),
-    ("statuses", "{v}.status IN $f_statuses", list),
-    ("created_before", "{v}.created_at < $f_created_before", float),
-    ("now", "({v}.expire_at = 0 OR {v}.expire_at > $f_now)", float),
-    ("ids", "{v}.id IN $f_ids", list),
-    ("session_id", "{v}.session_id = $f_session_id", str),
-)
-_EMPTY_IS_ANY = ("kinds", "statuses")
+_FILTER_CLAUSES = {
+    "project": "{v}.project = $f_project",
+    "kinds": "{v}.kind IN $f_kinds",
+    "statuses": "{v}.status IN $f_statuses",
+    "created_before": "{v}.created_at < $f_created_before",
+    "now": "({v}.expire_at = 0 OR {v}.expire_at > $f_now)",
+    "ids": "{v}.id IN $f_ids",
+    "session_id": "{v}.session_id = $f_session_id",
+}
 
 
 def _where(flt: ItemFilter, var: str = "i") -> tuple[str, dict[str, Any]]:
-    clauses: list[str] = []
-    params: dict[str, Any] = {}
-    for field, clause, convert in _FILTER_CLAUSES:
-        value = getattr(flt, field)
-        if value is None or (field in _EMPTY_IS_ANY and not value):
-            continue
-        clauses.append(clause.format(v=var))
-        params[f"f_{field}"] = convert(value)
+    clauses, params = flt.conditions(_FILTER_CLAUSES, v=var)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 

@@ -125,31 +125,20 @@ _ANCHOR_SELECT = ('SELECT i.id AS item, e.id AS entity, e.kind, e.path, e.qualna
                   "JOIN entities e ON e.id = l.target")
 
 
+_FILTER_CLAUSES = {
+    "project": "{a}.project = %(f_project)s",
+    "kinds": "{a}.kind = ANY(%(f_kinds)s)",
+    "statuses": "{a}.status = ANY(%(f_statuses)s)",
+    "created_before": "{a}.created_at < %(f_created_before)s",
+    "now": "({a}.expire_at = 0 OR {a}.expire_at > %(f_now)s)",
+    "ids": "{a}.id = ANY(%(f_ids)s)",
+    "session_id": "{a}.session_id = %(f_session_id)s",
+}
+
+
 def _where(flt: ItemFilter, alias: str = "i") -> tuple[str, dict[str, Any]]:
     """The filter as an SQL condition on the items aliased `alias`, with its parameters."""
-    clauses: list[str] = []
-    params: dict[str, Any] = {}
-    if flt.project is not None:
-        clauses.append(f"{alias}.project = %(f_project)s")
-        params["f_project"] = flt.project
-    if flt.kinds:
-        clauses.append(f"{alias}.kind = ANY(%(f_kinds)s)")
-        params["f_kinds"] = list(flt.kinds)
-    if flt.statuses:
-        clauses.append(f"{alias}.status = ANY(%(f_statuses)s)")
-        params["f_statuses"] = list(flt.statuses)
-    if flt.created_before is not None:
-        clauses.append(f"{alias}.created_at < %(f_before)s")
-        params["f_before"] = float(flt.created_before)
-    if flt.now is not None:
-        clauses.append(f"({alias}.expire_at = 0 OR {alias}.expire_at > %(f_now)s)")
-        params["f_now"] = float(flt.now)
-    if flt.ids is not None:
-        clauses.append(f"{alias}.id = ANY(%(f_ids)s)")
-        params["f_ids"] = list(flt.ids)
-    if flt.session_id is not None:
-        clauses.append(f"{alias}.session_id = %(f_session)s")
-        params["f_session"] = flt.session_id
+    clauses, params = flt.conditions(_FILTER_CLAUSES, a=alias)
     return " AND ".join(clauses) or "TRUE", params
 
 
