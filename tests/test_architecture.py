@@ -304,3 +304,12 @@ def test_only_env_names_graphmem_variables() -> None:
     users = {str(p.relative_to(PACKAGE)): names for p in MODULES
              if p.name != "env.py" and (names := _graphmem_names(p))}
     assert users == {}
+
+
+def test_the_owner_serves_declared_verbs_of_memory_each_marked_read_or_write() -> None:
+    from graphmem.owner.codec import METHODS, READ_METHODS
+    from graphmem.service import Memory
+
+    assert all(callable(getattr(Memory, name, None)) for name in METHODS)
+    assert {"search", "brief", "ping", "request_status"} <= READ_METHODS
+    assert not {"add", "forget", "forget_many", "import_items", "rebuild"} & READ_METHODS

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Self
 from graphmem import env, errors
 from graphmem.access import peer, same_user
 from graphmem.owner import codec
+from graphmem.owner.codec import READ_METHODS, REMOTE_METHODS
 from graphmem.owner.server import (
     ABSTRACT_SOCKETS,
-    REMOTE_METHODS,
     answers,
     socket_address,
     start_failure,
@@ -34,9 +34,6 @@ if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
     from graphmem.config import Config
 
 START_TIMEOUT = 60.0
-READ_METHODS = frozenset({"search", "prompt_context", "rank", "get", "get_item", "evidence", "brief", "list",
-                          "related", "entities", "stats", "export_items", "retrieval_log",
-                          "stale_items", "history", "ping", "request_status"})
 CALL_TIMEOUT = 600.0
 
 

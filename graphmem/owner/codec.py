@@ -1,4 +1,5 @@
-"""JSON encoding of verb results between the owner and its clients (pydantic models survive).
+"""The owner's protocol: the verbs a client may call (and which of them write), and the JSON
+encoding of their results (pydantic models survive).
 
 Imports neither pydantic nor our models until a model is met: the git hooks' updater uses it.
 """
@@ -9,6 +10,24 @@ import sys
 from typing import Any
 
 MODEL_KEY = "__model__"
+
+READ, WRITE = False, True
+# Every Memory verb a client may call on the owner, and whether it writes: a write carries a
+# request id, so that the fate of one whose owner died unanswered can be asked for (never retried
+# blindly); a read is simply tried again.
+METHODS: dict[str, bool] = {
+    "search": READ, "prompt_context": READ, "rank": READ, "get": READ, "get_item": READ,
+    "evidence": READ, "brief": READ, "list": READ, "related": READ, "entities": READ,
+    "stats": READ, "export_items": READ, "retrieval_log": READ, "stale_items": READ,
+    "history": READ, "ping": READ, "request_status": READ, "add": WRITE, "forget": WRITE,
+    "update": WRITE, "import_items": WRITE, "rebuild": WRITE, "index_code": WRITE,
+    "ingest": WRITE, "feedback": WRITE, "verify": WRITE, "update_stale": WRITE,
+    "import_git": WRITE, "sweep": WRITE, "to_networkx_data": READ, "restore": WRITE,
+    "forget_many": WRITE,
+}
+REMOTE_METHODS = frozenset(METHODS)
+READ_METHODS = frozenset(name for name, writes in METHODS.items() if not writes)
+
 
 
 def encode(value: Any) -> Any:

@@ -24,15 +24,9 @@ from graphmem import env
 from graphmem.access import peer, same_user
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable, from_os_error
 from graphmem.owner import codec
+from graphmem.owner.codec import REMOTE_METHODS
 from graphmem.paths import DIR_MODE, private_dir, private_opener
 
-REMOTE_METHODS = frozenset({
-    "add", "search", "prompt_context", "rank", "get", "get_item", "evidence", "brief", "list", "forget", "update",
-    "related", "entities", "stats", "export_items", "import_items", "rebuild", "index_code",
-    "retrieval_log", "ingest", "feedback", "verify", "stale_items", "update_stale",
-    "import_git", "sweep", "history", "to_networkx_data", "ping", "restore",
-    "forget_many", "request_status",
-})
 DEFAULT_IDLE_SECONDS: float = env.VARIABLES["owner_idle"].default
 OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
