@@ -29,6 +29,7 @@ from graphmem.store.schema import (
     LINK_PROPS,
     LINK_TABLES,
     OBSERVATION_COLUMNS,
+    typed,
 )
 
 ITEM = "item"
@@ -175,15 +176,8 @@ def _value(value: Any, default: Any) -> Any:
     if isinstance(default, list) or isinstance(value, (list, tuple, dict)):
         return json.dumps(list(value) if isinstance(value, tuple) else (value or []),
                           ensure_ascii=False)
-    if value is None:
-        return default
-    if isinstance(default, bool):
-        return bool(value)
-    if isinstance(default, int):
-        return int(value)
-    if isinstance(default, float):
-        return float(value)
-    return str(value)
+    value = typed(value, default)
+    return value if isinstance(value, (bool, int, float)) else str(value)
 
 
 def _fields(row: Mapping[str, Any], columns: Mapping[str, Any], skip: Collection[str]) -> dict[str, Any]:

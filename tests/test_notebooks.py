@@ -33,7 +33,6 @@ from graphmem.service import Memory
 from tests import notebook_fixture as fixture
 
 NOTEBOOKS = fixture.NOTEBOOKS
-BUDGET_SECONDS = 60.0
 BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data"
 # third-party chatter a kernel may print on stderr (not ours, not an error)
 ALLOWED_STDERR = (re.compile(r"TqdmWarning: IProgress not found"),
@@ -101,7 +100,6 @@ def run_notebook(runs: Runs, store: str, name: str) -> Run:
     noise = [line for text in run.stderr for line in text.splitlines()
              if line.strip() and not any(p.search(line) for p in ALLOWED_STDERR)]
     assert not noise, f"{name} wrote to stderr: {noise}"
-    assert run.seconds < BUDGET_SECONDS, f"{name} took {run.seconds:.1f} s"
     return run
 
 

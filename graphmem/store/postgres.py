@@ -40,6 +40,7 @@ from graphmem.store.schema import (
     LINK_TABLES,
     OBSERVATION_COLUMNS,
     OBSERVATION_JSON_COLUMNS,
+    typed,
 )
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "schema" / "postgres"
@@ -77,22 +78,9 @@ def _link(kind: str) -> str:
     return kind.lower()
 
 
-def _typed(value: Any, default: Any) -> Any:
-    """A value as its column's type (the type of the column's default)."""
-    if value is None:
-        return default
-    if isinstance(default, bool):
-        return bool(value)
-    if isinstance(default, float):
-        return float(value)
-    if isinstance(default, int):
-        return int(value)
-    return value
-
-
 def _complete(rows: Iterable[Row], columns: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Rows as tuples of every column, in `columns` order, defaults filled in."""
-    return [tuple(_typed(row.get(c), d) for c, d in columns.items()) for row in rows]
+    return [tuple(typed(row.get(c), d) for c, d in columns.items()) for row in rows]
 
 
 def _link_prop(row: Row, prop: str) -> Any:
@@ -580,7 +568,7 @@ class PostgresStore:
             return
         query = sql.SQL("UPDATE items SET {sets} WHERE id = ANY(%s)").format(
             sets=sql.SQL(", ").join(sql.SQL("{c} = %s").format(c=sql.Identifier(f)) for f in fields))
-        self._exec(query, [*(_typed(v, ITEM_COLUMNS[f]) for f, v in fields.items()), list(op.ids)])
+        self._exec(query, [*(typed(v, ITEM_COLUMNS[f]) for f, v in fields.items()), list(op.ids)])
 
     def _op_set_item_status(self, op: ops.SetItemStatus) -> None:
         """Rows of {id, status, stale_reason}: only those two columns are written."""
@@ -654,7 +642,7 @@ class PostgresStore:
         columns = ("source", "target", *props)
         types = ("text", "text", *(PROP_TYPES[p] for p in props))
         arrays = [[s for s, _ in last], [t for _, t in last],
-                  *([_typed(_link_prop(r, p), 0.0 if PROP_TYPES[p] == "float8" else "")
+                  *([typed(_link_prop(r, p), 0.0 if PROP_TYPES[p] == "float8" else "")
                      for r in last.values()] for p in props)]
         unnest = ", ".join(f"%s::{t}[]" for t in types)
         conflict = ("DO UPDATE SET " + ", ".join(f'"{p}" = EXCLUDED."{p}"' for p in props)

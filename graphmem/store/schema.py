@@ -32,3 +32,16 @@ LINK_ENDPOINTS = {
 LINK_PROPS = {"MENTIONS": ("weight", "surface"), "ANCHORED_TO": ("hash", "commit", "at"),
               "SUPERSEDES": ("at", "surface")}
 LINK_TABLES = tuple(LINK_ENDPOINTS)
+
+
+def typed(value: Any, default: Any) -> Any:
+    """A value as its column's type (the type of the column's default); None is the default."""
+    if value is None:
+        return default
+    if isinstance(default, bool):
+        return bool(value)
+    if isinstance(default, float):
+        return float(value)
+    if isinstance(default, int):
+        return int(value)
+    return value
