@@ -420,17 +420,13 @@ class PostgresStore:
         return getattr(self, name)
 
     def _log(self, record: Row, seq: int | None) -> int:
-        """Insert one op log row (in the caller's transaction); its sequence number."""
-        if seq is None:
-            return int(self._one("INSERT INTO op_log (op, record, visibility) VALUES (%s, %s, %s) "
-                                 "RETURNING seq", (record["op"], Jsonb(record), self.visibility)))
-        last = self.applied_seq
-        if seq <= last:
+        """Append one op log row as this role (in the caller's transaction, through
+        graphmem_log: it checks the role may make every change the op names); its sequence
+        number."""
+        if seq is not None and seq <= (last := self.applied_seq):
             raise InvalidInput(f"op log sequence number {seq} is not past the last one, {last}")
-        self._exec("INSERT INTO op_log (seq, op, record, visibility) OVERRIDING SYSTEM VALUE "
-                   "VALUES (%s, %s, %s, %s)", (seq, record["op"], Jsonb(record), self.visibility))
-        self._exec("SELECT setval(pg_get_serial_sequence('op_log', 'seq'), %s)", (seq,))
-        return seq
+        return int(self._one("SELECT graphmem_log(%s, %s, %s)",
+                             (Jsonb(record), self.visibility, seq)))
 
     @property
     def member(self) -> bool:
@@ -439,9 +435,8 @@ class PostgresStore:
 
     @property
     def may_write(self) -> bool:
-        """Whether this role may append to the op log at all (a member granted only 'read'
-        may not)."""
-        return not self.read_only and bool(self._one("SELECT has_table_privilege('op_log', 'INSERT')"))
+        """Whether this role may write at all (a member granted only 'read' may not)."""
+        return not self.read_only and bool(self._one("SELECT has_table_privilege('items', 'INSERT')"))
 
     def grant(self, member: str, project: str, access: str) -> None:
         """Let a role (a user, or a group role) read or write a project (run as the tables'
@@ -548,11 +543,10 @@ class PostgresStore:
                         seq = record.pop("seq")
                         cleaned = _without(record, gone)
                         if cleaned is None:
-                            self._exec("DELETE FROM op_log WHERE seq = %s", (seq,))
+                            self._exec("SELECT graphmem_relog(%s, NULL)", (seq,))
                             dropped += 1
                         elif cleaned is not record:
-                            self._exec("UPDATE op_log SET record = %s WHERE seq = %s",
-                                       (Jsonb(cleaned), seq))
+                            self._exec("SELECT graphmem_relog(%s, %s)", (seq, Jsonb(cleaned)))
                     every = sorted(gone)
                     for table in ("item_vectors", *NODE_TABLES.values()):
                         self._exec(f"DELETE FROM {table} WHERE id = ANY(%s)", (every,))
