@@ -637,8 +637,11 @@ class PostgresStore:
         self._exec("DELETE FROM entities WHERE id = ANY(%s)", (list(op.ids),))
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
+        """Keys of tool_input sorted: the op log's jsonb keeps its own order of keys, so a
+        rebuild writes the same text."""
         self._upsert("observations", OBSERVATION_COLUMNS,
-                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {})} for r in op.rows],
+                     [{**r, "tool_input": json.dumps(r.get("tool_input") or {}, sort_keys=True)}
+                      for r in op.rows],
                      {"author": self._author[0]})
 
     def _op_delete_observations(self, op: ops.DeleteObservations) -> None:

@@ -95,12 +95,14 @@ def test_rebuild_derives_the_tables_from_the_op_log(store: PostgresStore) -> Non
     store.apply(ops.PutLinks("MENTIONS", [{"source": "i1", "target": "file:a.py"}]))
     store.apply(ops.UpdateItems(["i1"], {"title": "renamed"}))
     store.apply(ops.DeleteItems(["i2"]))
+    store.apply(ops.PutObservations([{"id": "o1", "project": "p", "tool_input": {
+        "command": "make", "_extra": {"hook_event_name": "PostToolUse"}, "_cwd": "/r"}}]))
     before = store.export_rows()
     vectors = store.vectors(["i1", "i5"])
     store._exec("DELETE FROM items WHERE id = 'i3'")  # the tables drift from the log
     store._exec("UPDATE entities SET name = 'drifted'")
     done = store.rebuild()
-    assert done["ops"] == 6 and done["Item"] == BULK_VECTORS + 9
+    assert done["ops"] == 7 and done["Item"] == BULK_VECTORS + 9
     assert store.export_rows() == before and store.vectors(["i1", "i5"]) == vectors
     assert store._rows("SELECT indexname FROM pg_indexes WHERE indexname = 'item_vectors_hnsw'")
     assert store.vector_search(unit(5), 1, ItemFilter())[0][0] == "i5"
