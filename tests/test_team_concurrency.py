@@ -20,7 +20,7 @@ from graphmem.owner.client import owner_running
 from graphmem.paths import find_project
 from graphmem.service import Memory
 from graphmem.store.postgres import PostgresStore
-from tests.postgres_server import Cluster
+from tests.postgres_server import COMMITS_KEPT, Cluster
 from tests.test_prompt_injection import stop_owner, wait_for
 
 SECONDS = 60.0
@@ -166,7 +166,7 @@ def test_hook_events_spooled_while_the_server_is_down_arrive(repo: Path, tmp_pat
     seconds; while the server is down its drains fail and the events wait in the spool; when
     the server is back, the owner drains them, each once, with no hook needed to notice."""
     try:
-        cluster = Cluster(durable_commits=True)  # what it acknowledged survives its crash
+        cluster = Cluster(COMMITS_KEPT)  # what it acknowledged survives its crash
     except RuntimeError as exc:
         pytest.skip(f"PostgreSQL cannot start here: {exc}")
     home = tmp_path / "home"

@@ -50,6 +50,7 @@ PROP_TYPES = {"weight": "float8", "surface": "text", "hash": "text", "commit": "
 MIGRATION_LOCK = 0x67726D656D  # "grmem"
 WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commits
 BULK_VECTORS = 1000
+BULK_ROWS = 1000  # an upsert of this many rows goes through COPY
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
 VISIBILITIES = ("team", "private")
@@ -567,11 +568,35 @@ class PostgresStore:
         updates = sql.SQL(", ").join(sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
                                      for c in columns if c != "id")
         names = [*columns, *fixed]
-        query = sql.SQL("INSERT INTO {t} ({cols}) VALUES ({values}) ON CONFLICT (id) DO UPDATE "
-                        "SET {updates}").format(
-            t=sql.Identifier(table), cols=sql.SQL(", ").join(map(sql.Identifier, names)),
-            values=sql.SQL(", ").join([sql.Placeholder()] * len(names)), updates=updates)
-        self._exec_many(query, [(*row, *fixed.values()) for row in _complete(rows, columns)])
+        cols = sql.SQL(", ").join(map(sql.Identifier, names))
+        values = [(*row, *fixed.values()) for row in _complete(rows, columns)]
+        if len(values) < BULK_ROWS:
+            self._exec_many(sql.SQL("INSERT INTO {t} ({cols}) VALUES ({values}) ON CONFLICT (id) "
+                                    "DO UPDATE SET {updates}").format(
+                t=sql.Identifier(table), cols=cols,
+                values=sql.SQL(", ").join([sql.Placeholder()] * len(names)), updates=updates),
+                values)
+            return
+        # Many rows: COPY into a staging table, then one upsert from it. A row id twice keeps
+        # its first place and its last values, as the row-at-a-time upsert does.
+        last = {row[0]: row for row in values}
+        stage = sql.Identifier(f"graphmem_stage_{table}")
+        with self._lock:
+            try:
+                conn = self._connection()
+                conn.execute(sql.SQL("CREATE TEMP TABLE IF NOT EXISTS {s} AS SELECT {cols} FROM {t} "
+                                     "WITH NO DATA").format(s=stage, cols=cols,
+                                                            t=sql.Identifier(table)))
+                conn.execute(sql.SQL("TRUNCATE {s}").format(s=stage))
+                with conn.cursor() as cursor, cursor.copy(sql.SQL("COPY {s} ({cols}) FROM STDIN").format(
+                        s=stage, cols=cols)) as copy:
+                    for row in last.values():
+                        copy.write_row(row)
+                conn.execute(sql.SQL("INSERT INTO {t} ({cols}) SELECT {cols} FROM {s} "
+                                     "ON CONFLICT (id) DO UPDATE SET {updates}").format(
+                    t=sql.Identifier(table), cols=cols, s=stage, updates=updates))
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
 
     def _op_put_items(self, op: ops.PutItems) -> None:
         author, visibility = self._author

@@ -13,7 +13,7 @@ import pytest
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.postgres import BULK_VECTORS, WRITE_LOCK, PostgresStore, migrations
+from graphmem.store.postgres import BULK_ROWS, BULK_VECTORS, WRITE_LOCK, PostgresStore, migrations
 from tests.store.test_contract import item, unit, vector_rows
 
 
@@ -138,6 +138,24 @@ def tables_holding(store: PostgresStore, needle: str) -> list[str]:
     assert {"items", "op_log", "item_vectors", "observations", "meta"} <= set(tables)
     return [t for t in tables if store._one(
         f'SELECT count(*) FROM "{t}" t WHERE strpos(t::text, %s) > 0', (needle,))]
+
+
+def test_many_rows_are_upserted_through_copy_as_one_at_a_time(store: PostgresStore) -> None:
+    few = [item(i) for i in range(5)]
+    store.apply(ops.PutItems(few))
+    many = [item(i, title=f"again {i}") for i in range(3, BULK_ROWS + 3)]
+    many.insert(0, item(7, title="first of two"))  # an id twice: first place, last values
+    store.apply(ops.PutItems(many))
+    assert len(many) > BULK_ROWS
+    assert store._one("SELECT to_regclass('pg_temp.graphmem_stage_items')::text") is not None
+    rows = store._rows("SELECT id, title, author FROM items ORDER BY ord")
+    assert [r["id"] for r in rows] == [f"i{i}" for i in (*range(5), 7, 5, 6,
+                                                         *range(8, BULK_ROWS + 3))]
+    assert [r["title"] for r in rows[:4]] == ["item 0", "item 1", "item 2", "again 3"]
+    assert rows[5]["title"] == "again 7" and {r["author"] for r in rows} == {store.role}
+    assert store.keyword_search("item 1002", 1, ItemFilter())[0][0] == "i1002"
+    store.apply(ops.PutItems([item(i, title=f"third {i}") for i in range(BULK_ROWS)]))
+    assert store.get_items(["i999"])[0]["title"] == "third 999"  # the staging table again
 
 
 def test_items_record_author_and_visibility(store: PostgresStore) -> None:
