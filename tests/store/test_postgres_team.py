@@ -208,7 +208,7 @@ def test_a_member_writes_the_op_log_only_through_graphmem_log(team) -> None:
 def granted_before_migration_4(postgres_url: str):
     """A database at migration 3 in which a role was granted write on project p (as 0003 granted
     it: INSERT on op_log too); yields that role's URL."""
-    role = "carol_" + postgres_url.rsplit("/", 1)[1][-12:]
+    role = "early_" + postgres_url.rsplit("/", 1)[1][-12:]
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute(f'CREATE ROLE "{role}" LOGIN')
         admin.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, "
