@@ -738,29 +738,16 @@ class PostgresStore:
 
     # ----- search -------------------------------------------------------------------------------
     def keyword_search(self, query: str, k: int, flt: ItemFilter) -> list[tuple[str, float]]:
-        """Items holding any of the query's words (graphmem_words: English stemming, split at
-        punctuation; found on the GIN index), best first by BM25 as the embedded store ranks
-        them (k1 1.2, b 0.75): a word's IDF over the items this role sees, the average length
-        over the items holding a query word (the embedded store's is over all items)."""
+        """Items holding any of the query's words (PostgreSQL full-text search on
+        graphmem_words: English stemming, split at punctuation), best first by ts_rank
+        normalised by document length."""
         if not query.strip() or k <= 0:
             return []
         where, params = _where(flt)
-        rows = self._rows(
-            f"WITH q AS (SELECT {ANY_WORD} AS q), "
-            "words AS (SELECT DISTINCT lexeme FROM unnest(graphmem_words(%(query)s))), "
-            "held AS MATERIALIZED (SELECT i.id, u.lexeme, cardinality(u.positions) AS tf, "
-            "  (SELECT sum(cardinality(v.positions)) FROM unnest(i.search_tsv) v) AS len "
-            "  FROM items i, q, unnest(i.search_tsv) u "
-            "  WHERE i.search_tsv @@ q.q AND u.lexeme IN (SELECT lexeme FROM words)), "
-            "stats AS (SELECT (SELECT count(*) FROM items)::float8 AS docs, "
-            "  greatest((SELECT avg(len) FROM (SELECT DISTINCT id, len FROM held) d), 1) AS average), "
-            "idf AS (SELECT lexeme, ln(1 + (stats.docs - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
-            "  FROM held, stats GROUP BY lexeme, stats.docs) "
-            "SELECT i.id, sum(idf.idf * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * h.len / "
-            "  stats.average))) AS score "
-            "FROM held h JOIN idf USING (lexeme) JOIN items i ON i.id = h.id, stats "
-            f"WHERE {where} GROUP BY i.id, i.ord ORDER BY score DESC, i.ord LIMIT {int(k)}",
-            {**params, "query": query})
+        rows = self._rows(f"WITH q AS (SELECT {ANY_WORD} AS q) "
+                          "SELECT i.id, ts_rank(i.search_tsv, q.q, 1) AS score FROM items i, q "
+                          f"WHERE i.search_tsv @@ q.q AND {where} "
+                          f"ORDER BY score DESC, i.ord LIMIT {int(k)}", {**params, "query": query})
         return [(r["id"], float(r["score"])) for r in rows]
 
     def term_weights(self, text: str) -> dict[str, float]:
