@@ -51,6 +51,7 @@ MIGRATION_LOCK = 0x67726D656D  # "grmem"
 WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commits
 BULK_VECTORS = 1000
 BULK_ROWS = 1000  # an upsert of this many rows goes through COPY
+DEFAULT_EF_SEARCH, MAX_EF_SEARCH = 40, 1000  # pgvector's default and largest hnsw.ef_search
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
 VISIBILITIES = ("team", "private")
@@ -770,7 +771,15 @@ class PostgresStore:
         if k <= 0:
             return []
         query, params = self._nearest(vector, k, flt)
-        rows = self._rows(query, params)
+        with self._lock:  # the index yields at most hnsw.ef_search rows: as many as asked for
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)",
+                                 (str(min(MAX_EF_SEARCH, max(DEFAULT_EF_SEARCH, k))),))
+                    rows = conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
         if len(rows) < k:
             query, params = self._nearest(vector, k, flt, exact=True)
             rows = self._rows(query, params)

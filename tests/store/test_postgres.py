@@ -200,6 +200,12 @@ def test_vector_search_on_the_index_and_exactly_under_a_narrow_filter(
     assert "item_vectors_hnsw" in plan
     assert store.vector_search(unit(5), 1, ItemFilter(project="big")) == [
         ("i5", pytest.approx(1.0, abs=1e-5))]
+    asked: list[bool] = []
+    nearest = store._nearest
+    store._nearest = lambda *a, exact=False: asked.append(exact) or nearest(*a, exact=exact)  # type: ignore[method-assign]
+    found = store.vector_search(unit(5), 100, ItemFilter(project="big"))
+    del store._nearest
+    assert asked == [False] and len(found) == 100 and found[0][0] == "i5"  # past ef_search 40
     small = store.vector_search(unit(7), 3, ItemFilter(project="small"))
     assert sorted(i for i, _ in small) == [f"i{n}" for n in range(many, many + 3)]
     query = np.asarray(unit(7))
