@@ -218,8 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         notes.append(f"server: pgserver PostgreSQL 16 + pgvector, fsync on, {SERVER_SETTINGS}")
     notes.append("kw p95, vec p95: the store's keyword and vector search alone, k=50, in ms")
     notes.append("ingest target >= 1,000 items/s without embedding (both engines); the "
-                 "HNSW index (m 16, ef_construction 64, ef_search 40: pgvector's defaults) is "
-                 "built once after the vectors' COPY")
+                 "HNSW index (m 16, ef_construction 64: pgvector's defaults; ef_search: the k "
+                 "asked, at least 40) is built once after the vectors' COPY")
     for note in notes:
         print(f"  {note}")
     return 0
