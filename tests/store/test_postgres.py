@@ -44,7 +44,7 @@ def test_migrations_are_numbered_and_recorded_once(postgres_url: str) -> None:
         rows = opened[0]._rows("SELECT version, name FROM schema_migrations ORDER BY version")
         assert [(r["version"], r["name"]) for r in rows] == [(n, name) for n, name, _ in migrations()]
         assert rows[0] == {"version": 1, "name": "init"}
-        assert all(s.schema_version == len(rows) for s in opened)
+        assert all(s.schema_version == rows[-1]["version"] for s in opened)
     finally:
         for s in opened:
             s.close()

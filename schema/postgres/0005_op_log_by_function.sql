@@ -1,4 +1,4 @@
--- graphmem on PostgreSQL, migration 4: members write to the op log only through graphmem_log.
+-- graphmem on PostgreSQL, migration 5: members write to the op log only through graphmem_log.
 --
 -- Until now a member with write access could INSERT a record into op_log from psql without
 -- applying it, naming a project it has no grant on or items it may not change; the owner's
