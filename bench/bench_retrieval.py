@@ -14,6 +14,7 @@ included, over synthetic items (see `synthetic_items`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -102,7 +103,10 @@ def bm25_run(items: Sequence[dict], queries: Sequence[dict], context: str = "non
 
 
 # ----- quality -----------------------------------------------------------------------------------
-def quality(data: Path, ablations: bool) -> tuple[list[Row], list[str]]:
+def quality(data: Path, ablations: bool, server_url: str | None = None
+            ) -> tuple[list[Row], list[str]]:
+    """With `server_url`, graphmem runs a second time on each dataset with its store on that
+    PostgreSQL server (a fresh database per dataset), printed beside the embedded store."""
     from graphmem.service import Memory
 
     rows: list[Row] = []
@@ -128,6 +132,23 @@ def quality(data: Path, ablations: bool) -> tuple[list[Row], list[str]]:
         add(f"BM25 (bm25s, {label})", "none", run)
         if "files" in contexts:
             add(f"files→BM25 (bm25s, {label})", "files", bm25_run(items, queries, "files")[0])
+        if server_url is not None:
+            from bench_postgres import fresh_database
+
+            url = fresh_database(server_url, "quality_" + name.replace("-", "_"))
+            with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp, \
+                    Memory(ev.eval_config(tmp).model_copy(update={"database_url": url})) as memory:
+                started = time.perf_counter()
+                ev.load_store(memory, items)
+                notes.append(f"{name} on postgres: {len(items)} items loaded in "
+                             f"{time.perf_counter() - started:.0f} s")
+                for context in contexts:
+                    started = time.perf_counter()
+                    add("graphmem on postgres", context,
+                        ev.rank_queries(memory, queries, context=context))
+                    notes.append(f"{name} graphmem on postgres {context}: "
+                                 f"{1000 * (time.perf_counter() - started) / len(queries):.0f} "
+                                 "ms/query")
         with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp, \
                 Memory(ev.eval_config(tmp)) as memory:
             started = time.perf_counter()
@@ -315,12 +336,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ablations", action="store_true", help="one feature off at a time")
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--postgres", action="store_true",
+                        help="quality on the PostgreSQL store too, beside the embedded one")
+    parser.add_argument("--database-url", help="with --postgres: the server (default: a "
+                        "throwaway pgserver PostgreSQL)")
     args = parser.parse_args(argv)
     scales = [int(s) for s in args.scale.split(",") if s.strip()]
     if args.quick:
         scales = [s for s in scales if s <= 10_000] or [10_000]
     if not args.no_quality:
-        rows, notes = quality(Path(args.data), args.ablations)
+        with contextlib.ExitStack() as stack:
+            server_url = None
+            if args.postgres:
+                from bench_postgres import server
+
+                server_url = stack.enter_context(server(args.database_url))
+            rows, notes = quality(Path(args.data), args.ablations, server_url)
         print("\n== retrieval quality (recall in %, MRR over the top 100) ==")
         print(format_quality(rows))
         for note in notes:

@@ -132,13 +132,13 @@ def postgres_url(postgres_server: str, request: pytest.FixtureRequest):
 
 @pytest.fixture
 def team(postgres_url: str):
-    """The owner's store (the superuser who migrated) and the URLs of two plain roles."""
+    """The owner's store (the superuser who migrated) and the URLs of three plain roles."""
     import psycopg
 
     from graphmem.store.postgres import PostgresStore
 
     suffix = postgres_url.rsplit("/", 1)[1][-12:]
-    names = {"alice": f"alice_{suffix}", "bob": f"bob_{suffix}"}
+    names = {who: f"{who}_{suffix}" for who in ("alice", "bob", "carol")}
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         for name in names.values():
             admin.execute(f'CREATE ROLE "{name}" LOGIN')

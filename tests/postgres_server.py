@@ -18,8 +18,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-SERVER_OPTIONS = ("-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off "
-                  "-c synchronous_commit=off -c full_page_writes=off -c max_connections=50")
+LOCAL_ONLY = "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=50"
+# A crash of the server loses no acknowledged commit (the WAL is written before a commit returns),
+# a crash of the machine may (nothing is fsynced).
+COMMITS_KEPT = f"{LOCAL_ONLY} -c fsync=off -c full_page_writes=off"
+SERVER_OPTIONS = f"{COMMITS_KEPT} -c synchronous_commit=off"
 
 
 def _pgserver() -> Any:
@@ -38,8 +41,10 @@ def _free_port() -> int:
 class Cluster:
     """A started cluster: `url` for user postgres (trust authentication), database postgres."""
 
-    def __init__(self) -> None:
-        """Start it; RuntimeError, saying why, when the server cannot start here."""
+    def __init__(self, options: str = SERVER_OPTIONS) -> None:
+        """Start it with these server options; RuntimeError, saying why, when the server cannot
+        start here."""
+        self.options = options
         try:
             self._pgserver = _pgserver()
         except ImportError as exc:
@@ -51,25 +56,33 @@ class Cluster:
             os.chown(self.root, nobody.pw_uid, nobody.pw_gid)
             self._as = {"user": nobody.pw_uid, "group": nobody.pw_gid}
         self.data = self.root / "data"
-        port = _free_port()
+        self.port = _free_port()
         try:
             self._pgserver.initdb(["--auth=trust", "--encoding=utf8", "--username=postgres"],
                                   pgdata=self.data, timeout=120, **self._as)
-            self._pgserver.pg_ctl(["-w", "-t", "60", "-o", f"-p {port} {SERVER_OPTIONS}",
-                                   "-l", str(self.root / "log"), "start"],
-                                  pgdata=self.data, timeout=90, **self._as)
+            self.start()
         except (OSError, subprocess.SubprocessError) as exc:
             log = self.root / "log"
             said = log.read_text(errors="replace")[-2000:] if log.exists() else ""
             shutil.rmtree(self.root, ignore_errors=True)
             raise RuntimeError(f"pgserver's PostgreSQL did not start: {exc} {said}") from exc
-        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        """Start the server (again, after `halt`) on its port."""
+        self._pgserver.pg_ctl(["-w", "-t", "60", "-o", f"-p {self.port} {self.options}",
+                               "-l", str(self.root / "log"), "start"],
+                              pgdata=self.data, timeout=90, **self._as)
+
+    def halt(self) -> None:
+        """Stop the server at once, as a crash or an outage would, keeping its data."""
+        self._pgserver.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=self.data, timeout=60,
+                              **self._as)
 
     def stop(self) -> None:
         """Stop the server and remove its directory."""
         try:
-            self._pgserver.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=self.data, timeout=60,
-                                  **self._as)
+            self.halt()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -52,6 +52,8 @@ PROP_TYPES = {"weight": "float8", "surface": "text", "hash": "text", "commit": "
 MIGRATION_LOCK = 0x67726D656D  # "grmem"
 WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commits
 BULK_VECTORS = 1000
+BULK_ROWS = 1000  # an upsert of this many rows goes through COPY
+DEFAULT_EF_SEARCH, MAX_EF_SEARCH = 40, 1000  # pgvector's default and largest hnsw.ef_search
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
 VISIBILITIES = ("team", "private")
@@ -399,17 +401,13 @@ class PostgresStore:
         return getattr(self, name)
 
     def _log(self, record: Row, seq: int | None) -> int:
-        """Insert one op log row (in the caller's transaction); its sequence number."""
-        if seq is None:
-            return int(self._one("INSERT INTO op_log (op, record, visibility) VALUES (%s, %s, %s) "
-                                 "RETURNING seq", (record["op"], Jsonb(record), self.visibility)))
-        last = self.applied_seq
-        if seq <= last:
+        """Append one op log row as this role (in the caller's transaction, through
+        graphmem_log: it checks the role may make every change the op names); its sequence
+        number."""
+        if seq is not None and seq <= (last := self.applied_seq):
             raise InvalidInput(f"op log sequence number {seq} is not past the last one, {last}")
-        self._exec("INSERT INTO op_log (seq, op, record, visibility) OVERRIDING SYSTEM VALUE "
-                   "VALUES (%s, %s, %s, %s)", (seq, record["op"], Jsonb(record), self.visibility))
-        self._exec("SELECT setval(pg_get_serial_sequence('op_log', 'seq'), %s)", (seq,))
-        return seq
+        return int(self._one("SELECT graphmem_log(%s, %s, %s)",
+                             (Jsonb(record), self.visibility, seq)))
 
     @property
     def member(self) -> bool:
@@ -418,9 +416,8 @@ class PostgresStore:
 
     @property
     def may_write(self) -> bool:
-        """Whether this role may append to the op log at all (a member granted only 'read'
-        may not)."""
-        return not self.read_only and bool(self._one("SELECT has_table_privilege('op_log', 'INSERT')"))
+        """Whether this role may write at all (a member granted only 'read' may not)."""
+        return not self.read_only and bool(self._one("SELECT has_table_privilege('items', 'INSERT')"))
 
     def grant(self, member: str, project: str, access: str) -> None:
         """Let a role (a user, or a group role) read or write a project (run as the tables'
@@ -527,11 +524,10 @@ class PostgresStore:
                         seq = record.pop("seq")
                         cleaned = _without(record, gone)
                         if cleaned is None:
-                            self._exec("DELETE FROM op_log WHERE seq = %s", (seq,))
+                            self._exec("SELECT graphmem_relog(%s, NULL)", (seq,))
                             dropped += 1
                         elif cleaned is not record:
-                            self._exec("UPDATE op_log SET record = %s WHERE seq = %s",
-                                       (Jsonb(cleaned), seq))
+                            self._exec("SELECT graphmem_relog(%s, %s)", (seq, Jsonb(cleaned)))
                     every = sorted(gone)
                     for table in ("item_vectors", *NODE_TABLES.values()):
                         self._exec(f"DELETE FROM {table} WHERE id = ANY(%s)", (every,))
@@ -552,11 +548,35 @@ class PostgresStore:
         updates = sql.SQL(", ").join(sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
                                      for c in columns if c != "id")
         names = [*columns, *fixed]
-        query = sql.SQL("INSERT INTO {t} ({cols}) VALUES ({values}) ON CONFLICT (id) DO UPDATE "
-                        "SET {updates}").format(
-            t=sql.Identifier(table), cols=sql.SQL(", ").join(map(sql.Identifier, names)),
-            values=sql.SQL(", ").join([sql.Placeholder()] * len(names)), updates=updates)
-        self._exec_many(query, [(*row, *fixed.values()) for row in _complete(rows, columns)])
+        cols = sql.SQL(", ").join(map(sql.Identifier, names))
+        values = [(*row, *fixed.values()) for row in _complete(rows, columns)]
+        if len(values) < BULK_ROWS:
+            self._exec_many(sql.SQL("INSERT INTO {t} ({cols}) VALUES ({values}) ON CONFLICT (id) "
+                                    "DO UPDATE SET {updates}").format(
+                t=sql.Identifier(table), cols=cols,
+                values=sql.SQL(", ").join([sql.Placeholder()] * len(names)), updates=updates),
+                values)
+            return
+        # Many rows: COPY into a staging table, then one upsert from it. A row id twice keeps
+        # its first place and its last values, as the row-at-a-time upsert does.
+        last = {row[0]: row for row in values}
+        stage = sql.Identifier(f"graphmem_stage_{table}")
+        with self._lock:
+            try:
+                conn = self._connection()
+                conn.execute(sql.SQL("CREATE TEMP TABLE IF NOT EXISTS {s} AS SELECT {cols} FROM {t} "
+                                     "WITH NO DATA").format(s=stage, cols=cols,
+                                                            t=sql.Identifier(table)))
+                conn.execute(sql.SQL("TRUNCATE {s}").format(s=stage))
+                with conn.cursor() as cursor, cursor.copy(sql.SQL("COPY {s} ({cols}) FROM STDIN").format(
+                        s=stage, cols=cols)) as copy:
+                    for row in last.values():
+                        copy.write_row(row)
+                conn.execute(sql.SQL("INSERT INTO {t} ({cols}) SELECT {cols} FROM {s} "
+                                     "ON CONFLICT (id) DO UPDATE SET {updates}").format(
+                    t=sql.Identifier(table), cols=cols, s=stage, updates=updates))
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
 
     def _op_put_items(self, op: ops.PutItems) -> None:
         author, visibility = self._author
@@ -622,8 +642,11 @@ class PostgresStore:
         self._exec("DELETE FROM entities WHERE id = ANY(%s)", (list(op.ids),))
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
+        """Keys of tool_input sorted: the op log's jsonb keeps its own order of keys, so a
+        rebuild writes the same text."""
         self._upsert("observations", OBSERVATION_COLUMNS,
-                     [{**r, **{c: json.dumps(r.get(c) or {}) for c in OBSERVATION_JSON_COLUMNS}}
+                     [{**r, **{c: json.dumps(r.get(c) or {}, sort_keys=True)
+                               for c in OBSERVATION_JSON_COLUMNS}}
                       for r in op.rows],
                      {"author": self._author[0]})
 
@@ -728,7 +751,15 @@ class PostgresStore:
         if k <= 0:
             return []
         query, params = self._nearest(vector, k, flt)
-        rows = self._rows(query, params)
+        with self._lock:  # the index yields at most hnsw.ef_search rows: as many as asked for
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)",
+                                 (str(min(MAX_EF_SEARCH, max(DEFAULT_EF_SEARCH, k))),))
+                    rows = conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+            except psycopg.Error as exc:
+                raise _translate(exc, self.url) from exc
         if len(rows) < k:
             query, params = self._nearest(vector, k, flt, exact=True)
             rows = self._rows(query, params)

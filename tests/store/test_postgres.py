@@ -13,7 +13,7 @@ import pytest
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.postgres import BULK_VECTORS, WRITE_LOCK, PostgresStore, migrations
+from graphmem.store.postgres import BULK_ROWS, BULK_VECTORS, WRITE_LOCK, PostgresStore, migrations
 from tests.store.test_contract import item, unit, vector_rows
 
 
@@ -44,7 +44,7 @@ def test_migrations_are_numbered_and_recorded_once(postgres_url: str) -> None:
         rows = opened[0]._rows("SELECT version, name FROM schema_migrations ORDER BY version")
         assert [(r["version"], r["name"]) for r in rows] == [(n, name) for n, name, _ in migrations()]
         assert rows[0] == {"version": 1, "name": "init"}
-        assert all(s.schema_version == len(rows) for s in opened)
+        assert all(s.schema_version == rows[-1]["version"] for s in opened)
     finally:
         for s in opened:
             s.close()
@@ -95,12 +95,14 @@ def test_rebuild_derives_the_tables_from_the_op_log(store: PostgresStore) -> Non
     store.apply(ops.PutLinks("MENTIONS", [{"source": "i1", "target": "file:a.py"}]))
     store.apply(ops.UpdateItems(["i1"], {"title": "renamed"}))
     store.apply(ops.DeleteItems(["i2"]))
+    store.apply(ops.PutObservations([{"id": "o1", "project": "p", "tool_input": {
+        "command": "make", "_extra": {"hook_event_name": "PostToolUse"}, "_cwd": "/r"}}]))
     before = store.export_rows()
     vectors = store.vectors(["i1", "i5"])
     store._exec("DELETE FROM items WHERE id = 'i3'")  # the tables drift from the log
     store._exec("UPDATE entities SET name = 'drifted'")
     done = store.rebuild()
-    assert done["ops"] == 6 and done["Item"] == BULK_VECTORS + 9
+    assert done["ops"] == 7 and done["Item"] == BULK_VECTORS + 9
     assert store.export_rows() == before and store.vectors(["i1", "i5"]) == vectors
     assert store._rows("SELECT indexname FROM pg_indexes WHERE indexname = 'item_vectors_hnsw'")
     assert store.vector_search(unit(5), 1, ItemFilter())[0][0] == "i5"
@@ -136,6 +138,24 @@ def tables_holding(store: PostgresStore, needle: str) -> list[str]:
     assert {"items", "op_log", "item_vectors", "observations", "meta"} <= set(tables)
     return [t for t in tables if store._one(
         f'SELECT count(*) FROM "{t}" t WHERE strpos(t::text, %s) > 0', (needle,))]
+
+
+def test_many_rows_are_upserted_through_copy_as_one_at_a_time(store: PostgresStore) -> None:
+    few = [item(i) for i in range(5)]
+    store.apply(ops.PutItems(few))
+    many = [item(i, title=f"again {i}") for i in range(3, BULK_ROWS + 3)]
+    many.insert(0, item(7, title="first of two"))  # an id twice: first place, last values
+    store.apply(ops.PutItems(many))
+    assert len(many) > BULK_ROWS
+    assert store._one("SELECT to_regclass('pg_temp.graphmem_stage_items')::text") is not None
+    rows = store._rows("SELECT id, title, author FROM items ORDER BY ord")
+    assert [r["id"] for r in rows] == [f"i{i}" for i in (*range(5), 7, 5, 6,
+                                                         *range(8, BULK_ROWS + 3))]
+    assert [r["title"] for r in rows[:4]] == ["item 0", "item 1", "item 2", "again 3"]
+    assert rows[5]["title"] == "again 7" and {r["author"] for r in rows} == {store.role}
+    assert store.keyword_search("item 1002", 1, ItemFilter())[0][0] == "i1002"
+    store.apply(ops.PutItems([item(i, title=f"third {i}") for i in range(BULK_ROWS)]))
+    assert store.get_items(["i999"])[0]["title"] == "third 999"  # the staging table again
 
 
 def test_items_record_author_and_visibility(store: PostgresStore) -> None:
@@ -180,6 +200,12 @@ def test_vector_search_on_the_index_and_exactly_under_a_narrow_filter(
     assert "item_vectors_hnsw" in plan
     assert store.vector_search(unit(5), 1, ItemFilter(project="big")) == [
         ("i5", pytest.approx(1.0, abs=1e-5))]
+    asked: list[bool] = []
+    nearest = store._nearest
+    store._nearest = lambda *a, exact=False: asked.append(exact) or nearest(*a, exact=exact)  # type: ignore[method-assign]
+    found = store.vector_search(unit(5), 100, ItemFilter(project="big"))
+    del store._nearest
+    assert asked == [False] and len(found) == 100 and found[0][0] == "i5"  # past ef_search 40
     small = store.vector_search(unit(7), 3, ItemFilter(project="small"))
     assert sorted(i for i, _ in small) == [f"i{n}" for n in range(many, many + 3)]
     query = np.asarray(unit(7))

@@ -4,13 +4,15 @@ plain SQL as the role, past graphmem's code), granted by the tables' owner."""
 
 from __future__ import annotations
 
+import json
+
 import psycopg
 import pytest
 
 from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.postgres import PostgresStore
+from graphmem.store.postgres import PostgresStore, migrations
 from tests.store.test_contract import item, unit, vector_rows
 
 
@@ -41,7 +43,7 @@ def test_private_and_team_items_and_grants_enforced_by_the_database(team) -> Non
         assert bob.get_items(["i1", "i2"]) == [] and bob.records() == []
         assert plain(urls["bob"], "SELECT count(*) FROM op_log") == [(0,)]
         assert plain(urls["bob"], "SELECT count(*) FROM items") == [(0,)]
-        with pytest.raises(GraphmemError, match="row-level security"):
+        with pytest.raises(GraphmemError, match="not allowed"):
             bob.apply(ops.PutItems([item(3)]))
         bob.apply(ops.PutItems([item(5, "q")]))
 
@@ -66,7 +68,7 @@ def test_private_and_team_items_and_grants_enforced_by_the_database(team) -> Non
         bob.apply(ops.UpdateItems(["i1", "i2"], {"title": "bob was here"}))
         titles = {r["id"]: r["title"] for r in owner._rows("SELECT id, title FROM items WHERE project = 'p'")}
         assert titles == {"i1": "item 1", "i2": "bob was here", "i3": "item 3"}
-        with pytest.raises(GraphmemError, match="row-level security"):
+        with pytest.raises(GraphmemError, match="not allowed"):
             bob.apply(ops.PutItems([item(4, "q")]))  # a project Bob has no grant on
         assert [r["author"] for r in owner._rows("SELECT author FROM items WHERE id = 'i3'")] == [
             names["bob"]]
@@ -120,3 +122,127 @@ def test_a_reader_gets_no_table_to_write(team) -> None:
             bob.apply(ops.PutItems([item(1)]))
     finally:
         bob.close()
+
+
+OP_LOG_BY_FUNCTION = 5  # the migration that takes INSERT on op_log from members
+
+
+def forged(op: str, **fields) -> str:
+    """An op log record as JSON text, written by hand."""
+    return json.dumps({"op": op, "ts": 1.0, "by": "psql", **fields})
+
+
+def refused(url: str, query: str, params: tuple = ()) -> str:
+    """The database's refusal of a statement run as that role (the test fails if it runs)."""
+    with psycopg.connect(url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege) as caught:
+        conn.execute(query, params)  # type: ignore[arg-type]
+    return str(caught.value)
+
+
+def test_a_member_writes_the_op_log_only_through_graphmem_log(team) -> None:
+    owner, names, urls = team
+    owner.grant(names["alice"], "p", "write")
+    owner.grant(names["bob"], "q", "write")
+    alice = PostgresStore(urls["alice"])
+    bob = PostgresStore(urls["bob"])
+    try:
+        # graphmem's own writes as a member: add, change, link, vectors, forget.
+        alice.apply(ops.PutItems([item(1, words="rotation"), item(2), item(9)]))
+        alice.apply(ops.PutVectors(vector_rows(1, 2)))
+        alice.apply(ops.UpdateItems(["i1"], {"importance": 0.9}))
+        alice.apply(ops.PutObservations([{"id": "o1", "project": "p", "text": "ran it"}]))
+        alice.apply(ops.PutLinks("DERIVED_FROM", [{"source": "i1", "target": "o1"}]))
+        alice.apply(ops.PutEntities([{"id": "file:a.py", "kind": "file", "path": "a.py"}]))
+        alice.apply(ops.PutLinks("MENTIONS", [{"source": "i2", "target": "file:a.py"}]))
+        assert alice.scrub({"i9"}) == 0  # its record also added i1 and i2: narrowed, not dropped
+        bob.apply(ops.PutItems([item(5, "q")]))
+        assert [(r["applied_by"], r["op"]) for r in owner._rows(
+            "SELECT applied_by, op FROM op_log ORDER BY seq")] == [
+            *[(names["alice"], op) for op in ("put_items", "put_vectors", "update_items",
+                                              "put_observations", "put_links", "put_entities",
+                                              "put_links")], (names["bob"], "put_items")]
+
+        # Past graphmem, with psql: no row goes into op_log but through graphmem_log, which
+        # refuses a change Alice may not make to the tables herself.
+        evil = forged("put_items", rows=[{"id": "evil", "project": "q", "title": "planted"}])
+        assert "permission denied for table op_log" in refused(
+            urls["alice"], "INSERT INTO op_log (op, record) VALUES ('put_items', %s)", (evil,))
+        assert "permission denied" in refused(urls["alice"], "UPDATE op_log SET record = %s", (evil,))
+        assert "permission denied" in refused(urls["alice"], "DELETE FROM op_log")
+        assert "may not log item evil" in refused(
+            urls["alice"], "SELECT graphmem_log(%s::jsonb)", (evil,))
+        for op, fields in (("update_items", {"ids": ["i5"], "fields": {"title": "planted"}}),
+                           ("delete_items", {"ids": ["i5"]}),
+                           ("update_items", {"ids": ["i1"], "fields": {"project": "q"}}),
+                           ("put_vectors", {"rows": [{"id": "i5", "vec": "", "model": "m"}]}),
+                           ("put_links", {"kind": "SUPERSEDES",
+                                          "rows": [{"source": "i5", "target": "i1"}]}),
+                           ("put_observations", {"rows": [{"id": "o9", "project": "q"}]}),
+                           ("drop_tables", {})):
+            assert "graphmem_log" in refused(urls["alice"], "SELECT graphmem_log(%s::jsonb)",
+                                             (forged(op, **fields),))
+        assert "may not write as" in refused(
+            urls["alice"], "SELECT graphmem_log(%s::jsonb, who => %s)",
+            (forged("put_items", rows=[{"id": "i7", "project": "q"}]), names["bob"]))
+        bob_seq = owner._one("SELECT max(seq) FROM op_log WHERE applied_by = %s", (names["bob"],))
+        assert "not one" in refused(urls["alice"], "SELECT graphmem_relog(%s, NULL)", (bob_seq,))
+        first = owner._one("SELECT min(seq) FROM op_log")
+        assert "holds what the old one did not" in refused(
+            urls["alice"], "SELECT graphmem_relog(%s, %s::jsonb)", (first, evil))
+
+        # What graphmem_log lets through is what Alice could do to the tables herself, and
+        # the owner's rebuild from the op log gives the tables they had.
+        with psycopg.connect(urls["alice"]) as conn:
+            conn.execute("SELECT graphmem_log(%s::jsonb)",
+                         (forged("update_items", ids=["i2"], fields={"title": "by hand"}),))
+            conn.execute("UPDATE items SET title = 'by hand' WHERE id = 'i2'")
+        before = owner.export_rows()
+        owner.rebuild()
+        assert owner.export_rows() == before
+        assert owner.get_items(["evil"]) == [] and owner.get_items(["i5"])[0]["title"] == "item 5"
+        assert owner._one("SELECT count(*) FROM op_log WHERE applied_by <> ALL(%s)",
+                          (list(names.values()),)) == 0
+    finally:
+        alice.close()
+        bob.close()
+
+
+@pytest.fixture
+def granted_before_migration_5(postgres_url: str):
+    """A database just before migration 5 in which a role was granted write on project p (as
+    0003 granted it: INSERT on op_log too); yields that role's URL."""
+    role = "early_" + postgres_url.rsplit("/", 1)[1][-12:]
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, "
+                      "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for number, name, ddl in [m for m in migrations() if m[0] < OP_LOG_BY_FUNCTION]:
+            admin.execute(ddl)  # type: ignore[arg-type]
+            admin.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                          (number, name))
+        admin.execute("SELECT graphmem_grant(%s, 'p', 'write')", (role,))
+    yield postgres_url.replace("postgres@", f"{role}@", 1)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'DROP OWNED BY "{role}"')
+        admin.execute(f'DROP ROLE "{role}"')
+
+
+def test_migration_5_takes_the_op_log_from_members_granted_before(
+        granted_before_migration_5: str, postgres_url: str) -> None:
+    carol = granted_before_migration_5
+    planted = forged("put_items", rows=[{"id": "evil", "project": "q"}])
+    with psycopg.connect(carol) as conn:  # the gap migration 5 closes
+        conn.execute("INSERT INTO op_log (op, record) VALUES ('put_items', %s)", (planted,))
+        conn.rollback()
+    owner = PostgresStore(postgres_url)
+    member = PostgresStore(carol)
+    try:
+        assert owner.schema_version == migrations()[-1][0] >= OP_LOG_BY_FUNCTION
+        assert "permission denied" in refused(
+            carol, "INSERT INTO op_log (op, record) VALUES ('put_items', %s)", (planted,))
+        member.apply(ops.PutItems([item(1)]))
+        assert [r["id"] for r in owner.get_items(["i1"])] == ["i1"]
+        assert member.may_write and member.records()[0]["op"] == "put_items"
+    finally:
+        member.close()
+        owner.close()
