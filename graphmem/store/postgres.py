@@ -642,7 +642,7 @@ class PostgresStore:
         self._exec("DELETE FROM entities WHERE id = ANY(%s)", (list(op.ids),))
 
     def _op_put_observations(self, op: ops.PutObservations) -> None:
-        """Keys of tool_input sorted: the op log's jsonb keeps its own order of keys, so a
+        """JSON keys sorted: the op log's jsonb keeps its own order of keys, so a
         rebuild writes the same text."""
         self._upsert("observations", OBSERVATION_COLUMNS,
                      [{**r, **{c: json.dumps(r.get(c) or {}, sort_keys=True)

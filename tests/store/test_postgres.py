@@ -95,8 +95,9 @@ def test_rebuild_derives_the_tables_from_the_op_log(store: PostgresStore) -> Non
     store.apply(ops.PutLinks("MENTIONS", [{"source": "i1", "target": "file:a.py"}]))
     store.apply(ops.UpdateItems(["i1"], {"title": "renamed"}))
     store.apply(ops.DeleteItems(["i2"]))
-    store.apply(ops.PutObservations([{"id": "o1", "project": "p", "tool_input": {
-        "command": "make", "_extra": {"hook_event_name": "PostToolUse"}, "_cwd": "/r"}}]))
+    store.apply(ops.PutObservations([{"id": "o1", "project": "p", "cwd": "/r", "tool_input": {
+        "timeout": 5, "description": "Build", "command": "make"},
+        "extra": {"hook_event_name": "PostToolUse", "agent_id": "a1"}}]))
     before = store.export_rows()
     vectors = store.vectors(["i1", "i5"])
     store._exec("DELETE FROM items WHERE id = 'i3'")  # the tables drift from the log
