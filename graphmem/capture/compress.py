@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 KINDS = WRITTEN
 TITLE_MAX = 160
 BODY_MAX = 1500
+SUMMARY_BODY_MAX = 2400  # what was asked, built, reported, learnt, changed, left open
 HEAD = 4096
 TAIL = 4096
 MAX_EVENTS = 5000
@@ -118,8 +119,8 @@ def _short(text: str, limit: int) -> str:
 short = _short  # the one line-shortener the capture rules share
 
 
-def _cap_body(text: str) -> str:
-    return text if len(text) <= BODY_MAX else text[: BODY_MAX - 1] + "…"
+def _cap_body(text: str, most: int = BODY_MAX) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _uniq(items: Iterable[T]) -> list[T]:
@@ -1537,6 +1538,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     fixed = [d for d in drafts if d.kind == "pitfall" and "flaky" not in d.tags]
     open_tasks = [d for d in drafts if d.kind == "task"]
     changed = _uniq(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files)
+    if not changed and s.transcript is not None:  # imported without its hook events
+        from graphmem.capture import lessons
+
+        changed = lessons.edited_files(s.transcript, s.paths.rel)
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.
@@ -1571,6 +1576,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     checks = [r for r in s.runs if r.cmd.is_check and not r.failed]
     if checks:
         body.append(f"Verified: `{_short(checks[-1].cmd.main, 80)}` passed")
+    from graphmem.capture import lessons
+
+    done = lessons.reported(s.transcript) if s.transcript is not None else []
+    if done:
+        body.append("Reported done:")
+        body.extend(f"- {line}" for line in done)
     if len(s.prompts) > 1:
         body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
     if fixed:
@@ -1596,7 +1607,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     ids = _uniq([*(e.id for e in s.prompts[:5]), *(i for d in fixed[:5] for i in d.observation_ids[-1:]),
                  *(e.id for e in s.events[-1:])])
     return [Draft(
-        kind="summary", title=title, body=_cap_body("\n".join(body)), files=changed[:20],
+        kind="summary", title=title, body=_cap_body("\n".join(body), SUMMARY_BODY_MAX),
+        files=changed[:20],
         symbols=[], confidence=0.7, importance=0.7, source="rule",
         key=session_key(s.session_id, "summary", ""), observation_ids=ids,
         tags=_uniq(["session-summary", "handoff", day]))]

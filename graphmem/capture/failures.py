@@ -14,7 +14,10 @@ from dataclasses import dataclass
 __all__ = ["LintFinding", "Signature", "lint_findings", "mask", "signature"]
 
 _NOISE = re.compile(r"^\s*(?:Exit code -?\d+|warning:|hint:|Compiling \d+|Generated \S+ app|"
-                    r"Running ExUnit|Getting extensions|Running setup|==> |\.+\s*$|$)", re.IGNORECASE)
+                    r"Running ExUnit|Getting extensions|Running setup|==> |\.+\s*$|$|"
+                    r"=+ test session starts =+$|platform \w+ -- Python|(?:cachedir|rootdir|configfile|"
+                    r"testpaths|plugins|asyncio|cov):\s|collecting \.\.\.)", re.IGNORECASE)
+_RULED = re.compile(r"^=+ (.+?) =+$")  # a test runner's closing line: `=== no tests collected in 0.4s ===`
 _TYPED = [
     re.compile(r"\*\* \((\w[\w.]*)\)\s*(.+)"),                                   # Elixir
     re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?::\s*(.*))?$"),  # Python, JS
@@ -79,7 +82,8 @@ def signature(output: str) -> Signature | None:
     for line in lines[:200]:
         if _GENERIC.search(line):
             return Signature("", _short(line.strip()), frame)
-    return Signature("", _short(lines[0].strip()), frame)
+    ruled = [m.group(1) for m in map(_RULED.match, lines) if m]
+    return Signature("", _short(ruled[-1] if ruled else lines[0].strip()), frame)
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,12 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my)\b")
-_LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->\d+\b|:\d+\b")
+_LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->\d+\b|:\d+\b|`\d+`")
+_PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
+                       r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
+                       r"(?:approach|solution|option|way|fix)\b")
+_DONE = re.compile(r"(?i)^(?:fixed|added|updated|removed|changed|created|renamed|moved|implemented|"
+                   r"refactored|replaced|wrote|rewrote)\b")
 DISCOVERY_FLOOR = 3.0
 MAX_DISCOVERIES = 3
 MAX_LINT_LESSONS = 5
@@ -204,9 +209,16 @@ def _resolved_path(cmd: Command, target: str) -> str:
     return f"{cmd.dir.rstrip('/')}/{target}"
 
 
+_QUERY_ONLY = re.compile(r"(?<!\S)(?:--help|-h|--version|-V|--markers|--collect-only|--co|--fixtures|"
+                         r"--list(?:-\w+)?|--dry-run)(?!\S)")
+
+
 def equivalent(passing: Command, failing: Command) -> bool:
-    """Whether a later run exercises what a failed one did (same program, subcommand, targets)."""
+    """Whether a later run exercises what a failed one did (same program, subcommand, targets);
+    a run that only asks the program about itself (`--help`, `--markers`) exercises nothing."""
     if passing.family != failing.family or passing.sub != failing.sub or not passing.exe:
+        return False
+    if _QUERY_ONLY.search(passing.main) and passing.main != failing.main:
         return False
     fail_targets = {_resolved_path(failing, t) for t in failing.targets}
     pass_targets = {_resolved_path(passing, t) for t in passing.targets}
@@ -479,9 +491,21 @@ _MANIFEST = re.compile(r"(?:^|/)(?:mix\.exs|package\.json|pyproject\.toml|requir
                        r"Gemfile|composer\.json|build\.gradle(?:\.kts)?|pom\.xml|setup\.(?:py|cfg))$")
 
 
+_NOT_THERE = re.compile(r"(?i)no such file or directory|file or directory not found|does not exist|"
+                        r"cannot find (?:the )?(?:path|file)")
+
+
 def open_failures(lessons: list[Lesson]) -> list[Lesson]:
-    """Failures nothing later resolved, near the session's end (earlier ones it moved past)."""
-    return [lesson for lesson in lessons if lesson.fixed_by is None and lesson.late]
+    """Failures nothing later resolved, near the session's end (earlier ones it moved past); a
+    command pointed at a path that is not there (a slip of where it ran) leaves nothing open."""
+    return [lesson for lesson in lessons if lesson.fixed_by is None and lesson.late
+            and not _slip(lesson)]
+
+
+def _slip(lesson: Lesson) -> bool:
+    cmd = lesson.call.command
+    return cmd is not None and bool(_NOT_THERE.search(lesson.error)) and any(
+        t in lesson.error or t.rsplit("/", 1)[-1] in lesson.error for t in cmd.targets)
 
 
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
@@ -583,6 +607,8 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
     weight += 1.0 if after_failure else 0.0
     if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence):
         weight -= 2.5
+    if _PROPOSAL.search(sentence) or _DONE.match(sentence):
+        weight -= 2.5  # a way it proposes, or an edit it reports: what it did, not what it found
     if _STATUS.match(sentence):
         weight -= 3.0
     if _OWN_WORK.search(sentence):
@@ -619,6 +645,50 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 confidence=0.65, importance=0.6, source="rule",
                 key=session_key(session_id, "findings", bullets[0].lower()), tags=["finding"]))
     return drafts[-MAX_FINDINGS:]
+
+
+_REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?(?:summary|what)|summary of|(?:is|are|now) (?:fully )?"
+                     r"(?:complete|completed|done|implemented)\b|all done\b|successfully completed|"
+                     r"changes made|what (?:was|i) (?:changed|did|built|implemented))")
+_AHEAD = re.compile(r"(?i)^\W*(?:next steps?|remaining|still to do|todo|follow[- ]ups?|what'?s next|"
+                    r"test results?|verification)\b")
+_KEY_LINE = re.compile(r"(?i)^\W*(?:key (?:fix|finding|change|decision)s?|root cause|the fix|note|"
+                       r"important|gotcha|caveat)\b[^:]{0,30}:\s*(.{20,})")
+MAX_REPORT_LINES = 8
+
+
+def edited_files(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[str]:
+    """The project's files the main chain's edits changed (an edit that errored changed
+    nothing; a path left absolute is outside the project, a plan file or another checkout)."""
+    calls, _ = _walk(transcript, rel)
+    return _uniq(f for c in calls if c.tool in EDIT_TOOLS and c.answered and not _errored(c)
+                 for f in files_of(c, rel) if not f.startswith(("/", "~")))
+
+
+def reported(transcript: Iterable[Any]) -> list[str]:
+    """What the agent reported as done, from its wrap-up messages ("Here's a summary of what was
+    implemented:"): their bullets and "Key fix:" lines, later reports first, without what it
+    lists as still ahead. A session summary says what was built in these words."""
+    reports = [msg.text for msg in transcript
+               if msg.role == "assistant" and not msg.sidechain and msg.text
+               and _REPORT.search(" ".join(msg.text.splitlines()[:3]))]
+    keys: list[str] = []
+    lines: list[str] = []
+    for text in reversed(reports):
+        ahead = False
+        for line in text.splitlines():
+            plain = " ".join(line.replace("**", "").replace("✅", "").split())
+            if not plain:
+                continue
+            if line.lstrip().startswith("#") or (plain.endswith(":") and len(plain) < 60):
+                ahead = bool(_AHEAD.match(plain))
+                continue
+            key = _KEY_LINE.match(plain)
+            bullet = _BULLET.match(plain)
+            said = key.group(0) if key else bullet.group(1) if bullet and not ahead else ""
+            if len(said.split()) >= 4 and _CODE.search(said):
+                (keys if key else lines).append(_short(said.strip(), 180))
+    return _uniq([*keys, *lines])[:MAX_REPORT_LINES]
 
 
 _QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"

@@ -196,6 +196,48 @@ def test_a_summary_says_what_was_built_not_the_first_prompt() -> None:
     assert "Verified: `mix test` passed" in summary.body
 
 
+REPORT = """All done. The entire **spotter-4te** epic (End-to-end OpenTelemetry tracing) is complete. \
+Here's a summary of what was accomplished:
+
+**Completed tasks:**
+
+1. **spotter-4te.3** - Controller instrumentation with `with_span` macro, trace response headers
+2. **spotter-4te.4** - `opentelemetry_ash` config, trace ID correlation through Oban args
+
+### Next Steps
+- spotter-4te.5: Trace LiveView and `TerminalChannel`
+
+**Key fix in this session:** Resolved the Dialyzer false positive by using \
+`:otel_span.hex_trace_id/1` instead of manually extracting trace_id from the span context record."""
+
+
+def test_a_summary_carries_what_the_agent_reported_done_key_fix_first_without_what_is_ahead() -> None:
+    drafts = (Session().user("Work on bead spotter-4te.")
+              .edit("lib/spotter_web/otel_trace_helpers.ex", "{:ok, ctx}", "span_ctx")
+              .say("Let me now write the tests for the trace headers.")
+              .say(REPORT).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    reported = summary.body.split("Reported done:\n", 1)[1].splitlines()
+    assert reported[0].startswith("- Key fix in this session: Resolved the Dialyzer false positive")
+    assert "`:otel_span.hex_trace_id/1`" in reported[0]
+    assert "- spotter-4te.4 - `opentelemetry_ash` config, trace ID correlation through Oban args" \
+        in reported
+    assert "TerminalChannel" not in summary.body  # listed as still ahead, not done
+    assert "Let me now write" not in summary.body
+
+
+def test_a_transcript_imported_without_hook_events_still_names_the_files_it_changed() -> None:
+    session = Session().user("Add a tar reader").edit("deep_manifest/reader.py", "zip", "tar")
+    session.edit("plan.md", "", "plan")  # a plan file outside the checkout
+    session.records[-2]["message"]["content"][0]["input"]["file_path"] = \
+        "/home/dev/.claude/plans/humble-doodling-wolf.md"
+    transcript = "\n".join(json.dumps(r) for r in session.records)
+    summary = next(d for d in compress_session([], transcript=transcript) if d.kind == "summary")
+    assert "talked, changed nothing" not in summary.title
+    assert "1 file changed" in summary.title
+    assert "Files changed: deep_manifest/reader.py" in summary.body
+
+
 def test_commands_are_compared_by_what_they_run() -> None:
     assert equivalent(parse_command("node build.js", "assets"), parse_command("node assets/build.js"))
     assert equivalent(parse_command("git push -u origin x"), parse_command("git push"))
@@ -543,3 +585,57 @@ def test_a_rule_nothing_explains_and_no_edit_answers_is_left_out() -> None:
     unfixed = Session().run("mise run lint", GOLANGCI, error=True).end()
     silent = Session().run("mise run lint", GOLANGCI, error=True).run("mise run lint", "0 issues.").end()
     assert not [d for d in unfixed + silent if "lint" in d.tags]
+
+
+@pytest.mark.parametrize("said", [
+    # claude-code-log 7acd37a8 and cde341db: a way forward it proposes is no finding
+    "The most cross-platform approach would be to add a minimal `package.json` with a dev server.",
+    "The lightest-weight approach is to add Go's built-in `runtime/trace` support, enabled by an env var.",
+    "We can just modify the `generate_html` function to accept an optional `combined_link` parameter.",
+    # claude-code-log a7da6a22: an edit it reports
+    "Fixed `.gitignore` (it had `main.py.oldscratch` instead of separate entries for `main.py.old`).",
+])
+def test_proposals_reported_edits_and_report_lines_are_no_discoveries(said: str) -> None:
+    # Said right after a failure and right before an edit: where findings usually are.
+    session = Session().run("make serve", "Exit code 2\nmake: *** [serve] Error 1", error=True)
+    assert _discoveries(session.say(said).edit("Makefile", "serve:", "serve: deps")) == []
+
+
+PYTEST_NOTHING = """Exit code 5
+============================= test session starts ==============================
+platform darwin -- Python 3.12.7, pytest-8.4.0, pluggy-1.6.0 -- /Users/dev/app/.venv/bin/python
+cachedir: .pytest_cache
+rootdir: /Users/dev/app
+configfile: pyproject.toml
+plugins: xdist-3.7.0, anyio-4.9.0, cov-6.2.1
+collecting ... collected 205 items / 205 deselected / 0 selected
+
+================= no tests collected (205 deselected) in 0.39s ================="""
+
+
+def test_a_run_that_only_asks_the_program_about_itself_fixes_nothing() -> None:
+    """claude-code-log 37f83ec9: `-m unit` selected nothing; `pytest --markers` then "worked"."""
+    drafts = (Session().run("uv run pytest -m unit -v", PYTEST_NOTHING, error=True)
+              .say("The unit marker selects nothing; let me check which markers exist.")
+              .run("uv run pytest --markers", "@pytest.mark.integration: slow tests")
+              .say("Now let me run the whole suite.").run("git status", "clean").run("git diff", "")
+              .run("git log -1", "x").run("git status", "clean").end())
+    assert not [d for d in drafts if "--markers" in d.title]
+    assert not [d for d in drafts if "test session starts" in d.title + d.body]
+
+
+def test_a_command_pointed_at_a_path_that_is_not_there_leaves_nothing_open() -> None:
+    """claude-code-log 37f83ec9: the session's last ruff run named a file from the wrong directory."""
+    session = Session()
+    for n in range(5):
+        session.run(f"uv run pytest test/test_{n}.py", "1 passed")
+    drafts = session.run("ruff check claude_code_log/renderer.py",
+                         "Exit code 1\nclaude_code_log/renderer.py:1:1: E902 No such file or directory "
+                         "(os error 2)\nFound 1 error.", error=True).end()
+    assert not [d for d in drafts if d.kind == "task"]
+    still = Session()
+    for n in range(5):
+        still.run(f"uv run pytest test/test_{n}.py", "1 passed")
+    drafts = still.run("uv run pytest test/test_link.py", "Exit code 1\nE   KeyError: 'session_id'\n"
+                       "FAILED test/test_link.py::test_link - KeyError: 'session_id'", error=True).end()
+    assert [d for d in drafts if d.kind == "task"]
