@@ -87,6 +87,7 @@ def engine_module(engine: str) -> Any:
     if other is not None:
         raise GraphmemError(f"graph engine {engine!r} cannot load: this process already runs "
                             f"{other!r}, and the two cannot share a process")
+    _wipe_freed_memory()
     try:
         if engine == "ladybug":
             import ladybug
@@ -97,6 +98,24 @@ def engine_module(engine: str) -> Any:
         hint = " (pip install 'graphmem[ladybug]')" if engine == "ladybug" else ""
         raise GraphmemError(f"graph engine {engine!r} is not installed{hint}: {exc}") from exc
     return kuzu
+
+
+M_PERTURB = -6  # glibc mallopt: fill each block malloc hands out, and each block freed
+
+
+def _wipe_freed_memory() -> None:
+    """Kuzu writes whole pages from buffers it does not clear: the bytes a page's data leaves
+    unused are whatever the process's heap held there before, such as a secret read and then
+    redacted, or the text of an item just forgotten. Measured: a string only ever held in
+    Python, never given to the engine, was in the database file after 10 of 20 fresh
+    databases. With glibc told to fill every block it hands out and every block freed, the
+    padding is filler (0 of 20). Other C libraries have no such switch: nothing to do there."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).mallopt(M_PERTURB, 0xA5)  # the process's own symbols: libc's
+    except (OSError, AttributeError):
+        pass
 
 
 # Numbered migrations: MIGRATIONS[n] moves a store from version n-1 to n (statements, then the
