@@ -667,12 +667,13 @@ def edited_files(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[s
 
 def reported(transcript: Iterable[Any]) -> list[str]:
     """What the agent reported as done, from its wrap-up messages ("Here's a summary of what was
-    implemented:"): their bullets and "Key fix:" lines, later reports first, without what it
-    lists as still ahead. A session summary says what was built in these words."""
+    implemented:"): their bullets, later reports first, without what it lists as still ahead,
+    and without its "Key fix:" asides, where it names causes after the fact (spotter ae4a77f8
+    called a real bug "the Dialyzer false positive" there). A session summary says what was
+    built in these words."""
     reports = [msg.text for msg in transcript
                if msg.role == "assistant" and not msg.sidechain and msg.text
                and _REPORT.search(" ".join(msg.text.splitlines()[:3]))]
-    keys: list[str] = []
     lines: list[str] = []
     for text in reversed(reports):
         ahead = False
@@ -683,12 +684,11 @@ def reported(transcript: Iterable[Any]) -> list[str]:
             if line.lstrip().startswith("#") or (plain.endswith(":") and len(plain) < 60):
                 ahead = bool(_AHEAD.match(plain))
                 continue
-            key = _KEY_LINE.match(plain)
             bullet = _BULLET.match(plain)
-            said = key.group(0) if key else bullet.group(1) if bullet and not ahead else ""
+            said = bullet.group(1) if bullet and not ahead and not _KEY_LINE.match(plain) else ""
             if len(said.split()) >= 4 and _CODE.search(said):
-                (keys if key else lines).append(_short(said.strip(), 180))
-    return _uniq([*keys, *lines])[:MAX_REPORT_LINES]
+                lines.append(_short(said.strip(), 180))
+    return _uniq(lines)[:MAX_REPORT_LINES]
 
 
 _QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"

@@ -211,17 +211,18 @@ Here's a summary of what was accomplished:
 `:otel_span.hex_trace_id/1` instead of manually extracting trace_id from the span context record."""
 
 
-def test_a_summary_carries_what_the_agent_reported_done_key_fix_first_without_what_is_ahead() -> None:
+def test_a_summary_carries_what_the_agent_reported_done_not_its_asides_nor_what_is_ahead() -> None:
     drafts = (Session().user("Work on bead spotter-4te.")
               .edit("lib/spotter_web/otel_trace_helpers.ex", "{:ok, ctx}", "span_ctx")
               .say("Let me now write the tests for the trace headers.")
               .say(REPORT).end())
     summary = next(d for d in drafts if d.kind == "summary")
     reported = summary.body.split("Reported done:\n", 1)[1].splitlines()
-    assert reported[0].startswith("- Key fix in this session: Resolved the Dialyzer false positive")
-    assert "`:otel_span.hex_trace_id/1`" in reported[0]
-    assert "- spotter-4te.4 - `opentelemetry_ash` config, trace ID correlation through Oban args" \
-        in reported
+    assert reported[:2] == [
+        "- spotter-4te.3 - Controller instrumentation with `with_span` macro, trace response headers",
+        "- spotter-4te.4 - `opentelemetry_ash` config, trace ID correlation through Oban args"]
+    # Its after-the-fact naming of the cause: sessbench lists this very line as a false claim.
+    assert "false positive" not in summary.body
     assert "TerminalChannel" not in summary.body  # listed as still ahead, not done
     assert "Let me now write" not in summary.body
 
