@@ -99,7 +99,7 @@ def timing(rows: list[dict], repeats: int) -> float:
 
 
 def measure(repeats: int) -> dict:
-    result = {split: count(load(DATA / f"{split}.jsonl")) for split in SPLITS}
+    result: dict = {split: count(load(DATA / f"{split}.jsonl")) for split in SPLITS}
     result["us_per_item"] = timing(load(DATA / "dev.jsonl") + load(DATA / "heldout.jsonl"), repeats)
     return result
 

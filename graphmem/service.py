@@ -334,6 +334,10 @@ class Memory:
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
         mentions = _text_module().extract_many(texts)
+        concept_ids = sorted({m.entity_id("concept", x.norm) for ms in mentions for x in ms
+                              if x.kind == "concept"})
+        known = {e["id"] for e in self.store.get_entities(concept_ids)} if concept_ids else set()
+        mentions = link.select_concepts(mentions, self.store, known)
         encoded = vectors.encode_new(self, items, existing) if embed else None
         saved: list[m.MemoryItem] = []
         new_items: list[m.MemoryItem] = []

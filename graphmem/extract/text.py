@@ -773,6 +773,28 @@ _STOP_WORDS = _words(
     been being it its this that these those before after first when while until so not no do
     does did done can could should would will shall may might must also only just again"""
 )
+_VERBS = _words(
+    """let lets run ran runs say said says see saw seen use used uses make made makes try tried
+    tries need needs want wants fix fixes add adds check checks get got gets go went goes gone
+    look looks know knew think thought find found work works show shows start starts stop stops
+    keep kept put set sets call calls create creates update updates remove removes read reads
+    write wrote written move moves change changes give gave take took come came help helps pass
+    passes fail fails break broke broken build built install return returns seem seems mean means
+    meant allow allows ensure verify confirm implement handle handles include includes contain
+    contains provide provides like likes done doing does did appear appears happen happens
+    happened wait waits ask asks tell tells told note let's sure okay ok yes yeah thanks please
+    perfect great good now also still already just really actually maybe probably instead"""
+)
+_GENERIC_WORDS = _words(
+    """session end goal thing way time user issue problem question answer line file code
+    change test item step part case point place today yesterday tomorrow lot bit kind sort type
+    example result output input value number name version task work idea summary start level
+    side approach option reason something anything nothing everything stuff fact detail people
+    project system first second last next new old same other different main current whole full
+    right left wrong true false simple easy hard best better able available possible agent
+    existing according following remaining missing pending using including chosen given feat
+    chore refactor docs error tool via"""
+)
 _DETERMINERS = _words("the a an this that our your their its my his her")
 _STDLIB = frozenset(n for n in sys.stdlib_module_names if not n.startswith("_")) - _words(
     "this test site code types string select signal token keyword random time copy abc"
@@ -1870,10 +1892,10 @@ def _concepts(doc: Any, text: str, taken: list[tuple[int, int]]) -> Iterator[_Ca
             run.append((idx, idx + length))
             continue
         if run:
-            yield _concept(text, run)
+            yield from _concept(text, run)
         run = [(idx, idx + length)] if ok else []
     if run:
-        yield _concept(text, run)
+        yield from _concept(text, run)
 
 
 def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
@@ -1892,10 +1914,10 @@ def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
             run.append((s, e))
             continue
         if run:
-            yield _concept(text, run)
+            yield from _concept(text, run)
         run = [(s, e)] if ok else []
     if run:
-        yield _concept(text, run)
+        yield from _concept(text, run)
 
 
 def _noun_chunk_concepts(doc: Any, covered: bytearray) -> Iterator[_Cand]:
@@ -1907,13 +1929,27 @@ def _noun_chunk_concepts(doc: Any, covered: bytearray) -> Iterator[_Cand]:
             if not t.is_stop and t.is_alpha and not covered[t.idx]
         ]
         if toks and len(toks) <= 3:
-            yield _concept(doc.text, toks)
+            yield from _concept(doc.text, toks)
 
 
-def _concept(text: str, toks: list[tuple[int, int]]) -> _Cand:
-    """A concept candidate spanning the given token offsets."""
-    words = " ".join(_lemma(text[s:e]) for s, e in toks)
-    return _Cand("concept", toks[0][0], toks[-1][1], words)
+def _concept(text: str, toks: list[tuple[int, int]]) -> Iterator[_Cand]:
+    """A concept candidate for a run of content words, trimmed of verbs and generic words at
+    its ends; nothing when no word that carries meaning is left."""
+    words = [_lemma(text[s:e]) for s, e in toks]
+    lo, hi = 0, len(words)
+    while lo < hi and not _contentful(words[lo], text[toks[lo][0] : toks[lo][1]]):
+        lo += 1
+    while hi > lo and not _contentful(words[hi - 1], text[toks[hi - 1][0] : toks[hi - 1][1]]):
+        hi -= 1
+    if lo < hi and (hi - lo > 1 or len(words[lo]) > 3):
+        yield _Cand("concept", toks[lo][0], toks[hi - 1][1], " ".join(words[lo:hi]))
+
+
+def _contentful(lemma: str, word: str) -> bool:
+    """A word that can carry a concept: not a verb form, not a generic or filler word."""
+    if len(lemma) < 3 or lemma in _VERBS or lemma in _GENERIC_WORDS or word.lower() in _VERBS:
+        return False
+    return not (len(word) > 4 and word.lower().endswith("ed"))
 
 
 # ---------------------------------------------------------------------------------------------
