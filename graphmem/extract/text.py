@@ -1226,7 +1226,8 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
     for m in _BACKTICK_RE.finditer(text) if "`" in text else ():
         g = 1 if m.group(1) is not None else 2
         b = _BACKTICK_SYMBOL_RE.fullmatch(m.group(g))
-        ext = m.group(g).startswith(".") and b is not None and b.group("name") in FILE_EXTS
+        ext = (m.group(g).startswith(".") and b is not None
+               and all(part in FILE_EXTS for part in b.group("name").split(".")))
         if b and not ext and (_symbol_ok(b.group("name")) or b.group("name").isidentifier()):
             start = m.start(g) + b.start("name")
             yield _Cand(
