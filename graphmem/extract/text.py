@@ -650,10 +650,10 @@ _KEYWORDS = _words("async await none null nil true false self this")
 _TASK_RUNNERS = _words("mix rake make just invoke grunt gulp gradle ./gradlew mvn ./mvnw")
 _LOG_LEVELS = _words("err error warn warning notice info verb debug http timing sill fatal")
 _NOT_CODE_RES = (
-    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1),
-    (re.compile(r"</?([\w\-]+)[ >/]"), 1),
-    (re.compile(r"\(node:([\w/]+):\d"), 1),
-    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1),
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, "|"),
+    (re.compile(r"</?([\w\-]+)[ >/]"), 1, "<"),
+    (re.compile(r"\(node:([\w/]+):\d"), 1, "(node:"),
+    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, "_"),
 )
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
@@ -693,17 +693,22 @@ _AT_RE = re.compile(
 )
 _PACKAGE_SHAPES = (
     # npm scoped names are packages wherever they stand: `@loopback/core`
-    re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
+    (re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
+     ("@",)),
     # Maven coordinates: group:artifact:version
-    re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d[\w.\-]*)(?![\w.\-])"),
+    (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d[\w.\-]*)(?![\w.\-])"),
+     (".release", "-snapshot", ":1", ":2", ":3", ":4", ":5", ":6", ":7", ":8", ":9", ":0")),
     # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
-    re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
+    (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
+     ("-",)),
     # `upgrade PHPUnit to version 9`, `bump lodash to 4.17`
-    re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
+    (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
+     (" to ",)),
     # `dependency :fun_with_flags`, `installing cloudstack-agent`
-    re.compile(r"(?i:\b(?:dependency|installing|installed)[ \t]+):?(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
+    (re.compile(r"(?i:\b(?:dependency|installing|installed)[ \t]+):?(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
+     ("dependency", "install")),
     # quoted import paths: `imports "golang.org/x/net/html"`
-    re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"),
+    (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",)),
 )
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
@@ -1178,8 +1183,8 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
     """Spans of names that sit where code does not: container names heading compose log lines,
     XML tag names, markdown emphasis underscores, locales and CPU architectures."""
     spans: set[tuple[int, int]] = set()
-    for rx, group in _NOT_CODE_RES:
-        for m in rx.finditer(text):
+    for rx, group, needle in _NOT_CODE_RES:
+        for m in rx.finditer(text) if needle in text else ():
             spans.add(m.span(group))
     for m in _EMPHASIS_RE.finditer(text) if "_" in text else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
@@ -1236,8 +1241,9 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
-    for rx in (_RUBY_QUOTE_RE, _QUOTED_NAME_RE, _ARITY_RE):
-        for m in rx.finditer(text) if "'" in text or '"' in text or "/" in text else ():
+    for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
+                   (_ARITY_RE, "/" in text)):
+        for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
 
 
@@ -1310,8 +1316,9 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_tool_output(text)
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
-    for rx in _PACKAGE_SHAPES:
-        for m in rx.finditer(text):
+    low = text.lower()
+    for rx, needles in _PACKAGE_SHAPES:
+        for m in rx.finditer(text) if any(n in low for n in needles) else ():
             name = m.group("name")
             if name.lower() not in NOT_PACKAGES:
                 yield _pkg(m.start("name"), m.end(), name, text[m.end("name") : m.end()].lstrip(":@ "))
@@ -1476,11 +1483,14 @@ def _strip_env_prefix(cmd: str, start: int) -> tuple[str, int]:
     return cmd, start
 
 
+_CHAIN_CHARS = frozenset("&|;")
+
+
 def _split_chain(cmd: str, start: int) -> Iterator[tuple[str, int]]:
     """The commands of a shell line: split at ``&&``, ``||``, ``;`` and ``|`` outside quotes and
     ``$(...)``, without wrapping parentheses, ``sudo`` or leading ``NAME=value`` assignments."""
     parts: list[tuple[int, int]] = []
-    quote, depth, begin, i = "", 0, 0, 0
+    quote, depth, begin, i = "", 0, 0, len(cmd) if not _CHAIN_CHARS.intersection(cmd) else 0
     while i < len(cmd):
         ch = cmd[i]
         if quote:
@@ -1527,14 +1537,15 @@ def _unknown_tool(cmd: str) -> bool:
 
 
 _SHELL_PREFIX_RE = re.compile(
-    r"""(?mx)^[ \t]*(?:
+    r"""(?x)[ \t]*(?:
         \d{1,2}\.[ \t]+                                  # a numbered step: "2. cd laravel"
       | >[ \t]+                                          # npm's echo of a script: "> webpack -p"
       | [\w.\-]+@[\w.\-]+:[^\s$#]*[$\#][ \t]+             # user@host:~/dir$
       | [A-Za-z]:\\[^>\n]*>                               # C:\dir>
       | ➜[ \t]+\S+(?:[ \t]+git:\([^)\n]*\))?(?:[ \t]+✗)?[ \t]+  # zsh's arrow prompt
-    )?(?P<cmd>[^\n]*?)[ \t]*$"""
+    )?"""
 )
+_SHELL_START = frozenset("./(")
 _PROSE_WORDS = _words(
     """the a an is are was were to of for with this that it you we i be have has should will can
     not if when but so then please also"""
@@ -1543,10 +1554,17 @@ _PROSE_WORDS = _words(
 
 def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     """A line that is nothing but a command (chain): what a terminal or a Bash tool call shows."""
-    for m in _SHELL_PREFIX_RE.finditer(text):
-        cmd = m.group("cmd")
+    pos = 0
+    for line in text.split("\n"):
+        line_start, pos = pos, pos + len(line) + 1
+        prefix = _SHELL_PREFIX_RE.match(line)
+        at = line_start + (prefix.end() if prefix else 0)
+        cmd = line[at - line_start :].rstrip()
+        first = cmd.split(None, 1)[0] if cmd else ""
+        if first not in EXECUTABLES and first[:1] not in _SHELL_START and not _unknown_tool(cmd):
+            continue
         if cmd.startswith("(") and cmd.endswith(")"):
-            cmd = cmd[1:-1]
+            cmd, at = cmd[1:-1], at + 1
         words = re.sub(r"\"[^\"]*\"|'[^']*'", " ", cmd).split()
         if not words or len(cmd) > 400 or cmd.endswith((":", ",")):
             continue
@@ -1563,8 +1581,7 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
             continue
         known = first in EXECUTABLES or re.fullmatch(r"\.{0,2}/[\w.\-/]+", first) is not None
         if known or _unknown_tool(cmd):
-            offset = m.start("cmd") + (cmd != m.group("cmd"))
-            yield from _chain_commands(cmd, offset, single_ok=True, trusted=True)
+            yield from _chain_commands(cmd, at, single_ok=True, trusted=True)
 
 
 def _english_command(words: list[str]) -> bool:
