@@ -5,7 +5,9 @@
     python bench/bench_extraction.py --errors             # false positives/negatives on dev only
 
 Exact: same kind and surface text (multiset). Lenient: same kind and overlapping spans (one-to-one).
-Speed: median per-item time of ``extract_many`` over the set's lines and the tuned set's lines.
+Speed: median per-item CPU time (process time: the machine is shared) of ``extract_many`` over
+the set's lines and the tuned set's lines, concepts on as at ingest; with --against, rounds of
+both checkouts alternate so load changes hit both.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
@@ -85,23 +88,17 @@ def count(rows: list[dict]) -> dict[str, dict[str, list[int]]]:
 
 
 def timing(rows: list[dict], repeats: int) -> float:
-    """Median microseconds per item of extract_many (concepts on, as at ingest)."""
+    """Median CPU microseconds per item of extract_many (concepts on, as at ingest)."""
     from graphmem.extract.text import extract_many
 
     texts = [r["text"] for r in rows] + [r["text"] for r in load(TUNED)]
     extract_many(texts[:50])
     runs = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         extract_many(texts)
-        runs.append((time.perf_counter() - t0) / len(texts))
+        runs.append((time.process_time() - t0) / len(texts))
     return statistics.median(runs) * 1e6
-
-
-def measure(repeats: int) -> dict:
-    result: dict = {split: count(load(DATA / f"{split}.jsonl")) for split in SPLITS}
-    result["us_per_item"] = timing(load(DATA / "dev.jsonl") + load(DATA / "heldout.jsonl"), repeats)
-    return result
 
 
 def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
@@ -148,25 +145,41 @@ def main() -> None:
     parser.add_argument("--against", help="another checkout to score side by side (its graphmem)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--errors", action="store_true", help="list dev mismatches (never held-out)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating timing rounds")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--timing", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.errors:
         errors("dev")
         return
-    if args.json:
-        print(json.dumps(measure(args.repeats)))
+    all_rows = load(DATA / "dev.jsonl") + load(DATA / "heldout.jsonl")
+    if args.timing:
+        print(json.dumps(timing(all_rows, args.repeats)))
         return
-    results: dict[str, dict] = {}
+    if args.json:
+        print(json.dumps({split: count(load(DATA / f"{split}.jsonl")) for split in SPLITS}))
+        return
+    checkouts = {"this": ROOT}
     if args.against:
-        env = {**os.environ, "PYTHONPATH": str(Path(args.against).resolve())}
-        out = subprocess.run([sys.executable, __file__, "--json", "--repeats", str(args.repeats)],
-                             env=env, capture_output=True, text=True, check=True).stdout
-        results[Path(args.against).name or "against"] = json.loads(out)
-    results["this"] = measure(args.repeats)
+        checkouts = {Path(args.against).name or "against": Path(args.against).resolve(), **checkouts}
+
+    def run(root: Path, *flags: str) -> Any:
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        return json.loads(subprocess.run([sys.executable, __file__, *flags], env=env, check=True,
+                                         capture_output=True, text=True).stdout)
+
+    results: dict[str, dict] = {name: run(root, "--json") for name, root in checkouts.items()}
+    times: dict[str, list[float]] = {name: [] for name in checkouts}
+    for _ in range(args.rounds):  # each timing in a fresh process, checkouts alternating
+        for name, root in checkouts.items():
+            times[name].append(float(run(root, "--timing", "--repeats", str(args.repeats))))
+    for name in checkouts:
+        results[name]["us_per_item"] = statistics.median(times[name])
     print("columns:", ", ".join(results))
     for split in SPLITS:
         print(table(results, split))
-    print("per-item extraction (us, median of", args.repeats, "runs):",
+    print(f"per-item extraction CPU us (median of {args.rounds} rounds x "
+          f"{args.repeats} runs):",
           ", ".join(f"{name} {res['us_per_item']:.0f}" for name, res in results.items()))
     print("load:", os.getloadavg())
 

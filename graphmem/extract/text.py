@@ -559,7 +559,7 @@ _RAISE_CTX_RE = re.compile(
 _EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
 _ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
 _CODES_AFTER_ERROR_RE = re.compile(
-    r"(?i:\b(?:error|warning)s?(?:[ \t]+codes?)?)(?:\[|:?[ \t]+)"
+    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+)"
     r"(?P<codes>[A-Z]{1,4}\d{3,5}(?:(?:,|,?[ \t]+(?:and|or))[ \t]*[A-Z]{1,4}\d{3,5})*)\b"
 )
 _CAUGHT_TUPLE_RE = re.compile(r"\b(?:except|rescue|catch)[ \t]*\((?P<names>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)\)")
@@ -644,6 +644,7 @@ _ARITY_RE = re.compile(
     r"(?<![\w./])(?P<name>(?:[A-Z]\w*\.)+[a-z_]\w*[?!]?/\d|"
     r"(?<=function )[a-z_]\w*[?!]?/\d|(?<=[\s(]:)[a-z_]\w*\.[a-z_]\w*/\d)(?![\w/])"
 )
+_SLASH_DIGIT_RE = re.compile(r"/\d")
 _PRODUCT_AFTER_RE = re.compile(r"/\d|[ \t]\d+(?:\.\d+)*\b(?![.,]?\w)")
 _EMPHASIS_RE = re.compile(r"(?<![\w`])_[A-Za-z][^_\n]*?\s[^_\n]*?\S_(?![\w`])")
 _KEYWORDS = _words("async await none null nil true false self this")
@@ -694,21 +695,21 @@ _AT_RE = re.compile(
 _PACKAGE_SHAPES = (
     # npm scoped names are packages wherever they stand: `@loopback/core`
     (re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
-     ("@",)),
+     ("@",), None),
     # Maven coordinates: group:artifact:version
     (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d[\w.\-]*)(?![\w.\-])"),
-     (".release", "-snapshot", ":1", ":2", ":3", ":4", ":5", ":6", ":7", ":8", ":9", ":0")),
+     (":",), re.compile(r"\.[a-z][\w\-]*:[a-z][\w\-.]*:\d")),
     # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
     (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
-     ("-",)),
+     ("-",), re.compile(r"-[a-z0-9]+[ \t]+(?:v?\d|version)")),
     # `upgrade PHPUnit to version 9`, `bump lodash to 4.17`
     (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
-     (" to ",)),
+     ("upgrade", "update", "bump", "downgrade", "pin "), None),
     # `dependency :fun_with_flags`, `installing cloudstack-agent`
     (re.compile(r"(?i:\b(?:dependency|installing|installed)[ \t]+):?(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
-     ("dependency", "install")),
+     ("dependency ", "dependency :", "installing ", "installed "), None),
     # quoted import paths: `imports "golang.org/x/net/html"`
-    (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",)),
+    (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
 )
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
@@ -1186,7 +1187,8 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
     for rx, group, needle in _NOT_CODE_RES:
         for m in rx.finditer(text) if needle in text else ():
             spans.add(m.span(group))
-    for m in _EMPHASIS_RE.finditer(text) if "_" in text else ():
+    emphasis = " _" in text or "\n_" in text or text.startswith("_")
+    for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
         spans.add((m.end() - len(last.lstrip("\"'(.")), m.end()))
@@ -1242,7 +1244,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
-                   (_ARITY_RE, "/" in text)):
+                   (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
 
@@ -1317,8 +1319,9 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
     low = text.lower()
-    for rx, needles in _PACKAGE_SHAPES:
-        for m in rx.finditer(text) if any(n in low for n in needles) else ():
+    for rx, needles, gate in _PACKAGE_SHAPES:
+        ok = any(n in low for n in needles) and (gate is None or gate.search(low) is not None)
+        for m in rx.finditer(text) if ok else ():
             name = m.group("name")
             if name.lower() not in NOT_PACKAGES:
                 yield _pkg(m.start("name"), m.end(), name, text[m.end("name") : m.end()].lstrip(":@ "))
@@ -1484,30 +1487,19 @@ def _strip_env_prefix(cmd: str, start: int) -> tuple[str, int]:
 
 
 _CHAIN_CHARS = frozenset("&|;")
+_CHAIN_TOKEN_RE = re.compile(
+    r"\"[^\"]*\"|'[^']*'|\$\((?:[^()]|\([^()]*\))*\)|>\||(?P<sep>&&|\|\||;|\|(?!&))")
 
 
 def _split_chain(cmd: str, start: int) -> Iterator[tuple[str, int]]:
     """The commands of a shell line: split at ``&&``, ``||``, ``;`` and ``|`` outside quotes and
     ``$(...)``, without wrapping parentheses, ``sudo`` or leading ``NAME=value`` assignments."""
     parts: list[tuple[int, int]] = []
-    quote, depth, begin, i = "", 0, 0, len(cmd) if not _CHAIN_CHARS.intersection(cmd) else 0
-    while i < len(cmd):
-        ch = cmd[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif cmd.startswith("$(", i):
-            depth += 1
-        elif ch == ")" and depth:
-            depth -= 1
-        elif not depth and (cmd.startswith(("&&", "||"), i) or ch == ";" or
-                            ch == "|" and not cmd.startswith("|&", i) and cmd[i - 1 : i] != ">"):
-            parts.append((begin, i))
-            i += 2 if cmd.startswith(("&&", "||"), i) else 1
-            begin = i
-            continue
-        i += 1
+    begin = 0
+    for m in _CHAIN_TOKEN_RE.finditer(cmd) if not _CHAIN_CHARS.isdisjoint(cmd) else ():
+        if m.lastgroup == "sep":
+            parts.append((begin, m.start()))
+            begin = m.end()
     parts.append((begin, len(cmd)))
     for a, b in parts:
         piece = cmd[a:b]
@@ -1531,9 +1523,10 @@ def _chain_commands(cmd: str, start: int, *, single_ok: bool, trusted: bool = Fa
 
 def _unknown_tool(cmd: str) -> bool:
     """A tool we do not know, run with a flag or a redirection: ``coderabbit-extract --help``."""
-    words = cmd.split()
-    return (len(words) >= 2 and re.fullmatch(r"(?:\./|/)?[a-z][\w.\-/]*", words[0]) is not None
-            and re.match(r"-{1,2}[a-z]|\d?>", words[1]) is not None)
+    return _UNKNOWN_TOOL_RE.match(cmd) is not None
+
+
+_UNKNOWN_TOOL_RE = re.compile(r"(?:\./|/)?[a-z][\w.\-/]*[ \t]+(?:-{1,2}[a-z]|\d?>)")
 
 
 _SHELL_PREFIX_RE = re.compile(
@@ -1557,6 +1550,9 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     pos = 0
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
+        head_char = line.lstrip()[:1]
+        if not head_char or head_char.isupper() and line.lstrip()[1:2] != ":" or len(line) > 400:
+            continue  # prose starts with a capital; a drive prompt (C:\\) does too
         prefix = _SHELL_PREFIX_RE.match(line)
         at = line_start + (prefix.end() if prefix else 0)
         cmd = line[at - line_start :].rstrip()
@@ -1883,6 +1879,7 @@ def _dedupe_same_kind(cands: list[_Cand]) -> list[_Cand]:
 # ---------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
 def _lemma(word: str) -> str:
     """A cheap lowercase singular form."""
     w = word.lower()
@@ -1905,7 +1902,8 @@ def _concepts(doc: Any, text: str, taken: list[tuple[int, int]]) -> Iterator[_Ca
 
     run: list[tuple[int, int]] = []
     for idx, alpha, stop, length in doc.to_array([IDX, IS_ALPHA, IS_STOP, LENGTH]).tolist():
-        ok = alpha and not stop and 1 < length <= MAX_WORD_CHARS and not covered[idx]
+        ok = (alpha and not stop and 1 < length <= MAX_WORD_CHARS and not covered[idx]
+              and _content_word(text[idx : idx + length]))
         if ok and run and idx == run[-1][1] + 1 and len(run) < 3:
             run.append((idx, idx + length))
             continue
@@ -1927,7 +1925,8 @@ def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
     run: list[tuple[int, int]] = []
     for m in _ALPHA_WORD_RE.finditer(text):
         s, e = m.span()
-        ok = 1 < e - s <= MAX_WORD_CHARS and not covered[s] and m.group(0).lower() not in STOP_WORDS
+        ok = (1 < e - s <= MAX_WORD_CHARS and not covered[s]
+              and m.group(0).lower() not in STOP_WORDS and _content_word(m.group(0)))
         if ok and run and s == run[-1][1] + 1 and len(run) < 3:
             run.append((s, e))
             continue
@@ -1944,30 +1943,28 @@ def _noun_chunk_concepts(doc: Any, covered: bytearray) -> Iterator[_Cand]:
         toks = [
             (t.idx, t.idx + len(t))
             for t in chunk
-            if not t.is_stop and t.is_alpha and not covered[t.idx]
+            if not t.is_stop and t.is_alpha and not covered[t.idx] and _content_word(t.text)
         ]
         if toks and len(toks) <= 3:
             yield from _concept(doc.text, toks)
 
 
 def _concept(text: str, toks: list[tuple[int, int]]) -> Iterator[_Cand]:
-    """A concept candidate for a run of content words, trimmed of verbs and generic words at
-    its ends; nothing when no word that carries meaning is left."""
-    words = [_lemma(text[s:e]) for s, e in toks]
-    lo, hi = 0, len(words)
-    while lo < hi and not _contentful(words[lo], text[toks[lo][0] : toks[lo][1]]):
-        lo += 1
-    while hi > lo and not _contentful(words[hi - 1], text[toks[hi - 1][0] : toks[hi - 1][1]]):
-        hi -= 1
-    if lo < hi and (hi - lo > 1 or len(words[lo]) > 3):
-        yield _Cand("concept", toks[lo][0], toks[hi - 1][1], " ".join(words[lo:hi]))
+    """A concept candidate for a run of content words (a lone word needs four letters)."""
+    if len(toks) > 1 or toks[0][1] - toks[0][0] > 3:
+        words = " ".join(_lemma(text[s:e]) for s, e in toks)
+        yield _Cand("concept", toks[0][0], toks[-1][1], words)
 
 
-def _contentful(lemma: str, word: str) -> bool:
-    """A word that can carry a concept: not a verb form, not a generic or filler word."""
-    if len(lemma) < 3 or lemma in _VERBS or lemma in _GENERIC_WORDS or word.lower() in _VERBS:
+@lru_cache(maxsize=65536)
+def _content_word(word: str) -> bool:
+    """A word that can be part of a concept: not a verb form, not a generic or filler word; such
+    words split runs, so a concept never starts, ends or pivots on one."""
+    low = word.lower()
+    lemma = _lemma(word)
+    if len(lemma) < 3 or lemma in _VERBS or lemma in _GENERIC_WORDS or low in _VERBS:
         return False
-    return not (len(word) > 4 and word.lower().endswith("ed"))
+    return not (len(word) > 4 and low.endswith("ed"))
 
 
 # ---------------------------------------------------------------------------------------------
