@@ -648,6 +648,7 @@ _SLASH_DIGIT_RE = re.compile(r"/\d")
 _PRODUCT_AFTER_RE = re.compile(r"/\d|[ \t]\d+(?:\.\d+)*\b(?![.,]?\w)")
 _EMPHASIS_RE = re.compile(r"(?<![\w`])_[A-Za-z][^_\n]*?\s[^_\n]*?\S_(?![\w`])")
 _KEYWORDS = _words("async await none null nil true false self this")
+_RUNNER_TASK_RE = re.compile(r"(\S+)[ \t]+(\S+)")
 _TASK_RUNNERS = _words("mix rake make just invoke grunt gulp gradle ./gradlew mvn ./mvnw")
 _LOG_LEVELS = _words("err error warn warning notice info verb debug http timing sill fatal")
 _NOT_CODE_RES = (
@@ -1320,8 +1321,12 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_package_names(text)
     low = text.lower()
     for rx, needles, gate in _PACKAGE_SHAPES:
-        ok = any(n in low for n in needles) and (gate is None or gate.search(low) is not None)
-        for m in rx.finditer(text) if ok else ():
+        for n in needles:
+            if n in low:
+                break
+        else:
+            continue
+        for m in rx.finditer(text) if gate is None or gate.search(low) else ():
             name = m.group("name")
             if name.lower() not in NOT_PACKAGES:
                 yield _pkg(m.start("name"), m.end(), name, text[m.end("name") : m.end()].lstrip(":@ "))
@@ -1814,12 +1819,11 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
     files = [c for c in cands if c.kind == "file"]
     urls = [u for u in urls if not (u.weak and any(_overlaps(u, o) for o in strong_pkgs + files))]
     atoms: list[_Cand] = []
+    not_symbols = {(k.start, k.end) for k in commands} | {s for k in commands if (s := _task_span(k, text))}
     for c in cands:
         if c.kind in ("command", "url"):
             continue
-        if c.kind == "symbol" and any(
-            c.start == k.start and c.end == k.end or _is_first_arg(c, k, text) for k in commands
-        ):
+        if c.kind == "symbol" and (c.start, c.end) in not_symbols:
             continue
         if c.kind == "package" and any(c.start == k.start for k in commands):
             continue
@@ -1838,14 +1842,10 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
     return sorted(kept + urls + commands, key=lambda c: (c.start, c.end))
 
 
-def _is_first_arg(c: _Cand, command: _Cand, text: str) -> bool:
-    """Whether ``c`` is the word after a command's executable: a task or target, not code
-    (``mix ecto.create``, ``./runtests.py migrations.test_regression``)."""
-    m = re.match(r"(\S+)[ \t]+(\S+)", text[command.start : command.end])
-    if m is None or m.group(1) not in _TASK_RUNNERS:
-        return False
-    m = re.match(r"\S+[ \t]+(\S+)", text[command.start : command.end])
-    return m is not None and (command.start + m.start(1), command.start + m.end(1)) == (c.start, c.end)
+def _task_span(command: _Cand, text: str) -> tuple[int, int] | None:
+    """The span of the task a task runner runs (``mix ecto.create``): a name, not code."""
+    m = _RUNNER_TASK_RE.match(text, command.start, command.end)
+    return (m.start(2), m.end(2)) if m and m.group(1) in _TASK_RUNNERS else None
 
 
 def _conflict(c: _Cand, k: _Cand) -> bool:
