@@ -125,7 +125,8 @@ def import_items(memory: Memory, records: Iterable[dict[str, Any]], *,
     for keep in (True, False):
         chosen = [i for i in items if (i.id in anchored_ids) is keep]
         if chosen:
-            memory.add_items(chosen, files=files, symbols=symbols, dedupe=False, anchors=not keep)
+            memory.add_items(chosen, files=files, symbols=symbols, dedupe=False, anchors=not keep,
+                             concepts=False)
     for table, rows in links.items():
         if rows:
             memory.writer.write(ops.PutLinks(table, rows))

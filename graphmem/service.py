@@ -321,10 +321,12 @@ class Memory:
                   symbols: dict[str, list[str]] | None = None, dedupe: bool = True,
                   observations: dict[str, list[str]] | None = None,
                   embed: bool | None = None, supersede: bool | None = None,
-                  anchors: bool = True) -> list[m.MemoryItem]:
+                  anchors: bool = True, concepts: bool = True) -> list[m.MemoryItem]:
         """Batch write: extract, link, embed, dedupe, supersede, one journal op per table.
 
-        `anchors=False` leaves ANCHORED_TO to the caller (import-git anchors at old commits)."""
+        `anchors=False` leaves ANCHORED_TO to the caller (import-git anchors at old commits);
+        `concepts=False` links no concepts (an import restores the exported ones: which concepts
+        an item gets depends on the items it was ingested with)."""
         if not items:
             return []
         items = [self._redacted(item) for item in items]
@@ -334,6 +336,11 @@ class Memory:
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
         mentions = _text_module().extract_many(texts)
+        concept_ids = sorted({m.entity_id("concept", x.norm) for ms in mentions for x in ms
+                              if x.kind == "concept"})
+        known = {e["id"] for e in self.store.get_entities(concept_ids)} if concept_ids else set()
+        mentions = link.select_concepts(mentions, self.store, known, cap=link.CONCEPTS_PER_ITEM
+                                        if concepts else 0)
         encoded = vectors.encode_new(self, items, existing) if embed else None
         saved: list[m.MemoryItem] = []
         new_items: list[m.MemoryItem] = []

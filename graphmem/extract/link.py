@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from graphmem.models import Entity, EntityKind, entity_id
 
 CODE_KINDS = ("file", "symbol")
 AMBIGUOUS_WEIGHT = 0.5
+CONCEPTS_PER_ITEM = 4
 
 
 class MentionLike(Protocol):
@@ -41,6 +42,52 @@ def _unresolved(kind: str, norm: str) -> Entity:
     name = norm.rsplit("::", 1)[-1].rsplit(".", 1)[-1] if kind == "symbol" else norm
     return Entity(id=entity_id(kind, f"?{norm}"), kind=EntityKind(kind), name=name, path=path,
                   qualname=qualname, resolved=False)
+
+
+class _Named(Protocol):
+    @property
+    def kind(self) -> str: ...
+    @property
+    def norm(self) -> str: ...
+
+
+M = TypeVar("M", bound=_Named)
+
+
+def select_concepts(per_item: Sequence[Sequence[M]], lookup: EntityLookup,
+                    known: Iterable[str] = (), cap: int = CONCEPTS_PER_ITEM) -> list[list[M]]:
+    """Keep the concepts that carry meaning: a phrase that recurs across the items, is already a
+    concept of the store (`known` ids) or names the project's code (a file or symbol called
+    `retry_backoff`, `RetryBackoff` or `backoff`); at most `cap` per item, those first."""
+    known_ids = set(known)
+    items_with: dict[str, int] = {}
+    for mentions in per_item:
+        for norm in {m.norm for m in mentions if m.kind == "concept"}:
+            items_with[norm] = items_with.get(norm, 0) + 1
+    forms = {norm: _code_forms(norm) for norm in items_with}
+    code_names = {r["name"] for r in lookup.find_entities(
+        names={f for fs in forms.values() for f in fs}, kinds=list(CODE_KINDS))}
+
+    def score(norm: str) -> tuple[int, int, int]:
+        in_code = not code_names.isdisjoint(forms[norm])
+        recurs = items_with[norm] > 1 or entity_id("concept", norm) in known_ids
+        return (2 * in_code + recurs, items_with[norm], norm.count(" "))
+
+    out = []
+    for mentions in per_item:
+        ranked = sorted({m.norm for m in mentions if m.kind == "concept" and score(m.norm)[0]},
+                        key=score, reverse=True)[:cap]
+        out.append([m for m in mentions if m.kind != "concept" or m.norm in ranked])
+    return out
+
+
+def _code_forms(norm: str) -> set[str]:
+    """How code would spell a concept: `retry backoff` -> retry_backoff, RetryBackoff, retryBackoff,
+    and each of its words alone."""
+    words = norm.split()
+    camel = "".join(w.capitalize() for w in words)
+    return {"_".join(words), "-".join(words), camel, camel[:1].lower() + camel[1:], *words,
+            *(w.capitalize() for w in words)}
 
 
 def _as_entity(row: dict) -> Entity:

@@ -17,12 +17,15 @@ Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same 
 * ``text`` never includes surrounding backticks or quotes, nor the ``$ `` of a prompt line.
 * file: paths with a known extension, known extensionless names (``Makefile``), dotfiles,
   directories written with a trailing ``/``, absolute/home/relative (``./``) paths and paths with
-  two or more slashes. A ``:42`` / ``:4:5`` line suffix is part of ``text``; ``norm`` drops it and
-  a leading ``./`` and trailing ``/``; ``detail`` holds the line suffix.
+  two or more slashes. A ``:42`` / ``:4:5`` / ``(4,5)`` location is not part of ``text``: ``detail``
+  keeps it (``4:5``); ``norm`` drops a leading ``./`` and trailing ``/``. Dates are never files.
 * symbol: calls (``parse_config()`` keeps empty parentheses in ``text``; ``f(x)`` gives ``f``),
   dotted / ``::`` names, CamelCase with two or more humps, camelCase, names with ``_``,
   identifiers in backticks, ``.attr`` references (dot not included), keyword arguments set to
-  ``True``/``False``/``None``, and the function of a traceback frame. ``norm`` drops ``()`` and a
+  ``True``/``False``/``None``, the function of a traceback frame, Elixir/Erlang ``Mod.fun/2`` and
+  names quoted by compilers (``Type of "x"``). Not symbols: products and their versions
+  (``AppleWebKit/537.36``, ``uWSGI``), abbreviated logger names, compose container prefixes,
+  XML tags, markdown emphasis, locales, keywords, one-letter names. ``norm`` drops ``()`` and a
   leading ``self.`` / ``cls.`` / ``this.`` (``self.foo`` and ``foo`` link to the same symbol).
 * error: exception classes (``*Error``, ``*Exception``, ``*Warning``, builtins, a CamelCase name
   after ``raise``/``throw``/``catch`` or before ``exception``, the name heading a traceback line),
@@ -34,16 +37,20 @@ Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same 
   40-hex SHAs or SHAs after ``/commit/``.
 * package: pins (``numpy==1.26``, ``react@18``), install/import/"No module named" contexts,
   well-known package names, and ambiguous names (``requests``) only with a version or a
-  ``library``/``package`` word. ``norm`` is the lowercase name (PEP 503 style), ``detail`` the version.
+  ``library``/``package`` word, npm scoped names anywhere, Maven ``group:artifact:version``, a
+  hyphenated name before a version, ``upgrade X to N``, ``composer require``/``mix deps.*`` args.
+  ``norm`` is the lowercase name (PEP 503 style), ``detail`` the version.
 * envvar: ``$X``, ``${X}``, ``X=value``, ``os.environ``/``getenv``/``process.env`` accessors,
   env-var context words, well-known names and UPPER_SNAKE names with env-like affixes. Other
   UPPER_SNAKE names are symbols (constants).
-* command: ``$ `` prompt lines, backticked text starting with a known executable, Docker ``RUN``
-  lines, quoted ``sh -c`` strings, and prose commands (executable + known subcommand + args).
+* command: ``$ `` prompt lines, lines that are nothing but a command (after a prompt, a list
+  number or ``> ``), backticked text starting with a known executable, Docker ``RUN`` lines,
+  quoted ``sh -c`` strings, and prose commands (executable + known subcommand + args). Chains
+  (``&&``, ``||``, ``;``, ``|``) are split into one command each; ``text`` keeps every argument.
   ``norm`` is the executable plus its subcommand for tools with subcommands (``git rebase``,
   ``docker compose``, ``npm run build`` keeps the script, ``python -m pytest`` keeps the module),
   otherwise the executable.
-* url: scheme URLs, ``git@host:path``, ``host:port``, IPv4 addresses, bare domains with a known
+* url: scheme URLs, ``git@host:path``, ``host:port`` (a bare IP address is not one), bare domains with a known
   TLD, ``port 5432``, ``:8000`` and route paths after an HTTP method or ``url:``. Loopback hosts
   normalise to ``localhost:PORT``.
 """
@@ -127,7 +134,7 @@ FILE_EXTS = _words(
     csr p12 db sqlite sqlite3 parquet arrow feather pkl pickle npy npz pt pth onnx bin safetensors
     wasm map snap patch diff tmpl tpl j2 jinja jinja2 ejs hbs pug cypher cql spec properties
     plist service timer socket desktop rules editorconfig gitignore dockerignore npmrc nvmrc
-    example sample local dist bak orig swp"""
+    example sample local dist bak orig swp phar"""
 )
 _AMBIG_EXTS = _words("socket service timer rules local dist sample example spec map snap a o m r")
 EXTENSIONLESS_FILES = _words(
@@ -280,7 +287,7 @@ SUBCOMMANDS: dict[str, frozenset[str]] = {
     "pip": _words("install uninstall download freeze list show check wheel cache config index"),
     "pip3": _words("install uninstall download freeze list show check wheel"),
     "pipx": _words("install run uninstall upgrade list ensurepath inject"),
-    "uv": _words("pip run sync lock add remove venv tool python init build publish tree"),
+    "uv": _words("pip run sync lock add remove venv tool python init build publish tree cache"),
     "poetry": _words("install add remove update lock run shell build publish init show env"),
     "pdm": _words("install add remove update lock run sync build publish init"),
     "cargo": _words(
@@ -330,14 +337,16 @@ PLAIN_EXECUTABLES = _words(
     psql mysql redis-cli sqlite3 ssh scp rsync ls cat grep rg sed awk find chmod chown mkdir rm
     cp mv tar unzip echo export source cd jq journalctl rustc javac java mvn gradle gradlew
     ./gradlew bundle rails rake gem php composer dotnet swift xcodebuild vitest jest eslint
-    prettier webpack vite esbuild uvicorn gunicorn celery flask django-admin sudo env next"""
+    prettier webpack vite esbuild uvicorn gunicorn celery flask django-admin sudo env next
+    sleep head tail which touch kill ps wc xargs tee php mix sqlx mvnw ruby perl bash sh zsh"""
 )
 EXECUTABLES = PLAIN_EXECUTABLES | frozenset(SUBCOMMANDS)
 _PROSE_EXECUTABLES = (frozenset(SUBCOMMANDS) - {"make", "go"}) | _words(
     "pytest python python3 node deno tsc mypy flake8 pylint curl wget psql ruff uvicorn"
 )
 _ENGLISH_EXECUTABLES = _words(
-    "make go find source test open time sort which echo export cd next cat env set"
+    "make go find source test open time sort which echo export cd next cat env set sleep head "
+    "tail touch kill"
 )
 _VALUE_FLAGS = _words(
     """-r -c -e -i -t -p -f -k -m -n -o -C -F --requirement --constraint --index-url
@@ -420,6 +429,11 @@ ENV_SUFFIXES = (
     "_USERNAME",
     "_KEY_ID",
     "_BUNDLE",
+    "_OPTS",
+    "_OPTIONS",
+    "_FLAGS",
+    "_ROOT",
+    "_ARGS",
 )
 ENV_PREFIXES = (
     "AWS_",
@@ -489,15 +503,17 @@ _NAMED_FILE_RE = re.compile(
     + "|".join(sorted(EXTENSIONLESS_FILES, key=len, reverse=True)).replace(".", r"\.")
     + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)"
 )
+_PAREN_LOCATION_RE = re.compile(r"\((\d+(?:,\d+)?)\)")
+_DATE_PATH_RE = re.compile(r"\d{1,4}/(?:\d{1,2}|[A-Z][a-z]{2})/\d{2,4}(?::\d\d)*")
+_DRIVE_PATH_RE = re.compile(r"(?<![\w/])[A-Za-z]:/[\w.\-]+(?:/[\w.\-]+)*/?(?<![.,;])")
 _WINPATH_RE = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s\\:*?\"'<>|]+\\)*[^\s\\:*?\"'<>|,;)]+")
 _URL_RE = re.compile(r"(?<![\w@.])(?:[a-z][a-z0-9+.\-]{1,15})://[^\s<>\"'`]+")
 _GIT_SSH_RE = re.compile(r"(?<![\w.])git@[\w.\-]+:[\w./~\-]+")
 _HOSTPORT_RE = re.compile(
-    r"(?<![\w.:/@\-])(?P<host>localhost|(?:\d{1,3}\.){3}\d{1,3}|"
+    r"(?<![\w.:@\-])(?<![\w:/]/)(?P<host>localhost|(?:\d{1,3}\.){3}\d{1,3}|"
     r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+[a-z]{2,})"
-    r"(?P<port>:\d{2,5})(?P<path>/[^\s<>\"'`)]*)?(?![\w:\-]|\.\w)"
+    r"(?P<port>:\d{2,5})(?P<path>/[^\s<>\"'`)]*)?(?![\w\-]|:\S|\.\w)"
 )
-_IPV4_RE = re.compile(r"(?<![\w.:/\-])(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?(?![\w.:]|/\d)")
 _DOMAIN_RE = re.compile(
     r"(?<![\w.@/:\-$])(?P<dom>(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?P<tld>[a-z]{2,12}))"
     r"(?P<rest>:[\w.\-]+/[\w./\-]+|/[^\s<>\"'`)]*)?(?![\w@\-]|\.\w)"
@@ -510,6 +526,7 @@ _ROUTE_RE = re.compile(
 )
 
 _COMMIT_RE = re.compile(r"(?:(?<=\.\.)|(?<![\w\-.@#:+]))([0-9a-f]{7,40})(?![\w\-@]|\.\w)")
+_COMMIT_OUTPUT_RE = re.compile(r"(?m)^\[[\w./\-]+(?: \(root-commit\))? ([0-9a-f]{7,12})\] ")
 _COMMIT_WORD_RE = re.compile(
     r"(?i)\b(?:commit|commits|revert|reverts|reverted|cherry-pick|sha|rev|fixed in|in)\s*:?\s*$"
 )
@@ -541,6 +558,12 @@ _RAISE_CTX_RE = re.compile(
 )
 _EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
 _ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
+_CODES_AFTER_ERROR_RE = re.compile(
+    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+)"
+    r"(?P<codes>[A-Z]{1,4}\d{3,5}(?:(?:,|,?[ \t]+(?:and|or))[ \t]*[A-Z]{1,4}\d{3,5})*)\b"
+)
+_CAUGHT_TUPLE_RE = re.compile(r"\b(?:except|rescue|catch)[ \t]*\((?P<names>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)\)")
+_CHECKER_RULE_RE = re.compile(r"[ \t]-[ \t](?:error|warning):[^\n]*\((?P<rule>report[A-Z]\w+)\)[ \t]*$", re.MULTILINE)
 _SIGNAL_RE = re.compile(r"\bSIG[A-Z0-9]{2,6}\b")
 _SEGV_RE = re.compile(r"(?i)\bsegmentation fault\b")
 _STATE_RE = re.compile(r"\b(?:" + "|".join(sorted(ERROR_STATES)) + r")\b")
@@ -567,7 +590,7 @@ _ERRNO_NUM_RE = re.compile(
     r"\[((?:Errno|WinError) -?\d{1,6})\]|\b((?:Error|ERROR|errno) \d{1,5})\b"
 )
 _EXIT_RE = re.compile(
-    r"(?i)\b(?P<t>(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|non-zero (?:exit )?code)"
+    r"(?i)\b(?P<t>(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|non-zero (?:exit )?code|error code)"
     r":? ?(?P<n>-?\d{1,3}))\b"
 )
 _HTTP_PREFIX_RE = re.compile(
@@ -612,6 +635,28 @@ _BACKTICK_SYMBOL_RE = re.compile(
     r"\.?(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)"
     r"(?:=[\w.\"']*)?"
 )
+_RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
+_QUOTED_NAME_RE = re.compile(
+    r"\b(?:Type of|[Tt]he name|namespace name)[ \t]+"
+    r"[\"'](?P<name>[A-Za-z_][\w]*)[\"']"
+)
+_ARITY_RE = re.compile(
+    r"(?<![\w./])(?P<name>(?:[A-Z]\w*\.)+[a-z_]\w*[?!]?/\d|"
+    r"(?<=function )[a-z_]\w*[?!]?/\d|(?<=[\s(]:)[a-z_]\w*\.[a-z_]\w*/\d)(?![\w/])"
+)
+_SLASH_DIGIT_RE = re.compile(r"/\d")
+_PRODUCT_AFTER_RE = re.compile(r"/\d|[ \t]\d+(?:\.\d+)*\b(?![.,]?\w)")
+_EMPHASIS_RE = re.compile(r"(?<![\w`])_[A-Za-z][^_\n]*?\s[^_\n]*?\S_(?![\w`])")
+_KEYWORDS = _words("async await none null nil true false self this")
+_RUNNER_TASK_RE = re.compile(r"(\S+)[ \t]+(\S+)")
+_TASK_RUNNERS = _words("mix rake make just invoke grunt gulp gradle ./gradlew mvn ./mvnw")
+_LOG_LEVELS = _words("err error warn warning notice info verb debug http timing sill fatal")
+_NOT_CODE_RES = (
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, "|"),
+    (re.compile(r"</?([\w\-]+)[ >/]"), 1, "<"),
+    (re.compile(r"\(node:([\w/]+):\d"), 1, "(node:"),
+    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, "_"),
+)
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
 _ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
@@ -647,6 +692,25 @@ _AT_RE = re.compile(
     r"(?<![\w@.\-/])(?P<name>@[\w.\-]+/[\w.\-]+|[A-Za-z][\w.\-]*(?:/[\w.\-]+)*)"
     r"@(?P<ver>\"[^\"\s]{1,40}\"|[\^~]?v?\d[\w.\-+]*|latest|next|beta|canary|lts|main|master)"
     r"(?![\w@])"
+)
+_PACKAGE_SHAPES = (
+    # npm scoped names are packages wherever they stand: `@loopback/core`
+    (re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
+     ("@",), None),
+    # Maven coordinates: group:artifact:version
+    (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d[\w.\-]*)(?![\w.\-])"),
+     (":",), re.compile(r"\.[a-z][\w\-]*:[a-z][\w\-.]*:\d")),
+    # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
+    (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
+     ("-",), re.compile(r"-[a-z0-9]+[ \t]+(?:v?\d|version)")),
+    # `upgrade PHPUnit to version 9`, `bump lodash to 4.17`
+    (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
+     ("upgrade", "update", "bump", "downgrade", "pin "), None),
+    # `dependency :fun_with_flags`, `installing cloudstack-agent`
+    (re.compile(r"(?i:\b(?:dependency|installing|installed)[ \t]+):?(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
+     ("dependency ", "dependency :", "installing ", "installed "), None),
+    # quoted import paths: `imports "golang.org/x/net/html"`
+    (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
 )
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
@@ -716,6 +780,28 @@ _STOP_WORDS = _words(
     been being it its this that these those before after first when while until so not no do
     does did done can could should would will shall may might must also only just again"""
 )
+_VERBS = _words(
+    """let lets run ran runs say said says see saw seen use used uses make made makes try tried
+    tries need needs want wants fix fixes add adds check checks get got gets go went goes gone
+    look looks know knew think thought find found work works show shows start starts stop stops
+    keep kept put set sets call calls create creates update updates remove removes read reads
+    write wrote written move moves change changes give gave take took come came help helps pass
+    passes fail fails break broke broken build built install return returns seem seems mean means
+    meant allow allows ensure verify confirm implement handle handles include includes contain
+    contains provide provides like likes done doing does did appear appears happen happens
+    happened wait waits ask asks tell tells told note let's sure okay ok yes yeah thanks please
+    perfect great good now also still already just really actually maybe probably instead"""
+)
+_GENERIC_WORDS = _words(
+    """session end goal thing way time user issue problem question answer line file code
+    change test item step part case point place today yesterday tomorrow lot bit kind sort type
+    example result output input value number name version task work idea summary start level
+    side approach option reason something anything nothing everything stuff fact detail people
+    project system first second last next new old same other different main current whole full
+    right left wrong true false simple easy hard best better able available possible agent
+    existing according following remaining missing pending using including chosen given feat
+    chore refactor docs error tool via"""
+)
 _DETERMINERS = _words("the a an this that our your their its my his her")
 _STDLIB = frozenset(n for n in sys.stdlib_module_names if not n.startswith("_")) - _words(
     "this test site code types string select signal token keyword random time copy abc"
@@ -747,7 +833,7 @@ def _trim_url(url: str) -> str:
 def _pypi_norm(name: str) -> str:
     """Normalise a package name: lowercase, and PEP 503 separators for plain names."""
     low = name.lower().strip("\"'")
-    if "/" in low or low.startswith("@"):
+    if "/" in low or low.startswith("@") or ":" in low:
         return low
     return re.sub(r"[-_.]+", "-", low)
 
@@ -757,7 +843,7 @@ def _is_camel(word: str) -> bool:
     """True for CamelCase with two or more humps or camelCase (not acronyms, brands, base64)."""
     if word in BRANDS or len(word) < 3 or not any(c.islower() for c in word):
         return False
-    if re.fullmatch(r"[A-Z]{2,}(?:s|es|ed|er|ers|ing|ings)|[A-Z][a-z0-9]+", word):
+    if re.fullmatch(r"[A-Z]{2,}(?:s|es|ed|er|ers|ing|ings)|[A-Z][a-z0-9]+|[a-z]{1,2}[A-Z]{2,}[a-z]?", word):
         return False
     if len(re.findall(r"\d+", word)) >= 2 and len(word) >= 10:
         return False
@@ -836,6 +922,8 @@ def _classify_path(path: str, after: str) -> bool:
         return not path.startswith("//") and re.search(r"[A-Za-z]{2}", path) is not None
     if base in EXTENSIONLESS_FILES or base in DOTFILES or base.startswith(".env"):
         return True
+    if re.fullmatch(r"(?:\.[a-z0-9]{1,5}){2,3}", path) and path.rsplit(".", 1)[-1] in FILE_EXTS:
+        return False  # extensions, not a file: `.tar.gz`
     if "/" in path and "*" in path and re.search(r"[A-Za-z]{2}", path):
         return True
     if path.endswith("/") and "@" not in path and not path.startswith("@"):
@@ -862,7 +950,7 @@ def _scan_files(text: str) -> Iterator[_Cand]:
     """File paths, filenames, dotfiles and known extensionless names."""
     for m in _NAMED_FILE_RE.finditer(text):
         line = m.group("line") or ""
-        yield _Cand("file", m.start(), m.end(), m.group("path"), line.lstrip(":"))
+        yield _Cand("file", m.start(), m.end("path"), m.group("path"), line.lstrip(":"))
     if "." not in text and "/" not in text and "\\" not in text:
         return
     for m in _PATH_RE.finditer(text):
@@ -874,12 +962,17 @@ def _scan_files(text: str) -> Iterator[_Cand]:
             continue
         if not path or path.rstrip("/") in EXTENSIONLESS_FILES:
             continue
-        if not _classify_path(path, text[start + len(path) : start + len(path) + 1]):
+        end = start + len(path)
+        paren = _PAREN_LOCATION_RE.match(text, end) if not line else None
+        if paren:
+            line = ":" + paren.group(1).replace(",", ":")
+        if _DATE_PATH_RE.fullmatch(path) or not _classify_path(path, "" if paren else text[end : end + 1]):
             continue
-        end = start + len(path) + len(line)
         norm = path.removeprefix("./")
         norm = norm.rstrip("/") or norm
         yield _Cand("file", start, end, norm, line.lstrip(":"))
+    for m in _DRIVE_PATH_RE.finditer(text) if ":/" in text else ():
+        yield _Cand("file", m.start(), m.end(), m.group(0))
     for m in _WINPATH_RE.finditer(text) if ":\\" in text else ():
         p = m.group(0).rstrip(".,;:")
         yield _Cand("file", m.start(), m.start() + len(p), p.replace("\\", "/"))
@@ -899,14 +992,9 @@ def _scan_urls(text: str) -> Iterator[_Cand]:
         host = m.group("host")
         if "." in host and not host[0].isdigit() and host.rsplit(".", 1)[-1] not in TLDS:
             continue
-        end = m.end("path") if m.group("path") else m.end("port")
+        path = _trim_url(m.group("path") or "")
+        end = m.end("port") + len(path)
         yield _Cand("url", m.start(), end, _local_host(host) + m.group("port"))
-    for m in _IPV4_RE.finditer(text) if has_dot else ():
-        parts = m.group(0).split("/")[0].split(".")
-        if all(int(p) <= 255 for p in parts) and not re.search(
-            r"(?i)\b(?:version|v|release|firmware)\s*$", text[max(0, m.start() - 12) : m.start()]
-        ):
-            yield _Cand("url", m.start(), m.end(), m.group(0))
     if has_dot:
         yield from _scan_domains(text)
     for m in _PORT_WORD_RE.finditer(text) if "ort" in text else ():
@@ -935,6 +1023,8 @@ def _scan_domains(text: str) -> Iterator[_Cand]:
 
 def _scan_commits(text: str) -> Iterator[_Cand]:
     """Git SHAs: 7-40 lowercase hex with a digit and a letter, outside hash/digest contexts."""
+    for m in _COMMIT_OUTPUT_RE.finditer(text) if "[" in text else ():
+        yield _Cand("commit", m.start(1), m.end(1), m.group(1))
     for m in _COMMIT_RE.finditer(text):
         sha = m.group(1)
         before = _line_before(text, m.start(), 50)
@@ -987,12 +1077,21 @@ def _scan_errors(text: str) -> Iterator[_Cand]:
     ):
         yield _Cand("error", m.start(), m.end(), m.group(0))
     yield from _scan_error_codes(text, has)
-    if has("xit", "XIT", "non-zero") or _HTTP_NUM_RE.search(text):
+    if has("xit", "XIT", "non-zero", "rror code") or _HTTP_NUM_RE.search(text):
         yield from _scan_http_and_exit(text)
 
 
 def _scan_error_codes(text: str, has: Callable[..., bool]) -> Iterator[_Cand]:
     """Errno names, node/rustc/tsc/linter/Oracle codes, signals, CVEs and k8s error states."""
+    for m in _CODES_AFTER_ERROR_RE.finditer(text) if has("rror", "arning", "RROR") else ():
+        for c in re.finditer(r"[A-Z]{1,4}\d{3,5}", m.group("codes")):
+            yield _Cand("error", m.start("codes") + c.start(), m.start("codes") + c.end(), c.group(0))
+    for m in _CAUGHT_TUPLE_RE.finditer(text) if has("except", "rescue", "catch") else ():
+        for n in re.finditer(r"(?:[a-z_]\w*\.)*[A-Z]\w+", m.group("names")):
+            at = m.start("names") + n.start()
+            yield _Cand("error", at, at + len(n.group(0)), n.group(0).rsplit(".", 1)[-1])
+    for m in _CHECKER_RULE_RE.finditer(text) if "(report" in text or " - error" in text else ():
+        yield _Cand("error", m.start("rule"), m.end("rule"), m.group("rule"))
     for m in _ERRNO_RE.finditer(text) if "E" in text else ():
         code = m.group(1)
         if code in ERRNO_NAMES or code.startswith("ERR_"):
@@ -1065,10 +1164,39 @@ def _symbol_ok(name: str) -> bool:
     if re.fullmatch(r"[A-Za-z]+\d+(?:\.(?:\d+|x|X))+", core):
         return False
     parts = re.split(r"\.|::|:", core)
-    return not all(len(p) == 1 for p in parts)
+    if len(parts) >= 3 and all(len(p) == 1 for p in parts[:-1]):
+        return False  # an abbreviated logger name: `c.c.a.m.AgentManagerImpl`
+    return not all(len(p) <= (1 if len(parts) < 4 else 2) for p in parts)
 
 
 def _scan_symbols(text: str) -> Iterator[_Cand]:
+    """Code-looking names, minus those their surroundings show are not code (see ``_not_code``)."""
+    blocked = _not_code_spans(text)
+    for c in _symbol_candidates(text):
+        word = text[c.start : c.end]
+        if (c.start, c.end) in blocked or word.lower() in _KEYWORDS or len(word.strip("_()")) < 2:
+            continue
+        if _PRODUCT_AFTER_RE.match(text, c.end) and "." not in word and "_" not in word:
+            continue  # a product and its version: `AppleWebKit/537.36`, `LoopBack 4`
+        yield c
+
+
+def _not_code_spans(text: str) -> set[tuple[int, int]]:
+    """Spans of names that sit where code does not: container names heading compose log lines,
+    XML tag names, markdown emphasis underscores, locales and CPU architectures."""
+    spans: set[tuple[int, int]] = set()
+    for rx, group, needle in _NOT_CODE_RES:
+        for m in rx.finditer(text) if needle in text else ():
+            spans.add(m.span(group))
+    emphasis = " _" in text or "\n_" in text or text.startswith("_")
+    for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
+        first, last = m.group(0).split()[0], m.group(0).split()[-1]
+        spans.add((m.start(), m.start() + len(first)))
+        spans.add((m.end() - len(last.lstrip("\"'(.")), m.end()))
+    return spans
+
+
+def _symbol_candidates(text: str) -> Iterator[_Cand]:
     """Calls, dotted names, camel/snake identifiers, ``.attr`` references and kwargs."""
     has_dot = "." in text or "::" in text
     for m in _CALL_RE.finditer(text) if "(" in text else ():
@@ -1085,7 +1213,7 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start(), m.end(), _symbol_norm(name))
     for m in _LEADING_DOT_RE.finditer(text) if has_dot else ():
         dotted = "." + m.group("name")
-        if dotted not in DOTFILES and not dotted.startswith(".env"):
+        if dotted not in DOTFILES and not dotted.startswith(".env") and m.group("name") not in FILE_EXTS:
             yield _Cand("symbol", m.start("name"), m.end(), m.group("name"))
     for m in _CAMEL_RE.finditer(text):
         if _is_camel(m.group(1)):
@@ -1106,13 +1234,19 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
     for m in _BACKTICK_RE.finditer(text) if "`" in text else ():
         g = 1 if m.group(1) is not None else 2
         b = _BACKTICK_SYMBOL_RE.fullmatch(m.group(g))
-        if b and (_symbol_ok(b.group("name")) or b.group("name").isidentifier()):
+        ext = (m.group(g).startswith(".") and b is not None
+               and all(part in FILE_EXTS for part in b.group("name").split(".")))
+        if b and not ext and (_symbol_ok(b.group("name")) or b.group("name").isidentifier()):
             start = m.start(g) + b.start("name")
             yield _Cand(
                 "symbol", start, start + len(b.group("name")), _symbol_norm(b.group("name"))
             )
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
+            yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
+    for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
+                   (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
+        for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
 
 
@@ -1185,6 +1319,17 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_tool_output(text)
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
+    low = text.lower()
+    for rx, needles, gate in _PACKAGE_SHAPES:
+        for n in needles:
+            if n in low:
+                break
+        else:
+            continue
+        for m in rx.finditer(text) if gate is None or gate.search(low) else ():
+            name = m.group("name")
+            if name.lower() not in NOT_PACKAGES:
+                yield _pkg(m.start("name"), m.end(), name, text[m.end("name") : m.end()].lstrip(":@ "))
 
 
 def _scan_package_contexts(text: str) -> Iterator[_Cand]:
@@ -1346,18 +1491,125 @@ def _strip_env_prefix(cmd: str, start: int) -> tuple[str, int]:
     return cmd, start
 
 
+_CHAIN_CHARS = frozenset("&|;")
+_CHAIN_TOKEN_RE = re.compile(
+    r"\"[^\"]*\"|'[^']*'|\$\((?:[^()]|\([^()]*\))*\)|>\||(?P<sep>&&|\|\||;|\|(?!&))")
+
+
+def _split_chain(cmd: str, start: int) -> Iterator[tuple[str, int]]:
+    """The commands of a shell line: split at ``&&``, ``||``, ``;`` and ``|`` outside quotes and
+    ``$(...)``, without wrapping parentheses, ``sudo`` or leading ``NAME=value`` assignments."""
+    parts: list[tuple[int, int]] = []
+    begin = 0
+    for m in _CHAIN_TOKEN_RE.finditer(cmd) if not _CHAIN_CHARS.isdisjoint(cmd) else ():
+        if m.lastgroup == "sep":
+            parts.append((begin, m.start()))
+            begin = m.end()
+    parts.append((begin, len(cmd)))
+    for a, b in parts:
+        piece = cmd[a:b]
+        lead = len(piece) - len(piece.lstrip(" \t("))
+        piece = piece.strip(" \t(")
+        if piece.endswith(")") and piece.count(")") > piece.count("("):
+            piece = piece[:-1].rstrip()
+        if piece.startswith("sudo "):
+            piece, lead = piece[5:].lstrip(), lead + len(piece) - len(piece[5:].lstrip())
+        piece, at = _strip_env_prefix(piece, start + a + lead)
+        if piece:
+            yield piece, at
+
+
+def _chain_commands(cmd: str, start: int, *, single_ok: bool, trusted: bool = False) -> Iterator[_Cand]:
+    """Command candidates for each link of a chain; ``trusted``: the first link is one already."""
+    for i, (piece, at) in enumerate(_split_chain(cmd, start)):
+        if (trusted and i == 0) or _starts_with_executable(piece, single_ok=single_ok) or _unknown_tool(piece):
+            yield _Cand("command", at, at + len(piece), _command_norm(piece))
+
+
+def _unknown_tool(cmd: str) -> bool:
+    """A tool we do not know, run with a flag or a redirection: ``coderabbit-extract --help``."""
+    return _UNKNOWN_TOOL_RE.match(cmd) is not None
+
+
+_UNKNOWN_TOOL_RE = re.compile(r"(?:\./|/)?[a-z][\w.\-/]*[ \t]+(?:-{1,2}[a-z]|\d?>)")
+
+
+_SHELL_PREFIX_RE = re.compile(
+    r"""(?x)[ \t]*(?:
+        \d{1,2}\.[ \t]+                                  # a numbered step: "2. cd laravel"
+      | >[ \t]+                                          # npm's echo of a script: "> webpack -p"
+      | [\w.\-]+@[\w.\-]+:[^\s$#]*[$\#][ \t]+             # user@host:~/dir$
+      | [A-Za-z]:\\[^>\n]*>                               # C:\dir>
+      | ➜[ \t]+\S+(?:[ \t]+git:\([^)\n]*\))?(?:[ \t]+✗)?[ \t]+  # zsh's arrow prompt
+    )?"""
+)
+_SHELL_START = frozenset("./(")
+_PROSE_WORDS = _words(
+    """the a an is are was were to of for with this that it you we i be have has should will can
+    not if when but so then please also"""
+)
+
+
+def _scan_shell_lines(text: str) -> Iterator[_Cand]:
+    """A line that is nothing but a command (chain): what a terminal or a Bash tool call shows."""
+    pos = 0
+    for line in text.split("\n"):
+        line_start, pos = pos, pos + len(line) + 1
+        head_char = line.lstrip()[:1]
+        if not head_char or head_char.isupper() and line.lstrip()[1:2] != ":" or len(line) > 400:
+            continue  # prose starts with a capital; a drive prompt (C:\\) does too
+        prefix = _SHELL_PREFIX_RE.match(line)
+        at = line_start + (prefix.end() if prefix else 0)
+        cmd = line[at - line_start :].rstrip()
+        first = cmd.split(None, 1)[0] if cmd else ""
+        if first not in EXECUTABLES and first[:1] not in _SHELL_START and not _unknown_tool(cmd):
+            continue
+        if cmd.startswith("(") and cmd.endswith(")"):
+            cmd, at = cmd[1:-1], at + 1
+        words = re.sub(r"\"[^\"]*\"|'[^']*'", " ", cmd).split()
+        if not words or len(cmd) > 400 or cmd.endswith((":", ",")):
+            continue
+        if not (_PROSE_WORDS | _STOP_WORDS).isdisjoint(w.lower() for w in words):
+            continue
+        first = words[0]
+        head = next(_split_chain(cmd, 0), ("", 0))[0].split()
+        if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS
+                               or re.fullmatch(r"v?\d+(?:\.\d+)+", words[1])):
+            continue  # `npm ERR! code E404` is the tool's log, `cargo 1.32.0 (...)` its version
+        if len(words) > 2 and words[-2].startswith("-") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):
+            continue  # a verb after the flags: `cargo build --release fails` is a sentence
+        if first in _ENGLISH_EXECUTABLES and not _english_command(head):
+            continue
+        known = first in EXECUTABLES or re.fullmatch(r"\.{0,2}/[\w.\-/]+", first) is not None
+        if known or _unknown_tool(cmd):
+            yield from _chain_commands(cmd, at, single_ok=True, trusted=True)
+
+
+def _english_command(words: list[str]) -> bool:
+    """An executable that is also an English word starts a command only with command-like args."""
+    if len(words) < 2:
+        return False
+    if words[0] == "cd":
+        return len(words) == 2
+    if words[0] == "which":
+        return words[1] in EXECUTABLES
+    return (words[1] in SUBCOMMANDS.get(words[0], ()) or _arg_like(words[1]) or "-" in words[1]
+            or words[1] == ".")
+
+
 def _scan_marked_commands(text: str) -> Iterator[_Cand]:
     """Commands on prompt lines, Docker RUN lines, in backticks and in quoted ``sh -c`` strings."""
     for rx in (_PROMPT_RE, _RUN_RE):
         for m in rx.finditer(text):
-            cmd, start = _strip_env_prefix(m.group(1), m.start(1))
-            yield _Cand("command", start, start + len(cmd), _command_norm(cmd))
+            for piece, at in _split_chain(m.group(1), m.start(1)):
+                yield _Cand("command", at, at + len(piece), _command_norm(piece))
     for m in _BACKTICK_RE.finditer(text):
         g = 1 if m.group(1) is not None else 2
         raw = m.group(g)
-        cmd, start = _strip_env_prefix(raw.strip(), m.start(g) + len(raw) - len(raw.lstrip()))
-        if _starts_with_executable(cmd, single_ok=True):
-            yield _Cand("command", start, start + len(cmd), _command_norm(cmd))
+        cmd, start = raw.strip(), m.start(g) + len(raw) - len(raw.lstrip())
+        head, _ = _strip_env_prefix(cmd.removeprefix("sudo "), start)
+        if _starts_with_executable(head, single_ok=True):
+            yield from _chain_commands(cmd, start, single_ok=True)
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]
@@ -1401,7 +1653,11 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
         if exe in SUBCOMMANDS:
             if not args or args[0][0] not in SUBCOMMANDS[exe]:
                 continue
-            takes_names = args[0][0] in (
+            j = 1
+            while (j + 1 < len(args) and re.fullmatch(r"[a-z][a-z\-]*", args[j][0])
+                   and args[j][0] not in _STOP_WORDS and args[j + 1][0].startswith("-")):
+                j += 1  # a sub-subcommand before its flags: `npm audit fix --force`
+            takes_names = args[j - 1][0] in (
                 "install",
                 "add",
                 "i",
@@ -1411,7 +1667,6 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
                 "uninstall",
                 "exec",
             )
-            j = 1
         else:
             takes_names = False
         end_i = _consume_args(args, j, takes_names)
@@ -1467,15 +1722,16 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
 
 
 _INSTALL_RE = re.compile(
-    r"\b(?:pip3?|pipx|uv pip|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|conda|"
-    r"mamba)[ \t]+(?:install|add|i)\b"
+    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|"
+    r"conda|mamba)[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
+    r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
 )
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
 
 
 def _scan_install_args(text: str) -> Iterator[_Cand]:
     """Package names given as arguments to install/add commands."""
-    for m in _INSTALL_RE.finditer(text) if ("install" in text or "add" in text) else ():
+    for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove") else ():
         yield from _install_names(text, m.end())
 
 
@@ -1487,15 +1743,14 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         start = pos + t.start(1)
         if word in ("&&", "||", ";", "|") or word.startswith("#"):
             break
-        if skip_next:
-            skip_next = False
-            continue
-        if word.startswith("-"):
-            skip_next = word in _VALUE_FLAGS and "=" not in word
+        closing = word[-1] in "\"'`" and word[0] not in "\"'`"
+        if skip_next or word.startswith("-"):
+            skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
+            if closing:
+                break
             continue
         if word.lower() in _STOP_WORDS:
             break
-        closing = word[-1] in "\"'`" and word[0] not in "\"'`"
         bare = word.strip("\"'`,;.)")
         if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^][^\s]*)?", bare):
             if bare:
@@ -1505,7 +1760,10 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
             re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", bare)
             or "/" in bare
             and not bare.startswith("@")
+            and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", bare)
         ):
+            if closing:
+                break
             continue
         name = re.split(r"[<>=!~]|(?<=.)@", bare, maxsplit=1)[0]
         if name.lower() in NOT_PACKAGES:
@@ -1561,10 +1819,11 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
     files = [c for c in cands if c.kind == "file"]
     urls = [u for u in urls if not (u.weak and any(_overlaps(u, o) for o in strong_pkgs + files))]
     atoms: list[_Cand] = []
+    not_symbols = {(k.start, k.end) for k in commands} | {s for k in commands if (s := _task_span(k, text))}
     for c in cands:
         if c.kind in ("command", "url"):
             continue
-        if c.kind == "symbol" and any(c.start == k.start and c.end == k.end for k in commands):
+        if c.kind == "symbol" and (c.start, c.end) in not_symbols:
             continue
         if c.kind == "package" and any(c.start == k.start for k in commands):
             continue
@@ -1581,6 +1840,12 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
             continue
         kept.append(c)
     return sorted(kept + urls + commands, key=lambda c: (c.start, c.end))
+
+
+def _task_span(command: _Cand, text: str) -> tuple[int, int] | None:
+    """The span of the task a task runner runs (``mix ecto.create``): a name, not code."""
+    m = _RUNNER_TASK_RE.match(text, command.start, command.end)
+    return (m.start(2), m.end(2)) if m and m.group(1) in _TASK_RUNNERS else None
 
 
 def _conflict(c: _Cand, k: _Cand) -> bool:
@@ -1614,6 +1879,7 @@ def _dedupe_same_kind(cands: list[_Cand]) -> list[_Cand]:
 # ---------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
 def _lemma(word: str) -> str:
     """A cheap lowercase singular form."""
     w = word.lower()
@@ -1636,15 +1902,16 @@ def _concepts(doc: Any, text: str, taken: list[tuple[int, int]]) -> Iterator[_Ca
 
     run: list[tuple[int, int]] = []
     for idx, alpha, stop, length in doc.to_array([IDX, IS_ALPHA, IS_STOP, LENGTH]).tolist():
-        ok = alpha and not stop and 1 < length <= MAX_WORD_CHARS and not covered[idx]
+        ok = (alpha and not stop and 1 < length <= MAX_WORD_CHARS and not covered[idx]
+              and _content_word(text[idx : idx + length]))
         if ok and run and idx == run[-1][1] + 1 and len(run) < 3:
             run.append((idx, idx + length))
             continue
         if run:
-            yield _concept(text, run)
+            yield from _concept(text, run)
         run = [(idx, idx + length)] if ok else []
     if run:
-        yield _concept(text, run)
+        yield from _concept(text, run)
 
 
 def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
@@ -1658,15 +1925,16 @@ def _regex_concepts(text: str, taken: list[tuple[int, int]]) -> Iterator[_Cand]:
     run: list[tuple[int, int]] = []
     for m in _ALPHA_WORD_RE.finditer(text):
         s, e = m.span()
-        ok = 1 < e - s <= MAX_WORD_CHARS and not covered[s] and m.group(0).lower() not in STOP_WORDS
+        ok = (1 < e - s <= MAX_WORD_CHARS and not covered[s]
+              and m.group(0).lower() not in STOP_WORDS and _content_word(m.group(0)))
         if ok and run and s == run[-1][1] + 1 and len(run) < 3:
             run.append((s, e))
             continue
         if run:
-            yield _concept(text, run)
+            yield from _concept(text, run)
         run = [(s, e)] if ok else []
     if run:
-        yield _concept(text, run)
+        yield from _concept(text, run)
 
 
 def _noun_chunk_concepts(doc: Any, covered: bytearray) -> Iterator[_Cand]:
@@ -1675,16 +1943,28 @@ def _noun_chunk_concepts(doc: Any, covered: bytearray) -> Iterator[_Cand]:
         toks = [
             (t.idx, t.idx + len(t))
             for t in chunk
-            if not t.is_stop and t.is_alpha and not covered[t.idx]
+            if not t.is_stop and t.is_alpha and not covered[t.idx] and _content_word(t.text)
         ]
         if toks and len(toks) <= 3:
-            yield _concept(doc.text, toks)
+            yield from _concept(doc.text, toks)
 
 
-def _concept(text: str, toks: list[tuple[int, int]]) -> _Cand:
-    """A concept candidate spanning the given token offsets."""
-    words = " ".join(_lemma(text[s:e]) for s, e in toks)
-    return _Cand("concept", toks[0][0], toks[-1][1], words)
+def _concept(text: str, toks: list[tuple[int, int]]) -> Iterator[_Cand]:
+    """A concept candidate for a run of content words (a lone word needs four letters)."""
+    if len(toks) > 1 or toks[0][1] - toks[0][0] > 3:
+        words = " ".join(_lemma(text[s:e]) for s, e in toks)
+        yield _Cand("concept", toks[0][0], toks[-1][1], words)
+
+
+@lru_cache(maxsize=65536)
+def _content_word(word: str) -> bool:
+    """A word that can be part of a concept: not a verb form, not a generic or filler word; such
+    words split runs, so a concept never starts, ends or pivots on one."""
+    low = word.lower()
+    lemma = _lemma(word)
+    if len(lemma) < 3 or lemma in _VERBS or lemma in _GENERIC_WORDS or low in _VERBS:
+        return False
+    return not (len(word) > 4 and low.endswith("ed"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1789,6 +2069,7 @@ _SCANNERS: tuple[Callable[[str], Iterable[_Cand]], ...] = (
     _scan_envvars,
     _scan_packages,
     _scan_marked_commands,
+    _scan_shell_lines,
     _scan_prose_commands,
     _scan_install_args,
 )

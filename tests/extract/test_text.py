@@ -132,7 +132,7 @@ POSITIVES = [
     ("never commit .env", "file", ".env", ".env"),
     ("bump it in package.json", "file", "package.json", "package.json"),
     ("update README.md please", "file", "README.md", "README.md"),
-    ("fails at tests/test_x.py:42 now", "file", "tests/test_x.py:42", "tests/test_x.py"),
+    ("fails at tests/test_x.py:42 now", "file", "tests/test_x.py", "tests/test_x.py"),
     ("open /etc/hosts", "file", "/etc/hosts", "/etc/hosts"),
     ("logs in ~/.cache/app/", "file", "~/.cache/app/", "~/.cache/app"),
     (r"see C:\Users\dev\app.py", "file", r"C:\Users\dev\app.py", "C:/Users/dev/app.py"),

@@ -1,0 +1,108 @@
+"""The extraction rules of issue #18, each on a line of the fresh set's dev half, by its id
+(bench/data/extraction-fresh/dev.jsonl; the held-out half is never used in tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphmem.extract.text import extract
+
+DEV = Path(__file__).resolve().parents[2] / "bench" / "data" / "extraction-fresh" / "dev.jsonl"
+LINES = {r["id"]: r["text"] for r in map(json.loads, DEV.read_text(encoding="utf-8").splitlines())}
+
+
+def found(line_id: str, kind: str) -> list[str]:
+    return [m.text for m in extract(LINES[line_id], concepts=False) if m.kind == kind]
+
+
+# (dev line, kind, every surface of that kind the line must give, in order)
+FINDS = [
+    # A file's :line:col is the mention's location, not part of the file.
+    ("x070", "file", ["test/test_combined_transcript_link.py"]),
+    ("x082", "file", ["vercel.json", "vercel.json"]),
+    # host:port after Java's '/' and before ': message'; no trailing sentence dot.
+    ("x183", "url", ["192.168.56.85:8250", "192.168.56.85:34012"]),
+    ("x001", "url", ["127.0.0.1:12345/dolphinscheduler"]),
+    # Chains split into commands; a command keeps its subcommand words.
+    ("x118", "command", ["uv tool uninstall coderabbit-review-extractor", "uv cache clean",
+                         "uv tool install ."]),
+    ("x041", "command", ["which node", 'echo "Node: $(node --version)"', 'echo "Node not found"']),
+    ("x276", "command", ["source .venv/bin/activate", "ruff check deep_manifest/"]),
+    ("x265", "command", ["npm audit fix --force"]),
+    # A line that is nothing but a command, after a list number, '> ' or a prompt.
+    ("x221", "command", ["sleep 2"]),
+    ("x068", "command", ["make db-update"]),
+    ("x032", "command", ["cd laravel"]),
+    ("x106", "command", ["webpack -p"]),
+    ("x191", "command", ["mix ecto.create"]),
+    # Code-like names the old rules missed.
+    ("x256", "symbol", ["version", "NilClass"]),
+    ("x081", "symbol", ["Ecto.Adapter.json_library/0"]),
+    ("x016", "error", ["reportUnknownVariableType"]),
+    # Packages by shape and by the verbs of other package managers.
+    ("x145", "package", ["@loopback/core", "@loopback/authentication"]),
+    ("x087", "package", ["org.springframework.boot:spring-boot-maven-plugin:2.1.0.RELEASE"]),
+    ("x047", "package", ["Spring-boot"]),
+    ("x058", "package", ["PHPUnit"]),
+    ("x064", "package", ["cloudstack-agent"]),
+    ("x033", "package", ["fun_with_flags"]),
+    ("x000", "package", ["coderabbit-review-extractor"]),
+    ("x002", "package", ["php-school/learn-you-php"]),
+    # Error codes after error/warning, caught tuples, 'error code N'.
+    ("x004", "error", ["CS0246"]),
+    ("x155", "error", ["E0503", "E0592"]),
+    ("x072", "error", ["OSError", "zipfile.BadZipFile"]),
+    ("x161", "error", ["error code 255"]),
+    # git commit's own output.
+    ("x192", "commit", ["2564804"]),
+]
+
+# (dev line, kind, a surface no mention of that kind may start with)
+REFUSES = [
+    # Dates and IPs are never files or urls.
+    ("x142", "file", "22/Mar/2023"),
+    ("x142", "url", "192.168.219.252"),
+    ("x253", "url", "127.0.0.1"),
+    # Products, vendors, containers, log fields, tags and markup are not symbols.
+    ("x142", "symbol", "AppleWebKit"),
+    ("x162", "symbol", "UptimeRobot"),
+    ("x179", "symbol", "uWSGI"),
+    ("x029", "symbol", "c.c.a.d.ParamGenericValidationWorker"),
+    ("x240", "symbol", "api_1"),
+    ("x144", "symbol", "postgresql_database"),
+    ("x144", "symbol", "en_US.utf8"),
+    ("x090", "symbol", "tool_use_error"),
+    ("x152", "symbol", "_This"),
+    ("x028", "symbol", "_update"),
+    ("x028", "symbol", "block_"),
+    ("x035", "symbol", "async"),
+    ("x020", "symbol", "v"),
+    ("x113", "symbol", "tar"),
+    ("x113", "file", ".tar.gz"),
+    # A task run by a task runner is not a symbol.
+    ("x191", "symbol", "ecto.create"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "surfaces"), FINDS)
+def test_rule_finds(line: str, kind: str, surfaces: list[str]) -> None:
+    assert found(line, kind) == surfaces, LINES[line]
+
+
+@pytest.mark.parametrize(("line", "kind", "surface"), REFUSES)
+def test_rule_refuses(line: str, kind: str, surface: str) -> None:
+    assert not [f for f in found(line, kind) if f.startswith(surface)], LINES[line]
+
+
+def test_a_line_is_a_command_but_a_version_line_is_not() -> None:
+    assert found("x221", "command") == ["sleep 2"]
+    assert found("x190", "command") == []  # cargo 1.32.0 (8610973aa 2019-01-02)
+
+
+def test_location_stays_on_the_mention() -> None:
+    [f] = [m for m in extract(LINES["x070"]) if m.kind == "file"]
+    assert (f.text, f.norm, f.detail) == ("test/test_combined_transcript_link.py",
+                                          "test/test_combined_transcript_link.py", "59")
