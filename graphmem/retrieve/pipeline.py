@@ -11,7 +11,7 @@ session) and a recency multiplier measured from the query's as-of time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,9 +28,11 @@ Ranked = list[tuple[str, float]]
 def candidates(store: Store, weights: RetrievalWeights,
                embed: Callable[[list[str]], Any] | None, query: str, files: Sequence[str],
                symbols: Sequence[str], k: int, flt: ItemFilter,
-               channels_on: Sequence[str] | None = None
+               channels_on: Sequence[str] | None = None,
+               context_weights: Mapping[str, float] | None = None
                ) -> tuple[Ranked, dict[str, dict[str, int]], dict[str, list[str]]]:
-    """Fused (item id, score) best first, each item's rank per channel, and reasons."""
+    """Fused (item id, score) best first, each item's rank per channel, and reasons.
+    `context_weights`: a share per file or symbol of the context (live context)."""
     from graphmem.extract import text
 
     on = set(channels_on or fusion.CHANNELS)
@@ -44,7 +46,8 @@ def candidates(store: Store, weights: RetrievalWeights,
     why: dict[str, list[str]] = {}
     if on & {"entity", "graph"}:
         entities = channels.query_entities(store, mentions, files, symbols,
-                                           hops=1 if "graph" in on else 0, query=query)
+                                           hops=1 if "graph" in on else 0, query=query,
+                                           context_weights=context_weights)
         total = _visible_total(store, flt) if entities.direct and weights.entity_idf else 0
         if "entity" in on:
             results["entity"], entity_why = channels.entity_channel(

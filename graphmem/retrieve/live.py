@@ -1,0 +1,371 @@
+"""The live context of a search from an agent: the files and functions its session read and
+edited (its spooled tool events) and the work tree's uncommitted changes, weighted by recency.
+
+Edited spans are found in the file as it is now (an Edit's new text, an apply_patch hunk's new
+side, a diff hunk's new lines) and mapped to the innermost functions around them by the code
+parser. `derive` turns what was touched into weighted context; `session_touches` and
+`WorkTreeDiff` read the two sources.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphmem import git
+from graphmem.capture.compress import EDIT_TOOLS
+from graphmem.capture.event import HookEvent
+from graphmem.extract import code
+from graphmem.staleness.gitimport import parse_patches
+
+READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
+# How much one touch says about what the agent is working on, by what it did.
+ACTION_WEIGHT = {"edit": 1.0, "diff": 0.8, "read": 0.5}
+RECENCY_DECAY = 0.85  # per step back in the order in which files were last touched
+WEIGHT_FLOOR = 0.2
+MAX_FILES = 8
+MAX_SYMBOLS = 12
+SPOOL_TAIL_BYTES = 2 << 20  # a session's recent events; older ones say less about now
+MAX_FILE_BYTES = 2 << 20
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$")
+
+
+@dataclass(frozen=True)
+class Touch:
+    """One file the agent worked on: what it did, when, and the line spans it changed."""
+
+    path: str
+    action: str  # edit | diff | read
+    at: float
+    spans: tuple[tuple[int, int], ...] = ()
+    symbols: tuple[str, ...] = ()  # functions already known (a commit's, in the benchmarks)
+
+
+@dataclass(frozen=True)
+class ContextEntry:
+    """A file or function in the live context, its weight and where it came from."""
+
+    kind: str  # file | symbol
+    name: str
+    weight: float
+    source: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "name": self.name, "weight": round(self.weight, 3),
+                "source": self.source}
+
+
+# ----- deriving context ---------------------------------------------------------------------
+def derive(touches: Iterable[Touch], symbols_at: Callable[[str, Sequence[tuple[int, int]]],
+                                                          list[str]]) -> list[ContextEntry]:
+    """Weighted files and functions from what the agent touched, the latest first.
+
+    A file's weight is its strongest action's (edit > uncommitted diff > read) times
+    RECENCY_DECAY per file touched after it; a function has the weight of the file it is in.
+    `symbols_at(path, spans)` names the functions around changed lines."""
+    latest: dict[str, list[Touch]] = {}
+    for touch in sorted(touches, key=lambda t: -t.at):
+        latest.setdefault(touch.path, []).append(touch)
+    files: list[ContextEntry] = []
+    symbols: dict[str, ContextEntry] = {}
+    for position, (path, seen) in enumerate(latest.items()):
+        if len(files) >= MAX_FILES:
+            break
+        strongest = max(seen, key=lambda t: ACTION_WEIGHT[t.action])
+        weight = max(WEIGHT_FLOOR, ACTION_WEIGHT[strongest.action] * RECENCY_DECAY ** position)
+        files.append(ContextEntry("file", path, weight, _source(seen, position)))
+        for touch in seen:
+            found = list(touch.symbols) or (symbols_at(path, touch.spans) if touch.spans else [])
+            for name in found:
+                if name not in symbols:
+                    symbols[name] = ContextEntry("symbol", name, weight,
+                                                 f"{_ACTION_NAMES[touch.action]} ({path})")
+    ranked = sorted(symbols.values(), key=lambda e: -e.weight)[:MAX_SYMBOLS]
+    return files + ranked
+
+
+_ACTION_NAMES = {"edit": "edited in this session", "diff": "uncommitted change",
+                 "read": "read in this session"}
+
+
+def _source(seen: Sequence[Touch], position: int) -> str:
+    actions = sorted({_ACTION_NAMES[t.action] for t in seen})
+    return f"{', '.join(actions)}; {'latest' if position == 0 else f'{position + 1}th latest'} file"
+
+
+class SymbolMap:
+    """Functions around changed lines of files as they are on disk now (parsed once per
+    version: a file is parsed again only when its size or mtime changes)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._parsed: dict[str, tuple[tuple[int, int], code.CodeFile | None]] = {}
+        self._lock = threading.Lock()
+
+    def file(self, path: str) -> code.CodeFile | None:
+        full = self.root / path
+        try:
+            stat = full.stat()
+        except OSError:
+            return None
+        key = (stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            cached = self._parsed.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        parsed = None
+        if stat.st_size <= MAX_FILE_BYTES and Path(path).suffix.lower() in code.LANGUAGES:
+            try:
+                parsed = code.parse_source(path, full.read_bytes())
+            except OSError:
+                parsed = None
+        with self._lock:
+            self._parsed[path] = (key, parsed)
+        return parsed
+
+    def text(self, path: str) -> str | None:
+        try:
+            if (self.root / path).stat().st_size > MAX_FILE_BYTES:
+                return None
+            return (self.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def symbols_at(self, path: str, spans: Sequence[tuple[int, int]]) -> list[str]:
+        parsed = self.file(path)
+        if parsed is None:
+            return []
+        found: dict[str, None] = {}
+        for start, end in spans:
+            found.update((s.qualname, None) for s in code.symbols_touching(parsed, start, end))
+        return list(found)
+
+
+# ----- the session's tool events ------------------------------------------------------------
+def session_events(spool_dir: Path, session_id: str,
+                   tail_bytes: int = SPOOL_TAIL_BYTES) -> list[HookEvent]:
+    """The session's file tool events among the spool's latest `tail_bytes`, oldest first."""
+    needle = json.dumps(session_id).encode()
+    found: list[HookEvent] = []
+    for name in ("events.1.jsonl", "events.jsonl"):
+        budget = tail_bytes if name == "events.jsonl" else tail_bytes // 2
+        for raw in _tail_lines(spool_dir / name, budget):
+            if needle not in raw or b'"post-tool"' not in raw:
+                continue
+            try:
+                event = HookEvent.from_dict(json.loads(raw))
+            except (ValueError, TypeError):
+                continue
+            if event.session_id == session_id and event.tool in EDIT_TOOLS | READ_TOOLS:
+                found.append(event)
+    return found
+
+
+def latest_session(spool_dir: Path, checkout: str | None,
+                   tail_bytes: int = SPOOL_TAIL_BYTES) -> str:
+    """The session of the newest spooled event from this checkout ("" if none)."""
+    for raw in reversed(_tail_lines(spool_dir / "events.jsonl", tail_bytes)):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        where = (data.get("extra") or {}).get("work_tree") or data.get("project") or ""
+        cwd = data.get("cwd") or ""
+        if data.get("session_id") and (checkout is None or checkout in (where, cwd)
+                                       or cwd.startswith(checkout.rstrip("/") + "/")):
+            return str(data["session_id"])
+    return ""
+
+
+def _tail_lines(path: Path, budget: int) -> list[bytes]:
+    """Complete lines of the file's last `budget` bytes."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - budget)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # cut in the middle of a line
+    return [line for line in lines[:-1] if line.strip()]
+
+
+def touches_of(events: Sequence[HookEvent], root: Path, files: SymbolMap) -> list[Touch]:
+    """What each event touched, as paths relative to `root` with the spans it changed."""
+    out: list[Touch] = []
+    for event in events:
+        if event.is_error:
+            continue
+        if event.tool == "apply_patch":
+            for path, blocks in _patch_blocks(event.text).items():
+                rel = _relative(path, root, event.cwd)
+                if rel is not None:
+                    out.append(Touch(rel, "edit", event.ts, _spans(files.text(rel), blocks)))
+            continue
+        action = "edit" if event.tool in EDIT_TOOLS else "read"
+        for path in event.files:
+            rel = _relative(str(path), root, event.cwd)
+            if rel is None:
+                continue
+            spans: tuple[tuple[int, int], ...] = ()
+            if action == "edit":
+                spans = _spans(files.text(rel), [_new_side(event.text)])
+            out.append(Touch(rel, action, event.ts, spans))
+    return out
+
+
+def _relative(path: str, root: Path, cwd: str) -> str | None:
+    """`path` relative to the checkout root, or None when it lies outside it."""
+    full = Path(path) if os.path.isabs(path) else Path(cwd or root) / path
+    try:
+        return full.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _new_side(diff_text: str) -> str:
+    """The new text of an Edit as the spool keeps it ("-old" / "+new" lines)."""
+    return "\n".join(line[1:] for line in diff_text.splitlines() if line.startswith("+"))
+
+
+def _patch_blocks(patch: str) -> dict[str, list[str]]:
+    """apply_patch text → {path: the new side of each hunk (context and added lines)}."""
+    out: dict[str, list[str]] = {}
+    path: str | None = None
+    block: list[str] = []
+
+    def close() -> None:
+        if path is not None and any(line.strip() for line in block):
+            out.setdefault(path, []).append("\n".join(block))
+        block.clear()
+    for line in patch.splitlines():
+        match = _PATCH_FILE.match(line)
+        if match or line.startswith("***"):
+            close()
+            path = match.group(1).strip() if match else None
+        elif line.startswith("@@"):
+            close()
+        elif path is not None and line[:1] in ("+", " "):
+            block.append(line[1:])
+    close()
+    return out
+
+
+def _spans(text: str | None, blocks: Iterable[str]) -> tuple[tuple[int, int], ...]:
+    """Line spans (1-based, inclusive) where each block of new text now stands in `text`."""
+    if not text:
+        return ()
+    spans = []
+    for block in blocks:
+        block = block.strip("\n")
+        at = text.find(block) if block.strip() else -1
+        if at >= 0:
+            first = text.count("\n", 0, at) + 1
+            spans.append((first, first + block.count("\n")))
+    return tuple(spans)
+
+
+# ----- the work tree's uncommitted changes --------------------------------------------------
+class WorkTreeDiff:
+    """Changed line spans of the work tree against HEAD, by path.
+
+    `git diff` costs tens of milliseconds, too much for every prompt: the answer is kept until
+    HEAD, the index or one of the changed files (or a file the session touched) changes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._key: tuple[object, ...] | None = None
+        self._spans: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._lock = threading.Lock()
+        self.runs = 0  # git diffs run (what the cache saves is measured in bench_hooks)
+
+    def spans(self, also_watch: Iterable[str] = ()) -> dict[str, tuple[tuple[int, int], ...]]:
+        with self._lock:
+            key = self._state([*self._spans, *also_watch])
+            if key != self._key:
+                self._spans = self._read()
+                self._key = self._state([*self._spans, *also_watch])
+                self.runs += 1
+            return self._spans
+
+    def _state(self, paths: Iterable[str]) -> tuple[object, ...]:
+        stamps: list[object] = [git.head_commit(self.root), _mtime(_index_path(self.root))]
+        stamps += sorted((p, _mtime(self.root / p)) for p in set(paths))
+        return tuple(stamps)
+
+    def _read(self) -> dict[str, tuple[tuple[int, int], ...]]:
+        try:
+            done = git.run(["diff", "HEAD", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
+                            "--src-prefix=a/", "--dst-prefix=b/"], self.root, parse=True)
+        except git.GitUnavailable:
+            return {}
+        if done.returncode != 0:
+            return {}
+        diffs = dict(parse_patches(b"\x01" + git.ZERO.encode() + b"\n" + done.stdout))
+        hunks = diffs[git.ZERO].hunks if git.ZERO in diffs else {}
+        return {path: tuple((c, c + d - 1) if d else (c, c) for _, _, c, d in found)
+                for path, found in hunks.items()}
+
+
+def _index_path(root: Path) -> Path:
+    dot_git = root / ".git"
+    if dot_git.is_file():  # a linked worktree: "gitdir: <path>"
+        text = dot_git.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            return Path(text[7:].strip()) / "index"
+    return dot_git / "index"
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+# ----- one checkout's live context ----------------------------------------------------------
+class LiveContext:
+    """The live context of searches from one checkout (parsed files and the diff cached)."""
+
+    def __init__(self, root: Path, spool_dir: Path) -> None:
+        self.root = root
+        self.spool_dir = spool_dir
+        self.files = SymbolMap(root)
+        self.diff = WorkTreeDiff(root)
+
+    def entries(self, session_id: str = "") -> list[ContextEntry]:
+        """The session's touches and the uncommitted changes, as weighted context. A session
+        with no file events here (an MCP server may know none, or an id from before a /clear)
+        gives way to the latest session of this checkout."""
+        events = session_events(self.spool_dir, session_id) if session_id else []
+        if not events:
+            latest = latest_session(self.spool_dir, str(self.root))
+            events = session_events(self.spool_dir, latest) if latest else []
+        touches = touches_of(events, self.root, self.files)
+        if (self.root / ".git").exists():
+            changed = self.diff.spans(t.path for t in touches)
+            touches += [Touch(path, "diff", _mtime(self.root / path) / 1e9, spans)
+                        for path, spans in changed.items()]
+        return derive(touches, self.files.symbols_at)
+
+
+_LIVE: dict[tuple[str, str], LiveContext] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def for_checkout(root: Path, spool_dir: Path) -> LiveContext:
+    """The cached live context of a checkout (one per checkout and store, per process)."""
+    key = (str(root), str(spool_dir))
+    with _LIVE_LOCK:
+        found = _LIVE.get(key)
+        if found is None:
+            found = _LIVE[key] = LiveContext(root, spool_dir)
+        return found
