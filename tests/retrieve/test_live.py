@@ -31,6 +31,10 @@ def merge_settings(request_setting, session_setting):
     merged.update(request_setting)
     return merged
 '''
+REDIRECTS_LOOP = ("resolve_redirects() can loop forever: a redirect that points back at the same "
+                  "URL is followed again and again; count the hops and stop at the limit")
+SETTINGS_LOOP = ("merge_settings() can loop forever: a settings mapping that refers to itself is "
+                 "walked again and again; copy it before the loop")
 HOP_CHECK = "        if seen > limit:\n            raise TooManyRedirects(seen)\n"
 
 
@@ -135,10 +139,8 @@ def test_a_session_without_file_events_gives_way_to_the_latest_of_the_checkout(
 def test_search_explains_where_each_context_entity_came_from(
         memory: Memory, code_repo: Path) -> None:
     memory.index_code()
-    redirects = memory.add("resolve_redirects() can loop forever on a redirect to itself",
-                           kind="pitfall", session_id="a")
-    memory.add("merge_settings() can loop forever on a mapping that holds itself",
-               kind="pitfall", session_id="b")
+    redirects = memory.add(REDIRECTS_LOOP, kind="pitfall", session_id="a")
+    memory.add(SETTINGS_LOOP, kind="pitfall", session_id="b")
     text = edit_redirects(code_repo)
     Spool(memory.dir / "spool").append(tool(code_repo, "Edit", SESSIONS, text))
     result = memory.search("why does this loop forever?", live=True, session_id="s-1",
