@@ -34,7 +34,8 @@ from graphmem import evaluate as ev
 from graphmem.config import Config, RetrievalWeights
 from graphmem.store import ops
 
-DATASETS = {"locomo-dev": ("none",), "repohist-requests": ("none", "files", "files+functions")}
+HISTORY_CONTEXTS = ("none", "files", "files+functions", "live")
+DATASETS = {"locomo-dev": ("none",), "repohist-requests": HISTORY_CONTEXTS}
 PUBLISHED = [("locomo-dev", "DRAGON (paper, 10 convs)", "none", 56.7, 66.2, None, None)]
 TARGETS = [("locomo-dev", "target: > DRAGON, no LLM", "none", 56.7, 66.2, None, None),
            ("repohist-requests", "target", "files", None, None, 0.90, 0.70),
@@ -67,7 +68,8 @@ def _stemmer() -> tuple[Any, str]:
 
 def bm25_run(items: Sequence[dict], queries: Sequence[dict], context: str = "none"
              ) -> tuple[dict[str, list[str]], str]:
-    """bm25s per scope; with context 'files', items sharing a query file come first."""
+    """bm25s per scope; with context 'files', items sharing a query file come first (each item's
+    files as named today, `files_canonical`, when it has them: what graphmem links to too)."""
     import bm25s
 
     stemmer, label = _stemmer()
@@ -96,23 +98,62 @@ def bm25_run(items: Sequence[dict], queries: Sequence[dict], context: str = "non
         for n, row in enumerate(rows):
             if as_of is not None and (times[n] is None or times[n] >= as_of):
                 continue
-            same_file = bool(files & set(row.get("files") or []))
+            same_file = bool(files & set(row.get("files_canonical") or row.get("files") or []))
             keyed.append((not same_file, -scores[n], n))
         run[query["qid"]] = [rows[n]["id"] for _, _, n in sorted(keyed)[:100]]
     return run, label
 
 
 # ----- quality -----------------------------------------------------------------------------------
-def quality(data: Path, ablations: bool, server_url: str | None = None
+def live_context(query: dict) -> tuple[list[str], list[str], dict[str, float]]:
+    """A history query's context as the live derivation makes it (retrieve/live.py `derive`,
+    the code the prompt hook and memory_search run): the commit's files as if read, then each
+    edited, its diff's functions (the dataset's `functions`) as the edits' spans mapped."""
+    from graphmem.retrieve import live
+
+    files = [str(f) for f in query.get("files") or []]
+    functions = [str(f) for f in query.get("functions") or []]
+    touches = [live.Touch(f, "read", float(n)) for n, f in enumerate(files)]
+    touches += [live.Touch(f, "edit", float(len(files) + n),
+                           symbols=tuple(q for q in functions if q.startswith(f + "::")))
+                for n, f in enumerate(files)]
+    entries = live.derive(touches, lambda path, spans: [])
+    return ([e.name for e in entries if e.kind == "file"],
+            [e.name for e in entries if e.kind == "symbol"], {e.name: e.weight for e in entries})
+
+
+def rank_live(memory: Any, queries: Sequence[dict], k: int = 100) -> dict[str, list[str]]:
+    run = {}
+    for query in queries:
+        files, symbols, weights = live_context(query)
+        as_of = query.get("as_of_unix")
+        run[query["qid"]] = memory.rank(query["text"], files=files, symbols=symbols, k=k,
+                                        as_of=float(as_of) if as_of is not None else None,
+                                        project=str(query["scope"]), context_weights=weights)
+    return run
+
+
+def rank(memory: Any, queries: Sequence[dict], context: str) -> dict[str, list[str]]:
+    if context == "live":
+        return rank_live(memory, queries)
+    return ev.rank_queries(memory, queries, context=context)
+
+
+def quality(data: Path, ablations: bool, server_url: str | None = None,
+            histories: Sequence[Path] = (), only: Sequence[str] = ()
             ) -> tuple[list[Row], list[str]]:
     """With `server_url`, graphmem runs a second time on each dataset with its store on that
-    PostgreSQL server (a fresh database per dataset), printed beside the embedded store."""
+    PostgreSQL server (a fresh database per dataset), printed beside the embedded store.
+    `histories`: more repohist sets (bench/build_history.py), measured like requests."""
     from graphmem.service import Memory
 
     rows: list[Row] = []
     notes: list[str] = []
-    for name, contexts in DATASETS.items():
-        folder = data / name
+    sets = [(data / name, name, contexts) for name, contexts in DATASETS.items()]
+    sets += [(Path(h), Path(h).name, HISTORY_CONTEXTS) for h in histories]
+    for folder, name, contexts in sets:
+        if only and name not in only:
+            continue
         if not folder.is_dir():
             notes.append(f"{name}: not found under {data}, skipped")
             continue
@@ -144,8 +185,7 @@ def quality(data: Path, ablations: bool, server_url: str | None = None
                              f"{time.perf_counter() - started:.0f} s")
                 for context in contexts:
                     started = time.perf_counter()
-                    add("graphmem on postgres", context,
-                        ev.rank_queries(memory, queries, context=context))
+                    add("graphmem on postgres", context, rank(memory, queries, context))
                     notes.append(f"{name} graphmem on postgres {context}: "
                                  f"{1000 * (time.perf_counter() - started) / len(queries):.0f} "
                                  "ms/query")
@@ -163,15 +203,14 @@ def quality(data: Path, ablations: bool, server_url: str | None = None
             memory.config.weights = RetrievalWeights()
             for context in contexts:
                 started = time.perf_counter()
-                add("graphmem", context, ev.rank_queries(memory, queries, context=context))
+                add("graphmem", context, rank(memory, queries, context))
                 notes.append(f"{name} graphmem {context}: "
                              f"{1000 * (time.perf_counter() - started) / len(queries):.0f} ms/query")
             if ablations:
                 for label_, change in ABLATIONS.items():
                     memory.config.weights = RetrievalWeights(**change)
                     for context in contexts:
-                        add(f"graphmem {label_}", context,
-                            ev.rank_queries(memory, queries, context=context))
+                        add(f"graphmem {label_}", context, rank(memory, queries, context))
                 memory.config.weights = RetrievalWeights()
     return rows, notes
 
@@ -334,6 +373,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale", default="10000,100000", help="latency store sizes")
     parser.add_argument("--quick", action="store_true", help="skip sizes above 10k")
     parser.add_argument("--ablations", action="store_true", help="one feature off at a time")
+    parser.add_argument("--history", action="append", default=[], help="another repohist set "
+                        "(a folder bench/build_history.py wrote); repeatable")
+    parser.add_argument("--only", action="append", default=[], help="only these datasets "
+                        "(folder names); repeatable")
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--postgres", action="store_true",
@@ -351,7 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from bench_postgres import server
 
                 server_url = stack.enter_context(server(args.database_url))
-            rows, notes = quality(Path(args.data), args.ablations, server_url)
+            rows, notes = quality(Path(args.data), args.ablations, server_url,
+                                  [Path(h) for h in args.history], args.only)
         print("\n== retrieval quality (recall in %, MRR over the top 100) ==")
         print(format_quality(rows))
         for note in notes:
