@@ -565,11 +565,11 @@ class Memory:
         if not query and not files and not symbols:
             return m.SearchResult(query="", hits=[], tokens=0, budget=budget, candidates=0)
         flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
-        ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on,
-                                               {e.name: e.weight for e in context})
+        ranked, explain_rows, why, first = self._rank(query, files, symbols, k, flt, channels_on,
+                                                      {e.name: e.weight for e in context})
         now = time.time()
         scored = pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
-                                     self.branch, as_of)
+                                     self.branch, as_of, first)
         shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
         rows = pipeline.hit_rows(self.store, shown, self.tokens)
         hits = [m.Hit(item=m.MemoryItem.from_row(rows[i]), score=round(s, 6),
@@ -595,15 +595,15 @@ class Memory:
         """Ranked ids only (evaluation): no budget, no logging, no use counting.
         `context_weights`: a share per file or symbol given (as live context weighs them)."""
         flt = self._filter(as_of=as_of, project=project)
-        ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on, context_weights)
+        ranked, _, _, first = self._rank(query, files, symbols, k, flt, channels_on,
+                                         context_weights)
         return [i for i, _ in pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
-                                                  self.branch, as_of)[:k]]
+                                                  self.branch, as_of, first)[:k]]
 
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
               flt: ItemFilter, channels_on: Sequence[str] | None,
               context_weights: dict[str, float] | None = None
-              ) -> tuple[builtins.list[tuple[str, float]], dict[str, dict[str, int]],
-                         dict[str, builtins.list[str]]]:
+              ) -> pipeline.Candidates:
         embed = (lambda texts: self.embedder.encode(texts)) if self.config.embed else None
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
                                    k, flt, channels_on, context_weights)

@@ -27,6 +27,7 @@ class QueryEntities:
     expanded: dict[str, int] = field(default_factory=dict)
     surfaces: dict[str, str] = field(default_factory=dict)
     named: dict[str, float] = field(default_factory=dict)
+    context: set[str] = field(default_factory=set)  # resolved from the files and symbols given
 
 
 def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
@@ -37,9 +38,12 @@ def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
     found = QueryEntities()
     code_mentions = [m for m in mentions if m.kind != "concept"]
     shares = context_weights or {}
+    given = {*files, *symbols}
     for resolved in link.resolve(code_mentions, store, files, symbols):
         weight = resolved.weight * shares.get(resolved.surface, 1.0)
         found.direct[resolved.entity.id] = max(found.direct.get(resolved.entity.id, 0.0), weight)
+        if resolved.surface in given:
+            found.context.add(resolved.entity.id)
         found.surfaces[resolved.entity.id] = resolved.surface
     if hops > 0 and found.direct:
         code = [e for e in found.direct if e.startswith(("file:", "symbol:"))]
