@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
 import sys
@@ -105,10 +106,18 @@ def bm25_run(items: Sequence[dict], queries: Sequence[dict], context: str = "non
 
 
 # ----- quality -----------------------------------------------------------------------------------
-def live_context(query: dict) -> tuple[list[str], list[str], dict[str, float]]:
-    """A history query's context as the live derivation makes it (retrieve/live.py `derive`,
-    the code the prompt hook and memory_search run): the commit's files as if read, then each
-    edited, its diff's functions (the dataset's `functions`) as the edits' spans mapped."""
+Context = tuple[list[str], list[str], dict[str, float]]
+
+
+def _as_context(entries: Sequence[Any]) -> Context:
+    return ([e.name for e in entries if e.kind == "file"],
+            [e.name for e in entries if e.kind == "symbol"], {e.name: e.weight for e in entries})
+
+
+def live_context(query: dict) -> Context:
+    """A history query's context as the live derivation weighs it (retrieve/live.py `derive`,
+    which the prompt hook and memory_search run): the commit's files as if read, then each
+    edited, its diff's functions (the dataset's `functions`) standing for the edits' spans."""
     from graphmem.retrieve import live
 
     files = [str(f) for f in query.get("files") or []]
@@ -117,15 +126,45 @@ def live_context(query: dict) -> tuple[list[str], list[str], dict[str, float]]:
     touches += [live.Touch(f, "edit", float(len(files) + n),
                            symbols=tuple(q for q in functions if q.startswith(f + "::")))
                 for n, f in enumerate(files)]
-    entries = live.derive(touches, lambda path, spans: [])
-    return ([e.name for e in entries if e.kind == "file"],
-            [e.name for e in entries if e.kind == "symbol"], {e.name: e.weight for e in entries})
+    return _as_context(live.derive(touches, lambda path, spans: []))
 
 
-def rank_live(memory: Any, queries: Sequence[dict], k: int = 100) -> dict[str, list[str]]:
+def work_tree_contexts(repo: Path, queries: Sequence[dict]) -> dict[str, Context]:
+    """Each history query's live context derived end to end, as in a session: a clone at the
+    commit's parent with the commit's diff applied and not committed (the work tree's
+    uncommitted change: git diff, hunks, functions by the parser) and a spool where the session
+    read each of the commit's files. Needs the repository the set was built from."""
+    from graphmem import git
+    from graphmem.capture.event import HookEvent
+    from graphmem.capture.spool import Spool
+    from graphmem.retrieve import live
+
+    out: dict[str, Context] = {}
+    with tempfile.TemporaryDirectory(prefix="graphmem-live-") as tmp:
+        work = Path(tmp) / "work"
+        git.run(["clone", "-q", "--shared", str(repo), str(work)], tmp)
+        for n, query in enumerate(queries):
+            sha = str(query["sha"])
+            git.run(["checkout", "-q", "-f", "--detach", f"{sha}^"], work)
+            git.run(["clean", "-q", "-fdx"], work)
+            patch = git.run(["diff", "--binary", f"{sha}^", sha], work).stdout
+            git.run(["apply", "--index", "-"], work, input=patch)
+            spool = Spool(Path(tmp) / f"spool-{n}")
+            for at, path in enumerate(query.get("files") or []):
+                if (work / path).exists():
+                    spool.append(HookEvent("post-tool", session_id="bench", cwd=str(work),
+                                           tool="Read", files=[str(work / path)], ts=float(at)))
+            out[query["qid"]] = _as_context(live.LiveContext(work, spool.directory)
+                                            .entries("bench"))
+    return out
+
+
+def rank_live(memory: Any, queries: Sequence[dict], contexts: dict[str, Context] | None = None,
+              k: int = 100) -> dict[str, list[str]]:
     run = {}
     for query in queries:
-        files, symbols, weights = live_context(query)
+        files, symbols, weights = (contexts[query["qid"]] if contexts is not None
+                                   else live_context(query))
         as_of = query.get("as_of_unix")
         run[query["qid"]] = memory.rank(query["text"], files=files, symbols=symbols, k=k,
                                         as_of=float(as_of) if as_of is not None else None,
@@ -133,10 +172,20 @@ def rank_live(memory: Any, queries: Sequence[dict], k: int = 100) -> dict[str, l
     return run
 
 
-def rank(memory: Any, queries: Sequence[dict], context: str) -> dict[str, list[str]]:
+def rank(memory: Any, queries: Sequence[dict], context: str,
+         contexts: dict[str, Context] | None = None) -> dict[str, list[str]]:
     if context == "live":
-        return rank_live(memory, queries)
+        return rank_live(memory, queries, contexts)
     return ev.rank_queries(memory, queries, context=context)
+
+
+def _source_repo(folder: Path) -> Path | None:
+    """The repository a build_history.py set came from, when it is here."""
+    try:
+        repo = Path(json.loads((folder / "stats.json").read_text())["repository"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return repo if (repo / ".git").exists() else None
 
 
 def quality(data: Path, ablations: bool, server_url: str | None = None,
@@ -159,6 +208,14 @@ def quality(data: Path, ablations: bool, server_url: str | None = None,
             continue
         items = ev.load_items(folder / "items.jsonl")
         queries = ev.load_queries(folder / "queries.jsonl")
+        repo = _source_repo(folder) if "live" in contexts else None
+        derived = work_tree_contexts(repo, queries) if repo is not None else None
+        if "live" in contexts:
+            notes.append(f"{name} live: " + (
+                f"derived end to end in a clone of {repo} (each commit's diff uncommitted on "
+                "its parent, its files read in a spooled session)" if derived is not None else
+                "the commit's files read then edited, its functions as the edits' spans "
+                "(retrieve/live.derive; the repository is not here)"))
 
         def add(system: str, context: str, run: dict[str, list[str]],
                 name: str = name, queries: list[dict] = queries) -> None:
@@ -185,7 +242,7 @@ def quality(data: Path, ablations: bool, server_url: str | None = None,
                              f"{time.perf_counter() - started:.0f} s")
                 for context in contexts:
                     started = time.perf_counter()
-                    add("graphmem on postgres", context, rank(memory, queries, context))
+                    add("graphmem on postgres", context, rank(memory, queries, context, derived))
                     notes.append(f"{name} graphmem on postgres {context}: "
                                  f"{1000 * (time.perf_counter() - started) / len(queries):.0f} "
                                  "ms/query")
@@ -203,14 +260,15 @@ def quality(data: Path, ablations: bool, server_url: str | None = None,
             memory.config.weights = RetrievalWeights()
             for context in contexts:
                 started = time.perf_counter()
-                add("graphmem", context, rank(memory, queries, context))
+                add("graphmem", context, rank(memory, queries, context, derived))
                 notes.append(f"{name} graphmem {context}: "
                              f"{1000 * (time.perf_counter() - started) / len(queries):.0f} ms/query")
             if ablations:
                 for label_, change in ABLATIONS.items():
                     memory.config.weights = RetrievalWeights(**change)
                     for context in contexts:
-                        add(f"graphmem {label_}", context, rank(memory, queries, context))
+                        add(f"graphmem {label_}", context,
+                            rank(memory, queries, context, derived))
                 memory.config.weights = RetrievalWeights()
     return rows, notes
 
