@@ -9,6 +9,7 @@ parser. `derive` turns what was touched into weighted context; `session_touches`
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -24,6 +25,10 @@ from graphmem.extract import code
 from graphmem.staleness.gitimport import parse_patches
 
 READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
+FILE_TOOLS = EDIT_TOOLS | READ_TOOLS
+_FILE_TOOL = re.compile(b'"tool":"(?:' + b"|".join(re.escape(t.encode()) for t in FILE_TOOLS)
+                        + b')"')
+MAX_EVENTS = 400  # per session: the latest say what it is working on
 # How much one touch says about what the agent is working on, by what it did.
 ACTION_WEIGHT = {"edit": 1.0, "diff": 0.8, "read": 0.5}
 RECENCY_DECAY = 0.85  # per step back in the order in which files were last touched
@@ -105,6 +110,7 @@ class SymbolMap:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._parsed: dict[str, tuple[tuple[int, int], code.CodeFile | None]] = {}
+        self._texts: dict[str, tuple[tuple[int, int], str | None]] = {}
         self._lock = threading.Lock()
 
     def file(self, path: str) -> code.CodeFile | None:
@@ -129,12 +135,25 @@ class SymbolMap:
         return parsed
 
     def text(self, path: str) -> str | None:
+        full = self.root / path
         try:
-            if (self.root / path).stat().st_size > MAX_FILE_BYTES:
-                return None
-            return (self.root / path).read_text(encoding="utf-8", errors="replace")
+            stat = full.stat()
         except OSError:
             return None
+        key = (stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            cached = self._texts.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        text = None
+        if stat.st_size <= MAX_FILE_BYTES:
+            try:
+                text = full.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = None
+        with self._lock:
+            self._texts[path] = (key, text)
+        return text
 
     def symbols_at(self, path: str, spans: Sequence[tuple[int, int]]) -> list[str]:
         parsed = self.file(path)
@@ -147,23 +166,64 @@ class SymbolMap:
 
 
 # ----- the session's tool events ------------------------------------------------------------
-def session_events(spool_dir: Path, session_id: str,
-                   tail_bytes: int = SPOOL_TAIL_BYTES) -> list[HookEvent]:
-    """The session's file tool events among the spool's latest `tail_bytes`, oldest first."""
-    needle = json.dumps(session_id).encode()
-    found: list[HookEvent] = []
-    for name in ("events.1.jsonl", "events.jsonl"):
-        budget = tail_bytes if name == "events.jsonl" else tail_bytes // 2
-        for raw in _tail_lines(spool_dir / name, budget):
-            if needle not in raw or b'"post-tool"' not in raw:
+class SpoolTail:
+    """The file tool events of a spool's recent tail, by session, read incrementally: each
+    call parses only the lines appended since the last (a prompt must not re-read megabytes)."""
+
+    def __init__(self, directory: Path, tail_bytes: int = SPOOL_TAIL_BYTES) -> None:
+        self.path = directory / "events.jsonl"
+        self.tail_bytes = tail_bytes
+        self._inode = -1
+        self._offset = 0
+        self._events: dict[str, list[HookEvent]] = {}
+        self._lock = threading.Lock()
+
+    def events(self, session_id: str) -> list[HookEvent]:
+        """The session's file tool events, oldest first."""
+        with self._lock:
+            self._refresh()
+            return list(self._events.get(session_id, ()))
+
+    def _refresh(self) -> None:
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            self._inode, self._offset, self._events = -1, 0, {}
+            return
+        if stat.st_ino != self._inode or stat.st_size < self._offset:  # new, rotated, rewritten
+            self._inode, self._events = stat.st_ino, {}
+            self._take(_tail_lines(self.path.with_name("events.1.jsonl"), self.tail_bytes // 2))
+            self._offset = max(0, stat.st_size - self.tail_bytes)
+            first = self._offset > 0
+        elif stat.st_size == self._offset:
+            return
+        else:
+            first = False
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read(stat.st_size - self._offset)
+        except OSError:
+            return
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        lines = data[:end].split(b"\n")
+        self._take(lines[1:] if first else lines)  # a tail starts mid-line
+        self._offset += end + 1
+
+    def _take(self, lines: Iterable[bytes]) -> None:
+        for raw in lines:
+            if b'"post-tool"' not in raw or not _FILE_TOOL.search(raw):
                 continue
             try:
                 event = HookEvent.from_dict(json.loads(raw))
             except (ValueError, TypeError):
                 continue
-            if event.session_id == session_id and event.tool in EDIT_TOOLS | READ_TOOLS:
-                found.append(event)
-    return found
+            if event.event == "post-tool" and event.tool in FILE_TOOLS and event.session_id:
+                kept = self._events.setdefault(event.session_id, [])
+                kept.append(event)
+                del kept[:-MAX_EVENTS]
 
 
 def latest_session(spool_dir: Path, checkout: str | None,
@@ -222,13 +282,14 @@ def touches_of(events: Sequence[HookEvent], root: Path, files: SymbolMap) -> lis
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _relative(path: str, root: Path, cwd: str) -> str | None:
     """`path` relative to the checkout root, or None when it lies outside it."""
-    full = Path(path) if os.path.isabs(path) else Path(cwd or root) / path
-    try:
-        return full.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return None
+    full = os.path.realpath(os.path.join(cwd or str(root), path))
+    base = os.path.realpath(root)
+    if full != base and full.startswith(base.rstrip("/") + "/"):
+        return full[len(base.rstrip("/")) + 1:]
+    return None
 
 
 def _new_side(diff_text: str) -> str:
@@ -340,15 +401,16 @@ class LiveContext:
         self.spool_dir = spool_dir
         self.files = SymbolMap(root)
         self.diff = WorkTreeDiff(root)
+        self.spool = SpoolTail(spool_dir)
 
     def entries(self, session_id: str = "") -> list[ContextEntry]:
         """The session's touches and the uncommitted changes, as weighted context. A session
         with no file events here (an MCP server may know none, or an id from before a /clear)
         gives way to the latest session of this checkout."""
-        events = session_events(self.spool_dir, session_id) if session_id else []
+        events = self.spool.events(session_id) if session_id else []
         if not events:
             latest = latest_session(self.spool_dir, str(self.root))
-            events = session_events(self.spool_dir, latest) if latest else []
+            events = self.spool.events(latest) if latest else []
         touches = touches_of(events, self.root, self.files)
         if (self.root / ".git").exists():
             changed = self.diff.spans(t.path for t in touches)

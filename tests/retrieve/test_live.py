@@ -162,3 +162,16 @@ def test_the_cli_explain_shows_the_live_context(capsys: pytest.CaptureFixture[st
     assert main(["search", "loop forever", "--live", "--explain", "--cwd", str(code_repo)]) == 0
     out = capsys.readouterr().out
     assert f"symbol   0.80  {SESSIONS}::resolve_redirects  (uncommitted change ({SESSIONS}))" in out
+
+
+def test_the_spool_is_read_incrementally_and_follows_a_rotation(code_repo: Path,
+                                                                tmp_path: Path) -> None:
+    git(code_repo, "commit", "-q", "--allow-empty", "-m", "nothing")
+    directory = spool(tmp_path, tool(code_repo, "Read", SESSIONS, ts=100.0))
+    context = live.LiveContext(code_repo, directory)
+    assert [e.name for e in context.entries("s-1")] == [SESSIONS]
+    Spool(directory).append(tool(code_repo, "Read", "src/api.py", ts=200.0))
+    assert [e.name for e in context.entries("s-1")] == ["src/api.py", SESSIONS]
+    (directory / "events.jsonl").rename(directory / "events.1.jsonl")  # what ingest's rotation does
+    Spool(directory).append(tool(code_repo, "Read", "README.md", ts=300.0))
+    assert [e.name for e in context.entries("s-1")] == ["README.md", "src/api.py", SESSIONS]
