@@ -3,8 +3,8 @@ edited (its spooled tool events) and the work tree's uncommitted changes, weight
 
 Edited spans are found in the file as it is now (an Edit's new text, an apply_patch hunk's new
 side, a diff hunk's new lines) and mapped to the innermost functions around them by the code
-parser. `derive` turns what was touched into weighted context; `session_touches` and
-`WorkTreeDiff` read the two sources.
+parser. `derive` turns what was touched into weighted context; `SpoolTail` (with `touches_of`)
+and `WorkTreeDiff` read the two sources, `LiveContext` puts them together for one checkout.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ _ACTION_NAMES = {"edit": "edited in this session", "diff": "uncommitted change",
 
 def _source(seen: Sequence[Touch], position: int) -> str:
     actions = sorted({_ACTION_NAMES[t.action] for t in seen})
-    return f"{', '.join(actions)}; {'latest' if position == 0 else f'{position + 1}th latest'} file"
+    return f"{', '.join(actions)}; {'latest file' if position == 0 else f'{position} files since'}"
 
 
 class SymbolMap:
@@ -109,51 +109,39 @@ class SymbolMap:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._parsed: dict[str, tuple[tuple[int, int], code.CodeFile | None]] = {}
-        self._texts: dict[str, tuple[tuple[int, int], str | None]] = {}
+        self._versions: dict[str, tuple[tuple[int, int], bytes | None, code.CodeFile | None]] = {}
         self._lock = threading.Lock()
 
-    def file(self, path: str) -> code.CodeFile | None:
+    def _version(self, path: str) -> tuple[bytes | None, code.CodeFile | None]:
+        """The file's bytes and parse (None when missing, too big, or no code we parse)."""
         full = self.root / path
         try:
             stat = full.stat()
         except OSError:
-            return None
+            return None, None
         key = (stat.st_size, stat.st_mtime_ns)
         with self._lock:
-            cached = self._parsed.get(path)
+            cached = self._versions.get(path)
         if cached is not None and cached[0] == key:
-            return cached[1]
-        parsed = None
-        if stat.st_size <= MAX_FILE_BYTES and Path(path).suffix.lower() in code.LANGUAGES:
-            try:
-                parsed = code.parse_source(path, full.read_bytes())
-            except OSError:
-                parsed = None
-        with self._lock:
-            self._parsed[path] = (key, parsed)
-        return parsed
-
-    def text(self, path: str) -> str | None:
-        full = self.root / path
-        try:
-            stat = full.stat()
-        except OSError:
-            return None
-        key = (stat.st_size, stat.st_mtime_ns)
-        with self._lock:
-            cached = self._texts.get(path)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        text = None
+            return cached[1], cached[2]
+        data, parsed = None, None
         if stat.st_size <= MAX_FILE_BYTES:
             try:
-                text = full.read_text(encoding="utf-8", errors="replace")
+                data = full.read_bytes()
             except OSError:
-                text = None
+                data = None
+        if data is not None and Path(path).suffix.lower() in code.LANGUAGES:
+            parsed = code.parse_source(path, data)
         with self._lock:
-            self._texts[path] = (key, text)
-        return text
+            self._versions[path] = (key, data, parsed)
+        return data, parsed
+
+    def file(self, path: str) -> code.CodeFile | None:
+        return self._version(path)[1]
+
+    def text(self, path: str) -> str | None:
+        data = self._version(path)[0]
+        return data.decode("utf-8", "replace") if data is not None else None
 
     def symbols_at(self, path: str, spans: Sequence[tuple[int, int]]) -> list[str]:
         parsed = self.file(path)
