@@ -608,12 +608,14 @@ class Memory:
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
                                    k, flt, channels_on, context_weights)
 
-    def live_context(self, session_id: str = "") -> builtins.list[live_mod.ContextEntry]:
+    def live_context(self, session_id: str = "", wait: bool = True
+                     ) -> builtins.list[live_mod.ContextEntry]:
         """What the agent is working on: the files and functions its session (`session_id`,
         else the latest session of this checkout) read and edited, and the work tree's
-        uncommitted changes, weighted by recency (see retrieve/live.py)."""
+        uncommitted changes, weighted by recency (see retrieve/live.py). `wait=False`: the
+        uncommitted changes as last read while git reads them again."""
         root = Path(self.checkout or self.ref.root)
-        return live_mod.for_checkout(root, self.dir / "spool").entries(session_id)
+        return live_mod.for_checkout(root, self.dir / "spool").entries(session_id, wait)
 
     def prompt_context(self, prompt: str, *, files: Sequence[str] = (), session_id: str = "",
                        budget: int | None = None) -> str:
@@ -628,7 +630,7 @@ class Memory:
         vector = self.embedder.encode([prompt])[0].tolist()
         near = dict(self.store.vector_search(vector, 60, flt))
         live = ([live_mod.ContextEntry("file", f, 1.0, "given") for f in files] or
-                (self.live_context(session_id) if session_id else []))
+                (self.live_context(session_id, wait=False) if session_id else []))
         result = self._search(prompt, live, k=8, kinds=None, budget=budget * 8,
                               explain=False, log=False)
         context = {e.name for e in live}

@@ -327,23 +327,40 @@ class WorkTreeDiff:
     """Changed line spans of the work tree against HEAD, by path.
 
     `git diff` costs tens of milliseconds, too much for every prompt: the answer is kept until
-    HEAD, the index or one of the changed files (or a file the session touched) changes."""
+    HEAD, the index or one of the changed files (or a file the session touched) changes. A
+    caller that cannot wait gets the last answer while a thread reads the new one."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._key: tuple[object, ...] | None = None
         self._spans: dict[str, tuple[tuple[int, int], ...]] = {}
         self._lock = threading.Lock()
+        self._reading: threading.Thread | None = None
         self.runs = 0  # git diffs run (what the cache saves is measured in bench_hooks)
 
-    def spans(self, also_watch: Iterable[str] = ()) -> dict[str, tuple[tuple[int, int], ...]]:
+    def spans(self, also_watch: Iterable[str] = (), wait: bool = True
+              ) -> dict[str, tuple[tuple[int, int], ...]]:
+        watch = list(also_watch)
         with self._lock:
-            key = self._state([*self._spans, *also_watch])
-            if key != self._key:
-                self._spans = self._read()
-                self._key = self._state([*self._spans, *also_watch])
-                self.runs += 1
+            if self._state([*self._spans, *watch]) == self._key:
+                return self._spans
+            if self._reading is None or not self._reading.is_alive():
+                self._reading = threading.Thread(target=self._refresh, args=(watch,),
+                                                 name="graphmem-diff", daemon=True)
+                self._reading.start()
+            reading, stale = self._reading, self._spans
+        if not wait:
+            return stale
+        reading.join()
+        with self._lock:
             return self._spans
+
+    def _refresh(self, watch: Sequence[str]) -> None:
+        spans = self._read()
+        with self._lock:
+            self._spans = spans
+            self._key = self._state([*spans, *watch])
+            self.runs += 1
 
     def _state(self, paths: Iterable[str]) -> tuple[object, ...]:
         stamps: list[object] = [git.head_commit(self.root), _mtime(_index_path(self.root))]
@@ -391,17 +408,18 @@ class LiveContext:
         self.diff = WorkTreeDiff(root)
         self.spool = SpoolTail(spool_dir)
 
-    def entries(self, session_id: str = "") -> list[ContextEntry]:
+    def entries(self, session_id: str = "", wait: bool = True) -> list[ContextEntry]:
         """The session's touches and the uncommitted changes, as weighted context. A session
         with no file events here (an MCP server may know none, or an id from before a /clear)
-        gives way to the latest session of this checkout."""
+        gives way to the latest session of this checkout. `wait=False`: the uncommitted changes
+        as last read if git is still reading them (the prompt hook's budget is too short)."""
         events = self.spool.events(session_id) if session_id else []
         if not events:
             latest = latest_session(self.spool_dir, str(self.root))
             events = self.spool.events(latest) if latest else []
         touches = touches_of(events, self.root, self.files)
         if (self.root / ".git").exists():
-            changed = self.diff.spans(t.path for t in touches)
+            changed = self.diff.spans([t.path for t in touches], wait)
             touches += [Touch(path, "diff", _mtime(self.root / path) / 1e9, spans)
                         for path, spans in changed.items()]
         return derive(touches, self.files.symbols_at)

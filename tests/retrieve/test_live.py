@@ -175,3 +175,12 @@ def test_the_spool_is_read_incrementally_and_follows_a_rotation(code_repo: Path,
     (directory / "events.jsonl").rename(directory / "events.1.jsonl")  # what ingest's rotation does
     Spool(directory).append(tool(code_repo, "Read", "README.md", ts=300.0))
     assert [e.name for e in context.entries("s-1")] == ["README.md", "src/api.py", SESSIONS]
+
+
+def test_a_caller_that_cannot_wait_never_runs_git_twice_for_one_change(code_repo: Path,
+                                                                       tmp_path: Path) -> None:
+    edit_redirects(code_repo)
+    context = live.LiveContext(code_repo, tmp_path / "spool")
+    context.entries(wait=False)  # the prompt hook: git reads in the background
+    assert f"{SESSIONS}::resolve_redirects" in by_name(context.entries(wait=True))
+    assert context.diff.runs == 1
