@@ -163,6 +163,30 @@ def timed_with_output(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tupl
     return elapsed, done.stdout
 
 
+def working_session(hook: list[str], project: Path, env: dict[str, str], files: int = 6) -> None:
+    """Session s1 reads and edits code before it prompts, and leaves an uncommitted change: the
+    prompt hook's live context has real work to do (spool, parser, git diff)."""
+    src = project / "src"
+    src.mkdir(exist_ok=True)
+    for n in range(files):
+        body = "".join(f"def step_{n}_{k}(value):\n    return value + {k}\n\n\n" for k in range(40))
+        (src / f"mod{n}.py").write_text(body)
+    subprocess.run(["git", "add", "."], cwd=project, check=True)
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit",
+                    "-qm", "code"], cwd=project, check=True)
+    for n in range(files):
+        path = src / f"mod{n}.py"
+        for tool, tool_input in (("Read", {"file_path": str(path)}),
+                                 ("Edit", {"file_path": str(path), "old_string": "value + 7\n",
+                                           "new_string": "value + 8\n"})):
+            if tool == "Edit":
+                path.write_text(path.read_text().replace("value + 7\n", "value + 8\n"))
+            payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "PostToolUse",
+                       "tool_name": tool, "tool_input": tool_input, "tool_response": {}}
+            subprocess.run([*hook, "post-tool"], input=json.dumps(payload).encode(), env=env,
+                           check=True, capture_output=True)
+
+
 def prompt_hook(python: str, project: Path, env: dict[str, str], runs: int) -> bool:
     """UserPromptSubmit with injection, whole hook process, answered by a warm owner."""
     script = Path(python).with_name("graphmem-hook")
@@ -174,6 +198,7 @@ def prompt_hook(python: str, project: Path, env: dict[str, str], runs: int) -> b
         kind, text = PROMPT_TOPICS[n % len(PROMPT_TOPICS)]
         subprocess.run([*graphmem, "add", "--kind", kind, f"{text} (variant {n})"], cwd=project,
                        env=owner_env, check=True, capture_output=True)
+    working_session(hook[:-1], project, owner_env)
     relevant = json.dumps({"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
                            "prompt": "commit and push the work on this branch"}).encode()
     unrelated = json.dumps({"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
@@ -182,7 +207,8 @@ def prompt_hook(python: str, project: Path, env: dict[str, str], runs: int) -> b
     deadline = time.time() + 60
     while time.time() < deadline and not timed_with_output(hook, relevant, owner_env)[1]:
         time.sleep(0.5)
-    print(f"UserPromptSubmit hook with injection, warm owner, 40 items, {runs} runs each "
+    print(f"UserPromptSubmit hook with injection, warm owner, 40 items, a session that read "
+          f"and edited 6 files (uncommitted), {runs} runs each "
           "(target p50 <= 150 ms, p95 <= 400 ms):")
     rows = {"python -c pass": ([python, "-c", "pass"], b""), "prompt hook, relevant prompt": (hook, relevant),
             "prompt hook, unrelated prompt": (hook, unrelated)}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
 import sys
@@ -34,7 +35,8 @@ from graphmem import evaluate as ev
 from graphmem.config import Config, RetrievalWeights
 from graphmem.store import ops
 
-DATASETS = {"locomo-dev": ("none",), "repohist-requests": ("none", "files", "files+functions")}
+HISTORY_CONTEXTS = ("none", "files", "files+functions", "live")
+DATASETS = {"locomo-dev": ("none",), "repohist-requests": HISTORY_CONTEXTS}
 PUBLISHED = [("locomo-dev", "DRAGON (paper, 10 convs)", "none", 56.7, 66.2, None, None)]
 TARGETS = [("locomo-dev", "target: > DRAGON, no LLM", "none", 56.7, 66.2, None, None),
            ("repohist-requests", "target", "files", None, None, 0.90, 0.70),
@@ -67,7 +69,8 @@ def _stemmer() -> tuple[Any, str]:
 
 def bm25_run(items: Sequence[dict], queries: Sequence[dict], context: str = "none"
              ) -> tuple[dict[str, list[str]], str]:
-    """bm25s per scope; with context 'files', items sharing a query file come first."""
+    """bm25s per scope; with context 'files', items sharing a query file come first (each item's
+    files as named today, `files_canonical`, when it has them: what graphmem links to too)."""
     import bm25s
 
     stemmer, label = _stemmer()
@@ -96,28 +99,123 @@ def bm25_run(items: Sequence[dict], queries: Sequence[dict], context: str = "non
         for n, row in enumerate(rows):
             if as_of is not None and (times[n] is None or times[n] >= as_of):
                 continue
-            same_file = bool(files & set(row.get("files") or []))
+            same_file = bool(files & set(row.get("files_canonical") or row.get("files") or []))
             keyed.append((not same_file, -scores[n], n))
         run[query["qid"]] = [rows[n]["id"] for _, _, n in sorted(keyed)[:100]]
     return run, label
 
 
 # ----- quality -----------------------------------------------------------------------------------
-def quality(data: Path, ablations: bool, server_url: str | None = None
+Context = tuple[list[str], list[str], dict[str, float]]
+
+
+def _as_context(entries: Sequence[Any]) -> Context:
+    return ([e.name for e in entries if e.kind == "file"],
+            [e.name for e in entries if e.kind == "symbol"], {e.name: e.weight for e in entries})
+
+
+def live_context(query: dict) -> Context:
+    """A history query's context as the live derivation weighs it (retrieve/live.py `derive`,
+    which the prompt hook and memory_search run): the commit's files as if read, then each
+    edited, its diff's functions (the dataset's `functions`) standing for the edits' spans."""
+    from graphmem.retrieve import live
+
+    files = [str(f) for f in query.get("files") or []]
+    functions = [str(f) for f in query.get("functions") or []]
+    touches = [live.Touch(f, "read", float(n)) for n, f in enumerate(files)]
+    touches += [live.Touch(f, "edit", float(len(files) + n),
+                           symbols=tuple(q for q in functions if q.startswith(f + "::")))
+                for n, f in enumerate(files)]
+    return _as_context(live.derive(touches, lambda path, spans: []))
+
+
+def work_tree_contexts(repo: Path, queries: Sequence[dict]) -> dict[str, Context]:
+    """Each history query's live context derived end to end, as in a session: a clone at the
+    commit's parent with the commit's diff applied and not committed (the work tree's
+    uncommitted change: git diff, hunks, functions by the parser) and a spool where the session
+    read each of the commit's files. Needs the repository the set was built from."""
+    from graphmem import git
+    from graphmem.capture.event import HookEvent
+    from graphmem.capture.spool import Spool
+    from graphmem.retrieve import live
+
+    out: dict[str, Context] = {}
+    with tempfile.TemporaryDirectory(prefix="graphmem-live-") as tmp:
+        work = Path(tmp) / "work"
+        git.run(["clone", "-q", "--shared", str(repo), str(work)], tmp)
+        for n, query in enumerate(queries):
+            sha = str(query["sha"])
+            git.run(["checkout", "-q", "-f", "--detach", f"{sha}^"], work)
+            git.run(["clean", "-q", "-fdx"], work)
+            patch = git.run(["diff", "--binary", f"{sha}^", sha], work).stdout
+            git.run(["apply", "--index", "-"], work, input=patch)
+            spool = Spool(Path(tmp) / f"spool-{n}")
+            for at, path in enumerate(query.get("files") or []):
+                if (work / path).exists():
+                    spool.append(HookEvent("post-tool", session_id="bench", cwd=str(work),
+                                           tool="Read", files=[str(work / path)], ts=float(at)))
+            out[query["qid"]] = _as_context(live.LiveContext(work, spool.directory)
+                                            .entries("bench"))
+    return out
+
+
+def rank_live(memory: Any, queries: Sequence[dict], contexts: dict[str, Context] | None = None,
+              k: int = 100) -> dict[str, list[str]]:
+    run = {}
+    for query in queries:
+        files, symbols, weights = (contexts[query["qid"]] if contexts is not None
+                                   else live_context(query))
+        as_of = query.get("as_of_unix")
+        run[query["qid"]] = memory.rank(query["text"], files=files, symbols=symbols, k=k,
+                                        as_of=float(as_of) if as_of is not None else None,
+                                        project=str(query["scope"]), context_weights=weights)
+    return run
+
+
+def rank(memory: Any, queries: Sequence[dict], context: str,
+         contexts: dict[str, Context] | None = None) -> dict[str, list[str]]:
+    if context == "live":
+        return rank_live(memory, queries, contexts)
+    return ev.rank_queries(memory, queries, context=context)
+
+
+def _source_repo(folder: Path) -> Path | None:
+    """The repository a build_history.py set came from, when it is here."""
+    try:
+        repo = Path(json.loads((folder / "stats.json").read_text())["repository"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return repo if (repo / ".git").exists() else None
+
+
+def quality(data: Path, ablations: bool, server_url: str | None = None,
+            histories: Sequence[Path] = (), only: Sequence[str] = ()
             ) -> tuple[list[Row], list[str]]:
     """With `server_url`, graphmem runs a second time on each dataset with its store on that
-    PostgreSQL server (a fresh database per dataset), printed beside the embedded store."""
+    PostgreSQL server (a fresh database per dataset), printed beside the embedded store.
+    `histories`: more repohist sets (bench/build_history.py), measured like requests."""
     from graphmem.service import Memory
 
     rows: list[Row] = []
     notes: list[str] = []
-    for name, contexts in DATASETS.items():
-        folder = data / name
+    sets = [(data / name, name, contexts) for name, contexts in DATASETS.items()]
+    sets += [(Path(h), Path(h).name, HISTORY_CONTEXTS) for h in histories]
+    for folder, name, contexts in sets:
+        if only and name not in only:
+            continue
         if not folder.is_dir():
             notes.append(f"{name}: not found under {data}, skipped")
             continue
         items = ev.load_items(folder / "items.jsonl")
         queries = ev.load_queries(folder / "queries.jsonl")
+        repo = _source_repo(folder) if "live" in contexts else None
+        derived = work_tree_contexts(repo, queries) if repo is not None else None
+        if "live" in contexts:
+            notes.append(f"{name} live: " + (
+                f"derived end to end in a clone of {repo} (each commit's diff uncommitted on "
+                "its parent, its files read in a spooled session)" if derived is not None else
+                "the commit's files read then edited, its functions as the edits' spans "
+                "(retrieve/live.derive; the repository is not here)"))
 
         def add(system: str, context: str, run: dict[str, list[str]],
                 name: str = name, queries: list[dict] = queries) -> None:
@@ -144,8 +242,7 @@ def quality(data: Path, ablations: bool, server_url: str | None = None
                              f"{time.perf_counter() - started:.0f} s")
                 for context in contexts:
                     started = time.perf_counter()
-                    add("graphmem on postgres", context,
-                        ev.rank_queries(memory, queries, context=context))
+                    add("graphmem on postgres", context, rank(memory, queries, context, derived))
                     notes.append(f"{name} graphmem on postgres {context}: "
                                  f"{1000 * (time.perf_counter() - started) / len(queries):.0f} "
                                  "ms/query")
@@ -163,7 +260,7 @@ def quality(data: Path, ablations: bool, server_url: str | None = None
             memory.config.weights = RetrievalWeights()
             for context in contexts:
                 started = time.perf_counter()
-                add("graphmem", context, ev.rank_queries(memory, queries, context=context))
+                add("graphmem", context, rank(memory, queries, context, derived))
                 notes.append(f"{name} graphmem {context}: "
                              f"{1000 * (time.perf_counter() - started) / len(queries):.0f} ms/query")
             if ablations:
@@ -171,7 +268,7 @@ def quality(data: Path, ablations: bool, server_url: str | None = None
                     memory.config.weights = RetrievalWeights(**change)
                     for context in contexts:
                         add(f"graphmem {label_}", context,
-                            ev.rank_queries(memory, queries, context=context))
+                            rank(memory, queries, context, derived))
                 memory.config.weights = RetrievalWeights()
     return rows, notes
 
@@ -334,6 +431,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale", default="10000,100000", help="latency store sizes")
     parser.add_argument("--quick", action="store_true", help="skip sizes above 10k")
     parser.add_argument("--ablations", action="store_true", help="one feature off at a time")
+    parser.add_argument("--history", action="append", default=[], help="another repohist set "
+                        "(a folder bench/build_history.py wrote); repeatable")
+    parser.add_argument("--only", action="append", default=[], help="only these datasets "
+                        "(folder names); repeatable")
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--postgres", action="store_true",
@@ -351,7 +452,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from bench_postgres import server
 
                 server_url = stack.enter_context(server(args.database_url))
-            rows, notes = quality(Path(args.data), args.ablations, server_url)
+            rows, notes = quality(Path(args.data), args.ablations, server_url,
+                                  [Path(h) for h in args.history], args.only)
         print("\n== retrieval quality (recall in %, MRR over the top 100) ==")
         print(format_quality(rows))
         for note in notes:

@@ -213,7 +213,12 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", type=int, default=10)
     p.add_argument("--kind", action="append", choices=list(kinds.ItemKind))
     p.add_argument("--budget", type=int)
-    p.add_argument("--explain", action="store_true", help="every candidate's rank per channel")
+    p.add_argument("--explain", action="store_true", help="every candidate's rank per channel, "
+                   "and where each context file and function came from")
+    p.add_argument("--live", action="store_true", help="without --file/--symbol: what the agent "
+                   "session read and edited and the uncommitted changes are the context")
+    p.add_argument("--session", default="", help="with --live: that agent session (default: "
+                   "the latest of this checkout)")
     p.add_argument("--all-projects", action="store_true")
 
 
@@ -225,12 +230,17 @@ def cmd_search(args: argparse.Namespace) -> None:
     with _memory(args) as memory:
         result = memory.search(args.query, files=args.file, symbols=args.symbol, k=args.k,
                                kinds=args.kind, budget=args.budget, explain=args.explain,
-                               all_projects=args.all_projects)
+                               all_projects=args.all_projects,
+                               live=args.live or bool(args.session), session_id=args.session)
 
     def human(r: Any) -> str:
         lines = [hit_text(h) + "\n" for h in r.hits] or ["no memory matches"]
         lines.append(f"{len(r.hits)} of {r.candidates} candidates · {r.tokens}/{r.budget} tokens"
                      f"{' · cut by budget' if r.truncated else ''}")
+        if r.context:
+            lines.append("\ncontext  weight  from")
+            lines += [f"  {c['kind']:<6} {c['weight']:>6.2f}  {c['name']}  ({c['source']})"
+                      for c in r.context]
         if r.explain:
             from graphmem.retrieve.fusion import CHANNELS
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import sys
 import threading
 import time
@@ -226,6 +227,13 @@ class _LazyState:
         return getattr(self._real, name)
 
 
+def agent_session() -> str:
+    """The id of the agent session that started this server, when the agent says it (Claude
+    Code gives stdio MCP servers CLAUDE_CODE_SESSION_ID); "" lets the owner take the latest
+    session of this checkout."""
+    return os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+
+
 def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -> FastMCP:
     """An MCP server whose tools call the memory `memory_factory()` returns (made on first use)."""
     from fastmcp import FastMCP
@@ -283,13 +291,14 @@ def build_server(memory_factory: Callable[[], Any], *, name: str = "graphmem") -
         environment facts and open tasks, ranked by entity match, graph links, meaning and
         keywords. Call it before editing a file, debugging an error or choosing an approach, and
         pass the files/symbols you are working on: they find what was recorded about that code
-        even when the words differ. Each hit says why it matched; hits marked stale refer to code
+        even when the words differ (without them, what this session read and edited and the
+        uncommitted changes are the context). Each hit says why it matched; hits marked stale refer to code
         that changed since, so verify them. Open a hit fully with memory_get."""
         if not query.strip() and not files and not symbols:
             raise ToolError("give a query, files or symbols to search for")
         return backend.call("search", query, files=list(files), symbols=list(symbols), k=k,
                             kinds=[kind.value for kind in kinds] if kinds else None,
-                            budget=budget)
+                            budget=budget, live=True, session_id=agent_session())
 
     @tool(read_only)
     def memory_get(

@@ -231,6 +231,7 @@ class SearchResult(BaseModel):
     candidates: int
     truncated: bool = False
     explain: list[dict[str, Any]] | None = None
+    context: list[dict[str, Any]] | None = None  # with explain: each context entity's source
 
 
 class Brief(BaseModel):

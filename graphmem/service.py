@@ -14,7 +14,6 @@ from typing import Any, Self
 
 from graphmem import codeindex, exporting, forgetting, lifecycle, retrievallog, space, vectors
 from graphmem import models as m
-from graphmem.capture.compress import EDIT_TOOLS
 from graphmem.capture.redact import redact_with
 from graphmem.config import Config
 from graphmem.errors import (
@@ -35,6 +34,7 @@ from graphmem.paths import (
     private_dir,
     store_dir,
 )
+from graphmem.retrieve import live as live_mod
 from graphmem.retrieve import pipeline, render
 from graphmem.scope import CallScope, FromScope
 from graphmem.store import ops
@@ -42,7 +42,6 @@ from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
 from graphmem.store.writer import SignedWriter, Writer
 
-SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
@@ -544,20 +543,40 @@ class Memory:
                k: int = 10, kinds: Sequence[str] | None = None, budget: int | None = None,
                explain: bool = False, as_of: float | None = None, all_projects: bool = False,
                project: str | None = None, channels_on: Sequence[str] | None = None,
-               log: bool = True) -> m.SearchResult:
-        """Layer 2: entity + graph + vector + keyword, fused, ranked, inside a token budget."""
+               log: bool = True, live: bool = False, session_id: str = "") -> m.SearchResult:
+        """Layer 2: entity + graph + vector + keyword, fused, ranked, inside a token budget.
+
+        `live`: unless files or symbols are given, the context is what the agent's session
+        (`session_id`, else the latest of this checkout) read and edited and the work tree's
+        uncommitted changes (`live_context`)."""
+        context = [live_mod.ContextEntry(kind, name, 1.0, "given")
+                   for kind, names in (("file", files), ("symbol", symbols)) for name in names]
+        if live and not context:
+            context = self.live_context(session_id)
+        return self._search(query, context, k=k, kinds=kinds, budget=budget, explain=explain,
+                            as_of=as_of, all_projects=all_projects, project=project,
+                            channels_on=channels_on, log=log)
+
+    def _search(self, query: str, context: Sequence[live_mod.ContextEntry], *, k: int,
+                kinds: Sequence[str] | None, budget: int | None, explain: bool,
+                as_of: float | None = None, all_projects: bool = False,
+                project: str | None = None, channels_on: Sequence[str] | None = None,
+                log: bool = True) -> m.SearchResult:
         query = (query or "").strip()
         if len(query) > 4000:
             query = query[:4000]
         budget = self.config.search_budget if budget is None else max(0, int(budget))
         k = max(1, min(int(k), 200))
+        files = [e.name for e in context if e.kind == "file"]
+        symbols = [e.name for e in context if e.kind == "symbol"]
         if not query and not files and not symbols:
             return m.SearchResult(query="", hits=[], tokens=0, budget=budget, candidates=0)
         flt = self._filter(all_projects=all_projects, kinds=kinds, as_of=as_of, project=project)
-        ranked, explain_rows, why = self._rank(query, files, symbols, k, flt, channels_on)
+        ranked, explain_rows, why, first = self._rank(query, files, symbols, k, flt, channels_on,
+                                                      {e.name: e.weight for e in context})
         now = time.time()
         scored = pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
-                                     self.branch, as_of)
+                                     self.branch, as_of, first)
         shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
         rows = pipeline.hit_rows(self.store, shown, self.tokens)
         hits = [m.Hit(item=m.MemoryItem.from_row(rows[i]), score=round(s, 6),
@@ -568,7 +587,8 @@ class Memory:
                                 candidates=len(ranked), truncated=truncated,
                                 explain=render.explain_table(
                                     [(i, sc) for i, sc in scored if i in rows], explain_rows, rows)
-                                if explain else None)
+                                if explain else None,
+                                context=[e.as_dict() for e in context] if explain else None)
         if log:
             self._log("search", query, {"files": list(files), "symbols": list(symbols)},
                       len(ranked), [h.item.id for h in hits], tokens)
@@ -577,20 +597,32 @@ class Memory:
 
     def rank(self, query: str, *, files: Sequence[str] = (), symbols: Sequence[str] = (),
              k: int = 10, as_of: float | None = None, project: str | None = None,
-             channels_on: Sequence[str] | None = None) -> builtins.list[str]:
-        """Ranked ids only (evaluation): no budget, no logging, no use counting."""
+             channels_on: Sequence[str] | None = None,
+             context_weights: dict[str, float] | None = None) -> builtins.list[str]:
+        """Ranked ids only (evaluation): no budget, no logging, no use counting.
+        `context_weights`: a share per file or symbol given (as live context weighs them)."""
         flt = self._filter(as_of=as_of, project=project)
-        ranked, _, _ = self._rank(query, files, symbols, k, flt, channels_on)
+        ranked, _, _, first = self._rank(query, files, symbols, k, flt, channels_on,
+                                         context_weights)
         return [i for i, _ in pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
-                                                  self.branch, as_of)[:k]]
+                                                  self.branch, as_of, first)[:k]]
 
     def _rank(self, query: str, files: Sequence[str], symbols: Sequence[str], k: int,
-              flt: ItemFilter, channels_on: Sequence[str] | None
-              ) -> tuple[builtins.list[tuple[str, float]], dict[str, dict[str, int]],
-                         dict[str, builtins.list[str]]]:
+              flt: ItemFilter, channels_on: Sequence[str] | None,
+              context_weights: dict[str, float] | None = None
+              ) -> pipeline.Candidates:
         embed = (lambda texts: self.embedder.encode(texts)) if self.config.embed else None
         return pipeline.candidates(self.store, self.config.weights, embed, query, files, symbols,
-                                   k, flt, channels_on)
+                                   k, flt, channels_on, context_weights)
+
+    def live_context(self, session_id: str = "", wait: bool = True
+                     ) -> builtins.list[live_mod.ContextEntry]:
+        """What the agent is working on: the files and functions its session (`session_id`,
+        else the latest session of this checkout) read and edited, and the work tree's
+        uncommitted changes, weighted by recency (see retrieve/live.py). `wait=False`: the
+        uncommitted changes as last read while git reads them again."""
+        root = Path(self.checkout or self.ref.root)
+        return live_mod.for_checkout(root, self.dir / "spool").entries(session_id, wait)
 
     def prompt_context(self, prompt: str, *, files: Sequence[str] = (), session_id: str = "",
                        budget: int | None = None) -> str:
@@ -598,15 +630,18 @@ class Memory:
         has been reading and editing, inside a small budget; "" when none clears the relevance
         floor (cosine between prompt and item)."""
         prompt = " ".join((prompt or "").split())[:4000]
-        if not files and session_id:
-            files = self._session_files(session_id)
         budget = self.config.inject_budget if budget is None else max(0, int(budget))
         if len(re.findall(r"[^\W\d_]{3,}", prompt)) < 2 or budget < 30 or not self.config.embed:
             return ""
         flt = self._filter()
         vector = self.embedder.encode([prompt])[0].tolist()
         near = dict(self.store.vector_search(vector, 60, flt))
-        result = self.search(prompt, files=files, k=8, budget=budget * 8, log=False)
+        live = ([live_mod.ContextEntry("file", f, 1.0, "given") for f in files] or
+                (self.live_context(session_id, wait=False) if session_id else []))
+        result = self._search(prompt, live, k=8, kinds=None, budget=budget * 8,
+                              explain=False, log=False)
+        context = {e.name for e in live}
+        in_functions = any(e.kind == "symbol" for e in live)
         floor = self.config.inject_floor
         weights = self.store.term_weights(prompt)
         header = "graphmem: memories that bear on this prompt (memory_get ID shows the evidence)"
@@ -616,8 +651,12 @@ class Memory:
         for hit in result.hits:
             item = hit.item
             # An item about a file the session is working on needs less of the prompt's words.
-            on_files = any(w.startswith("mentions ") and w[9:] in files for w in hit.why)
+            on_files = any(w.startswith("mentions ") and w[9:] in context for w in hit.why)
             if item.kind == m.ItemKind.summary or near.get(item.id, 0.0) < floor - 0.1 * on_files:
+                continue
+            # Known to be in some functions, the agent is not pushed what was said of others
+            # near them (of the same file, say): search still finds it.
+            if in_functions and "graph" in hit.channels and "entity" not in hit.channels:
                 continue
             if item.body.endswith("…"):  # a hit shows the body's start: pick from all of it
                 item = self.get_item(item.id)
@@ -633,20 +672,8 @@ class Memory:
         if not entries:
             return ""
         # Logged, not counted as a use: pushing an item into the context proves nothing about it.
-        self._log("inject", prompt, {"files": list(files)}, len(result.hits), shown, used)
+        self._log("inject", prompt, {"files": sorted(context)}, len(result.hits), shown, used)
         return "\n".join([header, *entries])
-
-    def _session_files(self, session_id: str, limit: int = 5) -> builtins.list[str]:
-        """The files this session touched last, relative to its checkout (live search context)."""
-        roots = [str(Path(r)) for r in (self.checkout, str(self.ref.root)) if r]
-        out: builtins.list[str] = []
-        for path in self.store.session_files(session_id, SESSION_FILE_TOOLS):
-            rel = next((path[len(r) + 1:] for r in roots if path.startswith(r + "/")), path)
-            if rel not in out:
-                out.append(rel)
-            if len(out) >= limit:
-                break
-        return out
 
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""

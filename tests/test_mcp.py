@@ -20,7 +20,8 @@ from fastmcp.exceptions import ToolError
 from graphmem import models as m
 from graphmem.errors import InvalidInput, StoreUnavailable
 from graphmem.mcp import build_server, parse_http_address
-from tests.conftest import stop_owner
+from tests.conftest import git, stop_owner
+from tests.retrieve.test_live import HOP_CHECK, REDIRECTS_LOOP, SESSIONS, SETTINGS_LOOP, SOURCE
 
 pytestmark = pytest.mark.anyio
 
@@ -111,6 +112,37 @@ async def test_search_uses_files_context_kinds_and_budget(client: Client, memory
     assert by_words["hits"][0]["item"]["id"] == ids["pool"] and len(by_words["hits"]) <= 2
     assert {h["item"]["kind"] for h in only_env["hits"]} == {"env"}
     assert small["tokens"] <= 30
+
+
+async def test_search_in_a_session_knows_the_function_the_agent_edited(
+        client: Client, memory: Any, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No files or symbols passed: the edit the session's hook spooled is the context."""
+    from graphmem import hooks
+
+    (repo / "src").mkdir()
+    (repo / SESSIONS).write_text(SOURCE)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "sessions")
+    memory.index_code()
+    redirects = memory.add(REDIRECTS_LOOP, kind="pitfall", session_id="earlier-1").id
+    settings = memory.add(SETTINGS_LOOP, kind="pitfall", session_id="earlier-2").id
+    (repo / SESSIONS).write_text(SOURCE.replace("        seen += 1\n", "        seen += 1\n" +
+                                                HOP_CHECK))
+    git(repo, "commit", "-q", "-am", "hop check")  # no uncommitted change: the session alone
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "s-mcp")
+    assert hooks.main(["post-tool", "--agent", "claude-code", json.dumps({
+        "session_id": "s-mcp", "cwd": str(repo), "hook_event_name": "PostToolUse",
+        "tool_name": "Edit", "tool_input": {"file_path": str(repo / SESSIONS),
+                                            "old_string": "        seen += 1\n",
+                                            "new_string": "        seen += 1\n" + HOP_CHECK},
+        "tool_response": {}})]) == 0
+    async with client:
+        found = await call(client, "memory_search", query="why does this loop forever?")
+        given = await call(client, "memory_search", query="why does this loop forever?",
+                           symbols=[f"{SESSIONS}::merge_settings"])
+    assert found["hits"][0]["item"]["id"] == redirects
+    assert f"mentions {SESSIONS}::resolve_redirects" in found["hits"][0]["why"]
+    assert given["hits"][0]["item"]["id"] == settings  # what the agent passes wins
 
 
 @pytest.mark.parametrize(("tool", "args", "problem"), [

@@ -17,6 +17,8 @@ import pytest
 from graphmem import Config, Memory
 from graphmem.errors import OwnerUnavailable
 from graphmem.owner.client import ask_running_owner, owner_running
+from tests.conftest import git
+from tests.retrieve.test_live import HOP_CHECK, REDIRECTS_LOOP, SESSIONS, SETTINGS_LOOP, SOURCE
 
 
 @pytest.fixture
@@ -25,7 +27,7 @@ def env(home: Path) -> dict[str, str]:
             "GRAPHMEM_OWNER_IDLE": "60"}
 
 
-def hook(repo: Path, env: dict[str, str], event: str, **payload: str) -> str:
+def hook(repo: Path, env: dict[str, str], event: str, **payload: object) -> str:
     body = {"session_id": "s-1", "cwd": str(repo), "hook_event_name": event, **payload}
     done = subprocess.run([sys.executable, "-m", "graphmem.hooks", event, "--agent", "claude-code"],
                           input=json.dumps(body), cwd=repo, env=env, capture_output=True, text=True,
@@ -173,3 +175,36 @@ def test_an_owner_that_loses_the_start_race_exits_quietly(
     finally:
         other.close()
         holder.close()
+
+
+def test_an_edit_inside_a_function_brings_its_memory_not_its_neighbours(
+        repo: Path, env: dict[str, str]) -> None:
+    """Replay: the agent edits resolve_redirects(), then asks "why does this loop forever?".
+    Both memories say "loop forever" of a function of the same file; the hook is told nothing
+    but the session id, and injects the one about the function the edit was in."""
+    (repo / "src").mkdir()
+    (repo / SESSIONS).write_text(SOURCE)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "sessions")
+    config = Config(home=Path(env["GRAPHMEM_HOME"]), cwd=repo)
+    with Memory(config) as memory:
+        memory.index_code()
+        redirects = memory.add(REDIRECTS_LOOP, kind="pitfall", session_id="earlier-1").id
+        settings = memory.add(SETTINGS_LOOP, kind="pitfall", session_id="earlier-2").id
+    data_dir = Memory.data_dir_for(config)
+    try:
+        edited = (repo / SESSIONS).read_text().replace("        seen += 1\n",
+                                                       "        seen += 1\n" + HOP_CHECK)
+        (repo / SESSIONS).write_text(edited)
+        hook(repo, env, "post-tool", tool_name="Edit", tool_use_id="t1",
+             tool_input={"file_path": str(repo / SESSIONS), "old_string": "        seen += 1\n",
+                         "new_string": "        seen += 1\n" + HOP_CHECK},
+             tool_response={"filePath": str(repo / SESSIONS)})
+        said: list[str] = []
+        wait_for(lambda: bool(said.append(hook(repo, env, "user-prompt",
+                                                prompt="why does this loop forever?"))
+                              or said[-1]), 90)
+        context = json.loads(said[-1])["hookSpecificOutput"]["additionalContext"]
+        assert redirects in context and settings not in context
+    finally:
+        stop_owner(data_dir)

@@ -27,16 +27,23 @@ class QueryEntities:
     expanded: dict[str, int] = field(default_factory=dict)
     surfaces: dict[str, str] = field(default_factory=dict)
     named: dict[str, float] = field(default_factory=dict)
+    context: set[str] = field(default_factory=set)  # resolved from the files and symbols given
 
 
 def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
-                   symbols: Sequence[str], hops: int, query: str = "") -> QueryEntities:
+                   symbols: Sequence[str], hops: int, query: str = "",
+                   context_weights: Mapping[str, float] | None = None) -> QueryEntities:
+    """`context_weights`: a share (0..1] per file or symbol of the context, by the name given
+    (live context weighs what the agent touched longer ago less); 1 for the rest."""
     found = QueryEntities()
     code_mentions = [m for m in mentions if m.kind != "concept"]
+    shares = context_weights or {}
+    given = {*files, *symbols}
     for resolved in link.resolve(code_mentions, store, files, symbols):
-        # Context the agent names explicitly is stronger evidence than a word in the query.
-        found.direct[resolved.entity.id] = max(found.direct.get(resolved.entity.id, 0.0),
-                                              resolved.weight)
+        weight = resolved.weight * shares.get(resolved.surface, 1.0)
+        found.direct[resolved.entity.id] = max(found.direct.get(resolved.entity.id, 0.0), weight)
+        if resolved.surface in given:
+            found.context.add(resolved.entity.id)
         found.surfaces[resolved.entity.id] = resolved.surface
     if hops > 0 and found.direct:
         code = [e for e in found.direct if e.startswith(("file:", "symbol:"))]

@@ -11,9 +11,9 @@ session) and a recency multiplier measured from the query's as-of time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphmem import lifecycle
 from graphmem.config import RetrievalWeights
@@ -25,12 +25,24 @@ _EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-embe
 Ranked = list[tuple[str, float]]
 
 
+class Candidates(NamedTuple):
+    """A search's candidates: best first, each item's rank per channel, why each matched, and
+    the items linked to the context given (files, symbols), which rank before all others."""
+
+    ranked: Ranked
+    channels: dict[str, dict[str, int]]
+    why: dict[str, list[str]]
+    first: set[str]
+
+
 def candidates(store: Store, weights: RetrievalWeights,
                embed: Callable[[list[str]], Any] | None, query: str, files: Sequence[str],
                symbols: Sequence[str], k: int, flt: ItemFilter,
-               channels_on: Sequence[str] | None = None
-               ) -> tuple[Ranked, dict[str, dict[str, int]], dict[str, list[str]]]:
-    """Fused (item id, score) best first, each item's rank per channel, and reasons."""
+               channels_on: Sequence[str] | None = None,
+               context_weights: Mapping[str, float] | None = None
+               ) -> Candidates:
+    """Fused (item id, score) best first, each item's rank per channel, and reasons.
+    `context_weights`: a share per file or symbol of the context (live context)."""
     from graphmem.extract import text
 
     on = set(channels_on or fusion.CHANNELS)
@@ -42,9 +54,11 @@ def candidates(store: Store, weights: RetrievalWeights,
     depth = max(k, weights.channel_depth)
     results: dict[str, Ranked] = {}
     why: dict[str, list[str]] = {}
+    first: set[str] = set()
     if on & {"entity", "graph"}:
         entities = channels.query_entities(store, mentions, files, symbols,
-                                           hops=1 if "graph" in on else 0, query=query)
+                                           hops=1 if "graph" in on else 0, query=query,
+                                           context_weights=context_weights)
         total = _visible_total(store, flt) if entities.direct and weights.entity_idf else 0
         if "entity" in on:
             results["entity"], entity_why = channels.entity_channel(
@@ -53,6 +67,8 @@ def candidates(store: Store, weights: RetrievalWeights,
             for item_id, eids in entity_why.items():
                 why.setdefault(item_id, []).extend(
                     f"mentions {entities.surfaces.get(e, e)}" for e in eids[:3])
+                if entities.context.intersection(eids):
+                    first.add(item_id)
         if "graph" in on:
             results["graph"], graph_why = channels.graph_channel(
                 store, entities, flt, weights.graph_hop_decay, weights.entity_idf, total)
@@ -75,7 +91,7 @@ def candidates(store: Store, weights: RetrievalWeights,
     for name, scored in results.items():
         for item_id, rank in fusion.ranks(scored[:depth]).items():
             per_item.setdefault(item_id, {})[name] = rank
-    ranked = sorted(fused.items(), key=lambda p: (-p[1], p[0]))
+    ranked = sorted(fused.items(), key=lambda p: (p[0] not in first, -p[1], p[0]))
     for item_id, _ in ranked[:keep]:
         ranks = per_item.get(item_id, {})
         if "vector" in ranks and not why.get(item_id):
@@ -84,7 +100,7 @@ def candidates(store: Store, weights: RetrievalWeights,
             why.setdefault(item_id, []).append("shares keywords")
         if not ranks:
             why.setdefault(item_id, []).append("recorded next to a match")
-    return ranked, per_item, why
+    return Candidates(ranked, per_item, why, first)
 
 
 def _visible_total(store: Store, flt: ItemFilter) -> int:
@@ -128,15 +144,17 @@ def _in_context(store: Store, weights: RetrievalWeights, fused: dict[str, float]
 
 
 def prioritise(store: Store, ranked: Sequence[tuple[str, float]], weights: RetrievalWeights,
-               branch: str, as_of: float | None = None) -> list[tuple[str, float]]:
+               branch: str, as_of: float | None = None,
+               first: Collection[str] = ()) -> list[tuple[str, float]]:
     """Fused scores × each item's prior (recency, use, confidence, branch, staleness), best
-    first. Time travel ranks as the store stood then: recency and decay count back from as_of."""
+    first, the items of `first` (on the context given) before the rest. Time travel ranks as
+    the store stood then: recency and decay count back from as_of."""
     now = time.time()
     reference = now if as_of is None else min(now, as_of)
     rows = store.item_rows([i for i, _ in ranked])
     return sorted(((i, s * fusion.prior({**rows[i], "confidence": lifecycle.effective_confidence(
         rows[i], reference)}, weights, now=reference, branch=branch))
-        for i, s in ranked if i in rows), key=lambda p: -p[1])
+        for i, s in ranked if i in rows), key=lambda p: (p[0] not in first, -p[1]))
 
 
 def hit_rows(store: Store, ids: Sequence[str], tokens: Any) -> dict[str, dict[str, Any]]:

@@ -64,3 +64,18 @@ def test_an_item_about_one_file_outranks_a_sweep_over_twenty(memory: Memory) -> 
     assert memory.rank("cleanup", files=[SESSIONS])[:2] == [focused.id, sweep.id]
     memory.config.weights = RetrievalWeights(breadth=0.0)
     assert memory.rank("cleanup", files=[SESSIONS])[:2] == [sweep.id, focused.id]  # newer wins
+
+
+def test_what_was_recorded_about_the_context_files_comes_before_the_rest(memory: Memory) -> None:
+    """files→BM25 puts every item sharing a context file first; graphmem never ranks below that
+    baseline because it does the same, ordering each tier by all its channels."""
+    start = time.time() - 2 * 86_400
+    on_file = memory.add("Session cookies are merged before the redirect is followed",
+                         kind="note", files=[SESSIONS], dedupe=False, created_at=start)
+    elsewhere = memory.add("Fix redirect handling: follow a redirect loop only thirty times",
+                           kind="note", files=["src/shop/adapters.py"], dedupe=False,
+                           symbols=[f"{SESSIONS}::Session.resolve_redirects"],
+                           created_at=start + 86_400)
+    ranked = memory.rank("fix redirect handling loop", files=[SESSIONS])
+    assert ranked[:2] == [on_file.id, elsewhere.id]
+    assert memory.rank("fix redirect handling loop")[0] == elsewhere.id  # no context, no tier
