@@ -47,6 +47,7 @@ from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
 from graphmem.git import ZERO, Change, Git, NotARepo
 from graphmem.paths import find_project, work_tree, write_private
+from graphmem.staleness import attribution
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 
@@ -546,20 +547,50 @@ def _write_tracker(memory: Any, tracker: Tracker) -> int:
     return len(entities)
 
 
+def _attribute(tracker: Tracker, steps: list[attribution.Step], target: str
+               ) -> dict[tuple[str, str], int]:
+    """Name each changed anchor's reason after the commit of the range that changed its code;
+    returns each such anchor's position in the range (for the earliest-first reason)."""
+    position = {step.sha: n for n, step in enumerate(steps)}
+    order: dict[tuple[str, str], int] = {}
+    found: dict[tuple[str, str, str], str | None] = {}
+    for a in tracker.anchors():
+        if not a.reason or a.origin is None:
+            continue
+        kind, _, key = a.origin.partition(":")
+        path, _, local = key.partition("::")
+        if (kind, path, local) not in found:
+            found[(kind, path, local)] = attribution.first_change(tracker.versions, steps, kind,
+                                                                  path, local)
+        sha = found[(kind, path, local)] or target
+        a.reason = _AUTO_REASON.sub(lambda m: m.group(0).rsplit(" ", 1)[0] + " " + sha[:7],
+                                    a.reason, count=1)
+        order[(a.item, a.entity)] = position.get(sha, len(steps))
+    return order
+
+
 def is_auto_reason(reason: str) -> bool:
     """True for stale reasons written by this module (so a revert may clear them)."""
     return bool(_AUTO_REASON.search(reason or ""))
 
 
+def judged(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The anchors an item is judged by: a file anchor counts only for an item that anchors no
+    symbol in that file (one that names a function is about the function, not its siblings)."""
+    specific = {a["path"] for a in anchors if a["kind"] == "symbol"}
+    return [a for a in anchors if a["kind"] != "file" or a["path"] not in specific]
+
+
 def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], str] | None = None,
-           label: str = WORKTREE) -> tuple[list[dict[str, str]], list[str]]:
+           label: str = WORKTREE, order: dict[tuple[str, str], int] | None = None
+           ) -> tuple[list[dict[str, str]], list[str]]:
     """Set items' status from their anchors as the graph now has them (edge hash vs entity hash).
 
     Active items with a differing anchor become stale (reason from `reasons` when the caller
-    knows it); items this module staled become active once every anchor matches again.
-    Returns (newly stale [{id, title, reason}], reactivated ids).
+    knows it, the earliest change by `order` first); items this module staled become active
+    once every anchor matches again. Returns (newly stale [{id, title, reason}], reactivated ids).
     """
-    reasons = reasons or {}
+    reasons, order = reasons or {}, order or {}
     ids = sorted(set(item_ids))
     rows: list[dict[str, Any]] = []
     for chunk in chunks(ids, 5000):
@@ -572,7 +603,8 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
     fresh: list[str] = []
     for item_id, anchors in sorted(by_item.items()):
         first = anchors[0]
-        differing = [a for a in anchors if a["seen"] and a["seen"] != a["current"]]
+        differing = sorted((a for a in judged(anchors) if a["seen"] and a["seen"] != a["current"]),
+                           key=lambda a: order.get((item_id, a["entity"]), 0))
         if first["status"] == "active" and differing:
             why = [reasons.get((item_id, a["entity"])) or _generic_reason(a, label)
                    for a in differing]
@@ -682,6 +714,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                 raise InvalidInput(f"unknown commit {commit!r}")
             base = git.parent(target)
         shas: dict[str, str] = {}
+        steps: list[attribution.Step] = []
         if target is not None:
             synced = _synced_commit(memory, git)
             if synced and synced != base:
@@ -691,9 +724,10 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                     return _report(base or "", target,
                                    "already applied: the graph reflects a newer commit", started)
                 base = synced
-            # name the commit that changed each path when the diff spans several commits
+            # the diff spans several commits (a merge, missed hooks): name the ones that changed
             if base is not None and (git.parent(target) != base or git.rev(f"{target}^2")):
-                shas = git.last_touches(base, target)
+                steps = attribution.range_steps(git, base, target)
+                shas = attribution.newest_by_path(steps)
         changes = git.raw_diff(base, target)
         tracker = Tracker(git, Versions(git))
         paths = sorted({p for c in changes for p in (c.old_path, c.new_path) if p})
@@ -706,11 +740,13 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                                hash=row["seen"], commit=row["commit"], at=row["at"],
                                origin=row["entity"]))
         tracker.step(changes, shas, target or "")
+        order = _attribute(tracker, steps, target) if steps and target else {}
         entities = _write_tracker(memory, tracker)
         reasons = {(a.item, a.entity): a.reason for a in tracker.anchors() if a.reason}
         # only items that may change: a touched anchor differs now, or the item is stale
         candidates = {item for item, _ in reasons} | was_stale
-        stale, fresh = settle(memory, candidates, reasons, target[:7] if target else WORKTREE)
+        stale, fresh = settle(memory, candidates, reasons, target[:7] if target else WORKTREE,
+                              order)
         if target is not None:
             _save_synced(memory, git, target)
         message = f"{len(changes)} changed file(s), {len(stale)} item(s) now stale"
@@ -735,8 +771,11 @@ def stale_items(memory: Any, limit: int = 1000) -> list[dict[str, Any]]:
 
     rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("stale",)),
                                    limit=limit, order="updated_at")
-    anchors: dict[str, list[dict[str, Any]]] = {}
+    by_item: dict[str, list[dict[str, Any]]] = {}
     for row in memory.store.anchors_of_items([r["id"] for r in rows]) if rows else []:
+        by_item.setdefault(row["item"], []).append(row)
+    anchors: dict[str, list[dict[str, Any]]] = {}
+    for row in (a for group in by_item.values() for a in judged(group)):
         if row["seen"] and row["seen"] != row["current"]:
             anchors.setdefault(row["item"], []).append(
                 {"entity": row["entity"], "seen": row["seen"], "current": row["current"],
