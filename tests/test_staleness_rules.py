@@ -123,8 +123,8 @@ FORMATTED = {
         "function total(items) {\n  return items.reduce((sum, item) => sum + item.price, 0);\n}\n",
         "total",
         [("items.reduce((sum, item) => sum + item.price, 0);",
-          'items.reduce(\n    // prices are in cents\n    (sum, item) => sum + item.price,\n'
-          '    0,\n  )'),
+          ('items.reduce(\n    // prices are in cents\n    (sum, item) => sum + item.price,\n'
+           '    0,\n  )')),
          ("  return items.reduce(", "  /* sum */ return items.reduce(")],
         ("item.price", "item.price * item.quantity"),
     ),
@@ -165,12 +165,12 @@ def test_comment_and_formatting_edits_never_flag(hooked, home, repo, path):
 
 
 CLASSES = {
-    "src/loader.py": ("class Loader:\n    retries = 3\n\n    def load(self, path):\n"
-                      "        return open(path).read()\n\n    def close(self):\n        pass\n",
+    "src/loader.py": (("class Loader:\n    retries = 3\n\n    def load(self, path):\n"
+                       "        return open(path).read()\n\n    def close(self):\n        pass\n"),
                       "Loader", "Loader.load", ("open(path).read()", "open(path).read().strip()"),
                       ("retries = 3", "retries = 5")),
-    "lib/accounts.ex": ("defmodule MyApp.Accounts do\n  @moduledoc \"Users.\"\n  @limit 10\n\n"
-                        "  def get(id), do: Repo.get(User, id)\n\n  defp limit, do: @limit\nend\n",
+    "lib/accounts.ex": (("defmodule MyApp.Accounts do\n  @moduledoc \"Users.\"\n  @limit 10\n\n"
+                         "  def get(id), do: Repo.get(User, id)\n\n  defp limit, do: @limit\nend\n"),
                         "MyApp.Accounts", "MyApp.Accounts.get",
                         ("Repo.get(User, id)", "Repo.get!(User, id)"), ("@limit 10", "@limit 20")),
 }

@@ -1,8 +1,8 @@
 """Staleness: anchors' content hashes against git — diff, re-hash, mark stale, follow, verify.
 
 An item is anchored (ANCHORED_TO) to files and symbols with the content hash it saw. The hash
-is the code index's normalised one (extract/code.py), so whitespace- and comment-only edits
-never count. Rules, in the order they apply:
+is the code index's one (extract/code.py): of syntax-tree tokens, so comment and formatting edits
+never count, and a class's covers its own lines, not its methods'. Rules, in the order they apply:
 
 - Only what changed is re-hashed: the paths of `git diff-tree -r -M` (a commit), `git diff -M A B`
   (a range) or the work tree against HEAD; their new versions come from `git cat-file --batch`
@@ -15,9 +15,11 @@ never count. Rules, in the order they apply:
 - Python code that only changed the way a formatter changes it (quotes, parentheses, trailing
   commas, line wrapping: the same `ast.dump` before and after) rolls an anchor that saw the
   old version forward to the new hash instead of staling it.
-- An item is stale when any of its anchors' hashes differs from its entity's; the reason names
-  the first change ("`parse_config` in src/config.py changed in a1b2c3d: 12 lines", "... deleted
-  in a1b2c3d"). An item staled this way becomes active again when its code returns to what it
+- An item is stale when any anchor it is judged by differs from its entity's hash; a file anchor
+  counts only when the item anchors no symbol in that file. The reason names the first change
+  ("`parse_config` in src/config.py changed in a1b2c3d: 12 lines", "... deleted in a1b2c3d");
+  over several commits (a merge), the commit of the range that changed that code
+  (attribution.py). An item staled this way becomes active again when its code returns to what it
   saw (a revert, a branch switched back); items staled by hand are left alone.
 - The graph remembers which commit its code entities reflect (`staleness.json` in the store
   dir). An update starts from there when it knows it, so missed hooks, amends, rebases and
@@ -563,8 +565,8 @@ def _attribute(tracker: Tracker, steps: list[attribution.Step], target: str
             found[(kind, path, local)] = attribution.first_change(tracker.versions, steps, kind,
                                                                   path, local)
         sha = found[(kind, path, local)] or target
-        a.reason = _AUTO_REASON.sub(lambda m: m.group(0).rsplit(" ", 1)[0] + " " + sha[:7],
-                                    a.reason, count=1)
+        verb = "deleted" if " deleted in " in a.reason else "changed"
+        a.reason = _AUTO_REASON.sub(f" {verb} in {sha[:7]}", a.reason, count=1)
         order[(a.item, a.entity)] = position.get(sha, len(steps))
     return order
 
