@@ -433,6 +433,7 @@ class _Kinds:
     skipped: frozenset[int]  # comments and line continuations
     opens: tuple[bytes | None, ...]  # the marker a named node opens with (None: transparent)
     named: tuple[bool, ...]
+    loose: frozenset[int]  # named leaves whose spaces are layout (Elixir's `do: ` keyword)
     strings: frozenset[int]  # named string delimiters (Python's string_start and string_end)
     string_end: frozenset[int]
 
@@ -448,6 +449,7 @@ def _kinds(name: str) -> _Kinds:
         opens=tuple(_OPEN + t.encode() if named[i] and t not in _TRANSPARENT
                     and "parenthesized" not in t else None for i, t in enumerate(types)),
         named=named,
+        loose=frozenset(i for i, t in enumerate(types) if named[i] and t == "keyword"),
         strings=frozenset(i for i, t in enumerate(types)
                           if t in ("string_start", "string_end") and named[i]),
         string_end=frozenset(i for i, t in enumerate(types) if t == "string_end" and named[i]),
@@ -495,9 +497,12 @@ class _Tokens:
                         text.pop()
                     if raw not in _DROPPED_TOKENS:
                         at.append(start)
-                        text.append(raw)
+                        text.append(b" ".join(raw.split()))  # `is  not`: one token, spaced
                 elif kind in kinds.strings:
                     self._string_edge(kinds, kind, start, raw)
+                elif kind in kinds.loose:
+                    at.append(start)
+                    text.append(b" ".join(raw.split()))
                 else:
                     at.append(start)
                     text.append(raw)
