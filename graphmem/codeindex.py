@@ -38,6 +38,8 @@ def load_cache(store_dir: Path) -> dict[str, CodeFile]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if raw.get("hashes") != code.HASHES:  # made with another hashing scheme: parse anew
+        return {}
     files = {}
     for rel, data in raw.get("files", {}).items():
         symbols = tuple(CodeSymbol(**s) for s in data.pop("symbols", []))
@@ -47,7 +49,8 @@ def load_cache(store_dir: Path) -> dict[str, CodeFile]:
 
 def save_cache(store_dir: Path, root: Path, files: Mapping[str, CodeFile]) -> None:
     write_private(store_dir / CACHE_NAME,
-                  json.dumps({"root": str(root), "files": {k: asdict(v) for k, v in files.items()}}))
+                  json.dumps({"root": str(root), "hashes": code.HASHES,
+                              "files": {k: asdict(v) for k, v in files.items()}}))
 
 
 def file_entity(f: CodeFile) -> dict[str, Any]:
@@ -102,6 +105,7 @@ def index_code(memory: Memory, root: str | Path | None = None,
     root = Path(root or memory.ref.root).resolve()
     if not root.is_dir():
         raise InvalidInput(f"not a directory: {root}")
+    staleness.migrate_hashes(memory)
     previous = load_cache(memory.dir)
     result = run_index(root, previous, progress)
     changed = [p for p in result.changed if p in result.files]

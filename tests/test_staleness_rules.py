@@ -219,3 +219,36 @@ def test_a_merge_names_each_change_after_the_commit_that_made_it(hooked, home, r
     assert now[ids["read reads a file"]] == (
         "stale", f"`read` in src/io.py changed in {third[:7]}: 1 line")
     assert now[ids["mul multiplies"]] == ("active", "")
+
+
+def test_a_store_hashed_by_an_older_scheme_moves_over_without_flagging(memory, home, repo,
+                                                                      monkeypatch):
+    """Anchors that matched their code under the old hashes get the new ones at the commit the
+    update starts from: the commit's format-only edit stays fresh, its real change flags."""
+    from graphmem.staleness import update as st
+    from graphmem.store import ops
+
+    monkeypatch.setenv("GRAPHMEM_OWNER", "never")
+    write(repo, "web/cart.js", "function total(xs) {\n  return xs.reduce((s, x) => s + x, 0);\n}\n"
+                               "\nfunction count(xs) {\n  return xs.length;\n}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "cart")
+    memory.index_code()
+    total = memory.add("total sums the cart", symbols=["total"], dedupe=False).id
+    count = memory.add("count counts the cart", symbols=["count"], dedupe=False).id
+    for row in memory.store.anchors([total, count]):  # as an older scheme left them
+        old = f"old-{row['entity'][-8:]}"
+        memory.writer.write(ops.PutEntities([{**memory.store.get_entities([row["entity"]])[0],
+                                              "hash": old}]))
+        memory.writer.write(ops.PutLinks("ANCHORED_TO", [{"source": row["item"],
+                                                          "target": row["entity"], "hash": old,
+                                                          "commit": "", "at": 0.0}]))
+    st.save_state(memory, hashes="text-0")
+    memory.close()
+    gh.install_hooks(repo, command=GRAPHMEM)
+    edit(repo, "web/cart.js", "xs.reduce((s, x) => s + x, 0);", 'xs.reduce(\n    (s, x) => s + x,\n    0,\n  )')
+    edit(repo, "web/cart.js", "return xs.length;", "return xs.length + 1;")
+    commit(home, repo, "format total, change count")
+    now = statuses(home, repo)
+    assert now[total] == ("active", "")
+    assert now[count][0] == "stale"

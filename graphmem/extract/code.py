@@ -50,6 +50,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, QueryError
 from graphmem import git
 
 __all__ = [
+    "HASHES",
     "LANGUAGES",
     "CodeFile",
     "CodeSymbol",
@@ -60,6 +61,9 @@ __all__ = [
     "symbol_at",
     "symbols_touching",
 ]
+
+# The hashing scheme: hashes made by another are not comparable (stores move theirs over).
+HASHES = "tokens-1"
 
 LANGUAGES: dict[str, str] = {
     ".py": "python",

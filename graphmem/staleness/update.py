@@ -629,6 +629,57 @@ def _generic_reason(anchor: dict[str, Any], label: str) -> str:
     return f"{what} {verb} in {label}"
 
 
+# ----- the hashing scheme --------------------------------------------------------------------
+def migrate_hashes(memory: Any, git: Git | None = None, at: str | None = None) -> int:
+    """Move a store's anchors made by an older hashing scheme onto this one (code.HASHES): each
+    anchor that matched its code (fresh) gets the new hash of that code at commit `at` (else
+    the commit the store reflects, else HEAD; the work tree outside git); stale ones keep
+    theirs. Once per store; returns how many anchors moved."""
+    if load_state(memory).get("hashes") == code.HASHES:
+        return 0
+    rows = memory.store.anchors_of_items(None)
+    moved = 0
+    if rows:
+        own = git is None
+        try:
+            git = git or Git.open(work_root(memory))
+        except NotARepo:
+            git = None
+        try:
+            if git is not None and at is None:
+                at = _synced_commit(memory, git) or git.head()
+            moved = _rehash(memory, git, at, rows)
+        finally:
+            if own and git is not None:
+                git.close()
+    save_state(memory, hashes=code.HASHES)
+    return moved
+
+
+def _rehash(memory: Any, git: Git | None, commit: str | None, rows: list[dict[str, Any]]) -> int:
+    versions = Versions(git) if git is not None else None
+    files: list[CodeFile] = []
+    for path in sorted({r["path"] for r in rows if r["path"]}):
+        if versions is not None and commit:
+            blob = versions.blob_at(commit, path)
+            version = versions.code(blob, path) if blob else None
+        else:
+            target = Path(work_root(memory)) / path
+            version = parse_version(path, target.read_bytes()) if target.is_file() else None
+        if version is not None:
+            files.append(version)
+    entities, _, _ = _version_rows(files)
+    now = {row["id"]: row["hash"] for row in entities}
+    links = [{"source": r["item"], "target": r["entity"], "hash": now[r["entity"]],
+              "commit": r["commit"], "at": r["at"]}
+             for r in rows if r["seen"] and r["seen"] == r["current"] and r["entity"] in now]
+    for chunk in chunks(entities):
+        memory.writer.write(ops.PutEntities(list(chunk)))
+    for chunk in chunks(links):
+        memory.writer.write(ops.PutLinks("ANCHORED_TO", list(chunk)))
+    return len(links)
+
+
 # ----- the synced-commit state ---------------------------------------------------------------
 def _state_path(memory: Any) -> Path:
     return Path(memory.dir) / STATE_NAME
@@ -730,6 +781,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
             if base is not None and (git.parent(target) != base or git.rev(f"{target}^2")):
                 steps = attribution.range_steps(git, base, target)
                 shas = attribution.newest_by_path(steps)
+        migrate_hashes(memory, git, base or head)
         changes = git.raw_diff(base, target)
         tracker = Tracker(git, Versions(git))
         paths = sorted({p for c in changes for p in (c.old_path, c.new_path) if p})
