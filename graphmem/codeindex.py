@@ -40,11 +40,13 @@ def load_cache(store_dir: Path) -> dict[str, CodeFile]:
         return {}
     if raw.get("hashes") != code.HASHES:  # made with another hashing scheme: parse anew
         return {}
-    files = {}
-    for rel, data in raw.get("files", {}).items():
-        symbols = tuple(CodeSymbol(**s) for s in data.pop("symbols", []))
-        files[rel] = CodeFile(**{**data, "symbols": symbols, "imports": tuple(data.get("imports", ()))})
-    return files
+    return {rel: file_from_dict(data) for rel, data in raw.get("files", {}).items()}
+
+
+def file_from_dict(data: dict[str, Any]) -> CodeFile:
+    """A CodeFile from its `asdict` form (as JSON gave it back)."""
+    symbols = tuple(CodeSymbol(**s) for s in data.get("symbols", ()))
+    return CodeFile(**{**data, "symbols": symbols, "imports": tuple(data.get("imports", ()))})
 
 
 def save_cache(store_dir: Path, root: Path, files: Mapping[str, CodeFile]) -> None:

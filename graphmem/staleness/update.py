@@ -50,6 +50,7 @@ from graphmem.extract.code import CodeFile, CodeSymbol
 from graphmem.git import ZERO, Change, Git, NotARepo
 from graphmem.paths import find_project, work_tree, write_private
 from graphmem.staleness import attribution
+from graphmem.staleness.kept import Kept
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 
@@ -89,8 +90,10 @@ def parse_version(path: str, data: bytes | None) -> CodeFile | None:
 class Versions:
     """Blobs and their parses, cached by object id (content-addressed, so always valid)."""
 
-    def __init__(self, git: Git, max_bytes: int = 64 << 20, limit: int = 4096) -> None:
+    def __init__(self, git: Git, max_bytes: int = 64 << 20, limit: int = 4096,
+                 kept: Kept | None = None) -> None:
         self.git = git
+        self.kept = kept
         self.max_bytes = max_bytes
         self.limit = limit
         self._bytes = 0
@@ -131,7 +134,12 @@ class Versions:
         if key not in self._code:
             if len(self._code) >= self.limit:
                 self._code.pop(next(iter(self._code)))
-            self._code[key] = parse_version(path, self.data(blob, path))
+            found = self.kept.get(blob, path) if self.kept is not None else None
+            if found is None:
+                found = parse_version(path, self.data(blob, path))
+                if found is not None and self.kept is not None:
+                    self.kept.put(blob, path, found)
+            self._code[key] = found
         return self._code[key]
 
     def blob_at(self, commit: str, path: str) -> str | None:
@@ -783,7 +791,8 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                 shas = attribution.newest_by_path(steps)
         migrate_hashes(memory, git, base or head)
         changes = git.raw_diff(base, target)
-        tracker = Tracker(git, Versions(git))
+        kept = Kept(Path(memory.dir))
+        tracker = Tracker(git, Versions(git, kept=kept))
         paths = sorted({p for c in changes for p in (c.old_path, c.new_path) if p})
         was_stale: set[str] = set()
         for row in memory.store.anchors_on_paths(paths) if paths else []:
@@ -803,6 +812,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                               order)
         if target is not None:
             _save_synced(memory, git, target)
+        kept.prune()
         message = f"{len(changes)} changed file(s), {len(stale)} item(s) now stale"
         if fresh:
             message += f", {len(fresh)} fresh again"
