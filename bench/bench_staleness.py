@@ -325,7 +325,7 @@ def _innermost(defs: dict[str, tuple[int, int, str, str]], line: int) -> str | N
 # ----- part 1: accuracy ---------------------------------------------------------------------
 def score_anchors(memory: Any, truth: Truth, commit: str, head: str,
                   ours: list[tuple[bool, bool]], base: list[tuple[bool, bool]],
-                  unmatched: list[int]) -> None:
+                  unmatched: list[int], fn_misses: list[str]) -> None:
     """Function level: each of our anchors (seen hash vs the graph's) against the truth for the
     same function, joined on (path at head, qualified name); the baseline flags a function when
     its file changed."""
@@ -342,6 +342,8 @@ def score_anchors(memory: Any, truth: Truth, commit: str, head: str,
         path, qual = theirs[key]
         actual = truth._changed(commit, head, path, qual)
         ours.append((predicted, actual))
+        if predicted != actual:
+            fn_misses.append(f"{commit[:7]}@{head[:7]} {key[0]}::{key[1]} ours={predicted}")
         base.append((truth.source(commit, path) != truth.source(head, key[0]), actual))
     unmatched[1] += len(set(theirs) - set(mine))
 
@@ -403,6 +405,7 @@ def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
     fn_ours: list[tuple[bool, bool]] = []
     fn_base: list[tuple[bool, bool]] = []
     unmatched = [0, 0]
+    fn_misses: list[str] = []
     hook_s: list[float] = []
     import_s: list[float] = []
     newly_pred: set[tuple[str, str]] = set()
@@ -421,7 +424,7 @@ def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
         newly_truth |= {(hi.item_id(e), sha[:7]) for e in shas
                         if truth.stale(e, sha) and not truth.stale(e, shas[-1])}
         for earlier in shas:
-            score_anchors(memory, truth, earlier, sha, fn_ours, fn_base, unmatched)
+            score_anchors(memory, truth, earlier, sha, fn_ours, fn_base, unmatched, fn_misses)
             predicted = memory.get_item(hi.item_id(earlier)).status.value == "stale"
             actual = truth.stale(earlier, sha)
             ours.append((predicted, actual))
@@ -473,6 +476,7 @@ def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
             "import_median": statistics.median(import_s), "oneshot_s": oneshot_s,
             "oneshot_report": report, "jaccard": statistics.mean(agree),
             "per_commit": pair_score(newly_pred, newly_truth), "hook_s": hook_s[1:],
+            "fn_misses": fn_misses,
             "exact": sum(1 for a in agree if a == 1.0), "unparsable": truth.unparsable}
 
 
@@ -786,6 +790,8 @@ def main() -> int:
                   f"{acc['import_median']:.2f}s (medians); one-shot import {acc['oneshot_s']:.1f}s")
             for line in acc["misses"][:10]:
                 print(f"   miss: {line}")
+            for line in acc["fn_misses"][:10]:
+                print(f"   function-level miss: {line}")
         print("\n2. post-commit update, 20-file commit, 10,000 anchored items (5,000 symbols)")
         pc = post_commit(work)
         print(f"   in a warm process (update_stale):     {' '.join(f'{s:.2f}s' for s in pc['warm'])}"
