@@ -520,8 +520,9 @@ class _Tokens:
                     nodes[span][1] = len(text)  # the outermost of equal spans closes last
 
     def _string_edge(self, kinds: _Kinds, kind: int, start: int, raw: bytes) -> None:
-        """Python's string delimiters: only the prefix counts (`f"` is f, `B'` b, `u'` none)."""
-        prefix = raw.strip(b"\"'").lower().replace(b"u", b"")
+        """Python's string delimiters: only the prefix counts, in any case (`f"` is f, `B'` b; `u'`
+        stays u, as Python's own AST keeps it)."""
+        prefix = raw.strip(b"\"'").lower()
         if kind not in kinds.string_end and prefix:
             self.at.append(start)
             self.text.append(prefix)
