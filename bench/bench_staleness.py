@@ -21,6 +21,17 @@
      identical dump with the same name in another file. Otherwise it changed (or was deleted).
    - The item is stale at H iff any touched def/class changed. Items touching none are fresh.
    File-level baseline: stale iff any .py file C touched differs at H (or is gone).
+   A def/class dump is of its own code; a class's leaves out the defs and classes in it (they
+   are judged apart). Per commit: the items each update newly staled against the items the
+   truth says that commit staled (fresh at the previous release, stale at this one).
+
+1b. Per commit on a history with merges (default: a clone of graphmem's own repository, branch
+   main), walked along its first parent as the hooks see it: at each commit the update, then
+   `import_git` (a merge imports the commits it brings in). Scored as (item, commit) pairs: the
+   items the update newly staled with the commit their reason names, against the items the
+   truth says went stale there, named after that commit, or at a merge after the earliest
+   commit it brings in (topological order) that changed one of the item's changed functions.
+   Reported apart for first-parent commits and merged-in ones, with p50/p99/max update time.
 
 2. Post-commit wall time for a 20-file commit on a store with 10k anchored items: the update in
    a warm process, the whole detached process the hook starts (`python -m graphmem stale
@@ -28,7 +39,8 @@
 
 3. What the installed hooks add to `git commit` (median of repeated commits).
 
-Run: .venv/bin/python bench/bench_staleness.py [--releases N] [--quick]
+Run: .venv/bin/python bench/bench_staleness.py [--releases N] [--quick] [--history REPO]
+     [--only-history]
 """
 
 from __future__ import annotations
