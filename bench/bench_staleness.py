@@ -21,6 +21,17 @@
      identical dump with the same name in another file. Otherwise it changed (or was deleted).
    - The item is stale at H iff any touched def/class changed. Items touching none are fresh.
    File-level baseline: stale iff any .py file C touched differs at H (or is gone).
+   A def/class dump is of its own code; a class's leaves out the defs and classes in it (they
+   are judged apart). Per commit: the items each update newly staled against the items the
+   truth says that commit staled (fresh at the previous release, stale at this one).
+
+1b. Per commit on a history with merges (default: a clone of graphmem's own repository, branch
+   main), walked along its first parent as the hooks see it: at each commit the update, then
+   `import_git` (a merge imports the commits it brings in). Scored as (item, commit) pairs: the
+   items the update newly staled with the commit their reason names, against the items the
+   truth says went stale there, named after that commit, or at a merge after the earliest
+   commit it brings in (topological order) that changed one of the item's changed functions.
+   Reported apart for first-parent commits and merged-in ones, with p50/p99/max update time.
 
 2. Post-commit wall time for a 20-file commit on a store with 10k anchored items: the update in
    a warm process, the whole detached process the hook starts (`python -m graphmem stale
@@ -28,13 +39,15 @@
 
 3. What the installed hooks add to `git commit` (median of repeated commits).
 
-Run: .venv/bin/python bench/bench_staleness.py [--releases N] [--quick]
+Run: .venv/bin/python bench/bench_staleness.py [--releases N] [--quick] [--history REPO]
+     [--only-history]
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import os
 import random
 import re
@@ -281,14 +294,36 @@ def _collect(node: ast.AST, prefix: str, out: dict[str, tuple[int, int, str, str
             while name in out:  # repeated names in one scope: #2, #3 in source order
                 name, n = f"{local}#{n}", n + 1
             start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-            dump = ast.dump(child, include_attributes=False)
-            saved, child.name = child.name, ""  # the same code under another name
-            blank = ast.dump(child, include_attributes=False)
-            child.name = saved
+            # a class is its own lines: its methods and nested classes are judged apart
+            own = _OwnLines().visit(copy.deepcopy(child)) if isinstance(child, ast.ClassDef) else child
+            dump = ast.dump(own, include_attributes=False)
+            saved, own.name = own.name, ""  # the same code under another name
+            blank = ast.dump(own, include_attributes=False)
+            own.name = saved
             out[name] = (start, child.end_lineno or child.lineno, dump, blank)
             _collect(child, local, out)
         else:
             _collect(child, prefix, out)
+
+
+class _OwnLines(ast.NodeTransformer):
+    """A class without the defs and classes nested in it (the root class is kept)."""
+
+    def __init__(self) -> None:
+        self.root = True
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST | None:
+        if not self.root:
+            return None
+        self.root = False
+        self.generic_visit(node)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        return None
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        return None
 
 
 def _innermost(defs: dict[str, tuple[int, int, str, str]], line: int) -> str | None:
@@ -302,7 +337,7 @@ def _innermost(defs: dict[str, tuple[int, int, str, str]], line: int) -> str | N
 # ----- part 1: accuracy ---------------------------------------------------------------------
 def score_anchors(memory: Any, truth: Truth, commit: str, head: str,
                   ours: list[tuple[bool, bool]], base: list[tuple[bool, bool]],
-                  unmatched: list[int]) -> None:
+                  unmatched: list[int], fn_misses: list[str]) -> None:
     """Function level: each of our anchors (seen hash vs the graph's) against the truth for the
     same function, joined on (path at head, qualified name); the baseline flags a function when
     its file changed."""
@@ -319,6 +354,8 @@ def score_anchors(memory: Any, truth: Truth, commit: str, head: str,
         path, qual = theirs[key]
         actual = truth._changed(commit, head, path, qual)
         ours.append((predicted, actual))
+        if predicted != actual:
+            fn_misses.append(f"{commit[:7]}@{head[:7]} {key[0]}::{key[1]} ours={predicted}")
         base.append((truth.source(commit, path) != truth.source(head, key[0]), actual))
     unmatched[1] += len(set(theirs) - set(mine))
 
@@ -331,6 +368,33 @@ def score(pairs: list[tuple[bool, bool]]) -> dict[str, float]:
     tn = sum(1 for p, t in pairs if not p and not t)
     return {"precision": tp / (tp + fp) if tp + fp else 1.0,
             "recall": tp / (tp + fn) if tp + fn else 1.0, "tp": tp, "fp": fp, "fn": fn, "tn": tn}
+
+
+_ATTRIBUTED = re.compile(r" (?:changed|deleted) in ([0-9a-f]{7})\b")
+
+
+def attributed(reason: str) -> str:
+    """The commit (7 hex digits) a stale reason names first."""
+    found = _ATTRIBUTED.search(reason)
+    return found.group(1) if found else "?"
+
+
+def pair_score(pred: set[tuple[str, str]], truth: set[tuple[str, str]]) -> dict[str, Any]:
+    """(item, commit) pairs: an item staled at the right update but named after the wrong
+    commit is a false positive and a false negative."""
+    tp, fp, fn = len(pred & truth), len(pred - truth), len(truth - pred)
+    return {"precision": tp / (tp + fp) if tp + fp else 1.0,
+            "recall": tp / (tp + fn) if tp + fn else 1.0, "tp": tp, "fp": fp, "fn": fn,
+            "misses": sorted(pred ^ truth)}
+
+
+def percentiles(seconds: list[float]) -> str:
+    if not seconds:
+        return "no updates"
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return (f"p50 {statistics.median(ordered):.2f}s, p99 {p99:.2f}s, max {ordered[-1]:.2f}s "
+            f"({len(ordered)} updates)")
 
 
 def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
@@ -353,19 +417,26 @@ def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
     fn_ours: list[tuple[bool, bool]] = []
     fn_base: list[tuple[bool, bool]] = []
     unmatched = [0, 0]
+    fn_misses: list[str] = []
     hook_s: list[float] = []
     import_s: list[float] = []
+    newly_pred: set[tuple[str, str]] = set()
+    newly_truth: set[tuple[str, str]] = set()
     for number, version in enumerate(releases):
         sha = commit_release(repo, version, 1_500_000_000 + number * 86400)
         started = time.perf_counter()
-        st.update_stale(memory, commit="HEAD")
+        report = st.update_stale(memory, commit="HEAD")
         hook_s.append(time.perf_counter() - started)
         started = time.perf_counter()
         hi.import_git(memory, embed=False)
         import_s.append(time.perf_counter() - started)
         truth.compute_touched(shas[-1] if shas else None, sha)
+        # per commit: the items this update newly staled against those the truth says it did
+        newly_pred |= {(s["id"], attributed(s["reason"])) for s in report["stale"]}
+        newly_truth |= {(hi.item_id(e), sha[:7]) for e in shas
+                        if truth.stale(e, sha) and not truth.stale(e, shas[-1])}
         for earlier in shas:
-            score_anchors(memory, truth, earlier, sha, fn_ours, fn_base, unmatched)
+            score_anchors(memory, truth, earlier, sha, fn_ours, fn_base, unmatched, fn_misses)
             predicted = memory.get_item(hi.item_id(earlier)).status.value == "stale"
             actual = truth.stale(earlier, sha)
             ours.append((predicted, actual))
@@ -416,7 +487,101 @@ def accuracy(releases: list[str], work: Path) -> dict[str, Any]:
             "hook_median": statistics.median(hook_s[1:]) if len(hook_s) > 1 else 0.0,
             "import_median": statistics.median(import_s), "oneshot_s": oneshot_s,
             "oneshot_report": report, "jaccard": statistics.mean(agree),
+            "per_commit": pair_score(newly_pred, newly_truth), "hook_s": hook_s[1:],
+            "fn_misses": fn_misses,
             "exact": sum(1 for a in agree if a == 1.0), "unparsable": truth.unparsable}
+
+
+# ----- part 1b: a history with merges, walked along its first parent ------------------------
+def merged_history(work: Path, source: Path, branch: str = "main",
+                   limit: int | None = None) -> dict[str, Any]:
+    """Clone `source` and walk its first-parent history as the hooks see it: at every commit
+    the post-commit (or post-merge) update, then `import_git`. Each update's newly stale items,
+    with the commit their reason names, are scored against the truth: items fresh at the previous
+    commit and stale at this one, named after this commit, or at a merge after the earliest
+    commit it brings in (topological order) that changed one of the item's changed functions
+    (the merge itself when none did)."""
+    from graphmem import Config
+    from graphmem.service import Memory
+    from graphmem.staleness import gitimport as hi
+    from graphmem.staleness import update as st
+
+    repo = work / "history"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", "--branch", branch, str(source),
+                    str(repo)], check=True, capture_output=True)
+    mainline = sh(repo, "rev-list", "--first-parent", "--reverse", "HEAD").split()
+    if limit:
+        mainline = mainline[:limit]
+    truth = Truth(repo)
+    memory = Memory(Config(home=work / "home-history", cwd=repo, embed=False))
+    items: dict[str, str] = {}  # item id -> its commit
+    moves: dict[str, dict[str, str]] = {}  # item's commit -> its .py paths then -> now
+    pred: dict[str, set[tuple[str, str]]] = {"first-parent": set(), "merged": set()}
+    true: dict[str, set[tuple[str, str]]] = {"first-parent": set(), "merged": set()}
+    status_pred: set[tuple[str, str]] = set()
+    status_true: set[tuple[str, str]] = set()
+    seconds: list[float] = []
+    merges = 0
+    prev = ""
+    for sha in mainline:
+        sh(repo, "checkout", "-q", "--detach", sha)
+        brought = sh(repo, "rev-list", "--topo-order", "--reverse", "--no-merges",
+                     f"{prev}..{sha}" if prev else sha).split()
+        side = set(brought) - {sha}
+        merges += bool(side)
+        if prev:
+            started = time.perf_counter()
+            report = st.update_stale(memory, commit=sha)
+            seconds.append(time.perf_counter() - started)
+            step = truth._step_renames(sha)
+            for commit, paths in moves.items():
+                for start, now in paths.items():
+                    paths[start] = step.get(now, now)
+                truth._renames[(commit, sha)] = {a: b for a, b in paths.items() if a != b}
+            changed = set(sh(repo, "diff", "--name-only", "--no-renames", prev, sha, "--",
+                             "*.py").split())
+            for item, commit in items.items():
+                if not set(moves[commit].values()) & changed:
+                    continue
+                if truth.stale(commit, sha) and not truth.stale(commit, prev):
+                    who = _first_changer(truth, commit, brought, sha) if side else sha
+                    true["merged" if who in side else "first-parent"].add((item, who[:7]))
+                    status_true.add((item, sha))
+            for row in report["stale"]:
+                name = attributed(row["reason"])
+                full = next((c for c in brought if c.startswith(name)), name)
+                pred["merged" if full in side else "first-parent"].add((row["id"], name))
+                status_pred.add((row["id"], sha))
+        hi.import_git(memory, embed=False)
+        for commit in [*brought, sha] if sha not in brought else brought:
+            item = hi.item_id(commit)
+            if item in items or not memory.store.existing_item_ids([item]):
+                continue
+            parents = sh(repo, "rev-list", "--parents", "-n", "1", commit).split()[1:]
+            truth.compute_touched(parents[0] if parents else None, commit)
+            items[item] = commit
+            moves[commit] = {p: p for p, _ in truth.touched[commit]}
+        prev = sha
+    memory.close()
+    return {"commits": len(mainline), "merges": merges, "items": len(items),
+            "first_parent": pair_score(pred["first-parent"], true["first-parent"]),
+            "merged": pair_score(pred["merged"], true["merged"]),
+            "status": pair_score(status_pred, status_true), "seconds": seconds}
+
+
+def _first_changer(truth: Truth, item_commit: str, brought: list[str], merge: str) -> str:
+    """The earliest commit (topological order) a merge brings in that changed one of the
+    item's touched functions, else the merge."""
+    for commit in brought:
+        parents = sh(truth.repo, "rev-list", "--parents", "-n", "1", commit).split()[1:]
+        if not parents:
+            continue
+        for path, qual in truth.touched[item_commit]:
+            before = (truth.defs(parents[0], path) or {}).get(qual)
+            after = (truth.defs(commit, path) or {}).get(qual)
+            if before is not None and (after is None or before[2] != after[2]):
+                return commit
+    return merge
 
 
 # ----- part 2: post-commit time on a 10k-item store ----------------------------------------
@@ -572,11 +737,34 @@ def main() -> int:
     parser.add_argument("--releases", type=int, default=len(RELEASES))
     parser.add_argument("--quick", action="store_true", help="8 releases, 5 commits")
     parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--history", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="a repository with merges to walk (default: graphmem's own)")
+    parser.add_argument("--branch", default="main", help="its branch to walk")
+    parser.add_argument("--only-history", action="store_true",
+                        help="part 1b only: the history with merges")
     args = parser.parse_args()
     releases = RELEASES[: 8 if args.quick else args.releases]
     reps = 5 if args.quick else 15
     work = Path(tempfile.mkdtemp(prefix="bench-staleness-"))
     try:
+        if not args.skip_accuracy or args.only_history:
+            print(f"walking {args.history} ({args.branch}) along its first parent")
+            mh = merged_history(work, args.history, args.branch)
+            print(f"\n1b. per commit on a history with merges: {mh['commits']} first-parent "
+                  f"commits ({mh['merges']} merges), {mh['items']} history items")
+            print(f"   {'':38} {'precision':>9} {'recall':>7} {'TP':>5} {'FP':>4} {'FN':>4}")
+            for label, key in (("newly stale, first-parent commits", "first_parent"),
+                               ("newly stale, commits merged in", "merged"),
+                               ("newly stale at the right update", "status")):
+                r = mh[key]
+                print(f"   {label:<38} {r['precision']:>9.3f} {r['recall']:>7.3f} {r['tp']:>5} "
+                      f"{r['fp']:>4} {r['fn']:>4}")
+            print(f"   update time: {percentiles(mh['seconds'])}")
+            for key in ("first_parent", "merged"):
+                for miss in mh[key]["misses"][:15]:
+                    print(f"   {key} miss: {miss}")
+            if args.only_history:
+                return 0
         if not args.skip_accuracy:
             print(f"building requests {releases[0]} … {releases[-1]} ({len(releases)} releases)")
             acc = accuracy(releases, work)
@@ -600,6 +788,12 @@ def main() -> int:
                 s = acc[key]
                 print(f"   {label:<38} {s['precision']:>9.3f} {s['recall']:>7.3f} {s['tp']:>5} "
                       f"{s['fp']:>4} {s['fn']:>4} {s['tn']:>5}")
+            pc = acc["per_commit"]
+            print(f"   {'per commit: newly stale items':<38} {pc['precision']:>9.3f} "
+                  f"{pc['recall']:>7.3f} {pc['tp']:>5} {pc['fp']:>4} {pc['fn']:>4}")
+            print(f"   post-commit update time: {percentiles(acc['hook_s'])}")
+            for miss in pc["misses"][:10]:
+                print(f"   per-commit miss: {miss}")
             print("\n   target: precision ≥ 0.95, recall ≥ 0.95")
             print(f"   anchors vs truth's touched functions at C: mean Jaccard {acc['jaccard']:.3f}, "
                   f"identical for {acc['exact']}/{acc['items']} commits; "
@@ -608,6 +802,8 @@ def main() -> int:
                   f"{acc['import_median']:.2f}s (medians); one-shot import {acc['oneshot_s']:.1f}s")
             for line in acc["misses"][:10]:
                 print(f"   miss: {line}")
+            for line in acc["fn_misses"][:10]:
+                print(f"   function-level miss: {line}")
         print("\n2. post-commit update, 20-file commit, 10,000 anchored items (5,000 symbols)")
         pc = post_commit(work)
         print(f"   in a warm process (update_stale):     {' '.join(f'{s:.2f}s' for s in pc['warm'])}"

@@ -38,16 +38,21 @@ def load_cache(store_dir: Path) -> dict[str, CodeFile]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    files = {}
-    for rel, data in raw.get("files", {}).items():
-        symbols = tuple(CodeSymbol(**s) for s in data.pop("symbols", []))
-        files[rel] = CodeFile(**{**data, "symbols": symbols, "imports": tuple(data.get("imports", ()))})
-    return files
+    if raw.get("hashes") != code.HASHES:  # made with another hashing scheme: parse anew
+        return {}
+    return {rel: file_from_dict(data) for rel, data in raw.get("files", {}).items()}
+
+
+def file_from_dict(data: dict[str, Any]) -> CodeFile:
+    """A CodeFile from its `asdict` form (as JSON gave it back)."""
+    symbols = tuple(CodeSymbol(**s) for s in data.get("symbols", ()))
+    return CodeFile(**{**data, "symbols": symbols, "imports": tuple(data.get("imports", ()))})
 
 
 def save_cache(store_dir: Path, root: Path, files: Mapping[str, CodeFile]) -> None:
     write_private(store_dir / CACHE_NAME,
-                  json.dumps({"root": str(root), "files": {k: asdict(v) for k, v in files.items()}}))
+                  json.dumps({"root": str(root), "hashes": code.HASHES,
+                              "files": {k: asdict(v) for k, v in files.items()}}))
 
 
 def file_entity(f: CodeFile) -> dict[str, Any]:
@@ -102,6 +107,7 @@ def index_code(memory: Memory, root: str | Path | None = None,
     root = Path(root or memory.ref.root).resolve()
     if not root.is_dir():
         raise InvalidInput(f"not a directory: {root}")
+    staleness.migrate_hashes(memory)
     previous = load_cache(memory.dir)
     result = run_index(root, previous, progress)
     changed = [p for p in result.changed if p in result.files]

@@ -195,19 +195,6 @@ class Git:
         self._batch.stdout.read(1)
         return header[0].decode(), header[1].decode(), data
 
-    def last_touches(self, base: str, target: str) -> dict[str, str]:
-        """Path -> newest commit in base..target that changed it."""
-        out = self.run("log", "--format=%x01%H", "--name-only", "-z", "-M", f"{base}..{target}",
-                       check=False)
-        found: dict[str, str] = {}
-        for chunk in out.split(b"\x01")[1:]:
-            sha, _, rest = chunk.partition(b"\n")
-            for raw in rest.split(b"\0"):
-                name = os.fsdecode(raw.strip(b"\n"))
-                if name:
-                    found.setdefault(name, sha.decode().strip("\0"))
-        return found
-
     def close(self) -> None:
         if self._batch is not None:
             for stream in (self._batch.stdin, self._batch.stdout):

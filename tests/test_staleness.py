@@ -461,3 +461,22 @@ def test_a_store_from_before_per_checkout_state_catches_up_from_its_commit(memor
     edit(repo, "src/config.py", "return open(path).read()", "return open(path).read().strip()")
     commit(repo, "two")
     assert st.update_stale(memory, commit="HEAD")["base"] == first
+
+
+def test_an_update_reads_what_the_last_one_parsed_and_survives_a_damaged_copy(memory, repo, code):
+    """The new versions one update parses are kept on disk for the next; a kept copy that no
+    longer reads is parsed again."""
+    edit(repo, "src/config.py", "return value + 1", "return value + 2")
+    commit(repo, "sibling adds two")
+    st.update_stale(memory, commit="HEAD")
+    blob = git(repo, "rev-parse", "HEAD:src/config.py")
+    kept = list((memory.dir / "parsed").rglob(f"{blob}-*.json"))
+    assert len(kept) == 1
+    assert st.Kept(memory.dir).get(blob, "src/config.py") == st.parse_version(
+        "src/config.py", (repo / "src/config.py").read_bytes())
+    kept[0].write_text('{"path": "src/config.py", "symbols": [{"qualname": 1}]}')
+    edit(repo, "src/config.py", "return open(path).read()", "return open(path).read().strip()")
+    commit(repo, "parse_config strips")
+    st.update_stale(memory, commit="HEAD")
+    assert status(memory, code["parse_config"])[0] == "stale"
+    assert status(memory, code["Loader.load"]) == ("active", "")

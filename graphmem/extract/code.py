@@ -7,9 +7,14 @@ Decisions worth knowing:
 - Every readable text file is recorded (language "" when we have no grammar, e.g. Makefile,
   README.md, pyproject.toml) so that memories anchored to any file can go stale; binaries,
   files over ``max_bytes``, minified/generated files and unsafe symlinks are skipped and counted.
-- Hash normalisation drops comments, collapses whitespace runs and drops whitespace next to
-  punctuation, so re-indenting, reformatting (``a=1`` vs ``a = 1``) and comment edits keep the
-  hash; docstrings are code and count. A symbol's own name is left out of its body hash.
+- Hashes are of the syntax tree, not the text: its tokens and the nesting of its named nodes,
+  without comments, whitespace, parentheses (the tree keeps precedence), semicolons, trailing
+  commas, string quotes (a string's kind stays in its node type: ``'a'`` is ``"a"`` in Python
+  and JavaScript, never in PHP or shell) or Python's string-prefix case. So re-indenting,
+  re-wrapping, a formatter's parentheses and quotes, and comment edits keep every hash;
+  docstrings are code and count. A symbol's own name is left out of its body hash, and a
+  class-like symbol (class, module, struct, trait…) hashes only its own lines: its methods and
+  nested types have hashes of their own.
 - Qualnames are unique within a file: a repeated name in the same scope (overloads, property
   setters, ``impl Display``/``impl Debug`` both defining ``fmt``) gets ``#2``, ``#3``… in source
   order. Go methods and Rust impl functions are named ``Type.method``; their ``parent`` is the
@@ -35,7 +40,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -45,6 +50,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, QueryError
 from graphmem import git
 
 __all__ = [
+    "HASHES",
     "LANGUAGES",
     "CodeFile",
     "CodeSymbol",
@@ -55,6 +61,9 @@ __all__ = [
     "symbol_at",
     "symbols_touching",
 ]
+
+# The hashing scheme: hashes made by another are not comparable (stores move theirs over).
+HASHES = "tokens-1"
 
 LANGUAGES: dict[str, str] = {
     ".py": "python",
@@ -281,19 +290,16 @@ _IMPORT_QUERIES = {
 """,
 }
 
-_COMMENT_QUERIES = {
-    "rust": "[(line_comment) (block_comment)] @comment",
-    "java": "[(line_comment) (block_comment)] @comment",
-    "kotlin": "[(line_comment) (block_comment)] @comment",
-    "swift": "[(comment) (multiline_comment)] @comment",
-}
-
 _CLASS_LIKE = frozenset(
     {"class", "interface", "struct", "enum", "trait", "impl", "module", "object", "protocol"}
 )
 _SCOPES_NOT_SYMBOLS = frozenset({"impl", "namespace"})
-_SPACE_BEFORE_PUNCT = re.compile(rb" (?=[^\w \x80-\xff])")
-_SPACE_AFTER_PUNCT = re.compile(rb"(?<=[^\w \x80-\xff]) ")
+_DROPPED_TOKENS = frozenset({b"(", b")", b";", b'"', b"'", b'"""', b"'''", b"`"})
+_CLOSERS = frozenset({b")", b"]", b"}"})
+_OPEN, _CLOSE = b"\x01", b"\x02"
+# Parameter lists whose brackets a formatter may add (`x => x` vs `(x) => x`); the brackets of
+# parenthesized expressions never matter either: the tree around them keeps the precedence.
+_TRANSPARENT = frozenset({"formal_parameters"})
 _THREAD = threading.local()
 _IMPORT_CAPTURES = frozenset({"module", "from", "mod", "import"})
 _JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
@@ -383,9 +389,8 @@ def _parser(name: str) -> Parser:
 
 @functools.cache
 def _query(name: str) -> Query:
-    """The one query of a language, matching definitions, imports and comments; cached."""
-    comments = _COMMENT_QUERIES.get(name, "(comment) @comment")
-    return Query(_grammar(name), "\n".join((_DEF_QUERIES[name], _IMPORT_QUERIES[name], comments)))
+    """The one query of a language, matching definitions and imports; cached."""
+    return Query(_grammar(name), "\n".join((_DEF_QUERIES[name], _IMPORT_QUERIES[name])))
 
 
 _Definition = tuple[Node, str, Node, Node | None]  # node, capture kind, name node, Go receiver
@@ -397,7 +402,6 @@ class _Scan:
 
     definitions: list[_Definition] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
-    comments: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _scan(language: str, root: Node) -> _Scan:
@@ -405,17 +409,13 @@ def _scan(language: str, root: Node) -> _Scan:
     scan = _Scan()
     imports: list[tuple[int, str]] = []
     for _, caps in QueryCursor(_query(language)).matches(root):
-        if "comment" in caps:
-            node = caps["comment"][0]
-            scan.comments.append((node.start_byte, node.end_byte))
-        elif capture := next((c for c in caps if c in _IMPORT_CAPTURES), None):
+        if capture := next((c for c in caps if c in _IMPORT_CAPTURES), None):
             node = caps[capture][0]
             imports += [(node.start_byte, n) for n in _import_names(language, capture, node)]
         else:
             kind = next(k for k in caps if k not in ("name", "receiver"))
             receiver = caps["receiver"][0] if "receiver" in caps else None
             scan.definitions.append((caps[kind][0], kind, caps["name"][0], receiver))
-    scan.comments.sort()
     scan.definitions.sort(key=lambda d: (d[0].start_byte, -d[0].end_byte))
     names = (re.sub(r"\s+", "", name) for _, name in sorted(imports, key=lambda i: i[0]))
     scan.imports = list(dict.fromkeys(name for name in names if name))
@@ -430,26 +430,120 @@ def _sha1(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _normalise(src: bytes, start: int, end: int, cuts: list[tuple[int, int]]) -> bytes:
-    """src[start:end] without the cut byte ranges, whitespace collapsed, none beside punctuation."""
-    pieces = []
-    pos = start
-    for cut_start, cut_end in cuts:
-        pieces.append(src[pos:cut_start])
-        pos = max(pos, cut_end)
-    pieces.append(src[pos:end])
-    text = b" ".join(b" ".join(pieces).split())
-    return _SPACE_AFTER_PUNCT.sub(b"", _SPACE_BEFORE_PUNCT.sub(b"", text))
+@dataclass(frozen=True)
+class _Kinds:
+    """Per node kind of one grammar: what the token stream makes of it."""
+
+    skipped: frozenset[int]  # comments and line continuations
+    opens: tuple[bytes | None, ...]  # the marker a named node opens with (None: transparent)
+    named: tuple[bool, ...]
+    loose: frozenset[int]  # named leaves whose spaces are layout (Elixir's `do: ` keyword)
+    strings: frozenset[int]  # named string delimiters (Python's string_start and string_end)
+    string_end: frozenset[int]
 
 
-def _cuts_within(comments: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
-    """The comment ranges that lie inside [start, end)."""
-    i = bisect.bisect_left(comments, (start, start))
-    cuts = []
-    while i < len(comments) and comments[i][0] < end:
-        cuts.append(comments[i])
-        i += 1
-    return cuts
+@functools.cache
+def _kinds(name: str) -> _Kinds:
+    language = _grammar(name)
+    types = [language.node_kind_for_id(i) or "" for i in range(language.node_kind_count)]
+    named = tuple(language.node_kind_is_named(i) for i in range(len(types)))
+    return _Kinds(
+        skipped=frozenset(i for i, t in enumerate(types)
+                          if "comment" in t or t == "line_continuation"),
+        opens=tuple(_OPEN + t.encode() if named[i] and t not in _TRANSPARENT
+                    and "parenthesized" not in t else None for i, t in enumerate(types)),
+        named=named,
+        loose=frozenset(i for i, t in enumerate(types) if named[i] and t == "keyword"),
+        strings=frozenset(i for i, t in enumerate(types)
+                          if t in ("string_start", "string_end") and named[i]),
+        string_end=frozenset(i for i, t in enumerate(types) if t == "string_end" and named[i]),
+    )
+
+
+class _Tokens:
+    """A tree's tokens in source order: leaf texts, and markers where named nodes open and close.
+
+    Each token has a byte position (a closing marker sits half a byte before its node's end), and
+    each named node's markers are indexed by its byte span, so the tokens of a node are exactly
+    its own (never an enclosing node's marker that happens to end where it ends)."""
+
+    def __init__(self, language: str, root: Node, data: bytes) -> None:
+        self.at: list[float] = []
+        self.text: list[bytes] = []
+        self.nodes: dict[tuple[int, int], list[int]] = {}  # span: [open index, close index + 1]
+        self._walk(_kinds(language), root, data)
+
+    def _walk(self, kinds: _Kinds, root: Node, data: bytes) -> None:
+        at, text = self.at, self.text
+        skipped, opens, named = kinds.skipped, kinds.opens, kinds.named
+        cursor = root.walk()
+        first_child, next_sibling, parent = (cursor.goto_first_child, cursor.goto_next_sibling,
+                                             cursor.goto_parent)
+        nodes = self.nodes
+        closes: list[tuple[int, int] | None] = []
+        while True:
+            node = cursor.node
+            assert node is not None
+            start, end, kind = node.start_byte, node.end_byte, node.kind_id
+            if start != end and kind not in skipped and not node.is_extra:
+                if first_child():
+                    marker = opens[kind]
+                    closes.append(None if marker is None else (start, end))
+                    if marker is not None:
+                        nodes.setdefault((start, end), [len(text), 0])
+                        at.append(start)
+                        text.append(marker)
+                    continue
+                raw = data[start:end]
+                if not named[kind]:
+                    if raw in _CLOSERS and text and text[-1] == b",":
+                        at.pop()  # a trailing comma
+                        text.pop()
+                    if raw not in _DROPPED_TOKENS:
+                        at.append(start)
+                        text.append(b" ".join(raw.split()))  # `is  not`: one token, spaced
+                elif kind in kinds.strings:
+                    self._string_edge(kinds, kind, start, raw)
+                elif kind in kinds.loose:
+                    at.append(start)
+                    text.append(b" ".join(raw.split()))
+                else:
+                    at.append(start)
+                    text.append(raw)
+            while not next_sibling():
+                if not parent():
+                    return
+                span = closes.pop()
+                if span is not None:
+                    at.append(span[1] - 0.5)
+                    text.append(_CLOSE)
+                    nodes[span][1] = len(text)  # the outermost of equal spans closes last
+
+    def _string_edge(self, kinds: _Kinds, kind: int, start: int, raw: bytes) -> None:
+        """Python's string delimiters: only the prefix counts, in any case (`f"` is f, `B'` b; `u'`
+        stays u, as Python's own AST keeps it)."""
+        prefix = raw.strip(b"\"'").lower()
+        if kind not in kinds.string_end and prefix:
+            self.at.append(start)
+            self.text.append(prefix)
+
+    def _indexes(self, start: int, end: int) -> tuple[int, int]:
+        """The token indexes of a byte span: a named node's own, else every token inside it."""
+        found = self.nodes.get((start, end))
+        if found is not None:
+            return found[0], found[1]
+        return bisect.bisect_left(self.at, start), bisect.bisect_left(self.at, end - 0.5)
+
+    def digest(self, start: int, end: int, cuts: Iterable[tuple[int, int]] = ()) -> str:
+        """sha1 of the tokens of bytes [start, end) but those of the cut spans inside it."""
+        low, high = self._indexes(start, end)
+        parts: list[bytes] = []
+        for cut_start, cut_end in sorted(self._indexes(a, b) for a, b in cuts
+                                         if start <= a and b <= end and (a, b) != (start, end)):
+            parts += self.text[low:max(low, cut_start)]
+            low = max(low, cut_end)
+        parts += self.text[low:high]
+        return _sha1(b"\0".join(parts))
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -482,14 +576,15 @@ def _parse(path: str, data: bytes, language: str, raw_hash: str) -> CodeFile:
         return CodeFile(path, "", raw_hash, raw_hash, len(data), (), (), 0)
     root = _parser(language).parse(data).root_node
     scan = _scan(language, root)
+    tokens = _Tokens(language, root, data)
     return CodeFile(
         path=path,
         language=language,
-        content_hash=_sha1(_normalise(data, 0, len(data), scan.comments)),
+        content_hash=_sha1(b"\0".join(tokens.text)),
         raw_hash=raw_hash,
         size=len(data),
-        symbols=(_ElixirSymbols(path, data, scan.comments).collect(root) if language == "elixir"
-                 else _Symbols(path, data, scan.comments).collect(scan.definitions)),
+        symbols=(_ElixirSymbols(path, tokens).collect(root) if language == "elixir"
+                 else _Symbols(path, tokens).collect(scan.definitions)),
         imports=tuple(scan.imports),
         error_count=_error_count(root),
     )
@@ -579,22 +674,32 @@ class _Scope:
 class _Symbols:
     """Collects the symbols of one parsed file."""
 
-    def __init__(self, path: str, data: bytes, comments: list[tuple[int, int]]):
+    def __init__(self, path: str, tokens: _Tokens):
         self.path = path
-        self.data = data
-        self.comments = comments
+        self.tokens = tokens
         self.scopes: dict[int, _Scope] = {}
         self.seen: dict[str, int] = {}
+        self.spans: dict[str, tuple[int, int, int, int]] = {}  # qualname: span and name bytes
 
     def collect(self, definitions: list[_Definition]) -> tuple[CodeSymbol, ...]:
         """Every symbol in source order, with parents resolved within the file."""
         found = [s for d in definitions if (s := self._symbol(*d)) is not None]
-        return self._link_parents(found)
+        spans = [self.spans[s.qualname] for s, _ in found]
+        hashed = []
+        for i, (symbol, container) in enumerate(found):
+            start, end, name_start, name_end = spans[i]
+            cuts = [(name_start, name_end)]
+            if symbol.kind in _CLASS_LIKE:  # its own lines: nested symbols are hashed apart
+                cuts += [(a, b) for a, b, _, _ in spans[i + 1:] if start <= a and b <= end]
+            digest = self.tokens.digest(start, end, cuts)[:16]
+            hashed.append((replace(symbol, body_hash=digest), container))
+        return self._link_parents(hashed)
 
     def _symbol(
         self, node: Node, kind: str, name_node: Node, receiver: Node | None
     ) -> tuple[CodeSymbol, str | None] | None:
-        """The symbol for one definition and its container's local name (None for scopes)."""
+        """The symbol for one definition (hashed by collect) and its container's local name
+        (None for scopes)."""
         enclosing = self._enclosing(node)
         container = enclosing.local if enclosing else None
         scope = ""
@@ -621,9 +726,8 @@ class _Symbols:
         local = self._unique(local)
         self.scopes[node.id] = _Scope(local, kind)
         span = node.parent if node.parent and node.parent.type == "decorated_definition" else node
-        cuts = sorted([*_cuts_within(self.comments, span.start_byte, span.end_byte),
-                       (name_node.start_byte, name_node.end_byte)])
-        body = _normalise(self.data, span.start_byte, span.end_byte, cuts)
+        self.spans[f"{self.path}::{local}"] = (span.start_byte, span.end_byte,
+                                               name_node.start_byte, name_node.end_byte)
         symbol = CodeSymbol(
             qualname=f"{self.path}::{local}",
             name=name,
@@ -631,7 +735,7 @@ class _Symbols:
             path=self.path,
             start_line=span.start_point[0] + 1,
             end_line=span.end_point[0] + 1,
-            body_hash=_sha1(body)[:16],
+            body_hash="",
             parent=None,
         )
         return symbol, container
@@ -693,7 +797,7 @@ class _ElixirDef:
     kind: str
     start: Node
     end: Node
-    bodies: list[bytes]
+    clauses: list[tuple[int, int, int, int]]  # each clause's bytes and its name's
     container: str | None
 
 
@@ -706,16 +810,19 @@ class _ElixirSymbols:
     hashed over every clause, so adding a clause changes that function and no other.
     """
 
-    def __init__(self, path: str, data: bytes, comments: list[tuple[int, int]]):
+    def __init__(self, path: str, tokens: _Tokens):
         self.path = path
-        self.data = data
-        self.comments = comments
+        self.tokens = tokens
         self.defs: dict[str, _ElixirDef] = {}
 
     def collect(self, root: Node) -> tuple[CodeSymbol, ...]:
         """Every module and function in source order (by first clause), parents linked."""
         self._walk(root, None)
         found = sorted(self.defs.values(), key=lambda d: (d.start.start_byte, -d.end.end_byte))
+        inner: dict[str, list[tuple[int, int]]] = {}
+        for d in found:
+            if d.container is not None:
+                inner.setdefault(d.container, []).extend((a, b) for a, b, _, _ in d.clauses)
         return tuple(
             CodeSymbol(
                 qualname=f"{self.path}::{d.local}",
@@ -724,12 +831,18 @@ class _ElixirSymbols:
                 path=self.path,
                 start_line=d.start.start_point[0] + 1,
                 end_line=d.end.end_point[0] + 1,
-                body_hash=_sha1(b"\n".join(d.bodies))[:16],
+                body_hash=self._hash(d, inner.get(d.local, [])),
                 parent=(f"{self.path}::{d.container}"
                         if d.container is not None and d.container in self.defs else None),
             )
             for d in found
         )
+
+    def _hash(self, d: _ElixirDef, nested: list[tuple[int, int]]) -> str:
+        """Every clause's tokens without its name; a module's without its functions and modules."""
+        cut = nested if d.kind in _CLASS_LIKE else []
+        return _sha1(b"\n".join(self.tokens.digest(a, b, [(n, m), *cut]).encode()
+                                for a, b, n, m in d.clauses))[:16]
 
     def _walk(self, root: Node, module: str | None) -> None:
         """Find definitions under root, not descending into function bodies."""
@@ -787,12 +900,10 @@ class _ElixirSymbols:
     def _add(self, node: Node, local: str, name: str, kind: str, name_node: Node,
              container: str | None) -> None:
         """Add a definition, or one more clause to the function of the same local name."""
-        cuts = sorted([*_cuts_within(self.comments, node.start_byte, node.end_byte),
-                       (name_node.start_byte, name_node.end_byte)])
-        body = _normalise(self.data, node.start_byte, node.end_byte, cuts)
+        clause = (node.start_byte, node.end_byte, name_node.start_byte, name_node.end_byte)
         known = self.defs.get(local)
         if known is not None and kind not in _ELIXIR_MODULES.values():
-            known.bodies.append(body)
+            known.clauses.append(clause)
             if node.end_byte > known.end.end_byte:
                 known.end = node
             return
@@ -801,7 +912,7 @@ class _ElixirSymbols:
             while f"{local}#{count}" in self.defs:
                 count += 1
             local = f"{local}#{count}"
-        self.defs[local] = _ElixirDef(local, name, kind, node, node, [body], container)
+        self.defs[local] = _ElixirDef(local, name, kind, node, node, [clause], container)
 
 
 def _elixir_keyword(node: Node) -> str:

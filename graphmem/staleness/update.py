@@ -1,8 +1,8 @@
 """Staleness: anchors' content hashes against git — diff, re-hash, mark stale, follow, verify.
 
 An item is anchored (ANCHORED_TO) to files and symbols with the content hash it saw. The hash
-is the code index's normalised one (extract/code.py), so whitespace- and comment-only edits
-never count. Rules, in the order they apply:
+is the code index's one (extract/code.py): of syntax-tree tokens, so comment and formatting edits
+never count, and a class's covers its own lines, not its methods'. Rules, in the order they apply:
 
 - Only what changed is re-hashed: the paths of `git diff-tree -r -M` (a commit), `git diff -M A B`
   (a range) or the work tree against HEAD; their new versions come from `git cat-file --batch`
@@ -15,9 +15,11 @@ never count. Rules, in the order they apply:
 - Python code that only changed the way a formatter changes it (quotes, parentheses, trailing
   commas, line wrapping: the same `ast.dump` before and after) rolls an anchor that saw the
   old version forward to the new hash instead of staling it.
-- An item is stale when any of its anchors' hashes differs from its entity's; the reason names
-  the first change ("`parse_config` in src/config.py changed in a1b2c3d: 12 lines", "... deleted
-  in a1b2c3d"). An item staled this way becomes active again when its code returns to what it
+- An item is stale when any anchor it is judged by differs from its entity's hash; a file anchor
+  counts only when the item anchors no symbol in that file. The reason names the first change
+  ("`parse_config` in src/config.py changed in a1b2c3d: 12 lines", "... deleted in a1b2c3d");
+  over several commits (a merge), the commit of the range that changed that code
+  (attribution.py). An item staled this way becomes active again when its code returns to what it
   saw (a revert, a branch switched back); items staled by hand are left alone.
 - The graph remembers which commit its code entities reflect (`staleness.json` in the store
   dir). An update starts from there when it knows it, so missed hooks, amends, rebases and
@@ -47,6 +49,8 @@ from graphmem.extract import code
 from graphmem.extract.code import CodeFile, CodeSymbol
 from graphmem.git import ZERO, Change, Git, NotARepo
 from graphmem.paths import find_project, work_tree, write_private
+from graphmem.staleness import attribution
+from graphmem.staleness.kept import Kept
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
 
@@ -86,8 +90,10 @@ def parse_version(path: str, data: bytes | None) -> CodeFile | None:
 class Versions:
     """Blobs and their parses, cached by object id (content-addressed, so always valid)."""
 
-    def __init__(self, git: Git, max_bytes: int = 64 << 20, limit: int = 4096) -> None:
+    def __init__(self, git: Git, max_bytes: int = 64 << 20, limit: int = 4096,
+                 kept: Kept | None = None) -> None:
         self.git = git
+        self.kept = kept
         self.max_bytes = max_bytes
         self.limit = limit
         self._bytes = 0
@@ -128,7 +134,12 @@ class Versions:
         if key not in self._code:
             if len(self._code) >= self.limit:
                 self._code.pop(next(iter(self._code)))
-            self._code[key] = parse_version(path, self.data(blob, path))
+            found = self.kept.get(blob, path) if self.kept is not None else None
+            if found is None:
+                found = parse_version(path, self.data(blob, path))
+                if found is not None and self.kept is not None:
+                    self.kept.put(blob, path, found)
+            self._code[key] = found
         return self._code[key]
 
     def blob_at(self, commit: str, path: str) -> str | None:
@@ -546,20 +557,50 @@ def _write_tracker(memory: Any, tracker: Tracker) -> int:
     return len(entities)
 
 
+def _attribute(tracker: Tracker, steps: list[attribution.Step], target: str
+               ) -> dict[tuple[str, str], int]:
+    """Name each changed anchor's reason after the commit of the range that changed its code;
+    returns each such anchor's position in the range (for the earliest-first reason)."""
+    position = {step.sha: n for n, step in enumerate(steps)}
+    order: dict[tuple[str, str], int] = {}
+    found: dict[tuple[str, str, str], str | None] = {}
+    for a in tracker.anchors():
+        if not a.reason or a.origin is None:
+            continue
+        kind, _, key = a.origin.partition(":")
+        path, _, local = key.partition("::")
+        if (kind, path, local) not in found:
+            found[(kind, path, local)] = attribution.first_change(tracker.versions, steps, kind,
+                                                                  path, local)
+        sha = found[(kind, path, local)] or target
+        verb = "deleted" if " deleted in " in a.reason else "changed"
+        a.reason = _AUTO_REASON.sub(f" {verb} in {sha[:7]}", a.reason, count=1)
+        order[(a.item, a.entity)] = position.get(sha, len(steps))
+    return order
+
+
 def is_auto_reason(reason: str) -> bool:
     """True for stale reasons written by this module (so a revert may clear them)."""
     return bool(_AUTO_REASON.search(reason or ""))
 
 
+def judged(anchors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The anchors an item is judged by: a file anchor counts only for an item that anchors no
+    symbol in that file (one that names a function is about the function, not its siblings)."""
+    specific = {a["path"] for a in anchors if a["kind"] == "symbol"}
+    return [a for a in anchors if a["kind"] != "file" or a["path"] not in specific]
+
+
 def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], str] | None = None,
-           label: str = WORKTREE) -> tuple[list[dict[str, str]], list[str]]:
+           label: str = WORKTREE, order: dict[tuple[str, str], int] | None = None
+           ) -> tuple[list[dict[str, str]], list[str]]:
     """Set items' status from their anchors as the graph now has them (edge hash vs entity hash).
 
     Active items with a differing anchor become stale (reason from `reasons` when the caller
-    knows it); items this module staled become active once every anchor matches again.
-    Returns (newly stale [{id, title, reason}], reactivated ids).
+    knows it, the earliest change by `order` first); items this module staled become active
+    once every anchor matches again. Returns (newly stale [{id, title, reason}], reactivated ids).
     """
-    reasons = reasons or {}
+    reasons, order = reasons or {}, order or {}
     ids = sorted(set(item_ids))
     rows: list[dict[str, Any]] = []
     for chunk in chunks(ids, 5000):
@@ -572,7 +613,8 @@ def settle(memory: Any, item_ids: Iterable[str], reasons: dict[tuple[str, str], 
     fresh: list[str] = []
     for item_id, anchors in sorted(by_item.items()):
         first = anchors[0]
-        differing = [a for a in anchors if a["seen"] and a["seen"] != a["current"]]
+        differing = sorted((a for a in judged(anchors) if a["seen"] and a["seen"] != a["current"]),
+                           key=lambda a: order.get((item_id, a["entity"]), 0))
         if first["status"] == "active" and differing:
             why = [reasons.get((item_id, a["entity"])) or _generic_reason(a, label)
                    for a in differing]
@@ -593,6 +635,57 @@ def _generic_reason(anchor: dict[str, Any], label: str) -> str:
             if anchor["kind"] == "symbol" else anchor["path"])
     verb = "deleted" if not anchor["current"] else "changed"
     return f"{what} {verb} in {label}"
+
+
+# ----- the hashing scheme --------------------------------------------------------------------
+def migrate_hashes(memory: Any, git: Git | None = None, at: str | None = None) -> int:
+    """Move a store's anchors made by an older hashing scheme onto this one (code.HASHES): each
+    anchor that matched its code (fresh) gets the new hash of that code at commit `at` (else
+    the commit the store reflects, else HEAD; the work tree outside git); stale ones keep
+    theirs. Once per store; returns how many anchors moved."""
+    if load_state(memory).get("hashes") == code.HASHES:
+        return 0
+    rows = memory.store.anchors_of_items(None)
+    moved = 0
+    if rows:
+        own = git is None
+        try:
+            git = git or Git.open(work_root(memory))
+        except NotARepo:
+            git = None
+        try:
+            if git is not None and at is None:
+                at = _synced_commit(memory, git) or git.head()
+            moved = _rehash(memory, git, at, rows)
+        finally:
+            if own and git is not None:
+                git.close()
+    save_state(memory, hashes=code.HASHES)
+    return moved
+
+
+def _rehash(memory: Any, git: Git | None, commit: str | None, rows: list[dict[str, Any]]) -> int:
+    versions = Versions(git) if git is not None else None
+    files: list[CodeFile] = []
+    for path in sorted({r["path"] for r in rows if r["path"]}):
+        if versions is not None and commit:
+            blob = versions.blob_at(commit, path)
+            version = versions.code(blob, path) if blob else None
+        else:
+            target = Path(work_root(memory)) / path
+            version = parse_version(path, target.read_bytes()) if target.is_file() else None
+        if version is not None:
+            files.append(version)
+    entities, _, _ = _version_rows(files)
+    now = {row["id"]: row["hash"] for row in entities}
+    links = [{"source": r["item"], "target": r["entity"], "hash": now[r["entity"]],
+              "commit": r["commit"], "at": r["at"]}
+             for r in rows if r["seen"] and r["seen"] == r["current"] and r["entity"] in now]
+    for chunk in chunks(entities):
+        memory.writer.write(ops.PutEntities(list(chunk)))
+    for chunk in chunks(links):
+        memory.writer.write(ops.PutLinks("ANCHORED_TO", list(chunk)))
+    return len(links)
 
 
 # ----- the synced-commit state ---------------------------------------------------------------
@@ -682,6 +775,7 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                 raise InvalidInput(f"unknown commit {commit!r}")
             base = git.parent(target)
         shas: dict[str, str] = {}
+        steps: list[attribution.Step] = []
         if target is not None:
             synced = _synced_commit(memory, git)
             if synced and synced != base:
@@ -691,11 +785,14 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                     return _report(base or "", target,
                                    "already applied: the graph reflects a newer commit", started)
                 base = synced
-            # name the commit that changed each path when the diff spans several commits
+            # the diff spans several commits (a merge, missed hooks): name the ones that changed
             if base is not None and (git.parent(target) != base or git.rev(f"{target}^2")):
-                shas = git.last_touches(base, target)
+                steps = attribution.range_steps(git, base, target)
+                shas = attribution.newest_by_path(steps)
+        migrate_hashes(memory, git, base or head)
         changes = git.raw_diff(base, target)
-        tracker = Tracker(git, Versions(git))
+        kept = Kept(Path(memory.dir))
+        tracker = Tracker(git, Versions(git, kept=kept))
         paths = sorted({p for c in changes for p in (c.old_path, c.new_path) if p})
         was_stale: set[str] = set()
         for row in memory.store.anchors_on_paths(paths) if paths else []:
@@ -706,13 +803,16 @@ def update_stale(memory: Any, *, commit: str | None = None, rev_range: str | Non
                                hash=row["seen"], commit=row["commit"], at=row["at"],
                                origin=row["entity"]))
         tracker.step(changes, shas, target or "")
+        order = _attribute(tracker, steps, target) if steps and target else {}
         entities = _write_tracker(memory, tracker)
         reasons = {(a.item, a.entity): a.reason for a in tracker.anchors() if a.reason}
         # only items that may change: a touched anchor differs now, or the item is stale
         candidates = {item for item, _ in reasons} | was_stale
-        stale, fresh = settle(memory, candidates, reasons, target[:7] if target else WORKTREE)
+        stale, fresh = settle(memory, candidates, reasons, target[:7] if target else WORKTREE,
+                              order)
         if target is not None:
             _save_synced(memory, git, target)
+        kept.prune()
         message = f"{len(changes)} changed file(s), {len(stale)} item(s) now stale"
         if fresh:
             message += f", {len(fresh)} fresh again"
@@ -735,8 +835,11 @@ def stale_items(memory: Any, limit: int = 1000) -> list[dict[str, Any]]:
 
     rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("stale",)),
                                    limit=limit, order="updated_at")
-    anchors: dict[str, list[dict[str, Any]]] = {}
+    by_item: dict[str, list[dict[str, Any]]] = {}
     for row in memory.store.anchors_of_items([r["id"] for r in rows]) if rows else []:
+        by_item.setdefault(row["item"], []).append(row)
+    anchors: dict[str, list[dict[str, Any]]] = {}
+    for row in (a for group in by_item.values() for a in judged(group)):
         if row["seen"] and row["seen"] != row["current"]:
             anchors.setdefault(row["item"], []).append(
                 {"entity": row["entity"], "seen": row["seen"], "current": row["current"],

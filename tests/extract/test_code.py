@@ -327,6 +327,52 @@ def test_body_hash_ignores_layout_and_comments_but_not_code(case: tuple[str, ...
     assert parse_source(path, edited).content_hash != parse_source(path, original).content_hash
 
 
+# (path, symbol, source, what a formatter makes of it, a real change that looks alike)
+FORMATTER_CASES = [
+    ("a.py", "f", "def f(a, b):\n    return g(a, 'x')\n",
+     'def f(\n    a,\n    b,\n):\n    return (\n        g(a, "x",)\n    )\n',
+     "def f(a, b):\n    return g(a, b'x')\n"),
+    ("a.py", "f", "def f(a, b):\n    return (a + b) * 2\n",
+     "def f(a, b):\n    return ((a + b)) * 2\n",
+     "def f(a, b):\n    return a + b * 2\n"),
+    ("a.js", "total", "function total(xs) { return xs.reduce((s, x) => s + x, 0); }\n",
+     'function total(xs) {\n  return xs.reduce(\n    (s, x) => s + x,\n    0,\n  )\n}\n',
+     "function total(xs) { return xs.reduce((s, x) => s + x, 1); }\n"),
+    ("a.ts", "greet", "export const greet = (name: string) => 'hi ' + name;\n",
+     'export const greet = (name: string) => "hi " + name\n',
+     "export const greet = (name: string) => `hi ` + name;\n"),
+    ("a.rs", "area", "fn area(w: u32, h: u32) -> u32 { mul(w, h) }\n",
+     "fn area(w: u32, h: u32) -> u32 {\n    mul(\n        w,\n        h,\n    )\n}\n",
+     "fn area(w: u32, h: u32) -> u32 { mul(w, h); }\n"),
+    ("a.go", "f", "package m\n\nfunc f(a int) int { return (a + 1) }\n",
+     "package m\n\nfunc f(a int) int {\n\treturn a + 1\n}\n",
+     "package m\n\nfunc f(a int) int { return (a + 1) * 2 }\n"),
+    ("lib/a.ex", "A.f/1", "defmodule A do\n  def f(x), do: g([x, 1])\nend\n",
+     "defmodule A do\n  def f(x),\n    do:\n      g([\n        x,\n        1,\n      ])\nend\n",
+     "defmodule A do\n  def f(x), do: g([x, 1, 2])\nend\n"),
+]
+
+
+@pytest.mark.parametrize("case", FORMATTER_CASES, ids=[f"{c[0]}:{c[2][:12]}" for c in FORMATTER_CASES])
+def test_what_a_formatter_changes_keeps_the_hash_and_code_changes_do_not(
+        case: tuple[str, ...]) -> None:
+    path, name, source, formatted, changed = case
+    assert _hash_of(path, formatted, name) == _hash_of(path, source, name)
+    assert parse_source(path, formatted).content_hash == parse_source(path, source).content_hash
+    assert _hash_of(path, changed, name) != _hash_of(path, source, name)
+
+
+def test_a_class_hash_covers_its_own_lines_not_its_methods() -> None:
+    source = "class A:\n    x = 1\n\n    def m(self):\n        return 1\n"
+    method_edit = source.replace("return 1", "return 2")
+    added = source + "\n    def n(self):\n        return 1\n"
+    own_edit = source.replace("x = 1", "x = 2")
+    assert _hash_of("a.py", method_edit, "A") == _hash_of("a.py", source, "A")
+    assert _hash_of("a.py", added, "A") == _hash_of("a.py", source, "A")
+    assert _hash_of("a.py", method_edit, "A.m") != _hash_of("a.py", source, "A.m")
+    assert _hash_of("a.py", own_edit, "A") != _hash_of("a.py", source, "A")
+
+
 def test_python_docstring_counts_in_body_hash() -> None:
     plain = "def f():\n    return 1\n"
     documented = 'def f():\n    """Return one."""\n    return 1\n'
