@@ -12,7 +12,7 @@ import pytest
 from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.postgres import PostgresStore, migrations
+from graphmem.store.postgres import WORD_TABLES, PostgresStore, migrations
 from tests.store.test_contract import item, unit, vector_rows
 
 
@@ -43,6 +43,10 @@ def test_private_and_team_items_and_grants_enforced_by_the_database(team) -> Non
         assert bob.get_items(["i1", "i2"]) == [] and bob.records() == []
         assert plain(urls["bob"], "SELECT count(*) FROM op_log") == [(0,)]
         assert plain(urls["bob"], "SELECT count(*) FROM items") == [(0,)]
+        for table in WORD_TABLES:
+            assert plain(urls["bob"], f"SELECT count(*) FROM {table}") == [(0,)], table
+        assert bob.keyword_search("rotation", 5, ItemFilter()) == []
+        assert bob.count_visible(ItemFilter(project="p", statuses=None)) == 0
         with pytest.raises(GraphmemError, match="not allowed"):
             bob.apply(ops.PutItems([item(3)]))
         bob.apply(ops.PutItems([item(5, "q")]))
@@ -57,6 +61,12 @@ def test_private_and_team_items_and_grants_enforced_by_the_database(team) -> Non
         assert plain(urls["bob"], "SELECT applied_by FROM op_log") == [(names["bob"],)]
         assert [i for i, _ in bob.vector_search(unit(1), 5, ItemFilter())] == ["i2"]
         assert [i for i, _ in bob.keyword_search("rotation", 5, ItemFilter())] == ["i2"]
+        assert [i for i, _ in bob.keyword_search("rotation", 5, ItemFilter(project="p"))] == ["i2"]
+        assert plain(urls["bob"], "SELECT DISTINCT item FROM item_words") == [("i2",)]
+        assert plain(urls["bob"], "SELECT count(*) FROM word_counts WHERE word = 'secret'") == [(0,)]
+        assert bob.term_weights("secret")["secret"] == bob.term_weights("unheard")["unheard"]
+        assert bob.count_visible(ItemFilter(project="p", statuses=None)) == 1
+        assert alice.count_visible(ItemFilter(project="p", statuses=None)) == 2
         assert bob.item_observations("i1") == []
         bob.apply(ops.UpdateItems(["i2"], {"title": "bob was here"}))  # changes nothing
         bob.apply(ops.DeleteItems(["i2"]))
@@ -246,3 +256,37 @@ def test_migration_5_takes_the_op_log_from_members_granted_before(
     finally:
         member.close()
         owner.close()
+
+
+WORD_POSTINGS = 6  # the migration that adds the word tables
+
+
+def test_migration_6_indexes_the_items_already_there_for_members_granted_before(
+        postgres_url: str) -> None:
+    role = "early6_" + postgres_url.rsplit("/", 1)[1][-12:]
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, "
+                      "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        for number, name, ddl in [m for m in migrations() if m[0] < WORD_POSTINGS]:
+            admin.execute(ddl)  # type: ignore[arg-type]
+            admin.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                          (number, name))
+        admin.execute("SELECT graphmem_grant(%s, 'p', 'read')", (role,))
+        admin.execute("INSERT INTO items (id, project, search_text) VALUES "
+                      "('i1', 'p', 'proxy rotation'), ('i2', 'p', 'cookie jar'), "
+                      "('i3', 'q', 'proxy elsewhere')")
+    owner = PostgresStore(postgres_url)
+    member = PostgresStore(postgres_url.replace("postgres@", f"{role}@", 1))
+    try:
+        assert owner.schema_version >= WORD_POSTINGS
+        assert [i for i, _ in owner.keyword_search("proxy", 5, ItemFilter(project="p"))] == ["i1"]
+        assert owner._one("SELECT count(DISTINCT item) FROM item_words") == 3
+        assert [i for i, _ in member.keyword_search("proxy", 5, ItemFilter())] == ["i1"]
+        assert member.count_visible(ItemFilter(project="p", statuses=None)) == 2
+    finally:
+        member.close()
+        owner.close()
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'DROP OWNED BY "{role}"')
+            admin.execute(f'DROP ROLE "{role}"')
