@@ -162,7 +162,8 @@ def sizes(memory: Memory) -> str:
         "SELECT pg_total_relation_size('items') AS items, "
         "pg_relation_size('item_vectors') AS vectors, "
         "pg_relation_size('item_vectors_hnsw') AS hnsw, "
-        "pg_relation_size('items_search') AS gin, pg_database_size(current_database()) AS db")[0]
+        "pg_total_relation_size('item_words') AS words, "
+        "pg_database_size(current_database()) AS db")[0]
     return " ".join(f"{k} {v / 2**20:,.0f}" for k, v in row.items())
 
 

@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import itertools
 import json
-import math
 import re
 import threading
 import time

@@ -189,15 +189,14 @@ def test_keyword_search_any_word_best_first(store: PostgresStore) -> None:
 LENGTH = "(SELECT coalesce(sum(cardinality(positions)), 0) FROM unnest(i.search_tsv))"
 WORD_TABLE_ROWS = {
     "item_words": ("SELECT item, word, project, author, visibility, tf, length FROM item_words",
-                   "SELECT i.id, u.lexeme, i.project, i.author, i.visibility, "
-                   f"cardinality(u.positions), {LENGTH} "
-                   "FROM items i, unnest(i.search_tsv) u"),
+                   ("SELECT i.id, u.lexeme, i.project, i.author, i.visibility, "
+                    f"cardinality(u.positions), {LENGTH} FROM items i, unnest(i.search_tsv) u")),
     "word_counts": ("SELECT word, project, author, visibility, items FROM word_counts",
-                    "SELECT u.lexeme, i.project, i.author, i.visibility, count(*) "
-                    "FROM items i, unnest(i.search_tsv) u GROUP BY 1, 2, 3, 4"),
+                    ("SELECT u.lexeme, i.project, i.author, i.visibility, count(*) "
+                     "FROM items i, unnest(i.search_tsv) u GROUP BY 1, 2, 3, 4")),
     "item_counts": ("SELECT project, author, visibility, items, length FROM item_counts",
-                    "SELECT project, author, visibility, count(*), "
-                    f"sum({LENGTH}) FROM items i GROUP BY 1, 2, 3")}
+                    ("SELECT project, author, visibility, count(*), "
+                     f"sum({LENGTH}) FROM items i GROUP BY 1, 2, 3"))}
 
 
 def word_tables(store: PostgresStore) -> tuple[dict[str, list], dict[str, list]]:

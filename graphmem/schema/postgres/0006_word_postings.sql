@@ -99,38 +99,36 @@ BEGIN
   END IF;
 END $$;
 
+CREATE FUNCTION graphmem_words_of(i items) RETURNS graphmem_item_words LANGUAGE sql IMMUTABLE
+  AS $$ SELECT ($1.id, $1.project, $1.author, $1.visibility, $1.ord, $1.search_tsv)::graphmem_item_words $$;
+
 CREATE FUNCTION graphmem_items_added() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
-  PERFORM graphmem_index_words(ARRAY(
-    SELECT (n.id, n.project, n.author, n.visibility, n.ord, n.search_tsv)::graphmem_item_words
-    FROM added n), 1);
+  PERFORM graphmem_index_words(ARRAY(SELECT graphmem_words_of(n::items) FROM added n), 1);
   RETURN NULL;
 END $$;
 
 CREATE FUNCTION graphmem_items_removed() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
-  PERFORM graphmem_index_words(ARRAY(
-    SELECT (o.id, o.project, o.author, o.visibility, o.ord, o.search_tsv)::graphmem_item_words
-    FROM removed o), -1);
+  PERFORM graphmem_index_words(ARRAY(SELECT graphmem_words_of(o::items) FROM removed o), -1);
   RETURN NULL;
 END $$;
 
 -- Only items whose words or ownership changed are indexed again (use counts change often).
 CREATE FUNCTION graphmem_items_changed() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+  was graphmem_item_words[];
+  now graphmem_item_words[];
 BEGIN
-  PERFORM graphmem_index_words(ARRAY(
-    SELECT (o.id, o.project, o.author, o.visibility, o.ord, o.search_tsv)::graphmem_item_words
-    FROM removed o JOIN added n USING (id)
-    WHERE (o.search_text, o.project, o.author, o.visibility)
-          IS DISTINCT FROM (n.search_text, n.project, n.author, n.visibility)), -1);
-  PERFORM graphmem_index_words(ARRAY(
-    SELECT (n.id, n.project, n.author, n.visibility, n.ord, n.search_tsv)::graphmem_item_words
-    FROM added n JOIN removed o USING (id)
-    WHERE (o.search_text, o.project, o.author, o.visibility)
-          IS DISTINCT FROM (n.search_text, n.project, n.author, n.visibility)), 1);
+  SELECT array_agg(m.was), array_agg(m.now) INTO was, now
+    FROM (SELECT graphmem_words_of(o::items) AS was, graphmem_words_of(n::items) AS now
+          FROM removed o JOIN added n USING (id)) m
+    WHERE m.was IS DISTINCT FROM m.now;
+  PERFORM graphmem_index_words(coalesce(was, '{}'), -1);
+  PERFORM graphmem_index_words(coalesce(now, '{}'), 1);
   RETURN NULL;
 END $$;
 
@@ -152,9 +150,7 @@ END $$;
 CREATE TRIGGER items_words_truncated AFTER TRUNCATE ON items
   FOR EACH STATEMENT EXECUTE FUNCTION graphmem_items_truncated();
 
-SELECT graphmem_index_words(ARRAY(
-  SELECT (i.id, i.project, i.author, i.visibility, i.ord, i.search_tsv)::graphmem_item_words
-  FROM items i), 1);
+SELECT graphmem_index_words(ARRAY(SELECT graphmem_words_of(i) FROM items i), 1);
 
 -- Keyword search and counts read these now.
 DROP INDEX items_search;
@@ -170,6 +166,8 @@ BEGIN
   END LOOP;
 END $$;
 
+-- Members read the word tables (the policies above narrow the rows); graphmem_grant of 0005 stays
+-- as it was, under another name, and grants them too.
 DO $$
 DECLARE
   m record;
@@ -179,26 +177,10 @@ BEGIN
   END LOOP;
 END $$;
 
--- As in 0005, with SELECT on the tables above.
-CREATE OR REPLACE FUNCTION graphmem_grant(member name, project text, access text DEFAULT 'read')
+ALTER FUNCTION graphmem_grant(name, text, text) RENAME TO graphmem_grant_graph;
+CREATE FUNCTION graphmem_grant(member name, project text, access text DEFAULT 'read')
   RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  graph text := 'items, item_vectors, entities, observations, mentions, anchored_to, defined_in, '
-                'contains, imports, touches, derived_from, supersedes';
 BEGIN
-  IF $3 NOT IN ('read', 'write') THEN
-    RAISE EXCEPTION 'access is read or write, not %', $3;
-  END IF;
-  INSERT INTO project_grants AS g VALUES ($2, $1, $3)
-    ON CONFLICT ON CONSTRAINT project_grants_pkey DO UPDATE SET access = EXCLUDED.access;
-  EXECUTE format('GRANT USAGE ON SCHEMA %I TO %I', current_schema(), $1);
-  EXECUTE format('GRANT SELECT ON %s, op_log, meta, schema_migrations, project_grants, '
-                 'item_words, word_counts, item_counts TO %I', graph, $1);
-  EXECUTE format('GRANT EXECUTE ON FUNCTION graphmem_traces(text[]) TO %I', $1);
-  IF $3 = 'write' THEN
-    EXECUTE format('GRANT INSERT, UPDATE, DELETE ON %s TO %I', graph, $1);
-    EXECUTE format('GRANT USAGE ON SEQUENCE items_ord_seq TO %I', $1);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION graphmem_log(jsonb, text, bigint, name), '
-                   'graphmem_relog(bigint, jsonb, name) TO %I', $1);
-  END IF;
+  PERFORM graphmem_grant_graph($1, $2, $3);
+  EXECUTE format('GRANT SELECT ON item_words, word_counts, item_counts TO %I', $1);
 END $$;
