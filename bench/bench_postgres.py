@@ -162,7 +162,8 @@ def sizes(memory: Memory) -> str:
         "SELECT pg_total_relation_size('items') AS items, "
         "pg_relation_size('item_vectors') AS vectors, "
         "pg_relation_size('item_vectors_hnsw') AS hnsw, "
-        "pg_relation_size('items_search') AS gin, pg_database_size(current_database()) AS db")[0]
+        "pg_total_relation_size('item_words') AS words, "
+        "pg_database_size(current_database()) AS db")[0]
     return " ".join(f"{k} {v / 2**20:,.0f}" for k, v in row.items())
 
 
@@ -171,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--database-url", help="a server to measure (default: a throwaway one)")
     parser.add_argument("--scale", default="10000,100000", help="store sizes")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--engines", default="embedded,postgres",
+                        help="which to measure (the embedded store's figures do not change with "
+                        "PostgreSQL work: postgres alone halves the run)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the throwaway server too
     scales = [int(s) for s in args.scale.split(",") if s.strip()]
@@ -183,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with server(args.database_url) as url, tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp:
         base: np.ndarray | None = None
         for scale in scales:
-            for engine in ("embedded", "postgres"):
+            for engine in [e for e in ("embedded", "postgres") if e in args.engines.split(",")]:
                 directory = Path(tmp) / f"{engine}-{scale}"
                 config = ev.eval_config(directory)
                 if engine == "postgres":

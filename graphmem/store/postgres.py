@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import itertools
 import json
-import math
 import re
 import threading
 import time
@@ -53,10 +52,12 @@ MIGRATION_LOCK = 0x67726D656D  # "grmem"
 WRITE_LOCK = 0x67726D6577  # "grmew": held by each op log append until it commits
 BULK_VECTORS = 1000
 BULK_ROWS = 1000  # an upsert of this many rows goes through COPY
+WORD_DEPTH = 1  # keyword search reads this many × k postings of each query word
 DEFAULT_EF_SEARCH, MAX_EF_SEARCH = 40, 1000  # pgvector's default and largest hnsw.ef_search
 ORDERS = ("created_at", "updated_at", "last_used_at", "importance", "hit_count")
 GROUPS = ("kind", "status", "source", "branch", "project")
 VISIBILITIES = ("team", "private")
+WORD_TABLES = ("item_words", "word_counts", "item_counts")  # kept from items by triggers (0006)
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -103,10 +104,10 @@ OBSERVATION_SELECT = _names(OBSERVATION_COLUMNS, "o")
 # The links from items to entities, as one relation (source item, target entity, weight).
 ITEM_ENTITY_LINKS = ("(SELECT source, target, weight FROM mentions "
                      "UNION ALL SELECT source, target, 1.0 FROM anchored_to)")
-# A tsquery matching any word of a text: its lexemes (stemmed, stopwords out) joined by OR, each
-# quoted as tsquery input wants (quotes and backslashes doubled). NULL when no word is left.
-ANY_WORD = (r"(SELECT string_agg('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') "
-            r"|| '''', ' | ')::tsquery FROM unnest(graphmem_words(%(query)s)))")
+# The items this role sees and their average length in words, as BM25 wants them.
+_CORPUS = ("corpus AS (SELECT coalesce(sum(items), 0)::float8 AS documents, "
+           "greatest(coalesce(sum(length)::float8 / nullif(sum(items), 0), 1), 1) AS average "
+           "FROM item_counts)")
 _ANCHOR_KEYS = ("item", "entity", "kind", "path", "qualname", "seen", "current", "commit", "at",
                 "status", "reason", "title")
 _ANCHOR_SELECT = ('SELECT i.id AS item, e.id AS entity, e.kind, e.path, e.qualname, l.hash AS seen, '
@@ -194,6 +195,7 @@ class PostgresStore:
         self.visibility = visibility
         self._lock = threading.RLock()  # one connection: a transaction must not take in reads
         self._bulk = False  # a rebuild: the vector index is built once at its end
+        self._ef_search: tuple[psycopg.Connection[Row], str] | None = None
         self._conn = self._connect()
         who = self._rows("SELECT current_user AS role, "
                          "coalesce(row_security_active('item_vectors'), false) AS rls")[0]
@@ -289,7 +291,8 @@ class PostgresStore:
 
     def check(self) -> None:
         """Read every column of every table (the server reports a damaged page as an error)."""
-        tables = ["meta", "item_vectors", *NODE_TABLES.values(), *(_link(t) for t in LINK_TABLES)]
+        tables = ["meta", "item_vectors", *NODE_TABLES.values(), *(_link(t) for t in LINK_TABLES),
+                  *WORD_TABLES]
         for table in tables:
             self._rows(f"SELECT count(*), max(hashtext(t::text)) FROM {table} t")
 
@@ -719,30 +722,44 @@ class PostgresStore:
 
     # ----- search -------------------------------------------------------------------------------
     def keyword_search(self, query: str, k: int, flt: ItemFilter) -> list[tuple[str, float]]:
-        """Items holding any of the query's words (PostgreSQL full-text search on
-        graphmem_words: English stemming, split at punctuation), best first by ts_rank
-        normalised by document length."""
+        """Items holding any of the query's words (graphmem_words: English stemming, split at
+        punctuation), best first by BM25 as the embedded store ranks them: IDF and average
+        length over the items this role sees.
+
+        Bounded: each word's WORD_DEPTH × k best visible postings by impact are read from
+        item_words (migration 0006), and only the items found so are scored, on all their query
+        words."""
         if not query.strip() or k <= 0:
             return []
         where, params = _where(flt)
-        rows = self._rows(f"WITH q AS (SELECT {ANY_WORD} AS q) "
-                          "SELECT i.id, ts_rank(i.search_tsv, q.q, 1) AS score FROM items i, q "
-                          f"WHERE i.search_tsv @@ q.q AND {where} "
-                          f"ORDER BY score DESC, i.ord LIMIT {int(k)}", {**params, "query": query})
+        mine = "p.project = %(f_project)s AND " if flt.project is not None else ""
+        rows = self._rows(
+            f"WITH {_CORPUS}, words AS (SELECT DISTINCT lexeme AS word "
+            "  FROM unnest(graphmem_words(%(query)s))), "
+            "weights AS (SELECT w.word, graphmem_idf(coalesce(sum(c.items), 0), corpus.documents) "
+            "  AS idf FROM words w CROSS JOIN corpus LEFT JOIN word_counts c ON c.word = w.word "
+            "  GROUP BY w.word, corpus.documents), "
+            "found AS (SELECT DISTINCT best.item FROM words w CROSS JOIN LATERAL ("
+            "  SELECT p.item FROM item_words p JOIN items i ON i.id = p.item "
+            f"  WHERE {mine}p.word = w.word AND {where} ORDER BY p.impact DESC, p.ord "
+            "  LIMIT %(depth)s) best) "
+            "SELECT i.id, sum(weights.idf * graphmem_impact(p.tf, p.length, corpus.average)) "
+            "  AS score FROM found f JOIN item_words p ON p.item = f.item "
+            "  JOIN weights ON weights.word = p.word JOIN items i ON i.id = f.item, corpus "
+            f"GROUP BY i.id, i.ord ORDER BY score DESC, i.ord LIMIT {int(k)}",
+            {**params, "query": query, "depth": WORD_DEPTH * int(k)})
         return [(r["id"], float(r["score"])) for r in rows]
 
     def term_weights(self, text: str) -> dict[str, float]:
-        """The text's stemmed words, each with its BM25 IDF over all item texts."""
+        """The text's stemmed words, each with its BM25 IDF over the items this role sees."""
         if not text.strip():
             return {}
-        documents = int(self._one("SELECT count(*) FROM items"))
         rows = self._rows(
-            "SELECT t.lexeme, (SELECT count(*) FROM items WHERE search_tsv @@ "
-            r"('''' || replace(replace(t.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery) AS held "
-            "FROM unnest(graphmem_words(%(text)s)) t ORDER BY t.positions[1]",
+            f"WITH {_CORPUS} SELECT t.lexeme, graphmem_idf(coalesce((SELECT sum(c.items) "
+            "FROM word_counts c WHERE c.word = t.lexeme), 0), corpus.documents) AS idf "
+            "FROM unnest(graphmem_words(%(text)s)) t, corpus ORDER BY t.positions[1]",
             {"text": text})
-        return {r["lexeme"]: math.log(1.0 + (documents - r["held"] + 0.5) / (r["held"] + 0.5))
-                for r in rows}
+        return {r["lexeme"]: float(r["idf"]) for r in rows}
 
     def vector_search(self, vector: Sequence[float], k: int, flt: ItemFilter) -> list[tuple[str,
                       float]]:
@@ -751,13 +768,15 @@ class PostgresStore:
         if k <= 0:
             return []
         query, params = self._nearest(vector, k, flt)
+        ef_search = str(min(MAX_EF_SEARCH, max(DEFAULT_EF_SEARCH, k)))
         with self._lock:  # the index yields at most hnsw.ef_search rows: as many as asked for
             try:
                 conn = self._connection()
-                with conn.transaction():
-                    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)",
-                                 (str(min(MAX_EF_SEARCH, max(DEFAULT_EF_SEARCH, k))),))
-                    rows = conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+                if self._ef_search != (conn, ef_search):  # set once per connection and value
+                    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (ef_search,))
+                    idle = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+                    self._ef_search = (conn, ef_search) if idle else None  # a rollback undoes it
+                rows = conn.execute(query, params).fetchall()  # type: ignore[arg-type]
             except psycopg.Error as exc:
                 raise _translate(exc, self.url) from exc
         if len(rows) < k:
@@ -783,7 +802,11 @@ class PostgresStore:
         return query, params
 
     def count_visible(self, flt: ItemFilter) -> int:
-        """How many items the filter lets through."""
+        """How many items the filter lets through; a whole project's from item_counts, which
+        the writes keep (a search reads it for its timeline: no count(*) of the project)."""
+        if flt.terms() == [("project", flt.project)]:
+            return int(self._one("SELECT coalesce(sum(items), 0) FROM item_counts WHERE project = %s",
+                                 (flt.project,)))
         return self.count_items(flt)
 
     def visible_ids(self, ids: Sequence[str], flt: ItemFilter) -> list[str]:

@@ -187,6 +187,92 @@ def test_keyword_search_any_word_best_first(store: PostgresStore) -> None:
     assert weights["zebra"] > weights["cooki"] > weights["proxi"]  # rarer words weigh more
 
 
+LENGTH = "(SELECT coalesce(sum(cardinality(positions)), 0) FROM unnest(i.search_tsv))"
+WORD_TABLE_ROWS = {
+    "item_words": ("SELECT item, word, project, author, visibility, tf, length FROM item_words",
+                   ("SELECT i.id, u.lexeme, i.project, i.author, i.visibility, "
+                    f"cardinality(u.positions), {LENGTH} FROM items i, unnest(i.search_tsv) u")),
+    "word_counts": ("SELECT word, project, author, visibility, items FROM word_counts",
+                    ("SELECT u.lexeme, i.project, i.author, i.visibility, count(*) "
+                     "FROM items i, unnest(i.search_tsv) u GROUP BY 1, 2, 3, 4")),
+    "item_counts": ("SELECT project, author, visibility, items, length FROM item_counts",
+                    ("SELECT project, author, visibility, count(*), "
+                     f"sum({LENGTH}) FROM items i GROUP BY 1, 2, 3"))}
+
+
+def word_tables(store: PostgresStore) -> tuple[dict[str, list], dict[str, list]]:
+    """The word tables as the writes kept them, and as the items say they should be."""
+    kept, derived = {}, {}
+    for table, (held, wanted) in WORD_TABLE_ROWS.items():
+        kept[table] = sorted(tuple(r.values()) for r in store._rows(held))
+        derived[table] = sorted(tuple(r.values()) for r in store._rows(wanted))
+    return kept, derived
+
+
+def test_the_word_tables_follow_every_write_and_a_rebuild(store: PostgresStore) -> None:
+    store.apply(ops.PutItems([item(i, "p" if i % 2 else "q", words=f"proxy {'cookie ' * i}")
+                              for i in range(6)]))
+    store.apply(ops.PutItems([item(i, words="bulk proxy") for i in range(4, BULK_ROWS + 10)]))
+    store.apply(ops.UpdateItems(["i1"], {"search_text": "zebra zebra crossing"}))
+    store.apply(ops.UpdateItems(["i2"], {"project": "r"}))
+    store.apply(ops.UpdateItems(["i5"], {"importance": 0.9}))  # words unchanged
+    store.apply(ops.BumpItems([{"id": "i5", "n": 1, "at": 9.0}]))
+    store.apply(ops.DeleteItems(["i3", "i7"]))
+    kept, derived = word_tables(store)
+    assert kept == derived and all(kept.values())
+    assert ("i1", "zebra") in {r[:2] for r in kept["item_words"]}
+    assert ("i1", "cooki") not in {r[:2] for r in kept["item_words"]}
+    assert not [r for r in kept["word_counts"] if r[0] == "cooki" and r[1] == "p"]  # none left
+    store._exec("DELETE FROM word_counts")  # the tables drift from the log
+    store._exec("UPDATE item_counts SET items = 0")
+    store.rebuild()
+    assert word_tables(store) == (derived, derived)
+    assert store.count_visible(ItemFilter(project="p", statuses=None)) == store.count_items(
+        ItemFilter(project="p", statuses=None))
+
+
+def test_keyword_search_ranks_by_bm25_as_the_embedded_store(store: PostgresStore) -> None:
+    from graphmem.store.keywords import KeywordIndex
+
+    texts = ["proxy proxy rules", "zebra", "proxy zebra crossing timeout", "cookie jar proxy",
+             "timeout timeout timeout on the proxy", "rules of the cookie", "crossing"]
+    store.apply(ops.PutItems([item(n, words=t) for n, t in enumerate(texts)]))
+    embedded = KeywordIndex()
+    for n in range(len(texts)):
+        embedded.put(n, f"item {n} {texts[n]}")
+    for query in ("proxy zebra", "timeout proxy rules", "cookie crossing zebra"):
+        scores = embedded.scores(query, len(texts))
+        wanted = sorted((n for n in range(len(texts)) if scores[n] > 0), key=lambda n: -scores[n])
+        found = store.keyword_search(query, 10, ItemFilter())
+        assert [i for i, _ in found] == [f"i{n}" for n in wanted], query
+        assert [s for _, s in found] == pytest.approx([scores[n] for n in wanted], rel=1e-5)
+    weights = store.term_weights("proxy zebra")
+    assert weights == pytest.approx(embedded.term_weights("proxy zebra"), rel=1e-6)
+
+
+def test_keyword_search_reads_a_few_postings_of_a_common_word(store: PostgresStore) -> None:
+    """Each word's best postings by impact, not every item holding it: in a project where
+    every item holds the word, a search reads about k of them."""
+    store.apply(ops.PutItems([item(i, words="common " + "filler " * (i % 50)) for i in range(2000)]))
+    store._exec("ANALYZE")  # as autovacuum does: else the planner guesses the tables are tiny
+    query = "common"
+    found = store.keyword_search(query, 3, ItemFilter(project="p"))
+    assert [i for i, _ in found] == ["i0", "i50", "i100"]  # the shortest: BM25's best
+    captured: list[tuple] = []
+    real = store._rows
+    store._rows = lambda q, p=None: captured.append((q, p)) or real(q, p)  # type: ignore[method-assign]
+    store.keyword_search(query, 3, ItemFilter(project="p"))
+    plan = store._one("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[0][0], captured[0][1])
+
+    def rows_read(node: dict) -> int:
+        own = node["Actual Rows"] * node["Actual Loops"] if node.get(
+            "Relation Name") == "item_words" or node.get("Index Name", "").startswith(
+            "item_words") else 0
+        return own + sum(rows_read(child) for child in node.get("Plans", ()))
+
+    assert 3 <= rows_read(plan[0]["Plan"]) <= 30  # 2,000 items hold the word
+
+
 def test_vector_search_on_the_index_and_exactly_under_a_narrow_filter(
         store: PostgresStore) -> None:
     many = BULK_VECTORS + 200

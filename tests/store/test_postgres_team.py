@@ -4,7 +4,9 @@ plain SQL as the role, past graphmem's code), granted by the tables' owner."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from graphmem.errors import GraphmemError, InvalidInput
 from graphmem.store import ops
 from graphmem.store.base import ItemFilter
-from graphmem.store.postgres import PostgresStore, migrations
+from graphmem.store.postgres import WORD_TABLES, PostgresStore, migrations
 from tests.store.test_contract import item, unit, vector_rows
 
 
@@ -43,6 +45,10 @@ def test_private_and_team_items_and_grants_enforced_by_the_database(team) -> Non
         assert bob.get_items(["i1", "i2"]) == [] and bob.records() == []
         assert plain(urls["bob"], "SELECT count(*) FROM op_log") == [(0,)]
         assert plain(urls["bob"], "SELECT count(*) FROM items") == [(0,)]
+        for table in WORD_TABLES:
+            assert plain(urls["bob"], f"SELECT count(*) FROM {table}") == [(0,)], table
+        assert bob.keyword_search("rotation", 5, ItemFilter()) == []
+        assert bob.count_visible(ItemFilter(project="p", statuses=None)) == 0
         with pytest.raises(GraphmemError, match="not allowed"):
             bob.apply(ops.PutItems([item(3)]))
         bob.apply(ops.PutItems([item(5, "q")]))
@@ -57,6 +63,12 @@ def test_private_and_team_items_and_grants_enforced_by_the_database(team) -> Non
         assert plain(urls["bob"], "SELECT applied_by FROM op_log") == [(names["bob"],)]
         assert [i for i, _ in bob.vector_search(unit(1), 5, ItemFilter())] == ["i2"]
         assert [i for i, _ in bob.keyword_search("rotation", 5, ItemFilter())] == ["i2"]
+        assert [i for i, _ in bob.keyword_search("rotation", 5, ItemFilter(project="p"))] == ["i2"]
+        assert plain(urls["bob"], "SELECT DISTINCT item FROM item_words") == [("i2",)]
+        assert plain(urls["bob"], "SELECT count(*) FROM word_counts WHERE word = 'secret'") == [(0,)]
+        assert bob.term_weights("secret")["secret"] == bob.term_weights("unheard")["unheard"]
+        assert bob.count_visible(ItemFilter(project="p", statuses=None)) == 1
+        assert alice.count_visible(ItemFilter(project="p", statuses=None)) == 2
         assert bob.item_observations("i1") == []
         bob.apply(ops.UpdateItems(["i2"], {"title": "bob was here"}))  # changes nothing
         bob.apply(ops.DeleteItems(["i2"]))
@@ -207,24 +219,35 @@ def test_a_member_writes_the_op_log_only_through_graphmem_log(team) -> None:
         bob.close()
 
 
-@pytest.fixture
-def granted_before_migration_5(postgres_url: str):
-    """A database just before migration 5 in which a role was granted write on project p (as
-    0003 granted it: INSERT on op_log too); yields that role's URL."""
-    role = "early_" + postgres_url.rsplit("/", 1)[1][-12:]
+@contextlib.contextmanager
+def granted_before(postgres_url: str, migration: int, access: str, *setup: str) -> Iterator[str]:
+    """A database just before `migration` in which a role was granted `access` on project p
+    (as the migrations before granted it), and the owner ran `setup`; yields that role's URL."""
+    role = f"early{migration}_" + postgres_url.rsplit("/", 1)[1][-12:]
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute(f'CREATE ROLE "{role}" LOGIN')
         admin.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, "
                       "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-        for number, name, ddl in [m for m in migrations() if m[0] < OP_LOG_BY_FUNCTION]:
+        for number, name, ddl in [m for m in migrations() if m[0] < migration]:
             admin.execute(ddl)  # type: ignore[arg-type]
             admin.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                           (number, name))
-        admin.execute("SELECT graphmem_grant(%s, 'p', 'write')", (role,))
-    yield postgres_url.replace("postgres@", f"{role}@", 1)
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'DROP OWNED BY "{role}"')
-        admin.execute(f'DROP ROLE "{role}"')
+        admin.execute("SELECT graphmem_grant(%s, 'p', %s)", (role, access))
+        for statement in setup:
+            admin.execute(statement)  # type: ignore[arg-type]
+    try:
+        yield postgres_url.replace("postgres@", f"{role}@", 1)
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'DROP OWNED BY "{role}"')
+            admin.execute(f'DROP ROLE "{role}"')
+
+
+@pytest.fixture
+def granted_before_migration_5(postgres_url: str):
+    """A role granted write on project p as 0003 granted it (INSERT on op_log too)."""
+    with granted_before(postgres_url, OP_LOG_BY_FUNCTION, "write") as url:
+        yield url
 
 
 def test_migration_5_takes_the_op_log_from_members_granted_before(
@@ -246,3 +269,25 @@ def test_migration_5_takes_the_op_log_from_members_granted_before(
     finally:
         member.close()
         owner.close()
+
+
+WORD_POSTINGS = 6  # the migration that adds the word tables
+
+
+def test_migration_6_indexes_the_items_already_there_for_members_granted_before(
+        postgres_url: str) -> None:
+    with granted_before(postgres_url, WORD_POSTINGS, "read",
+                        "INSERT INTO items (id, project, search_text) VALUES "
+                        "('i1', 'p', 'proxy rotation'), ('i2', 'p', 'cookie jar'), "
+                        "('i3', 'q', 'proxy elsewhere')") as early:
+        owner = PostgresStore(postgres_url)
+        member = PostgresStore(early)
+        try:
+            assert owner.schema_version >= WORD_POSTINGS
+            assert [i for i, _ in owner.keyword_search("proxy", 5, ItemFilter(project="p"))] == ["i1"]
+            assert owner._one("SELECT count(DISTINCT item) FROM item_words") == 3
+            assert [i for i, _ in member.keyword_search("proxy", 5, ItemFilter())] == ["i1"]
+            assert member.count_visible(ItemFilter(project="p", statuses=None)) == 2
+        finally:
+            member.close()
+            owner.close()
