@@ -297,6 +297,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
     tree = work_tree(event.cwd)
     checkout = str(tree) if tree else None
     deadline = time.monotonic() + env.number("inject_cold_wait")
+    cold = False
     while True:
         try:
             status = ask_running_owner(data_dir, "ping", {}, project=str(project.root),
@@ -316,11 +317,15 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
         if not coming or time.monotonic() + COLD_POLL > deadline:
             return
         time.sleep(COLD_POLL)
+        cold = True
+    # An owner just ready is still loading the prose extractor beside the first answer: a
+    # prompt that already waited for it may wait out the rest of its cold wait for that answer.
+    wait = max(INJECT_WAIT, deadline - time.monotonic()) if cold else INJECT_WAIT
     try:
         text = ask_running_owner(data_dir, "prompt_context",
                                  {"prompt": event.text[:4000], "session_id": event.session_id},
                                  project=str(project.root), branch=project.branch,
-                                 checkout=checkout, timeout=INJECT_WAIT)
+                                 checkout=checkout, timeout=wait)
     except GraphmemError as exc:
         if "timed out" not in str(exc):
             log_problem(f"no context injected: {exc}", "user-prompt")

@@ -220,6 +220,8 @@ def ask_running_owner(data_dir: Path, method: str, kwargs: dict[str, Any], *, pr
         sock.sendall((json.dumps(request, ensure_ascii=False) + "\n").encode())
         with sock.makefile("rb") as reader:
             line = reader.readline()
+    except BlockingIOError as exc:  # its queue of connections is full: busy, as a timeout is
+        raise errors.OwnerUnavailable(f"owner of {data_dir} timed out on {method} (busy: {exc})") from exc
     except (OSError, ValueError) as exc:
         raise errors.OwnerUnavailable(f"owner of {data_dir} did not answer {method}: {exc}") from exc
     finally:

@@ -83,6 +83,9 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     daemon_threads = True
     allow_reuse_address = False
+    # socketserver's 5 filled while a starting owner loaded its model: the hooks' liveness
+    # probes queued up and the next prompt's connect failed with EAGAIN instead of waiting.
+    request_queue_size = 128
 
     def __init__(self, memory: Any, address: str, idle_seconds: float) -> None:
         super().__init__(address, _Handler)
