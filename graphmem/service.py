@@ -45,6 +45,7 @@ from graphmem.store.writer import SignedWriter, Writer
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
+WORD_SHARE_WEIGHT = 0.3  # of the prompt's word weight an item holds, in its injection relevance
 _shared_embedders: dict[str, Any] = {}
 _shared_tokens: Any = None
 
@@ -628,7 +629,9 @@ class Memory:
                        budget: int | None = None) -> str:
         """What the prompt hook adds: items that bear on this prompt and on the files the session
         has been reading and editing, inside a small budget; "" when none clears the relevance
-        floor (cosine between prompt and item)."""
+        floor. Relevance is the cosine between prompt and item plus a little for the prompt's
+        rarer words the item holds: by meaning alone, coding prompts of another project reached
+        the floor as often as this project's own did."""
         prompt = " ".join((prompt or "").split())[:4000]
         budget = self.config.inject_budget if budget is None else max(0, int(budget))
         if len(re.findall(r"[^\W\d_]{3,}", prompt)) < 2 or budget < 30 or not self.config.embed:
@@ -652,7 +655,7 @@ class Memory:
             item = hit.item
             # An item about a file the session is working on needs less of the prompt's words.
             on_files = any(w.startswith("mentions ") and w[9:] in context for w in hit.why)
-            if item.kind == m.ItemKind.summary or near.get(item.id, 0.0) < floor - 0.1 * on_files:
+            if item.kind == m.ItemKind.summary or item.id not in near:
                 continue
             # Known to be in some functions, the agent is not pushed what was said of others
             # near them (of the same file, say): search still finds it.
@@ -660,6 +663,10 @@ class Memory:
                 continue
             if item.body.endswith("…"):  # a hit shows the body's start: pick from all of it
                 item = self.get_item(item.id)
+            relevance = near[item.id] + WORD_SHARE_WEIGHT * render.word_share(
+                f"{item.title}\n{item.body}", weights)
+            if relevance < floor - 0.1 * on_files:
+                continue
             entry = render.inject_entry(item, max_chars=480, weights=weights)
             cost = self.tokens.count(entry)
             if used + cost > budget:

@@ -151,6 +151,15 @@ def _tokenizer() -> Any:
     return _TOKENIZER
 
 
+def word_share(text: str, weights: Mapping[str, float]) -> float:
+    """The share of a query's (IDF) weight that `text`'s words hold."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    words = set(_tokenizer()(text))
+    return sum(w for term, w in weights.items() if term in words) / total
+
+
 def inject_entry(item: MemoryItem, max_chars: int = 480,
                  weights: Mapping[str, float] | None = None) -> str:
     """`- kind: title [id]` and, indented, the body lines the title does not already say; when
