@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from graphmem import codeindex, exporting, forgetting, lifecycle, retrievallog, space, vectors
 from graphmem import models as m
+from graphmem.capture.compress import EDIT_TOOLS
 from graphmem.capture.redact import redact_with
 from graphmem.config import Config
 from graphmem.errors import (
@@ -42,6 +43,7 @@ from graphmem.store.base import ItemFilter, Store
 from graphmem.store.journal import Journal
 from graphmem.store.writer import SignedWriter, Writer
 
+SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
@@ -623,7 +625,16 @@ class Memory:
         uncommitted changes, weighted by recency (see retrieve/live.py). `wait=False`: the
         uncommitted changes as last read while git reads them again."""
         root = Path(self.checkout or self.ref.root)
-        return live_mod.for_checkout(root, self.dir / "spool").entries(session_id, wait)
+        return live_mod.for_checkout(root, self.dir / "spool").entries(
+            session_id, wait, ingested=lambda: self._session_files(session_id, root))
+
+    def _session_files(self, session_id: str, root: Path) -> builtins.list[str]:
+        """The files this session's ingested events read or edited, latest first, relative
+        to its checkout."""
+        prefix = f"{root}/"
+        found = self.store.session_files(session_id, SESSION_FILE_TOOLS)
+        return builtins.list(dict.fromkeys(p.removeprefix(prefix)
+                                           for p in found))[:live_mod.MAX_FILES]
 
     def prompt_context(self, prompt: str, *, files: Sequence[str] = (), session_id: str = "",
                        budget: int | None = None) -> str:

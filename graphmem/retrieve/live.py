@@ -408,16 +408,21 @@ class LiveContext:
         self.diff = WorkTreeDiff(root)
         self.spool = SpoolTail(spool_dir)
 
-    def entries(self, session_id: str = "", wait: bool = True) -> list[ContextEntry]:
+    def entries(self, session_id: str = "", wait: bool = True,
+                ingested: Callable[[], Sequence[str]] = tuple) -> list[ContextEntry]:
         """The session's touches and the uncommitted changes, as weighted context. A session
         with no file events here (an MCP server may know none, or an id from before a /clear)
-        gives way to the latest session of this checkout. `wait=False`: the uncommitted changes
-        as last read if git is still reading them (the prompt hook's budget is too short)."""
+        gives way to the files `ingested` says it touched (its events already in the store,
+        latest first), then to the latest session of this checkout. `wait=False`: the
+        uncommitted changes as last read if git is still reading them (the prompt hook's
+        budget is too short)."""
         events = self.spool.events(session_id) if session_id else []
-        if not events:
+        known = list(ingested()) if session_id and not events else []
+        if not events and not known:
             latest = latest_session(self.spool_dir, str(self.root))
             events = self.spool.events(latest) if latest else []
         touches = touches_of(events, self.root, self.files)
+        touches += [Touch(path, "edit", -float(n)) for n, path in enumerate(known)]
         if (self.root / ".git").exists():
             changed = self.diff.spans([t.path for t in touches], wait)
             touches += [Touch(path, "diff", _mtime(self.root / path) / 1e9, spans)
