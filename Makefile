@@ -18,8 +18,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,st,ladybug,postgres]'
 	touch $(STAMP)
 
+# Two workers for two cores: most tests wait on processes they start (hooks, owners, a
+# PostgreSQL server), so one worker left a core idle half the time (10+ min; 8 min with two).
 test: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 demo: install
 	bash scripts/demo.sh
