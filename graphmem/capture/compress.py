@@ -1517,6 +1517,8 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
+    from graphmem.capture import lessons  # it imports this module
+
     transcript_msgs = list(s.transcript or [])
     has_tools = bool(s.runs) or any(e.is_edit for e in s.events)
     goal_text = s.prompts[0].text if s.prompts else ""
@@ -1539,8 +1541,6 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     open_tasks = [d for d in drafts if d.kind == "task"]
     changed = _uniq(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files)
     if not changed and s.transcript is not None:  # imported without its hook events
-        from graphmem.capture import lessons
-
         changed = lessons.edited_files(s.transcript, s.paths.rel)
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
@@ -1576,8 +1576,6 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     checks = [r for r in s.runs if r.cmd.is_check and not r.failed]
     if checks:
         body.append(f"Verified: `{_short(checks[-1].cmd.main, 80)}` passed")
-    from graphmem.capture import lessons
-
     done = lessons.reported(s.transcript) if s.transcript is not None else []
     if done:
         body.append("Reported done:")

@@ -596,7 +596,7 @@ def test_a_rule_nothing_explains_and_no_edit_answers_is_left_out() -> None:
     # claude-code-log a7da6a22: an edit it reports
     "Fixed `.gitignore` (it had `main.py.oldscratch` instead of separate entries for `main.py.old`).",
 ])
-def test_proposals_reported_edits_and_report_lines_are_no_discoveries(said: str) -> None:
+def test_proposals_and_reported_edits_are_no_discoveries(said: str) -> None:
     # Said right after a failure and right before an edit: where findings usually are.
     session = Session().run("make serve", "Exit code 2\nmake: *** [serve] Error 1", error=True)
     assert _discoveries(session.say(said).edit("Makefile", "serve:", "serve: deps")) == []
@@ -625,18 +625,20 @@ def test_a_run_that_only_asks_the_program_about_itself_fixes_nothing() -> None:
     assert not [d for d in drafts if "test session starts" in d.title + d.body]
 
 
+def _passing_runs(count: int) -> Session:
+    """A session past its first fifth: what fails after these is late, so may be left open."""
+    session = Session()
+    for n in range(count):
+        session.run(f"uv run pytest test/test_{n}.py", "1 passed")
+    return session
+
+
 def test_a_command_pointed_at_a_path_that_is_not_there_leaves_nothing_open() -> None:
     """claude-code-log 37f83ec9: the session's last ruff run named a file from the wrong directory."""
-    session = Session()
-    for n in range(5):
-        session.run(f"uv run pytest test/test_{n}.py", "1 passed")
-    drafts = session.run("ruff check claude_code_log/renderer.py",
+    drafts = _passing_runs(5).run("ruff check claude_code_log/renderer.py",
                          "Exit code 1\nclaude_code_log/renderer.py:1:1: E902 No such file or directory "
                          "(os error 2)\nFound 1 error.", error=True).end()
     assert not [d for d in drafts if d.kind == "task"]
-    still = Session()
-    for n in range(5):
-        still.run(f"uv run pytest test/test_{n}.py", "1 passed")
-    drafts = still.run("uv run pytest test/test_link.py", "Exit code 1\nE   KeyError: 'session_id'\n"
+    drafts = _passing_runs(5).run("uv run pytest test/test_link.py", "Exit code 1\nE   KeyError: 'session_id'\n"
                        "FAILED test/test_link.py::test_link - KeyError: 'session_id'", error=True).end()
     assert [d for d in drafts if d.kind == "task"]
