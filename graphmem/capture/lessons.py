@@ -78,7 +78,7 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my)\b")
-_LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->\d+\b|:\d+\b|`\d+`")
+_LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
                        r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
                        r"(?:approach|solution|option|way|fix)\b")
@@ -316,9 +316,11 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
 def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
     """What a linter or type checker demanded and how the session satisfied it: per rule of a
     failed check that an equivalent later run passed, the agent's words naming the rule (else
-    the lines its edit of the flagged file added). A rule with neither is left out."""
+    the lines its edit of the flagged file added). A rule with neither is left out, and so is
+    every unnamed rule after the first: fixes it did not think worth a word are routine."""
     calls, prose = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
+    unnamed = 0
     for n, call in enumerate(calls):
         cmd = call.command
         if cmd is None or not call.failed or not cmd.exe:
@@ -342,8 +344,9 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
             how, at = _naming(said, rule)
             after = [e for e in edits if e.pos >= at]
             added = _uniq(line for f in seen for line in _added_lines(after, f.path, rel))[:4]
-            if not how and not added:
-                continue
+            if not how and (not added or unnamed):
+                continue  # beyond the first, a rule the agent never named is routine to it
+            unnamed += not how
             messages = _uniq(f.message for f in seen)[:3]
             tool = _short(" ".join(cmd.raw.split()), 60)
             title = f"`{tool}` flags {rule}: {_short('; '.join(messages), 90)}"
@@ -611,10 +614,8 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
         weight -= 2.5  # a way it proposes, or an edit it reports: what it did, not what it found
     if _STATUS.match(sentence):
         weight -= 3.0
-    if _OWN_WORK.search(sentence):
-        weight -= 2.0  # about the agent's work in progress, not about the project
-    if _LINE_REF.search(sentence):
-        weight -= 1.5  # a spot in today's file: stale by the next edit
+    if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence):
+        return None  # the agent's work in progress, or a spot in today's file: stale by the next edit
     return weight
 
 

@@ -409,6 +409,19 @@ def test_plans_headings_status_and_guesses_are_no_discoveries(said: str) -> None
     assert not _discoveries(session)
 
 
+@pytest.mark.parametrize("said", [
+    # claude-code-log 37f83ec9, verbatim: the agent's own test, not the project
+    "The issue is that I'm calling `cache_manager.get_cached_project_data()` which returns actual cached "
+    "data, but in my test I'm setting `cache_manager.project_data` directly.",
+    # claude-code-log a7da6a22, verbatim: a coverage report's branch, a spot in today's file
+    "The missing branch `200->exit` is the `break` statement in `_mark_archive_error()` when the entry is "
+    "not found (which shouldn't happen in normal operation).",
+])
+def test_the_agents_work_in_progress_and_todays_line_numbers_are_no_discoveries(said: str) -> None:
+    session = Session().run("uv run pytest", "Exit code 1\nFAILED test/test_cache.py::test_x", error=True)
+    assert _discoveries(session.say(said).edit("test/test_cache.py", "a", "b")) == []
+
+
 def test_a_session_keeps_its_few_strongest_distinct_discoveries() -> None:
     session = Session()
     for n in range(6):
@@ -578,6 +591,26 @@ def test_each_linter_rule_a_run_demanded_is_kept_with_how_it_was_satisfied() -> 
     assert "parseOpencodeStopInput" in lint["maintidx"].body  # what the edit after those words added
     assert "transcriptTypeUser" in lint["goconst"].body
     assert all(d.kind == "pitfall" and "mise run lint" in d.title for d in lint.values())
+
+
+PYRIGHT = f"""{ROOT}/claude_code_log/converter.py
+  {ROOT}/claude_code_log/converter.py:184:17 - error: Type of "text_value" is unknown (reportUnknownVariableType)
+  {ROOT}/claude_code_log/converter.py:186:72 - error: Argument type is unknown
+    Argument corresponds to parameter "object" in function "__new__" (reportUnknownArgumentType)
+2 errors, 0 warnings, 0 informations"""
+
+
+def test_of_the_rules_the_agent_fixed_without_a_word_one_is_kept() -> None:
+    # claude-code-log fe869ecb (output verbatim but for the checkout's path): strict pyright flagged two rules,
+    # the agent fixed them silently; a lesson a rule made three items of noise in the store.
+    drafts = (Session()
+              .run("uv run pyright", PYRIGHT, error=True)
+              .edit("claude_code_log/converter.py", "text_value = item.get(\"text\")",
+                    "text_value = cast(str, item.get(\"text\"))")
+              .run("uv run pyright", "0 errors, 0 warnings, 0 informations").end())
+    lint = [d for d in drafts if "lint" in d.tags]
+    assert len(lint) == 1 and lint[0].tags[1] == "reportUnknownVariableType"
+    assert "cast(str" in lint[0].body
 
 
 def test_a_rule_nothing_explains_and_no_edit_answers_is_left_out() -> None:
