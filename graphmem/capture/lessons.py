@@ -672,24 +672,41 @@ def reported(transcript: Iterable[Any]) -> list[str]:
     and without its "Key fix:" asides, where it names causes after the fact (spotter ae4a77f8
     called a real bug "the Dialyzer false positive" there). A session summary says what was
     built in these words."""
-    reports = [msg.text for msg in transcript
+    reports = [report for msg in transcript
                if msg.role == "assistant" and not msg.sidechain and msg.text
-               and _REPORT.search(" ".join(msg.text.splitlines()[:3]))]
+               for report in [_report_lines(msg.text)] if report]
     lines: list[str] = []
-    for text in reversed(reports):
+    for report in reversed(reports):
         ahead = False
-        for line in text.splitlines():
+        for line in report:
             plain = " ".join(line.replace("**", "").replace("✅", "").split())
             if not plain:
                 continue
-            if line.lstrip().startswith("#") or (plain.endswith(":") and len(plain) < 60):
+            bullet = _BULLET.match(plain)
+            if _heading(line, plain) and not bullet:
                 ahead = bool(_AHEAD.match(plain))
                 continue
-            bullet = _BULLET.match(plain)
             said = bullet.group(1) if bullet and not ahead and not _KEY_LINE.match(plain) else ""
             if len(said.split()) >= 4 and _CODE.search(said):
                 lines.append(_short(said.strip(), 180))
     return _uniq(lines)[:MAX_REPORT_LINES]
+
+
+def _heading(line: str, plain: str) -> bool:
+    return line.lstrip().startswith("#") or (plain.endswith(":") and len(plain) < 60)
+
+
+def _report_lines(text: str) -> list[str]:
+    """A wrap-up's lines from where it says it reports: from the start when its first lines say
+    so, else from a heading such as "Summary of changes:" below the closing words."""
+    lines = text.splitlines()
+    if _REPORT.search(" ".join(lines[:3])):
+        return lines
+    for n, line in enumerate(lines):
+        plain = " ".join(line.replace("**", "").split())
+        if _heading(line, plain) and not _BULLET.match(plain) and _REPORT.search(plain):
+            return lines[n + 1:]
+    return []
 
 
 _QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"

@@ -227,6 +227,33 @@ def test_a_summary_carries_what_the_agent_reported_done_not_its_asides_nor_what_
     assert "Let me now write" not in summary.body
 
 
+CLOSING = """Without telemetry: ~15ms. With telemetry: ~135ms (100ms is the shutdown timeout). The remaining \
+~20ms is the `machineid.ProtectedID()` call.
+
+The fix is working - down from ~800ms to ~135ms consistently after the first run.
+
+**Summary of changes:**
+
+1. Added `runtime/trace` support via `ENTIRE_TRACE` env var in `main.go` (for future profiling)
+2. Fixed PostHog telemetry blocking CLI exit by setting:
+   - `ShutdownTimeout: 100ms` - caps how long `Close()` waits
+   - `silentLogger` to suppress expected timeout warnings"""
+
+
+def test_a_report_under_a_heading_below_the_closing_words_is_what_was_done() -> None:
+    # entire-cli cde341db, the last message verbatim (shortened): the report starts mid-message.
+    drafts = (Session().user("there's a few hundred millis delay before my shell prompt returns")
+              .edit("cmd/entire/main.go", "defer client.Close()", "defer client.Close() // capped")
+              .say(CLOSING).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    reported = summary.body.split("Reported done:\n", 1)[1].splitlines()
+    assert reported[:4] == [
+        "- Added `runtime/trace` support via `ENTIRE_TRACE` env var in `main.go` (for future profiling)",
+        "- Fixed PostHog telemetry blocking CLI exit by setting:",
+        "- `ShutdownTimeout: 100ms` - caps how long `Close()` waits",
+        "- `silentLogger` to suppress expected timeout warnings"]
+
+
 def test_a_transcript_imported_without_hook_events_still_names_the_files_it_changed() -> None:
     session = Session().user("Add a tar reader").edit("deep_manifest/reader.py", "zip", "tar")
     session.edit("plan.md", "", "plan")  # a plan file outside the checkout
