@@ -1580,6 +1580,15 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if done:
         body.append("Reported done:")
         body.extend(f"- {line}" for line in done)
+    edits = ([(s.paths.rel(f), old, new) for e in s.events if e.is_edit for f in e.files[:1]
+              for old, new in lessons.edit_texts(e.tool_input)]
+             or (lessons.transcript_edits(s.transcript, s.paths.rel) if s.transcript is not None else []))
+    settings = lessons.config_changes(edits)
+    if settings:
+        from graphmem.capture.redact import redact
+
+        body.append("Configuration set:")
+        body.extend(f"- {redact(line)}" for line in settings)
     if len(s.prompts) > 1:
         body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
     if fixed:

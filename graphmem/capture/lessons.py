@@ -666,6 +666,51 @@ def edited_files(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[s
                  for f in files_of(c, rel) if not f.startswith(("/", "~")))
 
 
+_COMMENT = re.compile(r"^(?:#|//|--|%|;|/\*|\*|<!--)")
+_OPENER = re.compile(r"(?:[{\[(]|\bdo|->|=>)$|^(?:return|async|def|function|export)\b")
+_ASSIGNS = re.compile(r"\w[\w\"'\]]*\s*(?::|=)\s*\S|^\{:\w+,")
+
+
+def _setting_line(line: str) -> str:
+    return " ".join(line.split()).rstrip(",;")
+MAX_CONFIG_FILES = 4
+
+
+def config_changes(edits: Iterable[tuple[str, str, str]]) -> list[str]:
+    """What a session set in the project's configuration and manifests, a line a file: the lines
+    its edits (path, old text, new text; in order) added and no later edit took out, without
+    comments. Where a setting or a dependency changed is what the next session asks about
+    ("where is that configured?"); the file list alone does not say. `.env` files are left out:
+    their lines are values, often secret."""
+    added: dict[str, list[str]] = {}
+    for path, old, new in edits:
+        if (path.startswith(("/", "~")) or re.search(r"(?:^|/)\.env(?:\.|$)", path)
+                or not (_CONFIG_FILE.search(path) or _MANIFEST.search(path))):
+            continue
+        before = {_setting_line(ln) for ln in old.splitlines()}
+        after = [_setting_line(ln) for ln in new.splitlines()]
+        kept = [ln for ln in added.get(path, []) if ln not in before or ln in after]
+        kept += [ln for ln in after if ln not in before and ln not in kept and len(ln) >= 4
+                 and re.search(r"\w{2}", ln) and not _COMMENT.match(ln) and not _OPENER.search(ln)
+                 and (old or _ASSIGNS.search(ln))]  # of a file written whole, its settings only
+        added[path] = list(dict.fromkeys(kept))
+    return [_short(f"{path}: " + "; ".join(lines), 220) for path, lines in added.items() if lines
+            ][:MAX_CONFIG_FILES]
+
+
+def transcript_edits(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[tuple[str, str, str]]:
+    """The main chain's edits that took, as (path, old text, new text), a MultiEdit's one by one."""
+    calls, _ = _walk(transcript, rel)
+    return [(path, old, new) for c in calls if c.tool in EDIT_TOOLS and c.answered and not _errored(c)
+            for path in files_of(c, rel) for old, new in edit_texts(c.input)]
+
+
+def edit_texts(tool_input: dict[str, Any]) -> list[tuple[str, str]]:
+    parts = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    return [(str(p.get("old_string") or ""), str(p.get("new_string") or p.get("content") or ""))
+            for p in parts if isinstance(p, dict)]
+
+
 def reported(transcript: Iterable[Any]) -> list[str]:
     """What the agent reported as done, from its wrap-up messages ("Here's a summary of what was
     implemented:"): their bullets, later reports first, without what it lists as still ahead,

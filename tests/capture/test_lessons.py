@@ -254,6 +254,42 @@ def test_a_report_under_a_heading_below_the_closing_words_is_what_was_done() -> 
         "- `silentLogger` to suppress expected timeout warnings"]
 
 
+def _otel_session() -> Session:
+    # spotter ae4a77f8, the config edits verbatim (shortened): where tracing is configured.
+    return (Session().user("Work on bead spotter-4te.")
+            .edit("config/config.exs", "import Config",
+                  "import Config\n\n# OpenTelemetry configuration\nconfig :opentelemetry,\n"
+                  "  text_map_propagators: [:trace_context, :baggage],\n"
+                  "  processors: [{:otel_batch_processor, []}]")
+            .edit("config/config.exs", "  processors: [{:otel_batch_processor, []}]",
+                  "  traces_exporter: :stdout")
+            .edit("config/test.exs", "import Config",
+                  "import Config\n# Disable trace exporting during tests to avoid noise\n"
+                  "config :opentelemetry, traces_exporter: :none\n"
+                  "config :spotter, SpotterWeb.Endpoint, secret_key_base: \"sk_live_4eC39HqLyjWDarjtT1zdp7dc\"")
+            .edit(".env", "", "OTEL_EXPORTER_OTLP_HEADERS=api-key=abc123def456")
+            .edit("lib/spotter/telemetry/otel.ex", "def setup, do: :ok", "def setup, do: safe_setup()"))
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["hook events", "transcript only"])
+def test_a_summary_says_which_settings_and_dependencies_the_session_set(events: bool) -> None:
+    session = _otel_session()
+    if events:
+        drafts = session.end()
+    else:
+        drafts = compress_session([], transcript="\n".join(json.dumps(r) for r in session.records))
+    summary = next(d for d in drafts if d.kind == "summary")
+    settings = summary.body.split("Configuration set:\n", 1)[1].split("\n")
+    assert settings[0] == ("- config/config.exs: config :opentelemetry; "
+                           "text_map_propagators: [:trace_context, :baggage]; traces_exporter: :stdout")
+    assert settings[1].startswith("- config/test.exs: config :opentelemetry, traces_exporter: :none; ")
+    assert "otel_batch_processor" not in summary.body  # set, then taken out again
+    assert "Disable trace exporting" not in summary.body  # a comment
+    assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in summary.body and "REDACTED" in settings[1]
+    assert "abc123def456" not in summary.body and ".env" not in summary.body.split("Files changed")[0]
+    assert "safe_setup" not in summary.body  # code, not configuration
+
+
 def test_a_transcript_imported_without_hook_events_still_names_the_files_it_changed() -> None:
     session = Session().user("Add a tar reader").edit("deep_manifest/reader.py", "zip", "tar")
     session.edit("plan.md", "", "plan")  # a plan file outside the checkout
