@@ -1735,6 +1735,23 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     return drafts
 
 
+def _ticket_rules(s: _Session) -> list[Draft]:
+    """Issues the session filed in a tracker: from the transcript's calls when there is one, else
+    from the hook events."""
+    from graphmem.capture import lessons, tickets
+    from graphmem.capture.redact import redact
+
+    if s.transcript is not None and any(m.role == "assistant" for m in s.transcript):
+        calls = lessons.tool_calls(s.transcript, s.paths.rel)
+    else:
+        calls = [(e.tool, e.tool_input, e.text, bool(e.is_error)) for e in s.events if e.event == "post-tool"]
+    drafts = tickets.drafts(tickets.tickets(calls), s.session_id)
+    for d in drafts:
+        d.title, d.body = s.paths.relative_text(redact(d.title)), s.paths.relative_text(redact(d.body))
+        d.observation_ids = d.observation_ids or [e.id for e in s.events[-1:]]
+    return drafts
+
+
 # ---------------------------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------------------------
@@ -1762,6 +1779,7 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
         drafts += _safe(lambda: _transcript_rules(session), "transcript")
     else:
         drafts += _safe(lambda: _failure_rules(session), "failure")
+    drafts += _safe(lambda: _ticket_rules(session), "tickets")
     drafts += _safe(lambda: _env_rules(session), "env")
     drafts += _safe(lambda: _user_rules(session), "user")
     drafts += _safe(lambda: _commit_rules(session), "commit")

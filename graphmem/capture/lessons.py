@@ -113,6 +113,7 @@ class _Call:
     result: str = ""
     failed: bool = False
     answered: bool = False
+    errored: bool = False  # the tool result said it was an error
 
 
 @dataclass
@@ -181,11 +182,18 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
             if answered is None:
                 continue
             call = answered
-            call.result, call.answered = msg.text, True
+            call.result, call.answered, call.errored = msg.text, True, bool(msg.is_error)
             call.failed = is_command_failure(call.tool, msg.is_error, msg.text)
             if not call.failed and call.command is not None and not msg.is_error:
                 call.failed = _exit_failure(msg.text) or _shows_exception(msg.text)
     return ordered, prose
+
+
+def tool_calls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[tuple[str, dict[str, Any], str, bool]]:
+    """The main chain's tool calls as (tool, input, result, errored): a call never answered, one
+    the person stopped and one that failed count as errored."""
+    calls, _ = _walk(transcript, rel)
+    return [(c.tool, c.input, c.result, not c.answered or c.failed or c.errored or _errored(c)) for c in calls]
 
 
 _INLINE = re.compile(r"(?:^|[\s;&|(])(?:python\d?(?:\.\d+)?|node|ruby|perl|php|deno|bun)\s+(?:-\w*[ce]\b|-\s*<<|<<)")

@@ -1,0 +1,110 @@
+"""Issues filed in a tracker during a session, from entire-cli 03a1382e and f022dad1 (Linear
+through its MCP server; payloads verbatim, descriptions shortened) and `gh issue create`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from graphmem.capture.compress import compress_session
+from graphmem.capture.event import HookEvent
+from tests.capture.test_lessons import ROOT, Session
+
+ENT_242 = {
+    "title": "Replace go-git worktree.Status() with git CLI to prevent index corruption",
+    "team": "Entire", "project": "Troy", "priority": 1, "labels": ["Bug"],
+    "description": "## Problem\n\ngo-git's `worktree.Status()` reads **and rewrites** the worktree index "
+                   "file. When called from the `PostCommit` hook path, this rewrites the index with stale "
+                   "cache-tree entries.\n\n### Fix\n\nReplace `getStagedFiles`' `worktree.Status()` with "
+                   "`git diff --cached --name-only`."}
+ENT_241 = {"title": "Run git gc at safe points to prevent worktree index corruption", "team": "Entire",
+           "project": "Troy", "description": "## Problem\n\ngo-git's `SetEncodedObject` creates loose objects."}
+
+
+def _created(ident: str, title: str) -> str:
+    return json.dumps({"id": "619ac239-c691-49d6-977c-a6648e036acd", "identifier": ident, "title": title,
+                       "url": f"https://linear.app/entire/issue/{ident.lower()}/x"})
+
+
+def _tool(session: Session, name: str, given: dict[str, Any], result: str, error: bool = False) -> Session:
+    session.n += 1
+    tid = f"toolu_{session.n}"
+    session._record("assistant", [{"type": "tool_use", "id": tid, "name": name, "input": given}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": tid, "is_error": error,
+                              "content": [{"type": "text", "text": result}]}])
+    session.events.append(HookEvent("post-tool", "claude-code", session.sid, ROOT, ROOT, tool=name,
+                                    tool_input=given, text=result, is_error=error, ts=session.t))
+    return session
+
+
+def _linear_session() -> Session:
+    session = Session().user("our git status has broken, why?")
+    _tool(session, "mcp__linear-server__create_issue", ENT_241, _created("ENT-241", ENT_241["title"]))
+    _tool(session, "mcp__linear-server__create_issue", ENT_242, _created("ENT-242", ENT_242["title"]))
+    _tool(session, "mcp__linear-server__update_issue", {"id": "ENT-241", "state": "Cancelled"},
+          _created("ENT-241", ENT_241["title"]))
+    return session
+
+
+def test_an_issue_filed_in_a_tracker_is_an_open_task_in_the_words_it_was_filed_with() -> None:
+    drafts = _linear_session().end()
+    [task] = [d for d in drafts if "ticket" in d.tags and d.kind == "task"]
+    assert task.title == ("Open Linear issue ENT-242: Replace go-git worktree.Status() with git CLI "
+                          "to prevent index corruption")
+    assert task.body.startswith("Filed in Linear as ENT-242 (team Entire, project Troy, priority 1, labels Bug).")
+    assert "`git diff --cached --name-only`" in task.body
+
+
+def test_an_issue_the_session_cancelled_is_a_decision_not_open_work() -> None:
+    drafts = _linear_session().end()
+    [cancelled] = [d for d in drafts if "ticket" in d.tags and d.kind == "decision"]
+    assert cancelled.title.startswith("Linear issue ENT-241 cancelled: Run git gc at safe points")
+    assert "set to Cancelled in the same session" in cancelled.body
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "1 open task" in summary.title
+
+
+def test_without_a_transcript_the_hook_events_give_the_same_tickets() -> None:
+    session = _linear_session()
+    session.events.append(HookEvent("session-end", "claude-code", session.sid, ROOT, ROOT, ts=session.t + 1))
+    from_events = {(d.kind, d.title) for d in compress_session(session.events) if "ticket" in d.tags}
+    assert from_events == {(d.kind, d.title) for d in session.end() if "ticket" in d.tags}
+    assert len(from_events) == 2
+
+
+def test_a_create_call_stopped_by_the_person_or_failing_files_nothing() -> None:
+    session = Session().user("file a linear ticket for this")
+    _tool(session, "mcp__linear-server__create_issue", {**ENT_242, "project": ""},
+          "The user doesn't want to proceed with this tool use. The tool use was rejected.", error=True)
+    _tool(session, "mcp__linear-server__create_issue", ENT_242, "Error: Team not found", error=True)
+    assert not [d for d in session.end() if "ticket" in d.tags]
+
+
+def test_gh_issue_create_is_a_github_ticket() -> None:
+    command = ('gh issue create --title "Importer drops tool results longer than 5 lines" '
+               '--body "TranscriptRenderer truncates tool_result groups silently." --label bug')
+    drafts = Session().user("open an issue for that").run(
+        command, "https://github.com/acme/spotter/issues/118\n").end()
+    [task] = [d for d in drafts if "ticket" in d.tags]
+    assert task.title == "Open GitHub issue #118: Importer drops tool results longer than 5 lines"
+    assert "(label bug)" in task.body and "truncates tool_result groups" in task.body
+
+
+def test_an_issue_closed_in_a_later_session_is_no_longer_open_work_in_the_store(memory: Any,
+                                                                               tmp_path: Path) -> None:
+    from graphmem.store.base import ItemFilter
+    from tests.test_session_memory import ingest
+
+    ingest(memory, _tool(Session("s-file").user("file it"), "mcp__linear-server__create_issue", ENT_242,
+                         _created("ENT-242", ENT_242["title"])), tmp_path)
+    later = Session("s-close").user("ENT-242 is fixed on main, close it")
+    done = json.dumps({"identifier": "ENT-242", "title": ENT_242["title"], "description": ENT_242["description"]})
+    ingest(memory, _tool(later, "mcp__linear-server__update_issue", {"id": "ENT-242", "state": "Done"}, done),
+           tmp_path)
+    rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("active",)), limit=100)
+    tickets = [r for r in rows if "ticket" in r["tags"]]
+    assert [(r["kind"], r["title"]) for r in tickets] == [
+        ("decision", "Linear issue ENT-242 done: Replace go-git worktree.Status() with git CLI to prevent "
+                     "index corruption")]
+    assert "Open Linear issue ENT-242" not in memory.brief().text
