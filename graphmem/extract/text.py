@@ -195,7 +195,24 @@ BRANDS = _words(
     TensorRT OpenCL OpenGL DirectX LibreOffice OpenOffice BuySellAds GitKraken SourceTree
     GitHubActions AzureDevOps CodeBuild CloudWatch CloudFormation EKS AppEngine FireBase
     PubSub BigTable SpringBoot ASPNET DotNet OpenJDK GraalVM JRuby RubyGems CPAN PyTest PyDev
-    NetBeans JupyterLab AppKit UIKit SwiftUI WatchKit CoreData"""
+    NetBeans JupyterLab AppKit UIKit SwiftUI WatchKit CoreData CloudStack OpenStack DevStack
+    LoopBack DigitalOcean MacBook AppleWebKit ElasticSearch OpenSearch DataGrip PhpStorm WebStorm
+    CLion RustRover AppCode ReSharper MSBuild MSTest NUnit XUnit OmniSharp LINQPad HikariCP
+    XenServer XenCenter ProxMox TrueNAS FreeNAS OpenWrt OpenVPN OpenLDAP FreeIPA RaspberryPi
+    TeamCity GoCD ArgoCD FluxCD OpenTofu HashiCorp CockroachDB TimescaleDB YugabyteDB ScyllaDB
+    CouchDB CouchBase Couchbase RethinkDB FaunaDB SurrealDB KeyDB ValKey MeiliSearch TypeSense
+    PlanetScale SingleStore MinIO MinGW CygWin LetsEncrypt CertBot MacPorts NodeSource
+    DockerDesktop KubeSphere MicroK8s OpenSUSE AlmaLinux RockyLinux AmazonLinux CloudFront
+    ElastiCache EventBridge LightSail AzureAD SourceForge WooCommerce PrestaShop OpenCart
+    PhpMyAdmin MediaWiki NextCloud OwnCloud JupyterHub RStudio PostHog SendGrid MailChimp
+    MailGun TeamViewer AnyDesk GoogleDrive AppStore PlayStore TestFlight ChromeDriver GeckoDriver
+    SauceLabs BrowserStack CodeSandbox StackBlitz CodePen JSFiddle CloudRun FireStore SupaBase
+    PocketBase SublimeText TextMate BBEdit VisualStudio AndroidStudio DeepSeek MistralAI
+    OpenRouter LMStudio GitBook DocuSign SalesForce ServiceNow HubSpot ZenDesk FreshDesk
+    MacOSX WinRM SunOS OpenIndiana WebLogic WebSphere JBoss WildFly GlassFish TomEE LiteSpeed
+    OpenLiteSpeed HAProxy ModSecurity CrowdSec FortiGate PfSense SonarCloud SonarLint CodeCov
+    CodeClimate DependaBot RenovateBot GitPod GitTea MacPro MacMini ThinkPad ChromeBook
+    DirectAdmin CPanel"""
 )
 KNOWN_PACKAGES = _words(
     """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
@@ -651,12 +668,22 @@ _KEYWORDS = _words("async await none null nil true false self this")
 _RUNNER_TASK_RE = re.compile(r"(\S+)[ \t]+(\S+)")
 _TASK_RUNNERS = _words("mix rake make just invoke grunt gulp gradle ./gradlew mvn ./mvnw")
 _LOG_LEVELS = _words("err error warn warning notice info verb debug http timing sill fatal")
-_NOT_CODE_RES = (
-    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, "|"),
-    (re.compile(r"</?([\w\-]+)[ >/]"), 1, "<"),
-    (re.compile(r"\(node:([\w/]+):\d"), 1, "(node:"),
-    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, "_"),
+_NOT_CODE_RES = (  # (pattern, group of the name, the text must contain one of these)
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, ("|",)),
+    (re.compile(r"</?([\w\-]+)[ >/]"), 1, ("<",)),
+    (re.compile(r"\(node:([\w/]+):\d"), 1, ("(node:",)),
+    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, ("_",)),
+    (re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_\d+)(?![\w\-(=]|\.\w)"), 1,
+     ("docker", "Docker", "compose", "ontainer", "podman", "Attaching ", "Creating ", "Starting ",
+      "Stopping ", "exited with code")),
+    (re.compile(r"(?m)^[ \t]*([a-z]+(?:_[a-z]+)+)[ \t]+[^;\n{}()=]+;[ \t]*$"), 1, (";",)),
+    (re.compile(r"(?i:\b(?:status|state|phase|reason))[\"']?[ \t]*[:=][ \t]*[\"']?([A-Z][A-Za-z]+)\b"), 1,
+     ("tatus", "tate", "hase", "eason")),
+    (re.compile(r"\b(?:Apache|Microsoft|Google|Amazon|AWS|Azure|Oracle|IBM|JetBrains|Adobe|Atlassian"
+                r"|Mozilla|Apple|Eclipse|HashiCorp|Cisco|VMware|Citrix|Red Hat|Nvidia|NVIDIA|Intel)"
+                r"[ \t]+([A-Z][A-Za-z0-9]+)"), 1, ("",)),
 )
+_LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
 _ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
@@ -1182,17 +1209,23 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
 
 
 def _not_code_spans(text: str) -> set[tuple[int, int]]:
-    """Spans of names that sit where code does not: container names heading compose log lines,
-    XML tag names, markdown emphasis underscores, locales and CPU architectures."""
+    """Spans of names that sit where code does not: container names (``api_1``, heading compose
+    log lines), XML tag names, markdown emphasis underscores, locales, CPU architectures, config
+    directives (``uwsgi_pass ...;``), status values, products after their vendor, and the keys
+    of ``key=value`` log output (two or more on a line)."""
     spans: set[tuple[int, int]] = set()
-    for rx, group, needle in _NOT_CODE_RES:
-        for m in rx.finditer(text) if needle in text else ():
+    for rx, group, needles in _NOT_CODE_RES:
+        for m in rx.finditer(text) if any(n in text for n in needles) else ():
             spans.add(m.span(group))
     emphasis = " _" in text or "\n_" in text or text.startswith("_")
     for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
         spans.add((m.end() - len(last.lstrip("\"'(.")), m.end()))
+    lines: dict[int, list[tuple[int, int]]] = {}
+    for m in _LOGFMT_KEY_RE.finditer(text) if "=" in text else ():
+        lines.setdefault(text.count("\n", 0, m.start()), []).append(m.span(1))
+    spans.update(span for keys in lines.values() if len(keys) > 1 for span in keys)
     return spans
 
 
@@ -1209,7 +1242,10 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start(), end, _symbol_norm(text[m.start() : end]))
     for m in _DOTTED_RE.finditer(text) if has_dot else ():
         name = m.group("name")
-        if _symbol_ok(name) and not _DOMAIN_NAME_RE.fullmatch(name):
+        head, sep, node = name.partition("::")
+        if sep and "." in head and head.rsplit(".", 1)[1] in FILE_EXTS:  # a test id: `a.py::T::t`
+            yield _Cand("symbol", m.start() + len(head) + 2, m.end(), node)
+        elif _symbol_ok(name) and not _DOMAIN_NAME_RE.fullmatch(name):
             yield _Cand("symbol", m.start(), m.end(), _symbol_norm(name))
     for m in _LEADING_DOT_RE.finditer(text) if has_dot else ():
         dotted = "." + m.group("name")

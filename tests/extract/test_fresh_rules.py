@@ -58,6 +58,9 @@ FINDS = [
     ("x161", "error", ["error code 255"]),
     # git commit's own output.
     ("x192", "commit", ["2564804"]),
+    # A pytest node id is a file and the test's `Class::test` symbol.
+    ("x037", "file", ["test_combined_transcript_link.py"]),
+    ("x037", "symbol", ["TestCombinedTranscriptLink::test_combined_link_css_styling"]),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
@@ -84,7 +87,41 @@ REFUSES = [
     ("x113", "file", ".tar.gz"),
     # A task run by a task runner is not a symbol.
     ("x191", "symbol", "ecto.create"),
+    # A status value and a config directive are not code names.
+    ("x099", "symbol", "SyncFailed"),
+    ("x195", "symbol", "uwsgi_pass"),
 ]
+
+# Short quotations of public issues (not in the labelled set): lines that the definition of a
+# symbol rules out, each of which main's extractor called a symbol.
+REAL = {
+    # apache/cloudstack#6632: a product name
+    "product": "cloudstack-management.service - CloudStack Management Server",
+    # CVEProject/cvelist#7865: a product after its vendor
+    "vendor product": "Apache DolphinScheduler",
+    # docker/compose#1961, #753: compose container names
+    "container": "Attaching to smeservice_web_1",
+    "containers": "Creating example_db_1...",
+    # salesforce/refocus#485: the keys of key=value log output, snake_case and camelCase
+    "logfmt": "at=info method=POST request_id=98350622-443a-4a2a dyno=web.1 service=49ms status=200",
+    "logfmt camel": "info: activity=api dbTime=0ms ipAddress=204.14.239.107 method=POST recordCount=1",
+}
+
+
+@pytest.mark.parametrize("case", REAL)
+def test_names_that_are_not_code_are_not_symbols(case: str) -> None:
+    assert [m.text for m in extract(REAL[case], concepts=False) if m.kind == "symbol"] == []
+
+
+def test_code_keeps_its_keyword_arguments_and_index_names() -> None:
+    """The log-field and container rules leave code alone: kwargs in a call, a Mongo index."""
+    assert found_in("retry(max_tries=3, back_off=2)") == ["retry", "max_tries", "back_off"]
+    assert found_in("E11000 duplicate key error collection: test.users index: email_1") == [
+        "test.users", "email_1"]
+
+
+def found_in(text: str) -> list[str]:
+    return [m.text for m in extract(text, concepts=False) if m.kind == "symbol"]
 
 
 @pytest.mark.parametrize(("line", "kind", "surfaces"), FINDS)
