@@ -738,6 +738,9 @@ _PACKAGE_SHAPES = (
      ("dependency ", "dependency :", "installing ", "installed "), None),
     # quoted import paths: `imports "golang.org/x/net/html"`
     (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
+    # a package.json dependency: `"react": "^18.0.0"`
+    (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
+     ('":',), None),
 )
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")

@@ -61,6 +61,8 @@ FINDS = [
     # A pytest node id is a file and the test's `Class::test` symbol.
     ("x037", "file", ["test_combined_transcript_link.py"]),
     ("x037", "symbol", ["TestCombinedTranscriptLink::test_combined_link_css_styling"]),
+    # A package.json dependency entry.
+    ("x051", "package", ["react"]),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
