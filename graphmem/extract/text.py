@@ -88,7 +88,11 @@ _PRIORITY = {
 
 @dataclass(frozen=True)
 class Mention:
-    """One entity mention: kind, exact surface text, offsets, link key and optional detail."""
+    """One entity mention: kind, exact surface text, offsets, link key and optional detail.
+
+    ``bare``: a CamelCase symbol known by its shape alone, with no code cue around it; product
+    names look the same, so linking keeps it only if the code index knows it (once there is one).
+    """
 
     kind: str
     text: str
@@ -96,6 +100,7 @@ class Mention:
     end: int
     norm: str
     detail: str = ""
+    bare: bool = False
 
 
 @dataclass
@@ -634,6 +639,14 @@ _LEADING_DOT_RE = re.compile(
     r"(?:^|(?<=[\s`(\['\"]))\.(?P<name>[a-z_][A-Za-z0-9_]*)(?P<paren>\(\))?(?![\w./\-])"
 )
 _CAMEL_RE = re.compile(r"(?<![\w.@$/\-])([A-Za-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w@\-]|\.\w)")
+_CODE_WORD_BEFORE_RE = re.compile(
+    r"\b(?:class|struct|interface|type|enum|trait|method|function|component|module|object|"
+    r"instance|new|extends|implements|import|from|raise|throw|catch|def|fn|func)[ \t]+$"
+)
+_CODE_WORD_AFTER_RE = re.compile(
+    r"[ \t]+(?:class(?:es)?|struct|interface|type|enum|trait|methods?|functions?|components?|"
+    r"objects?|instances?|constructor|initiali[sz]ation|tests?|fields?|hooks?|props?)\b"
+)
 _SNAKE_RE = re.compile(
     r"(?<![\w.$@/\-])(_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z][A-Za-z0-9]*_*|"
     r"[a-z][a-z0-9]*_+)(?![\w@/\-*]|\.\w|\()"
@@ -1256,7 +1269,9 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start("name"), m.end(), m.group("name"))
     for m in _CAMEL_RE.finditer(text):
         if _is_camel(m.group(1)):
-            yield _Cand("symbol", m.start(), m.end(), m.group(1))
+            bare = m.group(1)[0].isupper() and not _CODE_WORD_AFTER_RE.match(text, m.end()) and not (
+                _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 20), m.start()))
+            yield _Cand("symbol", m.start(), m.end(), m.group(1), weak=bare)
     for m in _SNAKE_RE.finditer(text) if "_" in text else ():
         word = m.group(1)
         if any(c.islower() for c in word) and word.strip("_"):
@@ -1872,7 +1887,7 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
         if host is not None and not sha_ok and not pkg_ok:
             continue
         atoms.append(c)
-    atoms.sort(key=lambda c: (-(c.end - c.start), -c.rank, c.start))
+    atoms.sort(key=lambda c: (-(c.end - c.start), -c.rank, c.weak, c.start))
     kept: list[_Cand] = []
     for c in atoms:
         if any(_overlaps(c, k) and (k.kind == c.kind or _conflict(c, k)) for k in kept):
@@ -2149,7 +2164,7 @@ def _to_mentions(text: str, cands: Iterable[_Cand], offset: int) -> list[Mention
     out = []
     for c in cands:
         s, e = c.start + offset, c.end + offset
-        out.append(Mention(c.kind, text[s:e], s, e, c.norm, c.detail))
+        out.append(Mention(c.kind, text[s:e], s, e, c.norm, c.detail, c.kind == "symbol" and c.weak))
     return out
 
 
