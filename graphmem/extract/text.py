@@ -280,6 +280,7 @@ PACKAGE_PREFIXES = (
     "sentence-",
     "typescript-",
 )
+PACKAGE_SUFFIXES = ("-loader", "-webpack-plugin")  # webpack's naming: `ts-loader`
 NOT_PACKAGES = _words("python python3 node nodejs go golang java ruby rust ubuntu debian")
 _QUALIFIER_AMBIGUOUS = _words("requests flask react vue pytest express attrs jest")
 _LEXICON = (
@@ -770,7 +771,8 @@ _MODULE_CTX_RE = re.compile(
     r"\bUnable to import ['\"](?P<k>[\w.]+)['\"]|"
     r"`(?P<l>[\w\-]+)` \((?:lib|bin)\b|"
     r"crate or module `(?P<g>[\w\-]+)`|could not compile `(?P<h>[\w\-]+)`|"
-    r"\bfrom ['\"](?P<i>[@\w][\w@/.\-]*)['\"];?$"
+    r"\bfrom ['\"](?P<i>[@\w][\w@/.\-]*)['\"];?$|"
+    r"`(?P<m>[A-Za-z_][\w.]*)` (?:is|was|isn't|wasn't|is not|was not) (?:already |now )?imported\b"
 )
 _IMPORT_LINE_RE = re.compile(
     r"(?m)^[ \t]*(?:>>>[ \t]*)?(?:import[ \t]+(?P<a>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)|"
@@ -901,12 +903,14 @@ def _is_known_package(word: str) -> bool:
         return False
     if _pypi_norm(low) in KNOWN_PACKAGES or low in KNOWN_PACKAGES:
         return True
-    return low == word and "-" in low and low.startswith(PACKAGE_PREFIXES)
+    return low == word and "-" in low and (low.startswith(PACKAGE_PREFIXES)
+                                           or low.endswith(PACKAGE_SUFFIXES))
 
 
 def _maybe_package(low: str) -> bool:
     """Cheap pre-check: a lowercase word that could be a lexicon package or a prefixed plugin."""
-    return low in _LEXICON or low.replace("_", "-") in _LEXICON or low.startswith(PACKAGE_PREFIXES)
+    return (low in _LEXICON or low.replace("_", "-") in _LEXICON or low.startswith(PACKAGE_PREFIXES)
+            or low.endswith(PACKAGE_SUFFIXES))
 
 
 @lru_cache(maxsize=65536)
@@ -1393,7 +1397,7 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
         "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin"
     )
     for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
-        g = next(k for k in "abcdefghijkl" if m.group(k))
+        g = next(k for k in "abcdefghijklm" if m.group(k))
         name = m.group(g)
         if name.startswith((".", "/", "@/", "~")):
             continue
@@ -1791,6 +1795,8 @@ def _scan_install_args(text: str) -> Iterator[_Cand]:
 
 def _install_names(text: str, pos: int) -> Iterator[_Cand]:
     """Package-name arguments after an install verb, up to the end of the command."""
+    if text[pos : pos + 1] in ("`", "'", '"'):  # the quoted command ends at the verb
+        return
     skip_next = False
     for t in _INSTALL_ARG_RE.finditer(text[pos : _line_end(text, pos)]):
         word = t.group(1)

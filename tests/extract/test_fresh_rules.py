@@ -63,6 +63,11 @@ FINDS = [
     ("x037", "symbol", ["TestCombinedTranscriptLink::test_combined_link_css_styling"]),
     # A package.json dependency entry.
     ("x051", "package", ["react"]),
+    # webpack's loader naming, a backticked module said to be imported.
+    ("x039", "package", ["ts-loader", "typescript@1.8.10"]),
+    ("x245", "package", ["os"]),
+    # A quoted install command ends at its closing backtick: the next word is prose.
+    ("x154", "package", []),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
