@@ -109,6 +109,9 @@ REAL = {
     # docker/compose#1961, #753: compose container names
     "container": "Attaching to smeservice_web_1",
     "containers": "Creating example_db_1...",
+    # redhat-developer/intellij-kubernetes#778, rancher/rancher#6926: Kubernetes event reasons
+    "event": "  Warning  FailedScheduling  35s                 default-scheduler  0/1 nodes are available",
+    "reason": "type: 'Warning' reason: 'FailedScheduling' no nodes available to schedule pods",
     # salesforce/refocus#485: the keys of key=value log output, snake_case and camelCase
     "logfmt": "at=info method=POST request_id=98350622-443a-4a2a dyno=web.1 service=49ms status=200",
     "logfmt camel": "info: activity=api dbTime=0ms ipAddress=204.14.239.107 method=POST recordCount=1",
