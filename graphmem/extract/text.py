@@ -682,6 +682,9 @@ _KEYWORDS = _words("async await none null nil true false self this")
 _RUNNER_TASK_RE = re.compile(r"(\S+)[ \t]+(\S+)")
 _TASK_RUNNERS = _words("mix rake make just invoke grunt gulp gradle ./gradlew mvn ./mvnw")
 _LOG_LEVELS = _words("err error warn warning notice info verb debug http timing sill fatal")
+_VENDORS = ("Apache", "Microsoft", "Google", "Amazon", "AWS", "Azure", "Oracle", "IBM", "JetBrains",
+            "Adobe", "Atlassian", "Mozilla", "Apple", "Eclipse", "HashiCorp", "Cisco", "VMware",
+            "Citrix", "Red Hat", "Nvidia", "NVIDIA", "Intel")
 _NOT_CODE_RES = (  # (pattern, group of the name, the text must contain one of these)
     (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, ("|",)),
     (re.compile(r"</?([\w\-]+)[ >/]"), 1, ("<",)),
@@ -694,9 +697,7 @@ _NOT_CODE_RES = (  # (pattern, group of the name, the text must contain one of t
     (re.compile(r"(?i:\b(?:status|state|phase|reason))[\"']?[ \t]*[:=][ \t]*[\"']?([A-Z][A-Za-z]+)\b"), 1,
      ("tatus", "tate", "hase", "eason")),
     (re.compile(r"(?m)^[ \t]*(?:Normal|Warning)[ \t]+([A-Z][A-Za-z]+)[ \t]"), 1, ("Normal", "Warning")),
-    (re.compile(r"\b(?:Apache|Microsoft|Google|Amazon|AWS|Azure|Oracle|IBM|JetBrains|Adobe|Atlassian"
-                r"|Mozilla|Apple|Eclipse|HashiCorp|Cisco|VMware|Citrix|Red Hat|Nvidia|NVIDIA|Intel)"
-                r"[ \t]+([A-Z][A-Za-z0-9]+)"), 1, ("",)),
+    (re.compile(r"\b(?:" + "|".join(_VENDORS) + r")[ \t]+([A-Z][A-Za-z0-9]+)"), 1, _VENDORS),
 )
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
