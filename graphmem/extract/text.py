@@ -754,6 +754,15 @@ _PACKAGE_SHAPES = (
      ("dependency ", "dependency :", "installing ", "installed "), None),
     # quoted import paths: `imports "golang.org/x/net/html"`
     (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
+    # Bundler's gems: `for gem "rails"`, `Could not find gem 'pg'`, a Gemfile's `gem 'devise'`
+    (re.compile(r"(?i:\bgems?)[ \t]+[\"'](?P<name>[A-Za-z][\w.\-]*)(?=[\"' ])"), ("gem",), None),
+    # Hex: a mix.exs dep `{:phoenix, "~> 1.7"}`, `* postgrex (Hex package)`, `Failed to use "x" (version`
+    (re.compile(r"\{:(?P<name>[a-z_]\w*)(?=,[ \t]*[\"'][~>=< ]*\d)|(?P<name2>[a-z_]\w*)(?= \(Hex package\))|"
+                r"Failed to use \"(?P<name3>[a-z_]\w*)(?=\" \(version)"), ("{:", "hex package", "failed to use"), None),
+    # Composer's operations: `- Upgrading laravel/framework (v12.1.1 => v12.2.0)`
+    (re.compile(r"\b(?:Installing|Updating|Upgrading|Downgrading|Removing|Locking|Downloading)[ \t]+"
+                r"(?P<name>[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*)(?=[ \t]+\(v?\d)"),
+     ("installing", "updating", "upgrading", "downgrading", "removing", "locking", "downloading"), None),
     # a package.json dependency: `"react": "^18.0.0"`
     (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
      ('":',), None),
@@ -1387,9 +1396,10 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
         else:
             continue
         for m in rx.finditer(text) if gate is None or gate.search(low) else ():
-            name = m.group("name")
+            g = next(k for k, v in m.groupdict().items() if v is not None)  # name, or name2...
+            name = m.group(g)
             if name.lower() not in NOT_PACKAGES:
-                yield _pkg(m.start("name"), m.end(), name, text[m.end("name") : m.end()].lstrip(":@ "))
+                yield _pkg(m.start(g), m.end(), name, text[m.end(g) : m.end()].lstrip(":@ "))
 
 
 def _scan_package_contexts(text: str) -> Iterator[_Cand]:

@@ -118,6 +118,22 @@ REAL = {
 }
 
 
+# Short quotations of public issues: the dependency shapes of Bundler, Hex and Composer.
+REAL_PACKAGES = [
+    ('Bundler could not find compatible versions for gem "rails":', ["rails"]),  # jejacks0n/mercury#14
+    ("Could not find gem 'bundler (~> 1.16)' in any of the relevant sources:", ["bundler"]),  # minicomp/ed#12
+    ('{:phoenix_haml, "~> 0.0.5"}', ["phoenix_haml"]),  # chrismccord/phoenix_haml#12
+    ("* postgrex (Hex package)", ["postgrex"]),  # phoenixframework/phoenix#1018
+    ('Failed to use "httpoison" (version 0.9.0) because', ["httpoison"]),  # hexpm/hex#274
+    ("  - Upgrading laravel/framework (v12.1.1 => v12.2.0)", ["laravel/framework"]),  # kawax/composer-update-action#1077
+]
+
+
+@pytest.mark.parametrize(("text", "packages"), REAL_PACKAGES)
+def test_dependency_shapes_of_other_ecosystems(text: str, packages: list[str]) -> None:
+    assert [m.text for m in extract(text, concepts=False) if m.kind == "package"] == packages
+
+
 @pytest.mark.parametrize("case", REAL)
 def test_names_that_are_not_code_are_not_symbols(case: str) -> None:
     assert [m.text for m in extract(REAL[case], concepts=False) if m.kind == "symbol"] == []
