@@ -694,6 +694,7 @@ _NOT_CODE_RES = (  # (pattern, group of the name, the text must contain one of t
      ("docker", "Docker", "compose", "ontainer", "podman", "Attaching ", "Creating ", "Starting ",
       "Stopping ", "exited with code")),
     (re.compile(r"(?m)^[ \t]*([a-z]+(?:_[a-z]+)+)[ \t]+[^;\n{}()=]+;[ \t]*$"), 1, (";",)),
+    (re.compile(r"(?<![\w:]):([a-z0-9+\-]+(?:_[a-z0-9+\-]+)+):(?![\w:])"), 1, ("_",)),
     (re.compile(r"(?i:\b(?:status|state|phase|reason))[\"']?[ \t]*[:=][ \t]*[\"']?([A-Z][A-Za-z]+)\b"), 1,
      ("tatus", "tate", "hase", "eason")),
     (re.compile(r"(?m)^[ \t]*(?:Normal|Warning)[ \t]+([A-Z][A-Za-z]+)[ \t]"), 1, ("Normal", "Warning")),
@@ -1241,9 +1242,10 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
 
 def _not_code_spans(text: str) -> set[tuple[int, int]]:
     """Spans of names that sit where code does not: container names (``api_1``, heading compose
-    log lines), XML tag names, markdown emphasis underscores, locales, CPU architectures, config
-    directives (``uwsgi_pass ...;``), status values and event reasons (``Warning  FailedMount``),
-    products after their vendor, and the keys of ``key=value`` log output (two or more a line)."""
+    log lines), XML tag names, markdown emphasis underscores, emoji codes (``:white_check_mark:``),
+    locales, CPU architectures, config directives (``uwsgi_pass ...;``), status values and event
+    reasons (``Warning  FailedMount``), products after their vendor, and the keys of
+    ``key=value`` log output (two or more on a line)."""
     spans: set[tuple[int, int]] = set()
     for rx, group, needles in _NOT_CODE_RES:
         for m in rx.finditer(text) if any(n in text for n in needles) else ():

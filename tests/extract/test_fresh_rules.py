@@ -112,6 +112,8 @@ REAL = {
     # redhat-developer/intellij-kubernetes#778, rancher/rancher#6926: Kubernetes event reasons
     "event": "  Warning  FailedScheduling  35s                 default-scheduler  0/1 nodes are available",
     "reason": "type: 'Warning' reason: 'FailedScheduling' no nodes available to schedule pods",
+    # EESSI/software-layer#270: an emoji code
+    "emoji": ":x: instead of :heavy_multiplication_x:",
     # salesforce/refocus#485: the keys of key=value log output, snake_case and camelCase
     "logfmt": "at=info method=POST request_id=98350622-443a-4a2a dyno=web.1 service=49ms status=200",
     "logfmt camel": "info: activity=api dbTime=0ms ipAddress=204.14.239.107 method=POST recordCount=1",
