@@ -685,20 +685,22 @@ _LOG_LEVELS = _words("err error warn warning notice info verb debug http timing 
 _VENDORS = ("Apache", "Microsoft", "Google", "Amazon", "AWS", "Azure", "Oracle", "IBM", "JetBrains",
             "Adobe", "Atlassian", "Mozilla", "Apple", "Eclipse", "HashiCorp", "Cisco", "VMware",
             "Citrix", "Red Hat", "Nvidia", "NVIDIA", "Intel")
-_NOT_CODE_RES = (  # (pattern, group of the name, the text must contain one of these)
-    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, ("|",)),
-    (re.compile(r"</?([\w\-]+)[ >/]"), 1, ("<",)),
-    (re.compile(r"\(node:([\w/]+):\d"), 1, ("(node:",)),
-    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, ("_",)),
-    (re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_\d+)(?![\w\-(=]|\.\w)"), 1,
+# (pattern, group of the name, a substring the text must hold, and one of these too if any);
+# no pattern starts with \b or a lookbehind: re would then try every position, at twice the cost.
+_NOT_CODE_RES = (
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, "|", ()),
+    (re.compile(r"</?([\w\-]+)[ >/]"), 1, "<", ()),
+    (re.compile(r"\(node:([\w/]+):\d"), 1, "(node:", ()),
+    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, "_", ()),
+    (re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_\d+)(?![\w\-(=]|\.\w)"), 1, "_",
      ("docker", "Docker", "compose", "ontainer", "podman", "Attaching ", "Creating ", "Starting ",
       "Stopping ", "exited with code")),
-    (re.compile(r"(?m)^[ \t]*([a-z]+(?:_[a-z]+)+)[ \t]+[^;\n{}()=]+;[ \t]*$"), 1, (";",)),
-    (re.compile(r"(?<![\w:]):([a-z0-9+\-]+(?:_[a-z0-9+\-]+)+):(?![\w:])"), 1, ("_",)),
-    (re.compile(r"(?i:\b(?:status|state|phase|reason))[\"']?[ \t]*[:=][ \t]*[\"']?([A-Z][A-Za-z]+)\b"), 1,
-     ("tatus", "tate", "hase", "eason")),
-    (re.compile(r"(?m)^[ \t]*(?:Normal|Warning)[ \t]+([A-Z][A-Za-z]+)[ \t]"), 1, ("Normal", "Warning")),
-    (re.compile(r"\b(?:" + "|".join(_VENDORS) + r")[ \t]+([A-Z][A-Za-z0-9]+)"), 1, _VENDORS),
+    (re.compile(r"(?m)^[ \t]*([a-z]+(?:_[a-z]+)+)[ \t]+[^;\n{}()=]+;[ \t]*$"), 1, ";", ()),
+    (re.compile(r":(?<![\w:]:)([a-z0-9+\-]+(?:_[a-z0-9+\-]+)+):(?![\w:])"), 1, "_", (":",)),
+    (re.compile(r"(?:[Ss]tatus|[Ss]tate|[Pp]hase|[Rr]eason)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Z][A-Za-z]+)\b"),
+     1, "", ("tatus", "tate", "hase", "eason")),
+    (re.compile(r"(?:Normal|Warning)[ \t]{2,}([A-Z][A-Za-z]+)[ \t]{2,}"), 1, "  ", ("Normal", "Warning")),
+    (re.compile(r"(?:" + "|".join(_VENDORS) + r")[ \t]+([A-Z][A-Za-z0-9]+)"), 1, " ", ()),
 )
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
@@ -1247,17 +1249,17 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
     reasons (``Warning  FailedMount``), products after their vendor, and the keys of
     ``key=value`` log output (two or more on a line)."""
     spans: set[tuple[int, int]] = set()
-    for rx, group, needles in _NOT_CODE_RES:
-        for m in rx.finditer(text) if any(n in text for n in needles) else ():
-            spans.add(m.span(group))
+    for rx, group, required, cues in _NOT_CODE_RES:
+        if required in text and (not cues or any(c in text for c in cues)):
+            spans.update(m.span(group) for m in rx.finditer(text))
     emphasis = " _" in text or "\n_" in text or text.startswith("_")
     for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
         spans.add((m.end() - len(last.lstrip("\"'(.")), m.end()))
-    lines: dict[int, list[tuple[int, int]]] = {}
+    lines: dict[int, list[tuple[int, int]]] = {}  # keys by the offset of their line's start
     for m in _LOGFMT_KEY_RE.finditer(text) if "=" in text else ():
-        lines.setdefault(text.count("\n", 0, m.start()), []).append(m.span(1))
+        lines.setdefault(text.rfind("\n", 0, m.start()), []).append(m.span(1))
     spans.update(span for keys in lines.values() if len(keys) > 1 for span in keys)
     return spans
 
