@@ -351,9 +351,10 @@ class Memory:
         mention_rows: list[dict[str, Any]] = []
         anchor_rows: list[dict[str, Any]] = []
         fresh_links: list[tuple[m.MemoryItem, Any, set[str]]] = []
+        code_indexed = (self.dir / codeindex.CACHE_NAME).exists()
         for index, item in enumerate(items):
             resolved = link.resolve(mentions[index], self.store, files.get(item.id, ()),
-                                    symbols.get(item.id, ()))
+                                    symbols.get(item.id, ()), code_indexed)
             previous = existing.get(item.id)
             if previous is not None:
                 # Re-derived item with a stable id: replace its text, keep its history.

@@ -1504,7 +1504,8 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
     except Exception:  # noqa: BLE001 - extraction is a bonus; the statement stands alone
         return [], [], []
     files = _uniq(m.norm for m in mentions if m.kind == "file")
-    symbols = _uniq(m.norm for m in mentions if m.kind == "symbol")
+    # A bare CamelCase name stays a mention of the text: linking asks the code index about it.
+    symbols = _uniq(m.norm for m in mentions if m.kind == "symbol" and not m.bare)
     tags = _uniq(m.norm for m in mentions if m.kind in ("package", "envvar"))
     tags += [w for w in re.findall(r"\b(pnpm|npm|yarn|bun|uv|poetry|pip|docker|make)\b", text.lower())
              if w not in tags]

@@ -18,6 +18,7 @@ class MentionLike(Protocol):
     kind: str
     text: str
     norm: str
+    bare: bool
 
 
 class EntityLookup(Protocol):
@@ -121,17 +122,22 @@ def _symbol_matches(row: dict, short: str) -> bool:
 
 
 def resolve(mentions: Iterable[MentionLike], lookup: EntityLookup,
-            explicit_files: Sequence[str] = (), explicit_symbols: Sequence[str] = ()) -> list[Resolved]:
-    """Every mention and explicit file/symbol → entity links, merged by entity id."""
+            explicit_files: Sequence[str] = (), explicit_symbols: Sequence[str] = (),
+            code_indexed: bool = False) -> list[Resolved]:
+    """Every mention and explicit file/symbol → entity links, merged by entity id. Once the
+    project's code is indexed (`code_indexed`), a bare CamelCase name the index does not know
+    is not a symbol (product names look the same) and gets no link."""
     merged: dict[str, Resolved] = {}
-    pairs = [(m.kind, m.norm, m.text) for m in mentions]
-    pairs += [("file", f.removeprefix("./"), f) for f in explicit_files]
-    pairs += [("symbol", s, s) for s in explicit_symbols]
-    for kind, norm, surface in pairs:
+    pairs = [(m.kind, m.norm, m.text, m.bare) for m in mentions]
+    pairs += [("file", f.removeprefix("./"), f, False) for f in explicit_files]
+    pairs += [("symbol", s, s, False) for s in explicit_symbols]
+    for kind, norm, surface, bare in pairs:
         if not norm:
             continue
         if kind in CODE_KINDS:
             found = resolve_code(kind, norm, surface, lookup)
+            if bare and code_indexed and not found[0].entity.resolved:
+                continue
         else:
             found = [Resolved(Entity.make(kind, norm), 1.0 if kind != "concept" else 0.3, surface,
                               anchor=False)]

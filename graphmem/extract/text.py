@@ -88,7 +88,11 @@ _PRIORITY = {
 
 @dataclass(frozen=True)
 class Mention:
-    """One entity mention: kind, exact surface text, offsets, link key and optional detail."""
+    """One entity mention: kind, exact surface text, offsets, link key and optional detail.
+
+    ``bare``: a CamelCase symbol known by its shape alone, with no code cue around it; product
+    names look the same, so linking keeps it only if the code index knows it (once there is one).
+    """
 
     kind: str
     text: str
@@ -96,6 +100,7 @@ class Mention:
     end: int
     norm: str
     detail: str = ""
+    bare: bool = False
 
 
 @dataclass
@@ -195,7 +200,24 @@ BRANDS = _words(
     TensorRT OpenCL OpenGL DirectX LibreOffice OpenOffice BuySellAds GitKraken SourceTree
     GitHubActions AzureDevOps CodeBuild CloudWatch CloudFormation EKS AppEngine FireBase
     PubSub BigTable SpringBoot ASPNET DotNet OpenJDK GraalVM JRuby RubyGems CPAN PyTest PyDev
-    NetBeans JupyterLab AppKit UIKit SwiftUI WatchKit CoreData"""
+    NetBeans JupyterLab AppKit UIKit SwiftUI WatchKit CoreData CloudStack OpenStack DevStack
+    LoopBack DigitalOcean MacBook AppleWebKit ElasticSearch OpenSearch DataGrip PhpStorm WebStorm
+    CLion RustRover AppCode ReSharper MSBuild MSTest NUnit XUnit OmniSharp LINQPad HikariCP
+    XenServer XenCenter ProxMox TrueNAS FreeNAS OpenWrt OpenVPN OpenLDAP FreeIPA RaspberryPi
+    TeamCity GoCD ArgoCD FluxCD OpenTofu HashiCorp CockroachDB TimescaleDB YugabyteDB ScyllaDB
+    CouchDB CouchBase Couchbase RethinkDB FaunaDB SurrealDB KeyDB ValKey MeiliSearch TypeSense
+    PlanetScale SingleStore MinIO MinGW CygWin LetsEncrypt CertBot MacPorts NodeSource
+    DockerDesktop KubeSphere MicroK8s OpenSUSE AlmaLinux RockyLinux AmazonLinux CloudFront
+    ElastiCache EventBridge LightSail AzureAD SourceForge WooCommerce PrestaShop OpenCart
+    PhpMyAdmin MediaWiki NextCloud OwnCloud JupyterHub RStudio PostHog SendGrid MailChimp
+    MailGun TeamViewer AnyDesk GoogleDrive AppStore PlayStore TestFlight ChromeDriver GeckoDriver
+    SauceLabs BrowserStack CodeSandbox StackBlitz CodePen JSFiddle CloudRun FireStore SupaBase
+    PocketBase SublimeText TextMate BBEdit VisualStudio AndroidStudio DeepSeek MistralAI
+    OpenRouter LMStudio GitBook DocuSign SalesForce ServiceNow HubSpot ZenDesk FreshDesk
+    MacOSX WinRM SunOS OpenIndiana WebLogic WebSphere JBoss WildFly GlassFish TomEE LiteSpeed
+    OpenLiteSpeed HAProxy ModSecurity CrowdSec FortiGate PfSense SonarCloud SonarLint CodeCov
+    CodeClimate DependaBot RenovateBot GitPod GitTea MacPro MacMini ThinkPad ChromeBook
+    DirectAdmin CPanel"""
 )
 KNOWN_PACKAGES = _words(
     """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
@@ -258,6 +280,7 @@ PACKAGE_PREFIXES = (
     "sentence-",
     "typescript-",
 )
+PACKAGE_SUFFIXES = ("-loader", "-webpack-plugin")  # webpack's naming: `ts-loader`
 NOT_PACKAGES = _words("python python3 node nodejs go golang java ruby rust ubuntu debian")
 _QUALIFIER_AMBIGUOUS = _words("requests flask react vue pytest express attrs jest")
 _LEXICON = (
@@ -617,6 +640,14 @@ _LEADING_DOT_RE = re.compile(
     r"(?:^|(?<=[\s`(\['\"]))\.(?P<name>[a-z_][A-Za-z0-9_]*)(?P<paren>\(\))?(?![\w./\-])"
 )
 _CAMEL_RE = re.compile(r"(?<![\w.@$/\-])([A-Za-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w@\-]|\.\w)")
+_CODE_WORD_BEFORE_RE = re.compile(
+    r"\b(?:class|struct|interface|type|enum|trait|method|function|component|module|object|"
+    r"instance|new|extends|implements|import|from|raise|throw|catch|def|fn|func)[ \t]+$"
+)
+_CODE_WORD_AFTER_RE = re.compile(
+    r"[ \t]+(?:class(?:es)?|struct|interface|type|enum|trait|methods?|functions?|components?|"
+    r"objects?|instances?|constructor|initiali[sz]ation|tests?|fields?|hooks?|props?)\b"
+)
 _SNAKE_RE = re.compile(
     r"(?<![\w.$@/\-])(_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z][A-Za-z0-9]*_*|"
     r"[a-z][a-z0-9]*_+)(?![\w@/\-*]|\.\w|\()"
@@ -651,12 +682,27 @@ _KEYWORDS = _words("async await none null nil true false self this")
 _RUNNER_TASK_RE = re.compile(r"(\S+)[ \t]+(\S+)")
 _TASK_RUNNERS = _words("mix rake make just invoke grunt gulp gradle ./gradlew mvn ./mvnw")
 _LOG_LEVELS = _words("err error warn warning notice info verb debug http timing sill fatal")
+_VENDORS = ("Apache", "Microsoft", "Google", "Amazon", "AWS", "Azure", "Oracle", "IBM", "JetBrains",
+            "Adobe", "Atlassian", "Mozilla", "Apple", "Eclipse", "HashiCorp", "Cisco", "VMware",
+            "Citrix", "Red Hat", "Nvidia", "NVIDIA", "Intel")
+# (pattern, group of the name, a substring the text must hold, and one of these too if any);
+# no pattern starts with \b or a lookbehind: re would then try every position, at twice the cost.
 _NOT_CODE_RES = (
-    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, "|"),
-    (re.compile(r"</?([\w\-]+)[ >/]"), 1, "<"),
-    (re.compile(r"\(node:([\w/]+):\d"), 1, "(node:"),
-    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, "_"),
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+\|"), 1, "|", ()),
+    (re.compile(r"</?([\w\-]+)[ >/]"), 1, "<", ()),
+    (re.compile(r"\(node:([\w/]+):\d"), 1, "(node:", ()),
+    (re.compile(r"\b([a-z]{2}_[A-Z]{2}(?:\.[\w\-]+)?|x86_64|aarch64|amd64|arm64|i686)\b"), 1, "_", ()),
+    (re.compile(r"(?<![\w.\-/])([a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_\d+)(?![\w\-(=]|\.\w)"), 1, "_",
+     ("docker", "Docker", "compose", "ontainer", "podman", "Attaching ", "Creating ", "Starting ",
+      "Stopping ", "exited with code")),
+    (re.compile(r"(?m)^[ \t]*([a-z]+(?:_[a-z]+)+)[ \t]+[^;\n{}()=]+;[ \t]*$"), 1, ";", ()),
+    (re.compile(r":(?<![\w:]:)([a-z0-9+\-]+(?:_[a-z0-9+\-]+)+):(?![\w:])"), 1, "_", (":",)),
+    (re.compile(r"(?:[Ss]tatus|[Ss]tate|[Pp]hase|[Rr]eason)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Z][A-Za-z]+)\b"),
+     1, "", ("tatus", "tate", "hase", "eason")),
+    (re.compile(r"(?:Normal|Warning)[ \t]{2,}([A-Z][A-Za-z]+)[ \t]{2,}"), 1, "  ", ("Normal", "Warning")),
+    (re.compile(r"(?:" + "|".join(_VENDORS) + r")[ \t]+([A-Z][A-Za-z0-9]+)"), 1, " ", ()),
 )
+_LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
 _ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
@@ -711,6 +757,18 @@ _PACKAGE_SHAPES = (
      ("dependency ", "dependency :", "installing ", "installed "), None),
     # quoted import paths: `imports "golang.org/x/net/html"`
     (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
+    # Bundler's gems: `for gem "rails"`, `Could not find gem 'pg'`, a Gemfile's `gem 'devise'`
+    (re.compile(r"(?i:\bgems?)[ \t]+[\"'](?P<name>[A-Za-z][\w.\-]*)(?=[\"' ])"), ("gem",), None),
+    # Hex: a mix.exs dep `{:phoenix, "~> 1.7"}`, `* postgrex (Hex package)`, `Failed to use "x" (version`
+    (re.compile(r"\{:(?P<name>[a-z_]\w*)(?=,[ \t]*[\"'][~>=< ]*\d)|(?P<name2>[a-z_]\w*)(?= \(Hex package\))|"
+                r"Failed to use \"(?P<name3>[a-z_]\w*)(?=\" \(version)"), ("{:", "hex package", "failed to use"), None),
+    # Composer's operations: `- Upgrading laravel/framework (v12.1.1 => v12.2.0)`
+    (re.compile(r"\b(?:Installing|Updating|Upgrading|Downgrading|Removing|Locking|Downloading)[ \t]+"
+                r"(?P<name>[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*)(?=[ \t]+\(v?\d)"),
+     ("installing", "updating", "upgrading", "downgrading", "removing", "locking", "downloading"), None),
+    # a package.json dependency: `"react": "^18.0.0"`
+    (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
+     ('":',), None),
 )
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
@@ -727,7 +785,8 @@ _MODULE_CTX_RE = re.compile(
     r"\bUnable to import ['\"](?P<k>[\w.]+)['\"]|"
     r"`(?P<l>[\w\-]+)` \((?:lib|bin)\b|"
     r"crate or module `(?P<g>[\w\-]+)`|could not compile `(?P<h>[\w\-]+)`|"
-    r"\bfrom ['\"](?P<i>[@\w][\w@/.\-]*)['\"];?$"
+    r"\bfrom ['\"](?P<i>[@\w][\w@/.\-]*)['\"];?$|"
+    r"`(?P<m>[A-Za-z_][\w.]*)` (?:is|was|isn't|wasn't|is not|was not) (?:already |now )?imported\b"
 )
 _IMPORT_LINE_RE = re.compile(
     r"(?m)^[ \t]*(?:>>>[ \t]*)?(?:import[ \t]+(?P<a>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)|"
@@ -858,12 +917,14 @@ def _is_known_package(word: str) -> bool:
         return False
     if _pypi_norm(low) in KNOWN_PACKAGES or low in KNOWN_PACKAGES:
         return True
-    return low == word and "-" in low and low.startswith(PACKAGE_PREFIXES)
+    return low == word and "-" in low and (low.startswith(PACKAGE_PREFIXES)
+                                           or low.endswith(PACKAGE_SUFFIXES))
 
 
 def _maybe_package(low: str) -> bool:
     """Cheap pre-check: a lowercase word that could be a lexicon package or a prefixed plugin."""
-    return low in _LEXICON or low.replace("_", "-") in _LEXICON or low.startswith(PACKAGE_PREFIXES)
+    return (low in _LEXICON or low.replace("_", "-") in _LEXICON or low.startswith(PACKAGE_PREFIXES)
+            or low.endswith(PACKAGE_SUFFIXES))
 
 
 @lru_cache(maxsize=65536)
@@ -1182,17 +1243,24 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
 
 
 def _not_code_spans(text: str) -> set[tuple[int, int]]:
-    """Spans of names that sit where code does not: container names heading compose log lines,
-    XML tag names, markdown emphasis underscores, locales and CPU architectures."""
+    """Spans of names that sit where code does not: container names (``api_1``, heading compose
+    log lines), XML tag names, markdown emphasis underscores, emoji codes (``:white_check_mark:``),
+    locales, CPU architectures, config directives (``uwsgi_pass ...;``), status values and event
+    reasons (``Warning  FailedMount``), products after their vendor, and the keys of
+    ``key=value`` log output (two or more on a line)."""
     spans: set[tuple[int, int]] = set()
-    for rx, group, needle in _NOT_CODE_RES:
-        for m in rx.finditer(text) if needle in text else ():
-            spans.add(m.span(group))
+    for rx, group, required, cues in _NOT_CODE_RES:
+        if required in text and (not cues or any(c in text for c in cues)):
+            spans.update(m.span(group) for m in rx.finditer(text))
     emphasis = " _" in text or "\n_" in text or text.startswith("_")
     for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
         spans.add((m.end() - len(last.lstrip("\"'(.")), m.end()))
+    lines: dict[int, list[tuple[int, int]]] = {}  # keys by the offset of their line's start
+    for m in _LOGFMT_KEY_RE.finditer(text) if "=" in text else ():
+        lines.setdefault(text.rfind("\n", 0, m.start()), []).append(m.span(1))
+    spans.update(span for keys in lines.values() if len(keys) > 1 for span in keys)
     return spans
 
 
@@ -1209,7 +1277,10 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start(), end, _symbol_norm(text[m.start() : end]))
     for m in _DOTTED_RE.finditer(text) if has_dot else ():
         name = m.group("name")
-        if _symbol_ok(name) and not _DOMAIN_NAME_RE.fullmatch(name):
+        head, sep, node = name.partition("::")
+        if sep and "." in head and head.rsplit(".", 1)[1] in FILE_EXTS:  # a test id: `a.py::T::t`
+            yield _Cand("symbol", m.start() + len(head) + 2, m.end(), node)
+        elif _symbol_ok(name) and not _DOMAIN_NAME_RE.fullmatch(name):
             yield _Cand("symbol", m.start(), m.end(), _symbol_norm(name))
     for m in _LEADING_DOT_RE.finditer(text) if has_dot else ():
         dotted = "." + m.group("name")
@@ -1217,7 +1288,9 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start("name"), m.end(), m.group("name"))
     for m in _CAMEL_RE.finditer(text):
         if _is_camel(m.group(1)):
-            yield _Cand("symbol", m.start(), m.end(), m.group(1))
+            bare = m.group(1)[0].isupper() and not _CODE_WORD_AFTER_RE.match(text, m.end()) and not (
+                _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 20), m.start()))
+            yield _Cand("symbol", m.start(), m.end(), m.group(1), weak=bare)
     for m in _SNAKE_RE.finditer(text) if "_" in text else ():
         word = m.group(1)
         if any(c.islower() for c in word) and word.strip("_"):
@@ -1327,9 +1400,10 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
         else:
             continue
         for m in rx.finditer(text) if gate is None or gate.search(low) else ():
-            name = m.group("name")
+            g = next(k for k, v in m.groupdict().items() if v is not None)  # name, or name2...
+            name = m.group(g)
             if name.lower() not in NOT_PACKAGES:
-                yield _pkg(m.start("name"), m.end(), name, text[m.end("name") : m.end()].lstrip(":@ "))
+                yield _pkg(m.start(g), m.end(), name, text[m.end(g) : m.end()].lstrip(":@ "))
 
 
 def _scan_package_contexts(text: str) -> Iterator[_Cand]:
@@ -1339,7 +1413,7 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
         "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin"
     )
     for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
-        g = next(k for k in "abcdefghijkl" if m.group(k))
+        g = next(k for k in "abcdefghijklm" if m.group(k))
         name = m.group(g)
         if name.startswith((".", "/", "@/", "~")):
             continue
@@ -1737,6 +1811,8 @@ def _scan_install_args(text: str) -> Iterator[_Cand]:
 
 def _install_names(text: str, pos: int) -> Iterator[_Cand]:
     """Package-name arguments after an install verb, up to the end of the command."""
+    if text[pos : pos + 1] in ("`", "'", '"'):  # the quoted command ends at the verb
+        return
     skip_next = False
     for t in _INSTALL_ARG_RE.finditer(text[pos : _line_end(text, pos)]):
         word = t.group(1)
@@ -1833,7 +1909,7 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
         if host is not None and not sha_ok and not pkg_ok:
             continue
         atoms.append(c)
-    atoms.sort(key=lambda c: (-(c.end - c.start), -c.rank, c.start))
+    atoms.sort(key=lambda c: (-(c.end - c.start), -c.rank, c.weak, c.start))
     kept: list[_Cand] = []
     for c in atoms:
         if any(_overlaps(c, k) and (k.kind == c.kind or _conflict(c, k)) for k in kept):
@@ -2110,7 +2186,7 @@ def _to_mentions(text: str, cands: Iterable[_Cand], offset: int) -> list[Mention
     out = []
     for c in cands:
         s, e = c.start + offset, c.end + offset
-        out.append(Mention(c.kind, text[s:e], s, e, c.norm, c.detail))
+        out.append(Mention(c.kind, text[s:e], s, e, c.norm, c.detail, c.kind == "symbol" and c.weak))
     return out
 
 

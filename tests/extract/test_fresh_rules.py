@@ -58,6 +58,16 @@ FINDS = [
     ("x161", "error", ["error code 255"]),
     # git commit's own output.
     ("x192", "commit", ["2564804"]),
+    # A pytest node id is a file and the test's `Class::test` symbol.
+    ("x037", "file", ["test_combined_transcript_link.py"]),
+    ("x037", "symbol", ["TestCombinedTranscriptLink::test_combined_link_css_styling"]),
+    # A package.json dependency entry.
+    ("x051", "package", ["react"]),
+    # webpack's loader naming, a backticked module said to be imported.
+    ("x039", "package", ["ts-loader", "typescript@1.8.10"]),
+    ("x245", "package", ["os"]),
+    # A quoted install command ends at its closing backtick: the next word is prose.
+    ("x154", "package", []),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
@@ -84,7 +94,62 @@ REFUSES = [
     ("x113", "file", ".tar.gz"),
     # A task run by a task runner is not a symbol.
     ("x191", "symbol", "ecto.create"),
+    # A status value and a config directive are not code names.
+    ("x099", "symbol", "SyncFailed"),
+    ("x195", "symbol", "uwsgi_pass"),
 ]
+
+# Short quotations of public issues (not in the labelled set): lines that the definition of a
+# symbol rules out, each of which main's extractor called a symbol.
+REAL = {
+    # apache/cloudstack#6632: a product name
+    "product": "cloudstack-management.service - CloudStack Management Server",
+    # CVEProject/cvelist#7865: a product after its vendor
+    "vendor product": "Apache DolphinScheduler",
+    # docker/compose#1961, #753: compose container names
+    "container": "Attaching to smeservice_web_1",
+    "containers": "Creating example_db_1...",
+    # redhat-developer/intellij-kubernetes#778, rancher/rancher#6926: Kubernetes event reasons
+    "event": "  Warning  FailedScheduling  35s                 default-scheduler  0/1 nodes are available",
+    "reason": "type: 'Warning' reason: 'FailedScheduling' no nodes available to schedule pods",
+    # EESSI/software-layer#270: an emoji code
+    "emoji": ":x: instead of :heavy_multiplication_x:",
+    # salesforce/refocus#485: the keys of key=value log output, snake_case and camelCase
+    "logfmt": "at=info method=POST request_id=98350622-443a-4a2a dyno=web.1 service=49ms status=200",
+    "logfmt camel": "info: activity=api dbTime=0ms ipAddress=204.14.239.107 method=POST recordCount=1",
+}
+
+
+# Short quotations of public issues: the dependency shapes of Bundler, Hex and Composer.
+REAL_PACKAGES = [
+    ('Bundler could not find compatible versions for gem "rails":', ["rails"]),  # jejacks0n/mercury#14
+    ("Could not find gem 'bundler (~> 1.16)' in any of the relevant sources:", ["bundler"]),  # minicomp/ed#12
+    ('{:phoenix_haml, "~> 0.0.5"}', ["phoenix_haml"]),  # chrismccord/phoenix_haml#12
+    ("* postgrex (Hex package)", ["postgrex"]),  # phoenixframework/phoenix#1018
+    ('Failed to use "httpoison" (version 0.9.0) because', ["httpoison"]),  # hexpm/hex#274
+    ("  - Upgrading laravel/framework (v12.1.1 => v12.2.0)", ["laravel/framework"]),  # kawax/composer-update-action#1077
+]
+
+
+@pytest.mark.parametrize(("text", "packages"), REAL_PACKAGES)
+def test_dependency_shapes_of_other_ecosystems(text: str, packages: list[str]) -> None:
+    assert [m.text for m in extract(text, concepts=False) if m.kind == "package"] == packages
+
+
+@pytest.mark.parametrize("case", REAL)
+def test_names_that_are_not_code_are_not_symbols(case: str) -> None:
+    assert [m.text for m in extract(REAL[case], concepts=False) if m.kind == "symbol"] == []
+
+
+def test_code_keeps_its_keyword_arguments_and_index_names() -> None:
+    """The log-field and container rules leave code alone: kwargs in a call, a Mongo index."""
+    assert found_in("retry(max_tries=3, back_off=2)") == ["retry", "max_tries", "back_off"]
+    assert found_in("E11000 duplicate key error collection: test.users index: email_1") == [
+        "test.users", "email_1"]
+
+
+def found_in(text: str) -> list[str]:
+    return [m.text for m in extract(text, concepts=False) if m.kind == "symbol"]
 
 
 @pytest.mark.parametrize(("line", "kind", "surfaces"), FINDS)
