@@ -1585,6 +1585,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
               for old, new in lessons.edit_texts(e.tool_input)]
              or (lessons.transcript_edits(s.transcript, s.paths.rel) if s.transcript is not None else []))
     settings = lessons.config_changes(edits)
+    settings += [f"installed: {line}" for line in lessons.installs(
+        [r.cmd for r in s.runs if not r.failed]
+        or (lessons.passed_commands(s.transcript, s.paths.rel) if s.transcript is not None else []))]
     if settings:
         from graphmem.capture.redact import redact
 

@@ -706,6 +706,24 @@ def config_changes(edits: Iterable[tuple[str, str, str]]) -> list[str]:
             ][:MAX_CONFIG_FILES]
 
 
+_INSTALLERS = frozenset({"npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "pipx", "cargo",
+                         "go", "gem", "bundle", "composer", "dotnet", "brew", "apt", "apt-get"})
+
+
+def installs(commands: Iterable[Command]) -> list[str]:
+    """The commands that passed and added named packages (`npm install -D happy-dom` in assets/):
+    the manifest change a command made, which no edit shows."""
+    return _uniq(f"`{_short(c.main, 120)}`" + (f" in {c.dir}/" if c.dir and c.dir != "." else "")
+                 for c in commands if c.exe in _INSTALLERS and c.sub in ("install", "get")
+                 and c.targets)[:MAX_CONFIG_FILES]
+
+
+def passed_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Command]:
+    calls, _ = _walk(transcript, rel)
+    return [c.command for c in calls if c.command is not None and c.answered and not c.failed
+            and not c.errored]
+
+
 def transcript_edits(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[tuple[str, str, str]]:
     """The main chain's edits that took, as (path, old text, new text), a MultiEdit's one by one."""
     calls, _ = _walk(transcript, rel)

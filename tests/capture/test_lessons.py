@@ -290,6 +290,20 @@ def test_a_summary_says_which_settings_and_dependencies_the_session_set(events: 
     assert "safe_setup" not in summary.body  # code, not configuration
 
 
+def test_packages_a_command_installed_are_part_of_the_configuration_set() -> None:
+    # spotter 8463c716, verbatim: the dependencies came by npm, not by an edit of package.json.
+    drafts = (Session().user("Add syntax highlighting to the transcript")
+              .run(f"cd {ROOT}/assets && npm install highlight.js 2>&1 | tail -5", "added 1 package")
+              .run(f"cd {ROOT}/assets && npm install --save-dev happy-dom 2>&1", "npm ERR! network", error=True)
+              .run(f"cd {ROOT}/assets && npm install --save-dev happy-dom 2>&1", "added 38 packages")
+              .run("npm install", "up to date").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    settings = summary.body.split("Configuration set:\n", 1)[1].split("\n")[:3]
+    assert settings[:2] == ["- installed: `npm install highlight.js` in assets/",
+                            "- installed: `npm install --save-dev happy-dom` in assets/"]
+    assert not settings[2].startswith("- installed")  # a bare `npm install` adds nothing new
+
+
 def test_a_transcript_imported_without_hook_events_still_names_the_files_it_changed() -> None:
     session = Session().user("Add a tar reader").edit("deep_manifest/reader.py", "zip", "tar")
     session.edit("plan.md", "", "plan")  # a plan file outside the checkout
