@@ -1693,16 +1693,30 @@ def _first_sentence(text: str) -> str:
     return (match.group(1) if match else text).strip()
 
 
-def _last_agent_message(s: _Session) -> str:
-    for ev in reversed(s.events):
-        if ev.event == "stop" and ev.text.strip():
-            return ev.text
-    if s.transcript is not None:
-        for msg in reversed(list(s.transcript)):
-            if msg.role == "assistant" and msg.text and not msg.sidechain:
-                from graphmem.capture.redact import redact
+def _notified(msg: Any) -> bool:
+    return msg is not None and msg.meta and not msg.compact and "<task-notification>" in msg.text[:200]
 
-                return redact(msg.text[:2000])
+
+def _last_agent_message(s: _Session) -> str:
+    """The agent's last words to the person: a turn the harness started (a background task's
+    notification) is no answer to them, so its words count only when nothing else was said."""
+    prompted, answers, stops = False, [], []
+    for ev in s.events:
+        if ev.event == "user-prompt":
+            prompted = True
+        elif ev.event == "stop" and ev.text.strip():
+            (answers if prompted else stops).append(ev.text)
+            prompted = False
+    if answers or stops:
+        return (answers or stops)[-1]
+    if s.transcript is not None:
+        from graphmem.capture.redact import redact
+
+        said = [m for m in s.transcript if not m.sidechain and (m.role == "user" or m.role == "assistant" and m.text)]
+        replies = [m for n, m in enumerate(said) if m.role == "assistant"
+                   and not _notified(next((u for u in reversed(said[:n]) if u.role == "user"), None))]
+        last = (replies or [m for m in said if m.role == "assistant"])[-1:]
+        return redact(last[0].text[:2000]) if last else ""
     return ""
 
 

@@ -304,6 +304,33 @@ def test_packages_a_command_installed_are_part_of_the_configuration_set() -> Non
     assert not settings[2].startswith("- installed")  # a bare `npm install` adds nothing new
 
 
+NOTIFICATION = ("<task-notification>\n<task-id>be613ab</task-id>\n<status>completed</status>\n<summary>Background "
+                "command \"Run transcript renderer tests\" completed (exit code 0)</summary>\n</task-notification>")
+
+
+@pytest.mark.parametrize("events", [True, False], ids=["hook events", "transcript only"])
+def test_the_agents_reply_to_a_background_task_notification_is_not_its_closing_word(events: bool) -> None:
+    # spotter 8463c716 (verbatim, shortened): the epic's wrap-up, then a harness notification and
+    # the agent's reply to it, which had become the session summary's headline.
+    session = (Session().user("Work on bead spotter-fum.")
+               .edit("lib/spotter/services/transcript_renderer.ex", "a", "b")
+               .say("spotter-fum Epic — Complete. All 6 tasks are closed and pushed."))
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, ts=session.t,
+                                    text="spotter-fum Epic — Complete. All 6 tasks are closed and pushed."))
+    session.user(NOTIFICATION, isMeta=False)
+    session.say("That's a notification from a background task that was started in the previous session — "
+                "it completed successfully.")
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, ts=session.t,
+                                    text="That's a notification from a background task that was started."))
+    if events:
+        drafts = session.end()
+    else:
+        drafts = compress_session([], transcript="\n".join(json.dumps(r) for r in session.records))
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert summary.title.split(": ", 1)[1].startswith("spotter-fum Epic — Complete")
+    assert "Agent's last message: spotter-fum Epic" in summary.body
+
+
 def test_a_transcript_imported_without_hook_events_still_names_the_files_it_changed() -> None:
     session = Session().user("Add a tar reader").edit("deep_manifest/reader.py", "zip", "tar")
     session.edit("plan.md", "", "plan")  # a plan file outside the checkout
