@@ -1,4 +1,4 @@
-"""The retrieval pipeline on a real store: what context expansion counts."""
+"""The retrieval pipeline on a real store: what context expansion and graph expansion count."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from graphmem import Memory
 
+SESSIONS = "src/shop/sessions.py"
 FILLER = ("Document the release checklist", "Rename the billing fixtures",
           "Pin the linter version in CI", "Translate the settings page", "Speed up image thumbnails",
           "Drop the unused logo assets", "Explain the cache headers in the README",
@@ -37,3 +38,15 @@ def test_only_turns_of_an_exchange_lend_each_other_their_score(memory: Memory,
     ranked = memory.rank("retry the upload when the proxy resets the connection")
     assert (ranked.index(weaker.id) < ranked.index(after.id)) == code
 
+
+def test_touching_more_functions_of_a_context_file_is_no_more_evidence(memory: Memory) -> None:
+    """Every item that touched a function of the file already matches the file; counting its
+    functions again put the widest change first, whatever the query said."""
+    start = time.time() - 3 * 86_400
+    wide = memory.add("Small cleanup", kind="note", files=[SESSIONS], dedupe=False,
+                      created_at=start, symbols=[f"{SESSIONS}::Session.{name}" for name in (
+                          "send", "close", "mount", "request", "get_adapter", "rebuild_auth")])
+    focused = memory.add("Small cleanup", kind="note", files=[SESSIONS], dedupe=False,
+                         created_at=start + 86_400,
+                         symbols=[f"{SESSIONS}::Session.merge_environment_settings"])
+    assert memory.rank("cleanup", files=[SESSIONS])[:2] == [focused.id, wide.id]  # newer first
