@@ -1,11 +1,11 @@
 """The retrieval pipeline: run the channels, fuse their scores, say why each item matched.
 
 Steps: entity match (files, symbols, error codes... the query names or the agent passes as
-context), graph expansion (code-graph neighbours, functions inside the named files; those
-whose names share the query's words count in the entity match), vector and keyword search;
-then fusion (relative score fusion by default, weighted RRF on request), context expansion (an
-item lends part of its score to the items recorded just before and after it in the same
-session) and a recency multiplier measured from the query's as-of time.
+context), graph expansion (code-graph neighbours; the functions inside the named files count
+only where their names share the query's words, in the entity match), vector and keyword
+search; then fusion (relative score fusion by default, weighted RRF on request), context
+expansion (an item about no file lends part of its score to such items recorded just before
+and after it in the same session) and a recency multiplier measured from the query's as-of time.
 """
 
 from __future__ import annotations
