@@ -38,7 +38,7 @@ class RetrievalWeights(BaseModel):
     entity_idf: bool = Field(False, description="weigh entity matches by IDF over visible items "
                              "(a rarely mentioned file or function counts more)")
     context_next: float = Field(0.5, description="share of an item's score lent to the item "
-                                "recorded right after it (same scope and session)")
+                                "recorded right after it (same scope and session; items about no file)")
     context_previous: float = Field(0.3, description="share lent to the item recorded right before")
     context_gap_seconds: float = Field(1800.0, description="items further apart in time are not "
                                        "each other's context")

@@ -28,6 +28,7 @@ class QueryEntities:
     surfaces: dict[str, str] = field(default_factory=dict)
     named: dict[str, float] = field(default_factory=dict)
     context: set[str] = field(default_factory=set)  # resolved from the files and symbols given
+    inside: set[str] = field(default_factory=set)  # symbols in the files: for the query to name
 
 
 def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
@@ -47,15 +48,17 @@ def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
         found.surfaces[resolved.entity.id] = resolved.surface
     if hops > 0 and found.direct:
         code = [e for e in found.direct if e.startswith(("file:", "symbol:"))]
-        found.expanded = {e: d for e, d in store.entity_neighbours(code, hops).items() if d > 0}
-        # A file reaches the functions and classes in it even when no code index linked them.
         paths = [row["path"] for row in store.code_entities(
             [e for e in found.direct if e.startswith("file:")]) if row.get("path")]
-        for row in store.find_entities(path_suffixes=paths, kinds=["symbol"]) if paths else []:
-            if row["id"] not in found.direct and row.get("path") in paths:
-                found.expanded.setdefault(row["id"], 1)
-    if query and found.expanded and not symbols:  # named symbols need no guessing
-        named = named_symbols(store, query, found.expanded)
+        found.inside = {row["id"] for row in (store.find_entities(
+            path_suffixes=paths, kinds=["symbol"]) if paths else [])
+            if row["id"] not in found.direct and row.get("path") in paths}
+        # An item touching a function of a file already matches the file: counting the file's
+        # functions again would rank the changes that touched the most of them first.
+        found.expanded = {e: d for e, d in store.entity_neighbours(code, hops).items()
+                          if d > 0 and e not in found.inside}
+    if query and (found.expanded or found.inside) and not symbols:  # named need no guessing
+        named = named_symbols(store, query, {**dict.fromkeys(found.inside, 1), **found.expanded})
         found.named = {e: share for e, (share, _) in named.items()}
         found.surfaces.update((e, name) for e, (_, name) in named.items())
     return found

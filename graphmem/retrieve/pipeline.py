@@ -1,11 +1,11 @@
 """The retrieval pipeline: run the channels, fuse their scores, say why each item matched.
 
 Steps: entity match (files, symbols, error codes... the query names or the agent passes as
-context), graph expansion (code-graph neighbours, functions inside the named files; those
-whose names share the query's words count in the entity match), vector and keyword search;
-then fusion (relative score fusion by default, weighted RRF on request), context expansion (an
-item lends part of its score to the items recorded just before and after it in the same
-session) and a recency multiplier measured from the query's as-of time.
+context), graph expansion (code-graph neighbours; the functions inside the named files count
+only where their names share the query's words, in the entity match), vector and keyword
+search; then fusion (relative score fusion by default, weighted RRF on request), context
+expansion (an item about no file lends part of its score to such items recorded just before
+and after it in the same session) and a recency multiplier measured from the query's as-of time.
 """
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ def _in_context(store: Store, weights: RetrievalWeights, fused: dict[str, float]
     if expand:
         # Only items that could still make the cut lend their context.
         lenders = sorted(fused, key=lambda i: -fused[i])[:max(CONTEXT_LENDERS, keep)]
-        neighbours = {i: line.neighbours(i, weights.context_gap_seconds) for i in lenders}
+        neighbours = _turns(store, {i: line.neighbours(i, weights.context_gap_seconds)
+                                    for i in lenders})
         scored = fusion.propagate(fused, neighbours, to_next=weights.context_next,
                                   to_previous=weights.context_previous)
     if weights.query_recency > 0:
@@ -141,6 +142,16 @@ def _in_context(store: Store, weights: RetrievalWeights, fused: dict[str, float]
     added = [i for i, _ in best if i not in fused]
     visible = set(store.visible_ids(added, flt))
     return {i: s for i, s in best if i in fused or i in visible}
+
+
+def _turns(store: Store, neighbours: dict[str, tuple[str | None, str | None]]
+           ) -> dict[str, tuple[str | None, str | None]]:
+    """The neighbours that are turns of one exchange: an item linked to a file is about that
+    code, not a reply to the item before it (a commit history's items are minutes apart)."""
+    ids = {i for pair in neighbours.values() for i in pair if i is not None} | neighbours.keys()
+    anchored = {i for i, n in store.file_counts(ids).items() if n}
+    return {i: (None if p in anchored else p, None if n in anchored else n)
+            for i, (p, n) in neighbours.items() if i not in anchored}
 
 
 def prioritise(store: Store, ranked: Sequence[tuple[str, float]], weights: RetrievalWeights,

@@ -52,7 +52,7 @@ def test_query_words_absent_from_every_item_name_nothing(memory: Memory) -> None
     _history(memory)
     found = channels.query_entities(memory.store, [], [SESSIONS], [], hops=1,
                                     query="zanzibarquux frobnication")
-    assert found.expanded and not found.named
+    assert found.inside and not found.named
 
 
 def test_an_item_about_one_file_outranks_a_sweep_over_twenty(memory: Memory) -> None:
