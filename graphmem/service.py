@@ -671,7 +671,8 @@ class Memory:
                 continue
             # Known to be in some functions, the agent is not pushed what was said of others
             # near them (of the same file, say): search still finds it.
-            if in_functions and "graph" in hit.channels and "entity" not in hit.channels:
+            if in_functions and ("graph" in hit.channels and "entity" not in hit.channels
+                                 or self._about_other_functions(item.id, live)):
                 continue
             if item.body.endswith("…"):  # a hit shows the body's start: pick from all of it
                 item = self.get_item(item.id)
@@ -693,6 +694,17 @@ class Memory:
         # Logged, not counted as a use: pushing an item into the context proves nothing about it.
         self._log("inject", prompt, {"files": sorted(context)}, len(result.hits), shown, used)
         return "\n".join([header, *entries])
+
+    def _about_other_functions(self, item_id: str, live: Sequence[live_mod.ContextEntry]) -> bool:
+        """The item names functions of the files being worked on, none of them one being
+        worked in."""
+        files = {e.name for e in live if e.kind == "file"}
+        functions = {e.name for e in live if e.kind == "symbol"}
+        functions |= {f.rsplit("::", 1)[-1] for f in functions}
+        named = [r["entity"] for r in self.store.item_links(item_id)
+                 if r.get("kind") == "MENTIONS" and (r.get("entity") or {}).get("kind") == "symbol"]
+        return (any(e.get("path") in files for e in named)
+                and not any({e.get("name"), e.get("qualname")} & functions for e in named))
 
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""
