@@ -1588,11 +1588,15 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     settings += [f"installed: {line}" for line in lessons.installs(
         [r.cmd for r in s.runs if not r.failed]
         or (lessons.passed_commands(s.transcript, s.paths.rel) if s.transcript is not None else []))]
-    if settings:
-        from graphmem.capture.redact import redact
+    from graphmem.capture.redact import redact
 
+    if settings:
         body.append("Configuration set:")
         body.extend(f"- {redact(line)}" for line in settings)
+    found = lessons.more_findings(s.transcript) if s.transcript is not None else []
+    if found:
+        body.append("Also found:")
+        body.extend(f"- {redact(line)}" for line in found)
     if len(s.prompts) > 1:
         body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
     if fixed:
@@ -1833,7 +1837,7 @@ def _merge(drafts: list[Draft]) -> list[Draft]:
 def _finish(d: Draft) -> Draft:
     d.kind = d.kind if d.kind in KINDS else "note"
     d.title = _short(d.title, TITLE_MAX) or d.kind
-    d.body = _cap_body(d.body)
+    d.body = _cap_body(d.body, SUMMARY_BODY_MAX if d.kind == "summary" else BODY_MAX)
     d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
     d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]
     d.confidence = round(min(max(d.confidence, 0.0), 1.0), 3)

@@ -86,6 +86,7 @@ _DONE = re.compile(r"(?i)^(?:fixed|added|updated|removed|changed|created|renamed
                    r"refactored|replaced|wrote|rewrote)\b")
 DISCOVERY_FLOOR = 3.0
 MAX_DISCOVERIES = 3
+MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
                        r"diagnosis|summary of (?:the )?(?:findings|issue|problem))\W*$")
@@ -553,11 +554,9 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts
 
 
-def discoveries(transcript: Iterable[Any], session_id: str) -> list[Draft]:
-    """What the agent found out about the code: the few sentences of its prose that read most like a
-    finding (they name code, state how it behaves, often against expectation), said right after a
-    failure or right before the edit it motivated; one per message, at most MAX_DISCOVERIES per
-    session, each kept with the message it was said in."""
+def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, str]]:
+    """Every distinct finding of the session, strongest first, as (weight, message position,
+    sentence, its message)."""
     found: list[tuple[float, int, str, str]] = []
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
     after_failure = False
@@ -581,11 +580,22 @@ def discoveries(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     kept: list[tuple[float, int, str, str]] = []
     for candidate in found:
         words = set(re.findall(r"\w{3,}", candidate[2].lower()))
-        if any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
-            continue
-        kept.append(candidate)
-        if len(kept) == MAX_DISCOVERIES:
-            break
+        if not any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
+            kept.append(candidate)
+    return kept
+
+
+def more_findings(transcript: Iterable[Any]) -> list[str]:
+    """The findings after the few a session keeps as items: its summary lists them."""
+    return [_short(f[2], 220) for f in ranked_findings(transcript)[MAX_DISCOVERIES:MAX_DISCOVERIES + MORE_FINDINGS]]
+
+
+def discoveries(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """What the agent found out about the code: the few sentences of its prose that read most like a
+    finding (they name code, state how it behaves, often against expectation), said right after a
+    failure or right before the edit it motivated; one per message, at most MAX_DISCOVERIES per
+    session, each kept with the message it was said in."""
+    kept = ranked_findings(transcript)[:MAX_DISCOVERIES]
     drafts = []
     for _, _, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.

@@ -541,6 +541,40 @@ def test_a_session_keeps_its_few_strongest_distinct_discoveries() -> None:
     assert any("SECRET_KEY_BASE" in t for t in found)
 
 
+def test_findings_past_the_few_kept_as_items_are_listed_in_the_summary() -> None:
+    # spotter 4d5611e5 (verbatim): its fourth and fifth findings were gold facts, lost to the cap.
+    said = ["`load_session_messages` doesn't include `agent_id` in the map, so subagent rows are dropped.",
+            "The fixture `subagent.jsonl` actually has no `agent_id` fields, so its name is misleading.",
+            "`Config.runtime` reads `SECRET_KEY_BASE` only in prod, so tests never see it.",
+            "AshComputer auto-generates `handle_event(\"transcript_view_toggle_tool_result_group\", params, "
+            "socket)`.",
+            "Dialyzer says `LLMChain.run` returns `{:error, %LLMChain{}, ...}` — the error is a 3-tuple "
+            "with the chain."]
+    session = Session().user("Work on bead spotter-dov.")
+    for n, sentence in enumerate(said):
+        session.run("mix test", f"Exit code 2\n** (CompileError) lib/a_{n}.ex:3: undefined", error=True)
+        session.say(sentence).edit(f"lib/a_{n}.ex", "a", "b")
+    drafts = session.end()
+    kept = [d.title for d in drafts if "discovery" in d.tags]
+    summary = next(d for d in drafts if d.kind == "summary")
+    also = summary.body.split("Also found:\n", 1)[1].split("\n")
+    assert len(kept) == 3 and len(also) >= 2
+    assert {line[2:] for line in also[:2]} | set(kept) == set(said)
+    assert summary.body.count("\n- ") >= 2 and len(summary.body) <= 2400
+
+
+def test_a_summary_may_use_its_whole_budget_not_an_items_budget() -> None:
+    bullets = "\n".join(f"{n}. Added `module_{n}` with a long explanation of what it does for the "
+                        f"transcript view, its events, its tests and the docs that go with it" for n in range(8))
+    session = Session().user("Work on bead spotter-4te.")
+    for n in range(8):
+        session.edit(f"lib/spotter/telemetry/module_{n}.ex", "a", "b")
+    summary = next(d for d in session.say(f"Here's a summary of what was implemented:\n{bullets}").end()
+                   if d.kind == "summary")
+    assert 1500 < len(summary.body) <= 2400  # items stop at 1,500 characters, summaries do not
+    assert "Files changed: lib/spotter/telemetry/module_0.ex" in summary.body
+
+
 def test_a_bug_in_a_file_the_agent_just_created_is_no_lesson() -> None:
     session = Session()
     session.n += 1
