@@ -567,13 +567,14 @@ _BUILTIN_EXC_RE = re.compile(
 )
 _HTTP_NUM_RE = re.compile(r"(?<!\d)[45]\d\d(?!\d)")
 _EXC_RE = re.compile(
-    r"(?<![\w.])(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]*?"
+    r"(?<![\w.\\])(?P<name>(?:[A-Za-z_][\w]*(?:\.|::|\\{1,2}))*[A-Z][A-Za-z0-9]*?"
     r"(?:Error|Exception|Warning|Interrupt)(?P<plural>s)?)(?![\w])"
 )
 _TRACEBACK_HEAD_RE = re.compile(
     r"(?m)^[ \t]*(?:E[ \t]+|Uncaught[ \t]+|Exception in thread \"[^\"\n]*\"[ \t]+)?"
-    r"(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]+(?:\.[A-Z][A-Za-z0-9]+)?):(?:[ \t]+(?P<msg>[^\n]*))?$"
+    r"(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]+(?:(?:\.|::)[A-Z][A-Za-z0-9]+)?):(?:[ \t]+(?P<msg>[^\n]*))?$"
 )
+_RUBY_UNCAUGHT_RE = re.compile(r"(?m):in `[^'\n]+': [^\n]*\((?P<name>[A-Z]\w*(?:::[A-Z]\w*)+)\)[ \t]*$")
 _MSG_RE = re.compile(r":[ \t]+([^\n]{1,500})")
 _RAISE_CTX_RE = re.compile(
     r"\b(?i:raise|raises|raised|raising|throw|throws|thrown|throwing|catch|catches|caught|"
@@ -582,11 +583,11 @@ _RAISE_CTX_RE = re.compile(
 _EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
 _ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
 _CODES_AFTER_ERROR_RE = re.compile(
-    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+)"
+    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+[`\"']?)"
     r"(?P<codes>[A-Z]{1,4}\d{3,5}(?:(?:,|,?[ \t]+(?:and|or))[ \t]*[A-Z]{1,4}\d{3,5})*)\b"
 )
 _CAUGHT_TUPLE_RE = re.compile(r"\b(?:except|rescue|catch)[ \t]*\((?P<names>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)\)")
-_CHECKER_RULE_RE = re.compile(r"[ \t]-[ \t](?:error|warning):[^\n]*\((?P<rule>report[A-Z]\w+)\)[ \t]*$", re.MULTILINE)
+_CHECKER_RULE_RE = re.compile(r"\((?P<rule>report[A-Z]\w+)\)[ \t]*$", re.MULTILINE)
 _SIGNAL_RE = re.compile(r"\bSIG[A-Z0-9]{2,6}\b")
 _SEGV_RE = re.compile(r"(?i)\bsegmentation fault\b")
 _STATE_RE = re.compile(r"\b(?:" + "|".join(sorted(ERROR_STATES)) + r")\b")
@@ -1118,10 +1119,12 @@ def _scan_errors(text: str) -> Iterator[_Cand]:
     for m in _TRACEBACK_HEAD_RE.finditer(text) if ":" in text else ():
         name = m.group("name")
         base = name.rsplit(".", 1)[-1]
-        headed = "." in name or _is_camel(base) or base in BUILTIN_EXCEPTIONS
+        headed = "." in name or "::" in name or _is_camel(base) or base in BUILTIN_EXCEPTIONS
         if headed and base not in BRANDS:
             msg = (m.group("msg") or "").strip()
             yield _Cand("error", m.start("name"), m.end("name"), base, msg)
+    for m in _RUBY_UNCAUGHT_RE.finditer(text) if "in `" in text else ():
+        yield _Cand("error", m.start("name"), m.end("name"), m.group("name").rsplit("::", 1)[-1])
     for m in (
         _EXC_MODULE_RE.finditer(text) if has(".errors.", ".exceptions.", ".exc.", ".error.") else ()
     ):
@@ -1151,7 +1154,7 @@ def _scan_error_codes(text: str, has: Callable[..., bool]) -> Iterator[_Cand]:
         for n in re.finditer(r"(?:[a-z_]\w*\.)*[A-Z]\w+", m.group("names")):
             at = m.start("names") + n.start()
             yield _Cand("error", at, at + len(n.group(0)), n.group(0).rsplit(".", 1)[-1])
-    for m in _CHECKER_RULE_RE.finditer(text) if "(report" in text or " - error" in text else ():
+    for m in _CHECKER_RULE_RE.finditer(text) if "(report" in text else ():
         yield _Cand("error", m.start("rule"), m.end("rule"), m.group("rule"))
     for m in _ERRNO_RE.finditer(text) if "E" in text else ():
         code = m.group(1)
