@@ -667,6 +667,11 @@ _BACKTICK_SYMBOL_RE = re.compile(
     r"\.?(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)"
     r"(?:=[\w.\"']*)?"
 )
+# a PHP namespace path: `Illuminate\Foundation\Application`, `Vendor\Pkg\Cls::method` (a Windows
+# path has a drive or a dotted file name, so it never starts or ends like this)
+_NAMESPACE_RE = re.compile(
+    r"(?<![\w\\.:/])(?P<name>[A-Za-z_]\w*(?:\\{1,2}[A-Z]\w*)+(?:::[A-Za-z_]\w*)?)(?![\w\\]|\.\w)"
+)
 _RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
 _QUOTED_NAME_RE = re.compile(
     r"\b(?:Type of|[Tt]he name|namespace name)[ \t]+"
@@ -702,6 +707,17 @@ _NOT_CODE_RES = (
      1, "", ("tatus", "tate", "hase", "eason")),
     (re.compile(r"(?:Normal|Warning)[ \t]{2,}([A-Z][A-Za-z]+)[ \t]{2,}"), 1, "  ", ("Normal", "Warning")),
     (re.compile(r"(?:" + "|".join(_VENDORS) + r")[ \t]+([A-Z][A-Za-z0-9]+)"), 1, " ", ()),
+    # Ruby prints a receiver as value:Class: `undefined method `x' for nil:NilClass`
+    (re.compile(r"(?:nil|true|false|main):([A-Z]\w+)"), 1, ":", ("nil:", "true:", "false:", "main:")),
+    # a JVM option (`-XX:TieredStopAtLevel=1`) and a Spring log line's thread (`--- [  restartedMain]`)
+    (re.compile(r"-XX:[+\-]?([A-Za-z]\w*)"), 1, "-XX:", ()),
+    (re.compile(r"--- \[[ \t]*([\w\-]+)\]"), 1, "--- [", ()),
+    # a changelog entry's scope: `* in_http: Add ...`, `- child_process helper: Fix ...`
+    (re.compile(r"(?m)^[ \t]*[-*+][ \t]+([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:[ \t]+[a-z]+)?:[ \t]+[A-Z]"), 1, ": ", ()),
+    # a shell prompt's working directory: `➜  my_app git:(main) ✗`, `me@host my_app % `
+    (re.compile(r"(?m)^[ \t]*(?:➜|[\w.\-]+@[\w.\-]+)[ \t]+([\w.\-]+)[ \t]+(?:git:\(|[%$#][ \t])"), 1, " ", ("➜", "@")),
+    # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
+    (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
 )
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
@@ -1321,6 +1337,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
+                   (_NAMESPACE_RE, "\\" in text),
                    (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))

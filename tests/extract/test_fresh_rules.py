@@ -41,7 +41,7 @@ FINDS = [
     ("x106", "command", ["webpack -p"]),
     ("x191", "command", ["mix ecto.create"]),
     # Code-like names the old rules missed.
-    ("x256", "symbol", ["version", "NilClass"]),
+    ("x256", "symbol", ["version"]),  # `nil:NilClass` is how Ruby prints the receiver
     ("x081", "symbol", ["Ecto.Adapter.json_library/0"]),
     ("x016", "error", ["reportUnknownVariableType"]),
     # Packages by shape and by the verbs of other package managers.
@@ -77,6 +77,9 @@ FINDS = [
     ("z093", "error", ["Bundler::VersionConflict"]),
     ("z148", "error", ["NU1102"]),
     ("z336", "error", ["reportUnknownArgumentType"]),
+    # A PHP namespace path is one symbol, not its last CamelCase part.
+    ("z191", "symbol", ["Illuminate\\Foundation\\ComposerScripts::postAutoloadDump"]),
+    ("z175", "symbol", ["Morrislaptop\\LaravelFivePackageBridges\\Application"]),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
@@ -105,7 +108,17 @@ REFUSES = [
     ("x191", "symbol", "ecto.create"),
     # A status value and a config directive are not code names.
     ("x099", "symbol", "SyncFailed"),
-    ("x195", "symbol", "uwsgi_pass"),]
+    ("x195", "symbol", "uwsgi_pass"),    # Ruby's receiver class, a JVM option, a log line's thread, a changelog scope, a prompt's
+    # directory and a task in prose are not code names.
+    ("z101", "symbol", "NilClass"),
+    ("z048", "symbol", "TieredStopAtLevel"),
+    ("z038", "symbol", "restartedMain"),
+    ("z309", "symbol", "in_http"),
+    ("z310", "symbol", "child_process"),
+    ("z120", "symbol", "live_view_black_jack"),
+    ("z134", "symbol", "livefilter_test"),
+    ("z131", "symbol", "phx.gen.live"),
+]
 
 # Short quotations of public issues (not in the labelled set): lines that the definition of a
 # symbol rules out, each of which main's extractor called a symbol.
