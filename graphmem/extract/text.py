@@ -761,7 +761,7 @@ _PACKAGE_SHAPES = (
     (re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
      ("@",), None),
     # Maven coordinates: group:artifact:version
-    (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d[\w.\-]*)(?![\w.\-])"),
+    (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d(?:[\w.\-]*\w)?)(?![\w\-]|\.\w)"),
      (":",), re.compile(r"\.[a-z][\w\-]*:[a-z][\w\-.]*:\d")),
     # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
     (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
@@ -783,6 +783,18 @@ _PACKAGE_SHAPES = (
     (re.compile(r"\b(?:Installing|Updating|Upgrading|Downgrading|Removing|Locking|Downloading)[ \t]+"
                 r"(?P<name>[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*)(?=[ \t]+\(v?\d)"),
      ("installing", "updating", "upgrading", "downgrading", "removing", "locking", "downloading"), None),
+    # NuGet's and Composer's wording: `Unable to find package Newtonsoft.Json`, `Package box/spout is`
+    (re.compile(r"(?i:package)[ \t]+(?P<name>[A-Za-z][\w\-]*(?:[./][A-Za-z][\w\-]*)+)(?![\w\-/]|\.\w)"),
+     ("package ",), None),
+    # a Gradle plugin id: `id 'org.jetbrains.kotlin.jvm'`, `[id: 'com.android.application', version`
+    (re.compile(r"\bid(?::[ \t]*|[ \t]*\(?[ \t]*)[\"'](?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+)(?=[\"'])"),
+     ("id '", 'id "', "id: '", 'id("', "id('"), None),
+    # a resolver's report: `rails (= 4.0.0) was resolved to`, `rack (1.2.1) activated by`
+    (re.compile(r"(?<![\w.\-/])(?P<name>[a-z][\w.\-]*[a-z0-9])(?=[ \t]+(?:\((?:[=~<>!]{1,2}[ \t]*)?\d[\w.]*"
+                r"(?:,[^)\n]*)?\)|was resolved to\b))"),
+     ("resolved to", "activated by", "depends on", "required by"), None),
+    # a backticked name and its version: `phoenix_live_view` 0.15.7, `phoenix 1.4.15`
+    (re.compile(r"`(?P<name>[a-z][\w\-]*)(?=`[ \t]+v?\d+\.\d|[ \t]+v?\d+\.\d[\w.\-]*`)"), ("`",), None),
     # a package.json dependency: `"react": "^18.0.0"`
     (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
      ('":',), None),
@@ -817,7 +829,7 @@ _TOOL_LINE_RE = re.compile(
 _GO_OK_RE = re.compile(r"(?m)^(?:ok|FAIL|---)?[ \t]+(?P<name>[a-z][\w.\-]*\.[a-z]{2,}/[\w.\-/]+)\t")
 _FROM_PKG_RE = re.compile(r"\(from (?P<name>[A-Za-z][\w.\-]*)(?:[<>=!~][^)]*)?\)")
 _BUMP_RE = re.compile(
-    r"(?m)^[ \t]*(?:Bump|Bumps|Update|Upgrade)[ \t]+(?P<name>[@\w][\w@/.\-]*)[ \t]+from[ \t]+v?\d"
+    r"(?m)^[ \t]*(?:[-*+][ \t]+)?(?:\[[^\]\n]{1,20}\][ \t]+)?(?:Bump|Bumps|Update|Upgrade)[ \t]+(?P<name>[@\w][\w@/.\-]*)[ \t]+from[ \t]+v?\d"
 )
 _LIB_WORD_RE = re.compile(
     r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?:library|package|crate|gem|module|"
@@ -1422,7 +1434,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
         for m in rx.finditer(text) if gate is None or gate.search(low) else ():
             g = next(k for k, v in m.groupdict().items() if v is not None)  # name, or name2...
             name = m.group(g)
-            if name.lower() not in NOT_PACKAGES:
+            if name.lower() not in NOT_PACKAGES and name.rsplit(".", 1)[-1] not in FILE_EXTS | {"version"}:
                 yield _pkg(m.start(g), m.end(), name, text[m.end(g) : m.end()].lstrip(":@ "))
 
 

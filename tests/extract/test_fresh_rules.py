@@ -80,6 +80,15 @@ FINDS = [
     # A PHP namespace path is one symbol, not its last CamelCase part.
     ("z191", "symbol", ["Illuminate\\Foundation\\ComposerScripts::postAutoloadDump"]),
     ("z175", "symbol", ["Morrislaptop\\LaravelFivePackageBridges\\Application"]),
+    # NuGet/Composer "package X", Gradle plugin ids, a resolver's report, a backticked name and its
+    # version, a dependabot bump in a changelog list; a Maven version ends before the full stop.
+    ("z146", "package", ["Microsoft.SourceLink.GitHub"]),
+    ("z190", "package", ["box/spout"]),
+    ("z054", "package", ["com.android.application"]),
+    ("z088", "package", ["rack", "rails"]),
+    ("z116", "package", ["phoenix_live_view", "phoenix"]),
+    ("z317", "package", ["symfony/console"]),
+    ("z049", "package", ["org.jetbrains.kotlin:kotlin-gradle-plugin:1.2.51"]),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
