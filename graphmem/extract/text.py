@@ -754,7 +754,7 @@ _SPACED_PIN_RE = re.compile(
 _AT_RE = re.compile(
     r"(?<![\w@.\-/])(?P<name>@[\w.\-]+/[\w.\-]+|[A-Za-z][\w.\-]*(?:/[\w.\-]+)*)"
     r"@(?P<ver>\"[^\"\s]{1,40}\"|[\^~]?v?\d[\w.\-+]*|latest|next|beta|canary|lts|main|master)"
-    r"(?![\w@])"
+    r"(?![\w@]|:[~/])"  # `root@4f5d809bb35f:~/app#` is a prompt's user and host
 )
 _PACKAGE_SHAPES = (
     # npm scoped names are packages wherever they stand: `@loopback/core`
@@ -1829,7 +1829,7 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
 
 _INSTALL_RE = re.compile(
     r"\b(?:(?:pip3?|pipx|uv pip|uv tool|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|"
-    r"conda|mamba)[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
+    r"conda|mamba)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
     r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
 )
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
@@ -1851,7 +1851,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         start = pos + t.start(1)
         if word in ("&&", "||", ";", "|") or word.startswith("#"):
             break
-        closing = word[-1] in "\"'`" and word[0] not in "\"'`"
+        closing = word.rstrip(",;.)")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
         if skip_next or word.startswith("-"):
             skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
             if closing:
@@ -1933,8 +1933,8 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
             continue
         if c.kind == "symbol" and (c.start, c.end) in not_symbols:
             continue
-        if c.kind == "package" and any(c.start == k.start for k in commands):
-            continue
+        if c.kind == "package" and any(c.start == k.start or c.weak and _inside(c, k) for k in commands):
+            continue  # a command's own name, or a known name it takes as an argument: no install
         host = next((u for u in urls if _overlaps(c, u)), None)
         sha_ok = c.kind == "commit" and _commit_in_url_ok(c, text)
         pkg_ok = c.kind == "package" and not c.weak and host is not None and _inside(host, c)

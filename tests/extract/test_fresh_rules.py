@@ -89,6 +89,13 @@ FINDS = [
     ("z116", "package", ["phoenix_live_view", "phoenix"]),
     ("z317", "package", ["symfony/console"]),
     ("z049", "package", ["org.jetbrains.kotlin:kotlin-gradle-plugin:1.2.51"]),
+    # A command's arguments are packages only after an install verb (a flag may stand before it);
+    # a prompt's user@host is no name@version; a quoted command ends at its quote and comma.
+    ("z205", "package", ["vite@latest"]),
+    ("z234", "package", []),
+    ("z223", "package", ["celery", "celery"]),  # `pip --user install celery`
+    ("z156", "package", []),
+    ("z144", "package", ["live_toast", "live_toast", "live_toast"]),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
