@@ -1933,6 +1933,9 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
             continue
         if c.kind == "symbol" and (c.start, c.end) in not_symbols:
             continue
+        if c.kind == "symbol" and _ARG_NAME_RE.fullmatch(text, c.start, c.end) and any(
+                _inside(c, k) and c.start > k.start for k in commands) and text[c.start - 3 : c.start] != "-k ":
+            continue  # a bare name a command takes (`mix phx.new my_app`), not pytest's `-k test_x`
         if c.kind == "package" and any(c.start == k.start or c.weak and _inside(c, k) for k in commands):
             continue  # a command's own name, or a known name it takes as an argument: no install
         host = next((u for u in urls if _overlaps(c, u)), None)
@@ -1948,6 +1951,9 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
             continue
         kept.append(c)
     return sorted(kept + urls + commands, key=lambda c: (c.start, c.end))
+
+
+_ARG_NAME_RE = re.compile(r"[A-Za-z_]\w*")
 
 
 def _task_span(command: _Cand, text: str) -> tuple[int, int] | None:

@@ -134,6 +134,10 @@ REFUSES = [
     ("z120", "symbol", "live_view_black_jack"),
     ("z134", "symbol", "livefilter_test"),
     ("z131", "symbol", "phx.gen.live"),
+    # A bare name a command takes as an argument is not code.
+    ("x197", "symbol", "generate_html"),
+    ("z133", "symbol", "livetest_demo"),
+    ("z197", "symbol", "myApp"),
 ]
 
 # Short quotations of public issues (not in the labelled set): lines that the definition of a
