@@ -832,7 +832,7 @@ _BUMP_RE = re.compile(
     r"(?m)^[ \t]*(?:[-*+][ \t]+)?(?:\[[^\]\n]{1,20}\][ \t]+)?(?:Bump|Bumps|Update|Upgrade)[ \t]+(?P<name>[@\w][\w@/.\-]*)[ \t]+from[ \t]+v?\d"
 )
 _LIB_WORD_RE = re.compile(
-    r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?:library|package|crate|gem|module|"
+    r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?P<word>library|package|crate|gem|module|"
     r"dependency|lib)\b"
 )
 _DEP_RE = re.compile(
@@ -1461,6 +1461,11 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
     for m in _LIB_WORD_RE.finditer(text) if lib_ctx else ():
         name = m.group("name")
         low = name.lower()
+        ticked = text[m.start("name") - 1 : m.start("name")] == "`" and m.group("word") != "module"
+        dotted = "." in name and m.group("word") == "package" and name.rsplit(".", 1)[-1] not in FILE_EXTS
+        if ticked or dotted:  # `atty` dependency, the Cabinet.Presentation package
+            yield _pkg(m.start("name"), m.end("name"), name)
+            continue
         if name != low and not (name[0].isupper() and name[1:] == name[1:].lower()):
             continue
         if low in KNOWN_PACKAGES or low in AMBIGUOUS_PACKAGES or low in _STDLIB:

@@ -94,6 +94,9 @@ FINDS = [
     ("z205", "package", ["vite@latest"]),
     ("z234", "package", []),
     ("z223", "package", ["celery", "celery"]),  # `pip --user install celery`
+    # A backticked name said to be a dependency, a dotted name said to be a package.
+    ("z328", "package", ["atty"]),
+    ("z334", "package", ["Cabinet.Presentation"]),
     ("z156", "package", []),
     ("z144", "package", ["live_toast", "live_toast", "live_toast"]),
 ]
