@@ -822,7 +822,7 @@ _IMPORT_LINE_RE = re.compile(
     r"from[ \t]+(?P<b>[\w.]+)[ \t]+import\b)"
 )
 _TOOL_LINE_RE = re.compile(
-    r"(?m)^[ \t]*(?:Compiling|Checking|Downloaded|Downloading|Installing|Collecting|"
+    r"(?m)^[ \t]*(?:\[[^\]\n]{1,40}\][ \t]+\|[ \t]+)?(?:Compiling|Checking|Downloaded|Downloading|Installing|Collecting|"
     r"Requirement already satisfied:|go: downloading|go: finding)[ \t]+"
     r"(?P<name>[A-Za-z@][\w.\-/]*[\w])(?:[ \t]+v?\d|[ \t]+in\b|[ \t]*$|[ \t]*\()"
 )

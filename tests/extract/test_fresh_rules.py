@@ -97,6 +97,8 @@ FINDS = [
     # A backticked name said to be a dependency, a dotted name said to be a package.
     ("z328", "package", ["atty"]),
     ("z334", "package", ["Cabinet.Presentation"]),
+    # A package manager's progress line keeps its meaning behind a CI runner's `[job] | ` prefix.
+    ("z351", "package", ["ruff"]),
     ("z156", "package", []),
     ("z144", "package", ["live_toast", "live_toast", "live_toast"]),
 ]
