@@ -139,7 +139,7 @@ FILE_EXTS = _words(
     csr p12 db sqlite sqlite3 parquet arrow feather pkl pickle npy npz pt pth onnx bin safetensors
     wasm map snap patch diff tmpl tpl j2 jinja jinja2 ejs hbs pug cypher cql spec properties
     plist service timer socket desktop rules editorconfig gitignore dockerignore npmrc nvmrc
-    example sample local dist bak orig swp phar"""
+    example sample local dist bak orig swp phar R eex heex leex"""
 )
 _AMBIG_EXTS = _words("socket service timer rules local dist sample example spec map snap a o m r")
 EXTENSIONLESS_FILES = _words(

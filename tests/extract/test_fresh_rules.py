@@ -99,6 +99,9 @@ FINDS = [
     ("z334", "package", ["Cabinet.Presentation"]),
     # A package manager's progress line keeps its meaning behind a CI runner's `[job] | ` prefix.
     ("z351", "package", ["ruff"]),
+    # R scripts and Phoenix templates are files, not dotted symbols.
+    ("x030", "file", ["test_posterior.R"]),
+    ("z114", "file", ["foo.html.heex"]),
     ("z156", "package", []),
     ("z144", "package", ["live_toast", "live_toast", "live_toast"]),
 ]
