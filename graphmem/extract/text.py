@@ -793,6 +793,13 @@ _PACKAGE_SHAPES = (
     (re.compile(r"(?<![\w.\-/])(?P<name>[a-z][\w.\-]*[a-z0-9])(?=[ \t]+(?:\((?:[=~<>!]{1,2}[ \t]*)?\d[\w.]*"
                 r"(?:,[^)\n]*)?\)|was resolved to\b))"),
      ("resolved to", "activated by", "depends on", "required by"), None),
+    # a quoted requirement: NuGet's `Unable to resolve 'Microsoft.NETCore.App (>= 1.0.0)'`
+    (re.compile(r"[\"'](?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9])(?= \((?:[=~<>!]{1,2}[ \t]*)\d[^)\n]*\)[\"'])"),
+     (" (>=", " (~>", " (= ", " (<", " (>"), None),
+    # `add livefilter 0.1.0 to the dependencies`, `added foo to your Gemfile`
+    (re.compile(r"\badd(?:ed|ing)?[ \t]+(?P<name>[a-z][\w.\-]*[a-z0-9])(?=(?:[ \t]+v?\d[\w.\-]*)?[ \t]+to[ \t]+"
+                r"(?:the[ \t]+|your[ \t]+|my[ \t]+)?(?:dependencies|deps|Gemfile|mix\.exs|package\.json|requirements))"),
+     (" to the dep", " to your dep", " to my dep", " to dep", "gemfile", "mix.exs", "package.json", "requirements"), None),
     # a backticked name and its version: `phoenix_live_view` 0.15.7, `phoenix 1.4.15`
     (re.compile(r"`(?P<name>[a-z][\w\-]*)(?=`[ \t]+v?\d+\.\d|[ \t]+v?\d+\.\d[\w.\-]*`)"), ("`",), None),
     # a package.json dependency: `"react": "^18.0.0"`
@@ -806,7 +813,7 @@ _NAME_VER_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*(?:-[A-Za-z][\w.]*)*)-(?P<ver
 _MODULE_CTX_RE = re.compile(
     r"No module named ['\"](?P<a>[\w.]+)['\"]|"
     r"cannot import name ['\"][\w.]+['\"] from ['\"](?P<b>[\w.]+)['\"]|"
-    r"Cannot find module ['\"](?P<c>[^'\"\s]+)['\"]|"
+    r"Cannot find (?:module|type definition file for) ['\"](?P<c>[^'\"\s]+)['\"]|"
     r"\brequire\(['\"](?P<d>[^'\"\s]+)['\"]\)|"
     r"\bF401 ['\"](?P<e>[\w.]+)['\"] imported|"
     r"\bUnused import (?:of )?(?P<f>[\w.]+)|"
@@ -1442,7 +1449,7 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
     """Packages named by import errors, import lines and library/module wording."""
     has = _Has(text)
     module_ctx = has(
-        "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin"
+        "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin", "type definition"
     )
     for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
         g = next(k for k in "abcdefghijklm" if m.group(k))

@@ -99,6 +99,10 @@ FINDS = [
     ("z334", "package", ["Cabinet.Presentation"]),
     # A package manager's progress line keeps its meaning behind a CI runner's `[job] | ` prefix.
     ("z351", "package", ["ruff"]),
+    # A quoted requirement, a name added to the dependencies, a missing type library.
+    ("z158", "package", ["Microsoft.NETCore.App"]),
+    ("z133", "package", ["livefilter"]),
+    ("z200", "package", ["vite/client"]),
     # R scripts and Phoenix templates are files, not dotted symbols.
     ("x030", "file", ["test_posterior.R"]),
     ("z114", "file", ["foo.html.heex"]),
