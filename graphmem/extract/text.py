@@ -716,6 +716,8 @@ _NOT_CODE_RES = (
     (re.compile(r"(?m)^[ \t]*[-*+][ \t]+([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:[ \t]+[a-z]+)?:[ \t]+[A-Z]"), 1, ": ", ()),
     # a shell prompt's working directory: `➜  my_app git:(main) ✗`, `me@host my_app % `
     (re.compile(r"(?m)^[ \t]*(?:➜|[\w.\-]+@[\w.\-]+)[ \t]+([\w.\-]+)[ \t]+(?:git:\(|[%$#][ \t])"), 1, " ", ("➜", "@")),
+    # a setting given on a command line: `--set controller.admissionWebhooks.enabled=false`, `-Dkey=v`
+    (re.compile(r"(?:--set(?:-string)?[ \t=]+|[ \t]-[DP])([\w.\-]+)="), 1, "=", ("--set", " -D", " -P")),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
     (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
 )

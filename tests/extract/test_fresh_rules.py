@@ -146,6 +146,8 @@ REFUSES = [
     ("z120", "symbol", "live_view_black_jack"),
     ("z134", "symbol", "livefilter_test"),
     ("z131", "symbol", "phx.gen.live"),
+    # A setting given on a command line is configuration, not code.
+    ("z274", "symbol", "controller.admissionWebhooks.enabled"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
