@@ -1,9 +1,10 @@
 """Extraction precision/recall on the fresh labelled set, per kind, exact and lenient, and its speed.
 
-    python bench/bench_extraction.py                      # dev and held-out tables, timing
+    python bench/bench_extraction.py                      # dev, dev2 and held-out tables, timing
     python bench/bench_extraction.py --against /tmp/main  # side by side with another checkout
                                   # (e.g. `git archive main | tar -x -C /tmp/main`)
     python bench/bench_extraction.py --errors             # false positives/negatives on dev only
+    python bench/bench_extraction.py --errors dev2        # ... on the second dev set
 
 Exact: same kind and surface text (multiset). Lenient: same kind and overlapping spans (one-to-one).
 Speed: per-item CPU time (process time: the machine is shared) of ``extract_many`` over the set's
@@ -30,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
 TUNED = ROOT / "tests" / "data" / "entities.jsonl"
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url")
-SPLITS = ("dev", "heldout")
+SPLITS = ("dev", "dev2", "heldout")
+TUNING = ("dev", "dev2")
 
 
 def load(path: Path) -> list[dict]:
@@ -153,12 +155,13 @@ def errors(split: str = "dev") -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", help="another checkout to score side by side (its graphmem)")
-    parser.add_argument("--errors", action="store_true", help="list dev mismatches (never held-out)")
+    parser.add_argument("--errors", nargs="?", const="dev", choices=TUNING,
+                        help="list mismatches of a tuning split (never held-out)")
     parser.add_argument("--rounds", type=int, default=20, help="alternating timing rounds")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.errors:
-        errors("dev")
+        errors(args.errors)
         return
     if args.json:
         print(json.dumps({split: count(load(DATA / f"{split}.jsonl")) for split in SPLITS}))

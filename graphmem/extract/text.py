@@ -139,7 +139,7 @@ FILE_EXTS = _words(
     csr p12 db sqlite sqlite3 parquet arrow feather pkl pickle npy npz pt pth onnx bin safetensors
     wasm map snap patch diff tmpl tpl j2 jinja jinja2 ejs hbs pug cypher cql spec properties
     plist service timer socket desktop rules editorconfig gitignore dockerignore npmrc nvmrc
-    example sample local dist bak orig swp phar"""
+    example sample local dist bak orig swp phar R eex heex leex"""
 )
 _AMBIG_EXTS = _words("socket service timer rules local dist sample example spec map snap a o m r")
 EXTENSIONLESS_FILES = _words(
@@ -567,13 +567,14 @@ _BUILTIN_EXC_RE = re.compile(
 )
 _HTTP_NUM_RE = re.compile(r"(?<!\d)[45]\d\d(?!\d)")
 _EXC_RE = re.compile(
-    r"(?<![\w.])(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]*?"
+    r"(?<![\w.\\])(?P<name>(?:[A-Za-z_][\w]*(?:\.|::|\\{1,2}))*[A-Z][A-Za-z0-9]*?"
     r"(?:Error|Exception|Warning|Interrupt)(?P<plural>s)?)(?![\w])"
 )
 _TRACEBACK_HEAD_RE = re.compile(
     r"(?m)^[ \t]*(?:E[ \t]+|Uncaught[ \t]+|Exception in thread \"[^\"\n]*\"[ \t]+)?"
-    r"(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]+(?:\.[A-Z][A-Za-z0-9]+)?):(?:[ \t]+(?P<msg>[^\n]*))?$"
+    r"(?P<name>(?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]+(?:(?:\.|::)[A-Z][A-Za-z0-9]+)?):(?:[ \t]+(?P<msg>[^\n]*))?$"
 )
+_RUBY_UNCAUGHT_RE = re.compile(r"(?m):in `[^'\n]+': [^\n]*\((?P<name>[A-Z]\w*(?:::[A-Z]\w*)+)\)[ \t]*$")
 _MSG_RE = re.compile(r":[ \t]+([^\n]{1,500})")
 _RAISE_CTX_RE = re.compile(
     r"\b(?i:raise|raises|raised|raising|throw|throws|thrown|throwing|catch|catches|caught|"
@@ -582,11 +583,11 @@ _RAISE_CTX_RE = re.compile(
 _EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
 _ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
 _CODES_AFTER_ERROR_RE = re.compile(
-    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+)"
+    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+[`\"']?)"
     r"(?P<codes>[A-Z]{1,4}\d{3,5}(?:(?:,|,?[ \t]+(?:and|or))[ \t]*[A-Z]{1,4}\d{3,5})*)\b"
 )
 _CAUGHT_TUPLE_RE = re.compile(r"\b(?:except|rescue|catch)[ \t]*\((?P<names>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)\)")
-_CHECKER_RULE_RE = re.compile(r"[ \t]-[ \t](?:error|warning):[^\n]*\((?P<rule>report[A-Z]\w+)\)[ \t]*$", re.MULTILINE)
+_CHECKER_RULE_RE = re.compile(r"\((?P<rule>report[A-Z]\w+)\)[ \t]*$", re.MULTILINE)
 _SIGNAL_RE = re.compile(r"\bSIG[A-Z0-9]{2,6}\b")
 _SEGV_RE = re.compile(r"(?i)\bsegmentation fault\b")
 _STATE_RE = re.compile(r"\b(?:" + "|".join(sorted(ERROR_STATES)) + r")\b")
@@ -666,6 +667,11 @@ _BACKTICK_SYMBOL_RE = re.compile(
     r"\.?(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)"
     r"(?:=[\w.\"']*)?"
 )
+# a PHP namespace path: `Illuminate\Foundation\Application`, `Vendor\Pkg\Cls::method` (a Windows
+# path has a drive or a dotted file name, so it never starts or ends like this)
+_NAMESPACE_RE = re.compile(
+    r"(?<![\w\\.:/])(?P<name>[A-Za-z_]\w*(?:\\{1,2}[A-Z]\w*)+(?:::[A-Za-z_]\w*)?)(?![\w\\]|\.\w)"
+)
 _RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
 _QUOTED_NAME_RE = re.compile(
     r"\b(?:Type of|[Tt]he name|namespace name)[ \t]+"
@@ -701,6 +707,19 @@ _NOT_CODE_RES = (
      1, "", ("tatus", "tate", "hase", "eason")),
     (re.compile(r"(?:Normal|Warning)[ \t]{2,}([A-Z][A-Za-z]+)[ \t]{2,}"), 1, "  ", ("Normal", "Warning")),
     (re.compile(r"(?:" + "|".join(_VENDORS) + r")[ \t]+([A-Z][A-Za-z0-9]+)"), 1, " ", ()),
+    # Ruby prints a receiver as value:Class: `undefined method `x' for nil:NilClass`
+    (re.compile(r"(?:nil|true|false|main):([A-Z]\w+)"), 1, ":", ("nil:", "true:", "false:", "main:")),
+    # a JVM option (`-XX:TieredStopAtLevel=1`) and a Spring log line's thread (`--- [  restartedMain]`)
+    (re.compile(r"-XX:[+\-]?([A-Za-z]\w*)"), 1, "-XX:", ()),
+    (re.compile(r"--- \[[ \t]*([\w\-]+)\]"), 1, "--- [", ()),
+    # a changelog entry's scope: `* in_http: Add ...`, `- child_process helper: Fix ...`
+    (re.compile(r"(?m)^[ \t]*[-*+][ \t]+([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:[ \t]+[a-z]+)?:[ \t]+[A-Z]"), 1, ": ", ()),
+    # a shell prompt's working directory: `➜  my_app git:(main) ✗`, `me@host my_app % `
+    (re.compile(r"(?m)^[ \t]*(?:➜|[\w.\-]+@[\w.\-]+)[ \t]+([\w.\-]+)[ \t]+(?:git:\(|[%$#][ \t])"), 1, " ", ("➜", "@")),
+    # a setting given on a command line: `--set controller.admissionWebhooks.enabled=false`, `-Dkey=v`
+    (re.compile(r"(?:--set(?:-string)?[ \t=]+|[ \t]-[DP])([\w.\-]+)="), 1, "=", ("--set", " -D", " -P")),
+    # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
+    (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
 )
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
@@ -737,14 +756,14 @@ _SPACED_PIN_RE = re.compile(
 _AT_RE = re.compile(
     r"(?<![\w@.\-/])(?P<name>@[\w.\-]+/[\w.\-]+|[A-Za-z][\w.\-]*(?:/[\w.\-]+)*)"
     r"@(?P<ver>\"[^\"\s]{1,40}\"|[\^~]?v?\d[\w.\-+]*|latest|next|beta|canary|lts|main|master)"
-    r"(?![\w@])"
+    r"(?![\w@]|:[~/])"  # `root@4f5d809bb35f:~/app#` is a prompt's user and host
 )
 _PACKAGE_SHAPES = (
     # npm scoped names are packages wherever they stand: `@loopback/core`
     (re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
      ("@",), None),
     # Maven coordinates: group:artifact:version
-    (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d[\w.\-]*)(?![\w.\-])"),
+    (re.compile(r"(?<![\w.:])(?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+:[a-z][\w\-.]*?)(?::\d(?:[\w.\-]*\w)?)(?![\w\-]|\.\w)"),
      (":",), re.compile(r"\.[a-z][\w\-]*:[a-z][\w\-.]*:\d")),
     # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
     (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
@@ -766,6 +785,25 @@ _PACKAGE_SHAPES = (
     (re.compile(r"\b(?:Installing|Updating|Upgrading|Downgrading|Removing|Locking|Downloading)[ \t]+"
                 r"(?P<name>[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*)(?=[ \t]+\(v?\d)"),
      ("installing", "updating", "upgrading", "downgrading", "removing", "locking", "downloading"), None),
+    # NuGet's and Composer's wording: `Unable to find package Newtonsoft.Json`, `Package box/spout is`
+    (re.compile(r"(?i:package)[ \t]+(?P<name>[A-Za-z][\w\-]*(?:[./][A-Za-z][\w\-]*)+)(?![\w\-/]|\.\w)"),
+     ("package ",), None),
+    # a Gradle plugin id: `id 'org.jetbrains.kotlin.jvm'`, `[id: 'com.android.application', version`
+    (re.compile(r"\bid(?::[ \t]*|[ \t]*\(?[ \t]*)[\"'](?P<name>[a-z][\w\-]*(?:\.[a-z][\w\-]*)+)(?=[\"'])"),
+     ("id '", 'id "', "id: '", 'id("', "id('"), None),
+    # a resolver's report: `rails (= 4.0.0) was resolved to`, `rack (1.2.1) activated by`
+    (re.compile(r"(?<![\w.\-/])(?P<name>[a-z][\w.\-]*[a-z0-9])(?=[ \t]+(?:\((?:[=~<>!]{1,2}[ \t]*)?\d[\w.]*"
+                r"(?:,[^)\n]*)?\)|was resolved to\b))"),
+     ("resolved to", "activated by", "depends on", "required by"), None),
+    # a quoted requirement: NuGet's `Unable to resolve 'Microsoft.NETCore.App (>= 1.0.0)'`
+    (re.compile(r"[\"'](?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9])(?= \((?:[=~<>!]{1,2}[ \t]*)\d[^)\n]*\)[\"'])"),
+     (" (>=", " (~>", " (= ", " (<", " (>"), None),
+    # `add livefilter 0.1.0 to the dependencies`, `added foo to your Gemfile`
+    (re.compile(r"\badd(?:ed|ing)?[ \t]+(?P<name>[a-z][\w.\-]*[a-z0-9])(?=(?:[ \t]+v?\d[\w.\-]*)?[ \t]+to[ \t]+"
+                r"(?:the[ \t]+|your[ \t]+|my[ \t]+)?(?:dependencies|deps|Gemfile|mix\.exs|package\.json|requirements))"),
+     (" to the dep", " to your dep", " to my dep", " to dep", "gemfile", "mix.exs", "package.json", "requirements"), None),
+    # a backticked name and its version: `phoenix_live_view` 0.15.7, `phoenix 1.4.15`
+    (re.compile(r"`(?P<name>[a-z][\w\-]*)(?=`[ \t]+v?\d+\.\d|[ \t]+v?\d+\.\d[\w.\-]*`)"), ("`",), None),
     # a package.json dependency: `"react": "^18.0.0"`
     (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
      ('":',), None),
@@ -777,7 +815,7 @@ _NAME_VER_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*(?:-[A-Za-z][\w.]*)*)-(?P<ver
 _MODULE_CTX_RE = re.compile(
     r"No module named ['\"](?P<a>[\w.]+)['\"]|"
     r"cannot import name ['\"][\w.]+['\"] from ['\"](?P<b>[\w.]+)['\"]|"
-    r"Cannot find module ['\"](?P<c>[^'\"\s]+)['\"]|"
+    r"Cannot find (?:module|type definition file for) ['\"](?P<c>[^'\"\s]+)['\"]|"
     r"\brequire\(['\"](?P<d>[^'\"\s]+)['\"]\)|"
     r"\bF401 ['\"](?P<e>[\w.]+)['\"] imported|"
     r"\bUnused import (?:of )?(?P<f>[\w.]+)|"
@@ -793,17 +831,17 @@ _IMPORT_LINE_RE = re.compile(
     r"from[ \t]+(?P<b>[\w.]+)[ \t]+import\b)"
 )
 _TOOL_LINE_RE = re.compile(
-    r"(?m)^[ \t]*(?:Compiling|Checking|Downloaded|Downloading|Installing|Collecting|"
+    r"(?m)^[ \t]*(?:\[[^\]\n]{1,40}\][ \t]+\|[ \t]+)?(?:Compiling|Checking|Downloaded|Downloading|Installing|Collecting|"
     r"Requirement already satisfied:|go: downloading|go: finding)[ \t]+"
     r"(?P<name>[A-Za-z@][\w.\-/]*[\w])(?:[ \t]+v?\d|[ \t]+in\b|[ \t]*$|[ \t]*\()"
 )
 _GO_OK_RE = re.compile(r"(?m)^(?:ok|FAIL|---)?[ \t]+(?P<name>[a-z][\w.\-]*\.[a-z]{2,}/[\w.\-/]+)\t")
 _FROM_PKG_RE = re.compile(r"\(from (?P<name>[A-Za-z][\w.\-]*)(?:[<>=!~][^)]*)?\)")
 _BUMP_RE = re.compile(
-    r"(?m)^[ \t]*(?:Bump|Bumps|Update|Upgrade)[ \t]+(?P<name>[@\w][\w@/.\-]*)[ \t]+from[ \t]+v?\d"
+    r"(?m)^[ \t]*(?:[-*+][ \t]+)?(?:\[[^\]\n]{1,20}\][ \t]+)?(?:Bump|Bumps|Update|Upgrade)[ \t]+(?P<name>[@\w][\w@/.\-]*)[ \t]+from[ \t]+v?\d"
 )
 _LIB_WORD_RE = re.compile(
-    r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?:library|package|crate|gem|module|"
+    r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?P<word>library|package|crate|gem|module|"
     r"dependency|lib)\b"
 )
 _DEP_RE = re.compile(
@@ -1118,10 +1156,12 @@ def _scan_errors(text: str) -> Iterator[_Cand]:
     for m in _TRACEBACK_HEAD_RE.finditer(text) if ":" in text else ():
         name = m.group("name")
         base = name.rsplit(".", 1)[-1]
-        headed = "." in name or _is_camel(base) or base in BUILTIN_EXCEPTIONS
+        headed = "." in name or "::" in name or _is_camel(base) or base in BUILTIN_EXCEPTIONS
         if headed and base not in BRANDS:
             msg = (m.group("msg") or "").strip()
             yield _Cand("error", m.start("name"), m.end("name"), base, msg)
+    for m in _RUBY_UNCAUGHT_RE.finditer(text) if "in `" in text else ():
+        yield _Cand("error", m.start("name"), m.end("name"), m.group("name").rsplit("::", 1)[-1])
     for m in (
         _EXC_MODULE_RE.finditer(text) if has(".errors.", ".exceptions.", ".exc.", ".error.") else ()
     ):
@@ -1151,7 +1191,7 @@ def _scan_error_codes(text: str, has: Callable[..., bool]) -> Iterator[_Cand]:
         for n in re.finditer(r"(?:[a-z_]\w*\.)*[A-Z]\w+", m.group("names")):
             at = m.start("names") + n.start()
             yield _Cand("error", at, at + len(n.group(0)), n.group(0).rsplit(".", 1)[-1])
-    for m in _CHECKER_RULE_RE.finditer(text) if "(report" in text or " - error" in text else ():
+    for m in _CHECKER_RULE_RE.finditer(text) if "(report" in text else ():
         yield _Cand("error", m.start("rule"), m.end("rule"), m.group("rule"))
     for m in _ERRNO_RE.finditer(text) if "E" in text else ():
         code = m.group(1)
@@ -1318,6 +1358,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
+                   (_NAMESPACE_RE, "\\" in text),
                    (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
@@ -1402,7 +1443,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
         for m in rx.finditer(text) if gate is None or gate.search(low) else ():
             g = next(k for k, v in m.groupdict().items() if v is not None)  # name, or name2...
             name = m.group(g)
-            if name.lower() not in NOT_PACKAGES:
+            if name.lower() not in NOT_PACKAGES and name.rsplit(".", 1)[-1] not in FILE_EXTS | {"version"}:
                 yield _pkg(m.start(g), m.end(), name, text[m.end(g) : m.end()].lstrip(":@ "))
 
 
@@ -1410,7 +1451,7 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
     """Packages named by import errors, import lines and library/module wording."""
     has = _Has(text)
     module_ctx = has(
-        "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin"
+        "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin", "type definition"
     )
     for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
         g = next(k for k in "abcdefghijklm" if m.group(k))
@@ -1429,6 +1470,11 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
     for m in _LIB_WORD_RE.finditer(text) if lib_ctx else ():
         name = m.group("name")
         low = name.lower()
+        ticked = text[m.start("name") - 1 : m.start("name")] == "`" and m.group("word") != "module"
+        dotted = "." in name and m.group("word") == "package" and name.rsplit(".", 1)[-1] not in FILE_EXTS
+        if ticked or dotted:  # `atty` dependency, the Cabinet.Presentation package
+            yield _pkg(m.start("name"), m.end("name"), name)
+            continue
         if name != low and not (name[0].isupper() and name[1:] == name[1:].lower()):
             continue
         if low in KNOWN_PACKAGES or low in AMBIGUOUS_PACKAGES or low in _STDLIB:
@@ -1797,7 +1843,7 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
 
 _INSTALL_RE = re.compile(
     r"\b(?:(?:pip3?|pipx|uv pip|uv tool|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|"
-    r"conda|mamba)[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
+    r"conda|mamba)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
     r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
 )
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
@@ -1819,7 +1865,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         start = pos + t.start(1)
         if word in ("&&", "||", ";", "|") or word.startswith("#"):
             break
-        closing = word[-1] in "\"'`" and word[0] not in "\"'`"
+        closing = word.rstrip(",;.)")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
         if skip_next or word.startswith("-"):
             skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
             if closing:
@@ -1901,8 +1947,11 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
             continue
         if c.kind == "symbol" and (c.start, c.end) in not_symbols:
             continue
-        if c.kind == "package" and any(c.start == k.start for k in commands):
-            continue
+        if c.kind == "symbol" and _ARG_NAME_RE.fullmatch(text, c.start, c.end) and any(
+                _inside(c, k) and c.start > k.start for k in commands) and text[c.start - 3 : c.start] != "-k ":
+            continue  # a bare name a command takes (`mix phx.new my_app`), not pytest's `-k test_x`
+        if c.kind == "package" and any(c.start == k.start or c.weak and _inside(c, k) for k in commands):
+            continue  # a command's own name, or a known name it takes as an argument: no install
         host = next((u for u in urls if _overlaps(c, u)), None)
         sha_ok = c.kind == "commit" and _commit_in_url_ok(c, text)
         pkg_ok = c.kind == "package" and not c.weak and host is not None and _inside(host, c)
@@ -1916,6 +1965,9 @@ def _resolve_cluster(cands: list[_Cand], text: str) -> list[_Cand]:
             continue
         kept.append(c)
     return sorted(kept + urls + commands, key=lambda c: (c.start, c.end))
+
+
+_ARG_NAME_RE = re.compile(r"[A-Za-z_]\w*")
 
 
 def _task_span(command: _Cand, text: str) -> tuple[int, int] | None:
