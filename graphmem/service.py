@@ -48,6 +48,7 @@ LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
 WORD_SHARE_WEIGHT = 0.3  # of the prompt's word weight an item holds, in its injection relevance
+SUMMARY_MARGIN = 0.1  # over the injection floor, for a session summary
 _shared_embedders: dict[str, Any] = {}
 _shared_tokens: Any = None
 
@@ -667,7 +668,7 @@ class Memory:
             item = hit.item
             # An item about a file the session is working on needs less of the prompt's words.
             on_files = any(w.startswith("mentions ") and w[9:] in context for w in hit.why)
-            if item.kind == m.ItemKind.summary or item.id not in near:
+            if item.id not in near:
                 continue
             # Known to be in some functions, the agent is not pushed what was said of others
             # near them (of the same file, say): search still finds it.
@@ -678,7 +679,9 @@ class Memory:
                 item = self.get_item(item.id)
             relevance = near[item.id] + WORD_SHARE_WEIGHT * render.word_share(
                 f"{item.title}\n{item.body}", weights)
-            if relevance < floor - 0.1 * on_files:
+            # A session summary covers many things: it has to bear on the prompt more clearly.
+            needed = floor + SUMMARY_MARGIN if item.kind == m.ItemKind.summary else floor - 0.1 * on_files
+            if relevance < needed:
                 continue
             entry = render.inject_entry(item, max_chars=480, weights=weights)
             cost = self.tokens.count(entry)

@@ -99,3 +99,22 @@ def test_a_long_body_shows_the_lines_the_prompt_is_about(memory: Any) -> None:
     entry = next(e for e in context.split("\n- ") if item.id in e)
     assert "malformed traceparent header is dropped" in entry
     assert len(entry) <= 500
+
+
+def test_a_session_summary_is_injected_only_where_it_clearly_bears_on_the_prompt(memory: Any) -> None:
+    # entire-cli cde341db's summary was the one place the telemetry fix was said.
+    body = "\n".join([
+        "Asked: there's a few hundred millis delay before my shell prompt returns after every command",
+        "Reported done:",
+        "- Added `runtime/trace` support via `ENTIRE_TRACE` env var in `main.go` (for future profiling)",
+        "- Fixed PostHog telemetry blocking CLI exit by setting:",
+        "- `ShutdownTimeout: 100ms` - caps how long `Close()` waits",
+        *[f"- Files changed: cmd/entire/cli/file_{n}.go" for n in range(12)]])
+    summary = memory.add("Session 2026-01-16: changed cmd/entire/main.go, cmd/entire/cli/telemetry/telemetry.go",
+                         body=body, kind="summary")
+    context = memory.prompt_context("every entire command, even `entire help`, waits a noticeable fraction "
+                                    "of a second before the shell prompt comes back")  # sessbench's probe
+    entry = next(e for e in context.split("\n- ") if summary.id in e)
+    assert entry.startswith("session summary: Session 2026-01-16") and "ShutdownTimeout" in entry
+    assert len(entry) <= 500
+    assert summary.id not in memory.prompt_context("rename the payment webhook handler and update its tests")

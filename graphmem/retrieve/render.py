@@ -166,7 +166,8 @@ def inject_entry(item: MemoryItem, max_chars: int = 480,
     they do not all fit, the lines that share the most (IDF-weighted) words with the prompt
     (`weights`, stemmed), kept in their order: a long commit message's one relevant line."""
     stale = " (stale)" if item.status.value == "stale" else ""
-    head = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: {' '.join(item.title.split())} [{item.id}]"
+    label = "session summary" if item.kind.value == "summary" else KIND_LABEL.get(item.kind.value, item.kind.value)
+    head = f"- {label}{stale}: {' '.join(item.title.split())} [{item.id}]"
     title = item.title.lower()
     lines: list[str] = []
     for line in item.body.splitlines():
