@@ -160,6 +160,9 @@ def word_share(text: str, weights: Mapping[str, float]) -> float:
     return sum(w for term, w in weights.items() if term in words) / total
 
 
+_BARE = re.compile(r"^(?:#+\s.*|`{3}\w*|[-=*_]{3,})$")  # a markdown heading, fence or rule
+
+
 def inject_entry(item: MemoryItem, max_chars: int = 480,
                  weights: Mapping[str, float] | None = None) -> str:
     """`- kind: title [id]` and, indented, the body lines the title does not already say; when
@@ -174,7 +177,7 @@ def inject_entry(item: MemoryItem, max_chars: int = 480,
         # Body lines are shown as the entry's continuation, never as list items of their own.
         line = re.sub(r"^(?:[-*•+]|\d+[.)])\s+", "", " ".join(line.split()))
         said = line.split(": ", 1)[-1].lower()
-        if line and said[:60] not in title:
+        if line and said[:60] not in title and not _BARE.match(line):
             lines.append(line)
     room = max_chars - len(head)
     order = list(range(len(lines)))
