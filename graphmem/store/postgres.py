@@ -104,6 +104,8 @@ OBSERVATION_SELECT = _names(OBSERVATION_COLUMNS, "o")
 # The links from items to entities, as one relation (source item, target entity, weight).
 ITEM_ENTITY_LINKS = ("(SELECT source, target, weight FROM mentions "
                      "UNION ALL SELECT source, target, 1.0 FROM anchored_to)")
+# A path's last component, as entities_file_name indexes it (migration 0007).
+_FILE_NAME = "regexp_replace({}, '^.*/', '')"
 # The items this role sees and their average length in words, as BM25 wants them.
 _CORPUS = ("corpus AS (SELECT coalesce(sum(items), 0)::float8 AS documents, "
            "greatest(coalesce(sum(length)::float8 / nullif(sum(items), 0), 1), 1) AS average "
@@ -873,14 +875,19 @@ class PostgresStore:
         suffixes = [s for s in path_suffixes if s and not s.endswith("/")]
         if not wanted and not suffixes:
             return []
-        kinds_clause = "AND e.kind = ANY(%(kinds)s) " if kinds else ""
-        rows = self._rows(
-            f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.kind IN ('file', 'symbol') "
-            f"{kinds_clause}AND (e.name = ANY(%(names)s) OR e.qualname = ANY(%(names)s) OR (e.path <> '' AND "
-            "EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) s "
-            "WHERE e.path = s OR right(e.path, length(s) + 1) = '/' || s))) ORDER BY e.id",
-            {"kinds": list(kinds or ()), "names": wanted, "suffixes": suffixes})
-        return rows
+        code = "e.kind IN ('file', 'symbol')" + (" AND e.kind = ANY(%(kinds)s)" if kinds else "")
+        found = []  # each part on its own index (an OR of them read every entity)
+        if wanted:
+            found.append(f"SELECT {ENTITY_SELECT} FROM entities e WHERE {code} "
+                         "AND (e.name = ANY(%(names)s) OR e.qualname = ANY(%(names)s))")
+        if suffixes:
+            found.append(f"SELECT {ENTITY_SELECT} FROM unnest(%(suffixes)s::text[]) s "
+                         f"JOIN entities e ON {_FILE_NAME.format('e.path')} = "
+                         f"{_FILE_NAME.format('s')} AND e.path <> '' WHERE {code} "
+                         "AND (e.path = s OR right(e.path, length(s) + 1) = '/' || s)")
+        return self._rows(f"SELECT DISTINCT ON (id) * FROM ({' UNION ALL '.join(found)}) e "
+                          "ORDER BY id", {"kinds": list(kinds or ()), "names": wanted,
+                                          "suffixes": suffixes})
 
     def code_entities(self, ids: Sequence[str]) -> list[Row]:
         """File and symbol entities by id."""
@@ -924,8 +931,12 @@ class PostgresStore:
         """(item id, entity id, weight) for items linked to any of the entities, newest item
         first."""
         where, params = _where(flt)
+        # OFFSET 0: each link's item read by its key; a hash join read all the project's items
+        # when the planner expected a few thousand links.
         rows = self._rows(f"SELECT l.source, l.target, l.weight FROM {ITEM_ENTITY_LINKS} l "
-                          f"JOIN items i ON i.id = l.source WHERE l.target = ANY(%(e)s) AND {where} "
+                          "CROSS JOIN LATERAL (SELECT i.created_at, i.ord FROM items i "
+                          f"WHERE i.id = l.source AND {where} OFFSET 0) i "
+                          "WHERE l.target = ANY(%(e)s) "
                           "ORDER BY i.created_at DESC, i.ord DESC, l.target, l.weight",
                           {**params, "e": list(entity_ids)})
         return [(r["source"], r["target"], float(r["weight"])) for r in rows]
