@@ -690,6 +690,8 @@ class PostgresStore:
 
     # ----- items ------------------------------------------------------------------------------
     def get_items(self, ids: Sequence[str]) -> list[Row]:
+        if not ids:
+            return []
         rows = self._rows(f"SELECT {ITEM_SELECT} FROM items i WHERE i.id = ANY(%s)", (list(ids),))
         by_id = {r["id"]: r for r in rows}
         return [by_id[i] for i in ids if i in by_id]
@@ -741,14 +743,14 @@ class PostgresStore:
             "weights AS (SELECT w.word, graphmem_idf(coalesce(sum(c.items), 0), corpus.documents) "
             "  AS idf FROM words w CROSS JOIN corpus LEFT JOIN word_counts c ON c.word = w.word "
             "  GROUP BY w.word, corpus.documents), "
-            "found AS (SELECT DISTINCT best.item FROM words w CROSS JOIN LATERAL ("
-            "  SELECT p.item FROM item_words p JOIN items i ON i.id = p.item "
+            "found AS (SELECT DISTINCT best.item, best.ord FROM words w CROSS JOIN LATERAL ("
+            "  SELECT p.item, p.ord FROM item_words p JOIN items i ON i.id = p.item "
             f"  WHERE {mine}p.word = w.word AND {where} ORDER BY p.impact DESC, p.ord "
             "  LIMIT %(depth)s) best) "
-            "SELECT i.id, sum(weights.idf * graphmem_impact(p.tf, p.length, corpus.average)) "
-            "  AS score FROM found f JOIN item_words p ON p.item = f.item "
-            "  JOIN weights ON weights.word = p.word JOIN items i ON i.id = f.item, corpus "
-            f"GROUP BY i.id, i.ord ORDER BY score DESC, i.ord LIMIT {int(k)}",
+            "SELECT f.item AS id, sum(weights.idf * graphmem_impact(p.tf, p.length, "
+            "  corpus.average)) AS score FROM found f JOIN item_words p ON p.item = f.item "
+            "  JOIN weights ON weights.word = p.word, corpus "
+            f"GROUP BY f.item, f.ord ORDER BY score DESC, f.ord LIMIT {int(k)}",
             {**params, "query": query, "depth": WORD_DEPTH * int(k)})
         return [(r["id"], float(r["score"])) for r in rows]
 
@@ -813,6 +815,8 @@ class PostgresStore:
 
     def visible_ids(self, ids: Sequence[str], flt: ItemFilter) -> list[str]:
         """The ids the filter lets through, in the given order."""
+        if not ids:
+            return []
         where, params = _where(flt)
         rows = self._rows(f"SELECT i.id FROM items i WHERE i.id = ANY(%(ids)s) AND {where}",
                           {**params, "ids": list(ids)})
@@ -822,6 +826,8 @@ class PostgresStore:
     def item_rows(self, ids: Sequence[str]) -> dict[str, Row]:
         """Items as ranking reads them and search shows them, by id: bodies cut to their first
         BODY_PREFIX characters (`body_cut` says which were)."""
+        if not ids:
+            return {}
         fields = ("id", "project", "kind", "status", "session_id", "created_at", "expire_at",
                   *ROW_FIELDS)
         rows = self._rows(f"SELECT {_names(fields, 'i')}, left(i.body, {BODY_PREFIX}) AS body, "
@@ -891,6 +897,8 @@ class PostgresStore:
 
     def code_entities(self, ids: Sequence[str]) -> list[Row]:
         """File and symbol entities by id."""
+        if not ids:
+            return []
         rows = self._rows(f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.id = ANY(%s) "
                           "AND e.kind IN ('file', 'symbol')", (list(ids),))
         by_id = {r["id"]: r for r in rows}
@@ -930,6 +938,8 @@ class PostgresStore:
                          str, float]]:
         """(item id, entity id, weight) for items linked to any of the entities, newest item
         first."""
+        if not entity_ids:
+            return []
         where, params = _where(flt)
         # OFFSET 0: each link's item read by its key; a hash join read all the project's items
         # when the planner expected a few thousand links.
@@ -944,6 +954,8 @@ class PostgresStore:
     def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
         """How many files each item is linked to."""
         ids = list(item_ids)
+        if not ids:
+            return {}
         rows = self._rows(f"SELECT l.source, count(DISTINCT l.target) AS n FROM {ITEM_ENTITY_LINKS} l "
                           "WHERE l.source = ANY(%s) AND starts_with(l.target, 'file:') "
                           "GROUP BY l.source", (ids,))
