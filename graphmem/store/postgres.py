@@ -750,7 +750,7 @@ class PostgresStore:
             "SELECT f.item AS id, sum(weights.idf * graphmem_impact(p.tf, p.length, "
             "  corpus.average)) AS score FROM found f JOIN item_words p ON p.item = f.item "
             "  JOIN weights ON weights.word = p.word, corpus "
-            f"GROUP BY f.item, f.ord ORDER BY score DESC, f.ord LIMIT {int(k)}",
+            f"GROUP BY f.ord, f.item ORDER BY score DESC, f.ord LIMIT {int(k)}",
             {**params, "query": query, "depth": WORD_DEPTH * int(k)})
         return [(r["id"], float(r["score"])) for r in rows]
 
@@ -956,9 +956,12 @@ class PostgresStore:
         ids = list(item_ids)
         if not ids:
             return {}
-        rows = self._rows(f"SELECT l.source, count(DISTINCT l.target) AS n FROM {ITEM_ENTITY_LINKS} l "
-                          "WHERE l.source = ANY(%s) AND starts_with(l.target, 'file:') "
-                          "GROUP BY l.source", (ids,))
+        # Each table filtered on its own: its (source, target) key answers without the rows.
+        files = " UNION ALL ".join(f"SELECT source, target FROM {table} WHERE source = ANY(%(i)s) "
+                                   "AND starts_with(target, 'file:')"
+                                   for table in ("mentions", "anchored_to"))
+        rows = self._rows(f"SELECT l.source, count(DISTINCT l.target) AS n FROM ({files}) l "
+                          "GROUP BY l.source", {"i": ids})
         found = {r["source"]: int(r["n"]) for r in rows}
         return {i: found.get(i, 0) for i in ids}
 
