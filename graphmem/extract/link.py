@@ -91,8 +91,11 @@ def _code_forms(norm: str) -> set[str]:
             *(w.capitalize() for w in words)}
 
 
+_ENTITY_FIELDS = frozenset(Entity.model_fields)  # each read of model_fields runs a pydantic descriptor
+
+
 def _as_entity(row: dict) -> Entity:
-    return Entity(**{k: v for k, v in row.items() if k in Entity.model_fields})
+    return Entity(**{k: v for k, v in row.items() if k in _ENTITY_FIELDS})
 
 
 def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup) -> list[Resolved]:

@@ -104,6 +104,8 @@ OBSERVATION_SELECT = _names(OBSERVATION_COLUMNS, "o")
 # The links from items to entities, as one relation (source item, target entity, weight).
 ITEM_ENTITY_LINKS = ("(SELECT source, target, weight FROM mentions "
                      "UNION ALL SELECT source, target, 1.0 FROM anchored_to)")
+# A path's last component, as entities_file_name indexes it (migration 0007).
+_FILE_NAME = "regexp_replace({}, '^.*/', '')"
 # The items this role sees and their average length in words, as BM25 wants them.
 _CORPUS = ("corpus AS (SELECT coalesce(sum(items), 0)::float8 AS documents, "
            "greatest(coalesce(sum(length)::float8 / nullif(sum(items), 0), 1), 1) AS average "
@@ -688,6 +690,8 @@ class PostgresStore:
 
     # ----- items ------------------------------------------------------------------------------
     def get_items(self, ids: Sequence[str]) -> list[Row]:
+        if not ids:
+            return []
         rows = self._rows(f"SELECT {ITEM_SELECT} FROM items i WHERE i.id = ANY(%s)", (list(ids),))
         by_id = {r["id"]: r for r in rows}
         return [by_id[i] for i in ids if i in by_id]
@@ -739,14 +743,14 @@ class PostgresStore:
             "weights AS (SELECT w.word, graphmem_idf(coalesce(sum(c.items), 0), corpus.documents) "
             "  AS idf FROM words w CROSS JOIN corpus LEFT JOIN word_counts c ON c.word = w.word "
             "  GROUP BY w.word, corpus.documents), "
-            "found AS (SELECT DISTINCT best.item FROM words w CROSS JOIN LATERAL ("
-            "  SELECT p.item FROM item_words p JOIN items i ON i.id = p.item "
+            "found AS (SELECT DISTINCT best.item, best.ord FROM words w CROSS JOIN LATERAL ("
+            "  SELECT p.item, p.ord FROM item_words p JOIN items i ON i.id = p.item "
             f"  WHERE {mine}p.word = w.word AND {where} ORDER BY p.impact DESC, p.ord "
             "  LIMIT %(depth)s) best) "
-            "SELECT i.id, sum(weights.idf * graphmem_impact(p.tf, p.length, corpus.average)) "
-            "  AS score FROM found f JOIN item_words p ON p.item = f.item "
-            "  JOIN weights ON weights.word = p.word JOIN items i ON i.id = f.item, corpus "
-            f"GROUP BY i.id, i.ord ORDER BY score DESC, i.ord LIMIT {int(k)}",
+            "SELECT f.item AS id, sum(weights.idf * graphmem_impact(p.tf, p.length, "
+            "  corpus.average)) AS score FROM found f JOIN item_words p ON p.item = f.item "
+            "  JOIN weights ON weights.word = p.word, corpus "
+            f"GROUP BY f.ord, f.item ORDER BY score DESC, f.ord LIMIT {int(k)}",
             {**params, "query": query, "depth": WORD_DEPTH * int(k)})
         return [(r["id"], float(r["score"])) for r in rows]
 
@@ -811,6 +815,8 @@ class PostgresStore:
 
     def visible_ids(self, ids: Sequence[str], flt: ItemFilter) -> list[str]:
         """The ids the filter lets through, in the given order."""
+        if not ids:
+            return []
         where, params = _where(flt)
         rows = self._rows(f"SELECT i.id FROM items i WHERE i.id = ANY(%(ids)s) AND {where}",
                           {**params, "ids": list(ids)})
@@ -820,6 +826,8 @@ class PostgresStore:
     def item_rows(self, ids: Sequence[str]) -> dict[str, Row]:
         """Items as ranking reads them and search shows them, by id: bodies cut to their first
         BODY_PREFIX characters (`body_cut` says which were)."""
+        if not ids:
+            return {}
         fields = ("id", "project", "kind", "status", "session_id", "created_at", "expire_at",
                   *ROW_FIELDS)
         rows = self._rows(f"SELECT {_names(fields, 'i')}, left(i.body, {BODY_PREFIX}) AS body, "
@@ -873,17 +881,24 @@ class PostgresStore:
         suffixes = [s for s in path_suffixes if s and not s.endswith("/")]
         if not wanted and not suffixes:
             return []
-        kinds_clause = "AND e.kind = ANY(%(kinds)s) " if kinds else ""
-        rows = self._rows(
-            f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.kind IN ('file', 'symbol') "
-            f"{kinds_clause}AND (e.name = ANY(%(names)s) OR e.qualname = ANY(%(names)s) OR (e.path <> '' AND "
-            "EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) s "
-            "WHERE e.path = s OR right(e.path, length(s) + 1) = '/' || s))) ORDER BY e.id",
-            {"kinds": list(kinds or ()), "names": wanted, "suffixes": suffixes})
-        return rows
+        code = "e.kind IN ('file', 'symbol')" + (" AND e.kind = ANY(%(kinds)s)" if kinds else "")
+        found = []  # each part on its own index (an OR of them read every entity)
+        if wanted:
+            found.append(f"SELECT {ENTITY_SELECT} FROM entities e WHERE {code} "
+                         "AND (e.name = ANY(%(names)s) OR e.qualname = ANY(%(names)s))")
+        if suffixes:
+            found.append(f"SELECT {ENTITY_SELECT} FROM unnest(%(suffixes)s::text[]) s "
+                         f"JOIN entities e ON {_FILE_NAME.format('e.path')} = "
+                         f"{_FILE_NAME.format('s')} AND e.path <> '' WHERE {code} "
+                         "AND (e.path = s OR right(e.path, length(s) + 1) = '/' || s)")
+        return self._rows(f"SELECT DISTINCT ON (id) * FROM ({' UNION ALL '.join(found)}) e "
+                          "ORDER BY id", {"kinds": list(kinds or ()), "names": wanted,
+                                          "suffixes": suffixes})
 
     def code_entities(self, ids: Sequence[str]) -> list[Row]:
         """File and symbol entities by id."""
+        if not ids:
+            return []
         rows = self._rows(f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.id = ANY(%s) "
                           "AND e.kind IN ('file', 'symbol')", (list(ids),))
         by_id = {r["id"]: r for r in rows}
@@ -923,9 +938,15 @@ class PostgresStore:
                          str, float]]:
         """(item id, entity id, weight) for items linked to any of the entities, newest item
         first."""
+        if not entity_ids:
+            return []
         where, params = _where(flt)
+        # OFFSET 0: each link's item read by its key; a hash join read all the project's items
+        # when the planner expected a few thousand links.
         rows = self._rows(f"SELECT l.source, l.target, l.weight FROM {ITEM_ENTITY_LINKS} l "
-                          f"JOIN items i ON i.id = l.source WHERE l.target = ANY(%(e)s) AND {where} "
+                          "CROSS JOIN LATERAL (SELECT i.created_at, i.ord FROM items i "
+                          f"WHERE i.id = l.source AND {where} OFFSET 0) i "
+                          "WHERE l.target = ANY(%(e)s) "
                           "ORDER BY i.created_at DESC, i.ord DESC, l.target, l.weight",
                           {**params, "e": list(entity_ids)})
         return [(r["source"], r["target"], float(r["weight"])) for r in rows]
@@ -933,9 +954,14 @@ class PostgresStore:
     def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
         """How many files each item is linked to."""
         ids = list(item_ids)
-        rows = self._rows(f"SELECT l.source, count(DISTINCT l.target) AS n FROM {ITEM_ENTITY_LINKS} l "
-                          "WHERE l.source = ANY(%s) AND starts_with(l.target, 'file:') "
-                          "GROUP BY l.source", (ids,))
+        if not ids:
+            return {}
+        # Each table filtered on its own: its (source, target) key answers without the rows.
+        files = " UNION ALL ".join(f"SELECT source, target FROM {table} WHERE source = ANY(%(i)s) "
+                                   "AND starts_with(target, 'file:')"
+                                   for table in ("mentions", "anchored_to"))
+        rows = self._rows(f"SELECT l.source, count(DISTINCT l.target) AS n FROM ({files}) l "
+                          "GROUP BY l.source", {"i": ids})
         found = {r["source"]: int(r["n"]) for r in rows}
         return {i: found.get(i, 0) for i in ids}
 

@@ -218,6 +218,26 @@ def test_entities(linked: Store) -> None:
     assert linked.find_entities(path_suffixes=["b.py"]) == []
 
 
+@pytest.mark.parametrize(("names", "suffixes", "kinds", "found"), [
+    ([], ["a.py"], None, ["file:a.py", "file:lib/a.py", "symbol:a.py::f"]),
+    ([], ["src/a.py"], None, ["file:a.py", "symbol:a.py::f"]),
+    ([], ["lib/a.py", "xa.py"], ["file"], ["file:lib/a.py", "file:xa.py"]),
+    ([], ["rc/a.py", "a.py/"], None, []),  # a suffix starts at a '/'; a directory names no file
+    (["f"], ["lib/a.py"], None, ["file:lib/a.py", "symbol:a.py::f"]),
+    (["a.py"], ["a.py"], ["file"], ["file:a.py", "file:lib/a.py"]),  # once each
+    (["retry"], [], None, []),  # concepts are not code
+])
+def test_code_entities_by_name_and_path_suffix(linked: Store, names: list[str],
+                                               suffixes: list[str], kinds: list[str] | None,
+                                               found: list[str]) -> None:
+    linked.apply(ops.PutEntities([
+        {"id": "file:lib/a.py", "kind": "file", "name": "a.py", "path": "lib/a.py"},
+        {"id": "file:xa.py", "kind": "file", "name": "xa.py", "path": "xa.py"},
+        {"id": "file:nowhere", "kind": "file", "name": "nowhere"}]))
+    rows = linked.find_entities(names=names, path_suffixes=suffixes, kinds=kinds)
+    assert sorted(e["id"] for e in rows) == found
+
+
 def test_links(linked: Store) -> None:
     counts = linked.counts()
     assert {t: counts[t] for t in LINK_TABLES} == {

@@ -273,6 +273,60 @@ def test_keyword_search_reads_a_few_postings_of_a_common_word(store: PostgresSto
     assert 3 <= rows_read(plan[0]["Plan"]) <= 30  # 2,000 items hold the word
 
 
+def rows_read(store: PostgresStore, call, table: str) -> int:
+    """Rows the first statement `call` sends reads from `table` and its indexes (those a filter
+    then drops included), by EXPLAIN ANALYZE."""
+    captured: list[tuple] = []
+    real = store._rows
+    store._rows = lambda q, p=None: captured.append((q, p)) or real(q, p)  # type: ignore[method-assign]
+    try:
+        call()
+    finally:
+        del store._rows
+    plan = store._one("EXPLAIN (ANALYZE, FORMAT JSON) " + captured[0][0], captured[0][1])
+
+    def read(node: dict) -> int:
+        scanned = node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
+        own = scanned * node["Actual Loops"] if table in (
+            node.get("Relation Name"), node.get("Index Name", "").split("_")[0]) else 0
+        return own + sum(read(child) for child in node.get("Plans", ()))
+
+    return read(plan[0]["Plan"])
+
+
+def test_code_entities_are_found_by_name_and_path_suffix_on_indexes(
+        store: PostgresStore) -> None:
+    """A search resolves the files it is given and reaches the symbols in them by a path
+    suffix: that reads the few entities sharing the file name, not all of them."""
+    store.apply(ops.PutEntities(
+        [{"id": f"file:src/m{n}/f{n}.py", "kind": "file", "name": f"f{n}.py",
+          "path": f"src/m{n}/f{n}.py"} for n in range(2000)]
+        + [{"id": f"symbol:src/m{n}/f{n}.py::g", "kind": "symbol", "name": "g",
+            "qualname": f"f{n}.py::g", "path": f"src/m{n}/f{n}.py"} for n in range(2000)]))
+    store._exec("ANALYZE")
+    assert [e["id"] for e in store.find_entities(path_suffixes=["m7/f7.py"], kinds=["symbol"])] \
+        == ["symbol:src/m7/f7.py::g"]
+    assert rows_read(store, lambda: store.find_entities(path_suffixes=["m7/f7.py"]),
+                     "entities") <= 4
+    assert rows_read(store, lambda: store.find_entities(names=["f7.py"], kinds=["file"]),
+                     "entities") <= 4
+
+
+def test_items_mentioning_reads_the_linked_items_only(store: PostgresStore) -> None:
+    """Items of many links are read by their key, not by reading all the project's items."""
+    store.apply(ops.PutItems([item(i) for i in range(6000)]))
+    store.apply(ops.PutEntities([{"id": f"concept:c{n}", "kind": "concept", "name": f"c{n}"}
+                                 for n in range(60)]))
+    store.apply(ops.PutLinks("MENTIONS", [{"source": f"i{i}", "target": f"concept:c{i % 60}",
+                                           "weight": 1.0} for i in range(6000)]))
+    store._exec("ANALYZE")
+    wanted = [f"concept:c{n}" for n in range(12)]
+    found = store.items_mentioning(wanted, ItemFilter(project="p"))
+    assert len(found) == 1200 and found[0][0] == "i5951"
+    assert rows_read(store, lambda: store.items_mentioning(wanted, ItemFilter(project="p")),
+                     "items") <= 1200
+
+
 def test_vector_search_on_the_index_and_exactly_under_a_narrow_filter(
         store: PostgresStore) -> None:
     many = BULK_VECTORS + 200
