@@ -98,6 +98,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.in_flight = 0  # calls received and not yet answered: the owner never idles out on them
         self.served = 0
         self.search_ready = False  # the model is loaded and the search mirror built
+        self.closing = False  # set under the lock before the store closes: background work stops
         self.started = time.time()
         self.log_path = Path(memory.dir) / "logs" / LOG_NAME
         private_dir(self.log_path.parent)
@@ -165,9 +166,15 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 "search_ready": self.search_ready,
                 "busy": self.lock.locked()}
 
+    def close_store(self) -> None:
+        """Close the store once no background task is inside it, and keep them out after."""
+        with self.lock:
+            self.closing = True
+            self.memory.close()
+
     def _warm(self, step: str, *args: Any) -> None:
         task = getattr(self.memory, step, None)
-        if task is None:
+        if task is None or self.closing:
             return
         try:
             task(*args)
@@ -191,6 +198,8 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         task = getattr(self.memory, "reembed", None)
         while task is not None:
             with self.lock:
+                if self.closing:
+                    return
                 try:
                     left = task(limit=REEMBED_BATCH)["left"]
                 except Exception as exc:  # noqa: BLE001 - logged; the next owner tries again
@@ -233,6 +242,8 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                     continue
                 due[id(task)] = time.monotonic() + period
                 with self.lock:
+                    if self.closing:
+                        return
                     try:
                         task()
                     except Exception as exc:  # noqa: BLE001 - logged; nothing is lost
@@ -323,7 +334,6 @@ def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:
         server.serve_forever(poll_interval=0.2)
     finally:
         server.server_close()
-        with server.lock:
-            memory.close()
+        server.close_store()
     return 0
 

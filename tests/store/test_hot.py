@@ -201,6 +201,8 @@ def test_the_owner_builds_the_mirror_in_its_warm_up(memory: Any, monkeypatch: An
             assert memory.store._hot.count(ItemFilter()) == 1
     finally:
         server.server_close()
+        with server.lock:  # the warm-up goes on to re-embed and ingest: not into a closed store
+            server.closing = True
 
 
 def test_search_rows_from_the_mirror_equal_the_graph_rows(memory: Any) -> None:
