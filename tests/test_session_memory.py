@@ -122,10 +122,10 @@ def test_a_session_summary_is_injected_only_where_it_clearly_bears_on_the_prompt
 
 def test_an_injected_entry_spends_no_room_on_markdown_headings_or_fences(memory: Any) -> None:
     # entire-cli 03a1382e: a Linear issue's description, stored as the open task's body.
-    body = "\n".join(["Filed in Linear as ENT-242 (team Entire, project Troy).", "## Problem",
-                      "go-git's `worktree.Status()` rewrites the worktree index file.", "```",
-                      "fatal: unable to read e53647ba1f1e5203bedff558b482f178db045555", "```", "### Fix",
-                      "Replace `getStagedFiles`' `worktree.Status()` with `git diff --cached --name-only`."])
+    body = ("Filed in Linear as ENT-242 (team Entire, project Troy).\n## Problem\n"
+            "go-git's `worktree.Status()` rewrites the worktree index file.\n```\n"
+            "fatal: unable to read e53647ba1f1e5203bedff558b482f178db045555\n```\n### Fix\n"
+            "Replace `getStagedFiles`' `worktree.Status()` with `git diff --cached --name-only`.")
     task = memory.add("Open Linear issue ENT-242: Replace go-git worktree.Status() with git CLI", body=body,
                       kind="task")
     context = memory.prompt_context("git status: fatal: unable to read e53647ba1f1e5203bedff558b482f178db045555")

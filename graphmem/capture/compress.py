@@ -911,6 +911,7 @@ class _Session:
     prompts: list[_Ev]
     transcript: Any
     headlines: dict[str, str] = field(default_factory=dict)
+    findings: list[Any] = field(default_factory=list)  # lessons.ranked_findings of the transcript
 
     edits: list[_Ev] = field(default_factory=list)
 
@@ -1593,7 +1594,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if settings:
         body.append("Configuration set:")
         body.extend(f"- {redact(line)}" for line in settings)
-    found = lessons.more_findings(s.transcript) if s.transcript is not None else []
+    found = lessons.more_findings(s.findings)
     if found:
         body.append("Also found:")
         body.extend(f"- {redact(line)}" for line in found)
@@ -1704,7 +1705,9 @@ def _notified(msg: Any) -> bool:
 def _last_agent_message(s: _Session) -> str:
     """The agent's last words to the person: a turn the harness started (a background task's
     notification) is no answer to them, so its words count only when nothing else was said."""
-    prompted, answers, stops = False, [], []
+    prompted = False
+    answers: list[str] = []
+    stops: list[str] = []
     for ev in s.events:
         if ev.event == "user-prompt":
             prompted = True
@@ -1716,10 +1719,17 @@ def _last_agent_message(s: _Session) -> str:
     if s.transcript is not None:
         from graphmem.capture.redact import redact
 
-        said = [m for m in s.transcript if not m.sidechain and (m.role == "user" or m.role == "assistant" and m.text)]
-        replies = [m for n, m in enumerate(said) if m.role == "assistant"
-                   and not _notified(next((u for u in reversed(said[:n]) if u.role == "user"), None))]
-        last = (replies or [m for m in said if m.role == "assistant"])[-1:]
+        asked, spoken, replies = None, [], []
+        for m in s.transcript:
+            if m.sidechain:
+                continue
+            if m.role == "user":
+                asked = m
+            elif m.role == "assistant" and m.text:
+                spoken.append(m)
+                if not _notified(asked):
+                    replies.append(m)
+        last = (replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""
 
@@ -1727,7 +1737,6 @@ def _last_agent_message(s: _Session) -> str:
 def _transcript_rules(s: _Session) -> list[Draft]:
     """With the agent's own words at hand: lessons, the person's answers, discoveries, open failures."""
     from graphmem.capture import lessons
-    from graphmem.capture.redact import redact
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
@@ -1735,7 +1744,8 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
     said = " ".join(d.title for d in drafts).lower()
-    drafts += [d for d in lessons.discoveries(s.transcript, s.session_id)
+    s.findings = lessons.ranked_findings(s.transcript)
+    drafts += [d for d in lessons.discoveries(s.transcript, s.session_id, s.findings)
                if d.title.lower().rstrip(".…")[-80:] not in said]
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
@@ -1751,6 +1761,13 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             kind="task", title=_short(title, TITLE_MAX), body="\n".join(body), confidence=BASE_CONFIDENCE,
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
+    return _as_said(s, drafts)
+
+
+def _as_said(s: _Session, drafts: list[Draft]) -> list[Draft]:
+    """Drafts from the agent's words, redacted, with paths relative to the checkout."""
+    from graphmem.capture.redact import redact
+
     for d in drafts:
         d.title, d.body = s.paths.relative_text(redact(d.title)), s.paths.relative_text(redact(d.body))
         d.observation_ids = d.observation_ids or [e.id for e in s.events[-1:]]
@@ -1761,17 +1778,12 @@ def _ticket_rules(s: _Session) -> list[Draft]:
     """Issues the session filed in a tracker: from the transcript's calls when there is one, else
     from the hook events."""
     from graphmem.capture import lessons, tickets
-    from graphmem.capture.redact import redact
 
     if s.transcript is not None and any(m.role == "assistant" for m in s.transcript):
         calls = lessons.tool_calls(s.transcript, s.paths.rel)
     else:
         calls = [(e.tool, e.tool_input, e.text, bool(e.is_error)) for e in s.events if e.event == "post-tool"]
-    drafts = tickets.drafts(tickets.tickets(calls), s.session_id)
-    for d in drafts:
-        d.title, d.body = s.paths.relative_text(redact(d.title)), s.paths.relative_text(redact(d.body))
-        d.observation_ids = d.observation_ids or [e.id for e in s.events[-1:]]
-    return drafts
+    return _as_said(s, tickets.drafts(tickets.tickets(calls), s.session_id))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -585,17 +585,18 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     return kept
 
 
-def more_findings(transcript: Iterable[Any]) -> list[str]:
-    """The findings after the few a session keeps as items: its summary lists them."""
-    return [_short(f[2], 220) for f in ranked_findings(transcript)[MAX_DISCOVERIES:MAX_DISCOVERIES + MORE_FINDINGS]]
+def more_findings(ranked: list[tuple[float, int, str, str]]) -> list[str]:
+    """Of ranked_findings, those after the few a session keeps as items: its summary lists them."""
+    return [_short(f[2], 220) for f in ranked[MAX_DISCOVERIES:MAX_DISCOVERIES + MORE_FINDINGS]]
 
 
-def discoveries(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+def discoveries(transcript: Iterable[Any], session_id: str,
+                ranked: list[tuple[float, int, str, str]] | None = None) -> list[Draft]:
     """What the agent found out about the code: the few sentences of its prose that read most like a
     finding (they name code, state how it behaves, often against expectation), said right after a
     failure or right before the edit it motivated; one per message, at most MAX_DISCOVERIES per
-    session, each kept with the message it was said in."""
-    kept = ranked_findings(transcript)[:MAX_DISCOVERIES]
+    session, each kept with the message it was said in (`ranked`: ranked_findings, if known)."""
+    kept = (ranked_findings(transcript) if ranked is None else ranked)[:MAX_DISCOVERIES]
     drafts = []
     for _, _, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
@@ -742,7 +743,8 @@ def transcript_edits(transcript: Iterable[Any], rel: Callable[[str], str]) -> li
 
 
 def edit_texts(tool_input: dict[str, Any]) -> list[tuple[str, str]]:
-    parts = tool_input.get("edits") if isinstance(tool_input.get("edits"), list) else [tool_input]
+    edits = tool_input.get("edits")
+    parts: list[Any] = edits if isinstance(edits, list) else [tool_input]
     return [(str(p.get("old_string") or ""), str(p.get("new_string") or p.get("content") or ""))
             for p in parts if isinstance(p, dict)]
 

@@ -515,11 +515,11 @@ def test_plans_headings_status_and_guesses_are_no_discoveries(said: str) -> None
 
 @pytest.mark.parametrize("said", [
     # claude-code-log 37f83ec9, verbatim: the agent's own test, not the project
-    "The issue is that I'm calling `cache_manager.get_cached_project_data()` which returns actual cached "
-    "data, but in my test I'm setting `cache_manager.project_data` directly.",
+    ("The issue is that I'm calling `cache_manager.get_cached_project_data()` which returns actual cached "
+     "data, but in my test I'm setting `cache_manager.project_data` directly."),
     # claude-code-log a7da6a22, verbatim: a coverage report's branch, a spot in today's file
-    "The missing branch `200->exit` is the `break` statement in `_mark_archive_error()` when the entry is "
-    "not found (which shouldn't happen in normal operation).",
+    ("The missing branch `200->exit` is the `break` statement in `_mark_archive_error()` when the entry is "
+     "not found (which shouldn't happen in normal operation)."),
 ])
 def test_the_agents_work_in_progress_and_todays_line_numbers_are_no_discoveries(said: str) -> None:
     session = Session().run("uv run pytest", "Exit code 1\nFAILED test/test_cache.py::test_x", error=True)
@@ -546,10 +546,10 @@ def test_findings_past_the_few_kept_as_items_are_listed_in_the_summary() -> None
     said = ["`load_session_messages` doesn't include `agent_id` in the map, so subagent rows are dropped.",
             "The fixture `subagent.jsonl` actually has no `agent_id` fields, so its name is misleading.",
             "`Config.runtime` reads `SECRET_KEY_BASE` only in prod, so tests never see it.",
-            "AshComputer auto-generates `handle_event(\"transcript_view_toggle_tool_result_group\", params, "
-            "socket)`.",
-            "Dialyzer says `LLMChain.run` returns `{:error, %LLMChain{}, ...}` — the error is a 3-tuple "
-            "with the chain."]
+            ("AshComputer auto-generates `handle_event(\"transcript_view_toggle_tool_result_group\", params, "
+             "socket)`."),
+            ("Dialyzer says `LLMChain.run` returns `{:error, %LLMChain{}, ...}` — the error is a 3-tuple "
+             "with the chain.")]
     session = Session().user("Work on bead spotter-dov.")
     for n, sentence in enumerate(said):
         session.run("mix test", f"Exit code 2\n** (CompileError) lib/a_{n}.ex:3: undefined", error=True)

@@ -105,6 +105,6 @@ def test_an_issue_closed_in_a_later_session_is_no_longer_open_work_in_the_store(
     rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("active",)), limit=100)
     tickets = [r for r in rows if "ticket" in r["tags"]]
     assert [(r["kind"], r["title"]) for r in tickets] == [
-        ("decision", "Linear issue ENT-242 done: Replace go-git worktree.Status() with git CLI to prevent "
-                     "index corruption")]
+        ("decision", ("Linear issue ENT-242 done: Replace go-git worktree.Status() with git CLI to prevent "
+                      "index corruption"))]
     assert "Open Linear issue ENT-242" not in memory.brief().text
