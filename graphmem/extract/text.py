@@ -643,7 +643,8 @@ _LEADING_DOT_RE = re.compile(
 _CAMEL_RE = re.compile(r"(?<![\w.@$/\-])([A-Za-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w@\-]|\.\w)")
 _CODE_WORD_BEFORE_RE = re.compile(
     r"\b(?:class|struct|interface|type|enum|trait|method|function|component|module|object|"
-    r"instance|new|extends|implements|import|from|raise|throw|catch|def|fn|func)[ \t]+$"
+    r"instance|new|extends|implements|import|from|raise|throw|catch|def|fn|func|subclass|"
+    r"validation errors? for)[ \t]+$"  # pydantic names the model: `2 validation errors for User`
 )
 _CODE_WORD_AFTER_RE = re.compile(
     r"[ \t]+(?:class(?:es)?|struct|interface|type|enum|trait|methods?|functions?|components?|"
@@ -1329,7 +1330,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
     for m in _CAMEL_RE.finditer(text):
         if _is_camel(m.group(1)):
             bare = m.group(1)[0].isupper() and not _CODE_WORD_AFTER_RE.match(text, m.end()) and not (
-                _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 20), m.start()))
+                _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 26), m.start()))
             yield _Cand("symbol", m.start(), m.end(), m.group(1), weak=bare)
     for m in _SNAKE_RE.finditer(text) if "_" in text else ():
         word = m.group(1)
@@ -2242,13 +2243,18 @@ def _to_mentions(text: str, cands: Iterable[_Cand], offset: int) -> list[Mention
     return out
 
 
-def extract(text: str, *, concepts: bool = True) -> list[Mention]:
-    """Extract entity mentions from one text, sorted by start offset."""
-    return extract_many([text], concepts=concepts)[0]
+def extract(text: str, *, concepts: bool = True, bare: bool = False) -> list[Mention]:
+    """Extract entity mentions from one text, sorted by start offset (``bare``: see extract_many)."""
+    return extract_many([text], concepts=concepts, bare=bare)[0]
 
 
-def extract_many(texts: Iterable[str], *, concepts: bool = True) -> list[list[Mention]]:
-    """Extract mentions from many texts at once, using ``nlp.pipe`` for tokenization."""
+def extract_many(texts: Iterable[str], *, concepts: bool = True,
+                 bare: bool = False) -> list[list[Mention]]:
+    """Extract mentions from many texts at once, using ``nlp.pipe`` for tokenization.
+
+    ``bare``: also give the CamelCase names with no code cue (``Mention.bare``). By the symbol
+    definition of #18 such a name is a symbol only if the code index knows it, so the text alone
+    does not make it one; callers that link against the index ask for them and let it decide."""
     clean = [_sanitize(t) for t in texts]
     pieces: list[tuple[int, int, str]] = []
     for i, t in enumerate(clean):
@@ -2261,7 +2267,10 @@ def extract_many(texts: Iterable[str], *, concepts: bool = True) -> list[list[Me
     docs = iter(nlp.pipe((p[2] for p in tokenized), batch_size=256)) if nlp else iter(())
     for i, off, chunk in pieces:
         doc = next(docs) if concepts and len(clean[i]) <= LARGE_TEXT else None
-        results[i].extend(_to_mentions(clean[i], _extract_doc(doc, chunk, concepts), off))
+        cands = _extract_doc(doc, chunk, concepts)
+        if not bare:
+            cands = [c for c in cands if not (c.weak and c.kind == "symbol")]
+        results[i].extend(_to_mentions(clean[i], cands, off))
     for res in results:
         res.sort(key=lambda m: (m.start, m.end, m.kind))
     return results

@@ -148,6 +148,12 @@ REFUSES = [
     ("z131", "symbol", "phx.gen.live"),
     # A setting given on a command line is configuration, not code.
     ("z274", "symbol", "controller.admissionWebhooks.enabled"),
+    # A CamelCase name with no code cue is a symbol only if the code index knows it: the text
+    # alone (no index, as here) does not make a product or a changelog's class name one.
+    ("z266", "symbol", "EvenPodsSpread"),
+    ("z307", "symbol", "MindSing"),
+    ("z320", "symbol", "TableOutputFormatter"),
+    ("z039", "symbol", "ApplicationContext"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
@@ -215,6 +221,14 @@ def test_rule_finds(line: str, kind: str, surfaces: list[str]) -> None:
 @pytest.mark.parametrize(("line", "kind", "surface"), REFUSES)
 def test_rule_refuses(line: str, kind: str, surface: str) -> None:
     assert not [f for f in found(line, kind) if f.startswith(surface)], LINES[line]
+
+
+def test_a_name_without_a_code_cue_is_given_only_to_a_caller_that_asks_the_index() -> None:
+    """Linking asks for bare names (the index decides: tests/extract/test_link.py); a cue such as
+    pydantic's 'validation errors for Model' makes the name code without any index."""
+    [bare] = [m for m in extract(LINES["z320"], concepts=False, bare=True) if m.kind == "symbol"]
+    assert (bare.text, bare.bare) == ("TableOutputFormatter", True)
+    assert found("x165", "symbol") == ["UserTranscriptEntry"]
 
 
 def test_a_line_is_a_command_but_a_version_line_is_not() -> None:
