@@ -1652,14 +1652,20 @@ def _unknown_tool(cmd: str) -> bool:
     return _UNKNOWN_TOOL_RE.match(cmd) is not None
 
 
-_UNKNOWN_TOOL_RE = re.compile(r"(?:\./|/)?[a-z][\w.\-/]*[ \t]+(?:-{1,2}[a-z]|\d?>)")
+_UNKNOWN_TOOL_RE = re.compile(r"(?:\./|/)?[a-z][\w.\-/]*[ \t]+(?:-{1,2}[a-z]|-[A-Z]\b|\d?>)")
 
 
 _SHELL_PREFIX_RE = re.compile(
     r"""(?x)[ \t]*(?:
         \d{1,2}\.[ \t]+                                  # a numbered step: "2. cd laravel"
-      | >[ \t]+                                          # npm's echo of a script: "> webpack -p"
+      | (?:\#\d+[ \t]+\d+\.\d+[ \t]+)?>[ \t]+             # npm's echo of a script: "> webpack -p",
+                                                         # behind BuildKit's step and time "#0 0.4 "
       | [\w.\-]+@[\w.\-]+:[^\s$#]*[$\#][ \t]+             # user@host:~/dir$
+      | \[[\w.\-]+@[\w.\-]+[ \t][^\]\n]*\][$\#][ \t]+        # [user@host dir]$
+      | [\w.\-]+@[\w.\-]+[ \t]+\S+[ \t]+%[ \t]+            # zsh: user@host dir %
+      | (?:\d\d:\d\d[ \t]+)?~?[\w./\-]*[ \t]+\([\w./\-]+\)\$[ \t]+  # 22:45 ~/dir (master)$
+      | \#[ \t]+                                         # a root shell's prompt: "# kubectl ..."
+      | Run[ \t]+                                        # a CI step's echo (GitHub Actions)
       | [A-Za-z]:\\[^>\n]*>                               # C:\dir>
       | ➜[ \t]+\S+(?:[ \t]+git:\([^)\n]*\))?(?:[ \t]+✗)?[ \t]+  # zsh's arrow prompt
     )?"""
@@ -1677,13 +1683,18 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
         head_char = line.lstrip()[:1]
-        if not head_char or head_char.isupper() and line.lstrip()[1:2] != ":" or len(line) > 400:
+        if (not head_char or head_char.isupper() and line.lstrip()[1:2] != ":"
+                and not line.lstrip().startswith("Run ") or len(line) > 400):
             continue  # prose starts with a capital; a drive prompt (C:\\) does too
         prefix = _SHELL_PREFIX_RE.match(line)
         at = line_start + (prefix.end() if prefix else 0)
         cmd = line[at - line_start :].rstrip()
+        if cmd.endswith(" \\"):
+            cmd = cmd[:-1].rstrip()  # the line continues the command; the backslash is no argument
         first = cmd.split(None, 1)[0] if cmd else ""
-        if first not in EXECUTABLES and first[:1] not in _SHELL_START and not _unknown_tool(cmd):
+        by_path = _executable_path(first)
+        if (first not in EXECUTABLES and first[:1] not in _SHELL_START and not by_path
+                and not _unknown_tool(cmd)):
             continue
         if cmd.startswith("(") and cmd.endswith(")"):
             cmd, at = cmd[1:-1], at + 1
@@ -1697,13 +1708,25 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
         if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS
                                or re.fullmatch(r"v?\d+(?:\.\d+)+", words[1])):
             continue  # `npm ERR! code E404` is the tool's log, `cargo 1.32.0 (...)` its version
-        if len(words) > 2 and words[-2].startswith("-") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):
-            continue  # a verb after the flags: `cargo build --release fails` is a sentence
+        if len(words) > 2 and words[-2].startswith("--") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):
+            continue  # a verb after the flags: `cargo build --release fails` is a sentence; a short
+            # flag takes a value (`psql -d postgres`, `cargo clippy -- -D warnings`)
         if first in _ENGLISH_EXECUTABLES and not _english_command(head):
             continue
+        if len(words) == 1 and first[:1] in "/~" and re.search(r"\.[A-Za-z]\w*$", first):
+            continue  # a lone absolute path to a file (`/root/.nuget/NuGet/NuGet.Config`) is a file
         known = first in EXECUTABLES or re.fullmatch(r"\.{0,2}/[\w.\-/]+", first) is not None
-        if known or _unknown_tool(cmd):
+        if known or by_path or _unknown_tool(cmd):
             yield from _chain_commands(cmd, at, single_ok=True, trusted=True)
+
+
+def _executable_path(word: str) -> bool:
+    """A path to a program: ``C:\\flutter\\bin\\flutter.bat``, ``D:\\jdk\\bin\\java.exe``, or a path
+    whose last part is a known executable (``/home/runner/.cargo/bin/cargo``)."""
+    if "/" not in word and "\\" not in word:
+        return False
+    name = re.split(r"[/\\]", word)[-1]
+    return name.lower().endswith((".exe", ".bat", ".cmd")) or name in EXECUTABLES
 
 
 def _english_command(words: list[str]) -> bool:

@@ -110,6 +110,29 @@ FINDS = [
     ("z144", "package", ["live_toast", "live_toast", "live_toast"]),
 ]
 
+# A command line behind the prompts and echoes terminals and CI print, started by a path to
+# its program; a short flag's value is no verb ending a sentence (`-d postgres`, `-D warnings`).
+FINDS += [
+    ("z017", "command", ["/home/runner/.cargo/bin/cargo clippy -- -D warnings"]),
+    ("z282", "command", ["psql -h localhost -p 5432 -U postgres -d postgres"]),
+    ("z048", "command", [("D:\\Environment\\jdk\\bin\\java.exe -XX:TieredStopAtLevel=1 -noverify "
+                         "-Dspring.output.ansi.enabled=always")]),
+    ("z062", "command", ["C:\\flutter\\bin\\flutter.bat doctor --verbose"]),
+    ("z089", "command", ["gem uninstall rack"]),  # 22:45 ~/src/sites/clientend (master)$
+    ("z134", "command", ["mix live_filter.install.assets"]),  # zsh: user@host dir %
+    ("z265", "command", ["kubectl version --short"]),  # a root prompt: '# '
+    ("z274", "command", [("helm upgrade --install ingress-nginx ingress-nginx --repo "
+                         "https://kubernetes.github.io/ingress-nginx --namespace ingress-nginx "
+                         "--create-namespace --set controller.admissionWebhooks.enabled=false")]),
+    ("z254", "command", ["docker-compose -f test-docker-compose.yaml down"]),  # GitHub's 'Run '
+    ("z140", "command", ["iex -S mix phx.server"]),
+    ("z270", "command", [("curl https://raw.githubusercontent.com/kubernetes/ingress-nginx/master/"
+                         "deploy/namespace.yaml")]),  # the continuation backslash is no argument
+    # A lone absolute path to a file is a file, not a command.
+    ("z159", "command", []),
+    ("z354", "command", []),
+]
+
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
     # Dates and IPs are never files or urls.
