@@ -809,6 +809,11 @@ _PACKAGE_SHAPES = (
     (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
      ('":',), None),
 )
+# A package manager's listing, a line of name and version (mix deps, pip list, gem list, pip freeze's
+# older `name (version)`), and Cargo's package id (`monolith v2.0.14 (/path)`, cargo's own quoting).
+_LISTING_RE = re.compile(
+    r"(?m)^[ \t]*(?P<name>[a-z][\w.\-]*)[ \t]+(?:\(v?\d+\.\d+[\w.\-+]*\)|v?\d+\.\d+[\w.\-+]*)[ \t]*$")
+_CARGO_ID_RE = re.compile(r"`(?P<name>[A-Za-z][\w\-]*) v\d+\.\d+\.\d+[\w.\-+]*(?: \(|`)")
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
 _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
@@ -1430,6 +1435,12 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
             nv = _NAME_VER_RE.fullmatch(t.group(0))
             if nv:
                 yield _pkg(base + t.start(), base + t.end(), nv.group("name"), nv.group("ver"))
+    for m in _LISTING_RE.finditer(text) if "." in text else ():
+        name = m.group("name")
+        if name.lower() not in NOT_PACKAGES and name not in EXECUTABLES:  # `rustc 1.70.0` is the tool
+            yield _pkg(m.start("name"), m.end("name"), name)
+    for m in _CARGO_ID_RE.finditer(text) if " v" in text and "`" in text else ():
+        yield _pkg(m.start("name"), m.end("name"), m.group("name"))
     yield from _scan_package_contexts(text)
     yield from _scan_tool_output(text)
     yield from _scan_package_phrases(text)
@@ -1889,7 +1900,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         start = pos + t.start(1)
         if word in ("&&", "||", ";", "|") or word.startswith("#"):
             break
-        closing = word.rstrip(",;.)")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
+        closing = word.rstrip(",;.)?!")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
         if skip_next or word.startswith("-"):
             skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
             if closing:
@@ -1897,26 +1908,27 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
             continue
         if word.lower() in _STOP_WORDS:
             break
-        bare = word.strip("\"'`,;.)")
-        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^][^\s]*)?", bare):
+        bare = word.strip("\"'`,;.)?!")
+        # a version after the name: pip's ==, npm's @, gem's and Composer's name:version
+        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^:][^\s]*)?", bare):
             if bare:
                 break
             continue
+        name = re.split(r"[<>=!~:]|(?<=.)@", bare, maxsplit=1)[0]
         if (
-            re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", bare)
-            or "/" in bare
-            and not bare.startswith("@")
-            and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", bare)
+            re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", name)
+            or "/" in name
+            and not name.startswith("@")
+            and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", name)
         ):
             if closing:
                 break
             continue
-        name = re.split(r"[<>=!~]|(?<=.)@", bare, maxsplit=1)[0]
         if name.lower() in NOT_PACKAGES:
             break
         off = word.find(bare)
-        yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@"))
-        if closing or word[-1] in ",;.)":
+        yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@:"))
+        if closing or word[-1] in ",;.)?!":
             break
 
 

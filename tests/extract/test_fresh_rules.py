@@ -133,6 +133,17 @@ FINDS += [
     ("z354", "command", []),
 ]
 
+# An install argument ends before a sentence's '?' and keeps gem's and Composer's name:version;
+# a package manager's listing line (name and version) and Cargo's package id name packages.
+FINDS += [
+    ("z076", "package", ["bundler"]),  # `gem install bundler`?
+    ("z086", "package", ["bundler:2.0.0.pre.3"]),
+    ("z173", "package", ["efficiently/authority-controller:1.2.*"]),
+    ("z122", "package", ["postgrex"]),
+    ("z230", "package", ["kombu"]),
+    ("z014", "package", ["monolith"]),
+]
+
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
     # Dates and IPs are never files or urls.
