@@ -773,8 +773,10 @@ _PACKAGE_SHAPES = (
     (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
      ("upgrade", "update", "bump", "downgrade", "pin "), None),
     # `dependency :fun_with_flags`, `installing cloudstack-agent`
-    (re.compile(r"(?i:\b(?:dependency|installing|installed)[ \t]+):?(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
-     ("dependency ", "dependency :", "installing ", "installed "), None),
+    # (prose's `dependency pre-bundling` is a noun, Elixir's dependency is an atom)
+    (re.compile(r"(?i:\b(?:dependency[ \t]+:|(?:installing|installed)[ \t]+:?))"
+                r"(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
+     ("dependency :", "installing ", "installed "), None),
     # quoted import paths: `imports "golang.org/x/net/html"`
     (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
     # Bundler's gems: `for gem "rails"`, `Could not find gem 'pg'`, a Gemfile's `gem 'devise'`
@@ -814,6 +816,9 @@ _PACKAGE_SHAPES = (
 _LISTING_RE = re.compile(
     r"(?m)^[ \t]*(?P<name>[a-z][\w.\-]*)[ \t]+(?:\(v?\d+\.\d+[\w.\-+]*\)|v?\d+\.\d+[\w.\-+]*)[ \t]*$")
 _CARGO_ID_RE = re.compile(r"`(?P<name>[A-Za-z][\w\-]*) v\d+\.\d+\.\d+[\w.\-+]*(?: \(|`)")
+_DEP_VERB_BEFORE_RE = re.compile(
+    r"(?i)\b(?:install\w*|using|uses?|upgrad\w*|updat\w*|downgrad\w*|requir\w*|pin\w*|bump\w*|"
+    r"depends on)\b[^.\n]{0,30}$")
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
 _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
@@ -1560,6 +1565,8 @@ def _scan_package_names(text: str) -> Iterator[_Cand]:
             continue
         versioned = _VERSION_AFTER_RE.match(text, m.end()) is not None
         titlecase = word[:1].isupper() and word[1:] == word[1:].lower()
+        if versioned and titlecase and not _DEP_VERB_BEFORE_RE.search(text, max(0, m.start() - 40), m.start()):
+            continue  # a product's release in prose (Vite 6.0 provides, Celery 5.0.0 ...), not a pin
         if _is_known_package(word) and (versioned or not titlecase):
             yield _pkg(m.start(), m.end(), word, weak=not versioned)
         elif versioned and word == low and low in AMBIGUOUS_PACKAGES:

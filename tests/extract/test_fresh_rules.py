@@ -142,6 +142,7 @@ FINDS += [
     ("z122", "package", ["postgrex"]),
     ("z230", "package", ["kombu"]),
     ("z014", "package", ["monolith"]),
+    ("z233", "package", ["Django", "django-celery-with-redis"]),  # I have installed Django 1.6
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
@@ -188,6 +189,12 @@ REFUSES = [
     ("z307", "symbol", "MindSing"),
     ("z320", "symbol", "TableOutputFormatter"),
     ("z039", "symbol", "ApplicationContext"),
+    # A product's release named in prose is no pin (a dependency verb makes it one: z233, x047);
+    # prose's `dependency pre-bundling` is a noun, not Elixir's `dependency :name`.
+    ("z235", "package", "Celery"),
+    ("z304", "package", "Vite"),
+    ("z302", "package", "Vite"),
+    ("z302", "package", "pre-bundling"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
