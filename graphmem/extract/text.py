@@ -719,6 +719,8 @@ _NOT_CODE_RES = (
     (re.compile(r"(?m)^[ \t]*(?:➜|[\w.\-]+@[\w.\-]+)[ \t]+([\w.\-]+)[ \t]+(?:git:\(|[%$#][ \t])"), 1, " ", ("➜", "@")),
     # a setting given on a command line: `--set controller.admissionWebhooks.enabled=false`, `-Dkey=v`
     (re.compile(r"(?:--set(?:-string)?[ \t=]+|[ \t]-[DP])([\w.\-]+)="), 1, "=", ("--set", " -D", " -P")),
+    # an indented config key with its value (YAML, a manifest): `  apiVersion: networking.k8s.io/v1`
+    (re.compile(r"(?m)^(?:[ \t]{2,}|[ \t]*-[ \t]+)([A-Za-z_][\w\-]*):[ \t]+(?![(\[{]|function\b)\S"), 1, ": ", ()),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
     (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
 )
@@ -1381,7 +1383,7 @@ def _call_with_args_ok(name: str, text: str, pos: int) -> bool:
         return False
     if name.isupper():
         return False
-    return bool(re.match(r"[\w\"'*\[{<.]|\)", text[pos : pos + 1]))
+    return bool(re.match(r"[\w\"'*\[{<.]|\)|:[a-z]", text[pos : pos + 2]))  # `:normal`: an Elixir atom
 
 
 def _scan_envvars(text: str) -> Iterator[_Cand]:

@@ -142,6 +142,12 @@ FINDS += [
     ("z122", "package", ["postgrex"]),
     ("z230", "package", ["kombu"]),
     ("z014", "package", ["monolith"]),
+]
+
+# A call whose first argument is an Elixir atom: `StormbreakerWeb.Application.start(:normal, [])`.
+FINDS += [
+    ("z136", "symbol", ["stormbreaker_web", "StormbreakerWeb.Application.start",
+                        "StormbreakerWeb.Endpoint"]),
     ("z233", "package", ["Django", "django-celery-with-redis"]),  # I have installed Django 1.6
 ]
 
@@ -195,6 +201,8 @@ REFUSES = [
     ("z304", "package", "Vite"),
     ("z302", "package", "Vite"),
     ("z302", "package", "pre-bundling"),
+    # An indented config key with its value (a Kubernetes manifest) is configuration.
+    ("z277", "symbol", "apiVersion"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
