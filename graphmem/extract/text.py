@@ -364,13 +364,17 @@ PLAIN_EXECUTABLES = _words(
     sleep head tail which touch kill ps wc xargs tee php mix sqlx mvnw ruby perl bash sh zsh"""
 )
 EXECUTABLES = PLAIN_EXECUTABLES | frozenset(SUBCOMMANDS)
-_PROSE_EXECUTABLES = (frozenset(SUBCOMMANDS) - {"make", "go"}) | _words(
-    "pytest python python3 node deno tsc mypy flake8 pylint curl wget psql ruff uvicorn"
-)
 _ENGLISH_EXECUTABLES = _words(
     "make go find source test open time sort which echo export cd next cat env set sleep head "
     "tail touch kill"
 )
+# In prose any known program that is no English word may start a command; one without a
+# subcommand table needs a flag, a path-like word or a common verb after it (_first_arg_ok).
+_PROSE_EXECUTABLES = (frozenset(SUBCOMMANDS) - {"make", "go"}) | (
+    PLAIN_EXECUTABLES - _ENGLISH_EXECUTABLES - _words("sudo env py black next swift")) | _words("ruff")
+_COMMON_VERBS = _words(
+    "install update upgrade uninstall build run test new init sync exec serve server start migrate "
+    "require doctor console")
 _VALUE_FLAGS = _words(
     """-r -c -e -i -t -p -f -k -m -n -o -C -F --requirement --constraint --index-url
     --extra-index-url --features --target --prefix --root --registry --tag --python --group
@@ -1806,8 +1810,8 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
     for m in _PROSE_EXE_RE.finditer(text):
         exe = m.group(1)
         before = text[max(0, m.start() - 6) : m.start()].split()
-        if before and before[-1].lower() in _DETERMINERS:
-            continue
+        if before and before[-1].lower() in _DETERMINERS and text[m.end() : m.end() + 2] != " -":
+            continue  # `the git status` is prose, `your rustc --version` a command
         args = [
             (a.group(1), a.end(1))
             for a in _ARG_RE.finditer(text, m.end(), _line_end(text, m.end()))
@@ -1818,6 +1822,9 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
             if not args or args[0][0] not in SUBCOMMANDS[exe]:
                 continue
             j = 1
+            group = SUBCOMMANDS.get(f"{exe}-{args[0][0]}", ())  # `docker compose up`
+            if len(args) > 1 and args[1][0] in group:
+                j = 2
             while (j + 1 < len(args) and re.fullmatch(r"[a-z][a-z\-]*", args[j][0])
                    and args[j][0] not in _STOP_WORDS and args[j + 1][0].startswith("-")):
                 j += 1  # a sub-subcommand before its flags: `npm audit fix --force`
@@ -1850,8 +1857,9 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """Cut an argument list at the first word glued to sentence punctuation."""
     out = []
     for word, end in args:
-        if word[-1] in ",;:)!?" or (word.endswith(".") and word not in (".", "./...")):
-            stripped = word.rstrip(",;:)!?.")
+        if (word[-1] in ",;:)!?" or (word.endswith(".") and word not in (".", "./..."))
+                or word[-1] in "\"'" and word[0] != word[-1]):  # a quoted command's closing quote
+            stripped = word.rstrip(",;:)!?.\"'")
             if stripped:
                 out.append((stripped, end - (len(word) - len(stripped))))
             break
@@ -1861,9 +1869,9 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 def _first_arg_ok(arg: str) -> bool:
     """The first argument of a plain executable in prose must be a flag or a path-like word."""
-    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg):
-        return False
-    return arg.startswith("-") or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
+    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg) or arg.startswith("("):
+        return False  # a version, or Bundler's `rails (= 4.0.0)` requirement
+    return arg.startswith("-") or arg in _COMMON_VERBS or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
 
 
 def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int:
@@ -1877,7 +1885,8 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
             prev_flag = word if word.startswith("-") else ""
             j += 1
             continue
-        if takes_names and re.fullmatch(r"[a-z][\w.\-]*", word) and word not in _STOP_WORDS:
+        if (takes_names and re.fullmatch(r"[a-z][\w.\-]*", word) and word not in _STOP_WORDS
+                or word in _COMMON_VERBS and (j == 0 or _arg_like(args[j - 1][0]))):  # php x.phar install
             prev_flag = ""
             j += 1
             continue

@@ -145,6 +145,23 @@ FINDS += [
     ("z233", "package", ["Django", "django-celery-with-redis"]),  # I have installed Django 1.6
 ]
 
+# Commands in prose: any known program that is no English word, with a flag, a path-like word or
+# a common verb after it; a subcommand group's own subcommand (docker compose up); a determiner
+# before the program does not make it prose when a flag follows (your rustc --version).
+FINDS += [
+    ("z184", "command", ["composer install"]),
+    ("z173", "command", ["composer require efficiently/authority-controller:1.2.*"]),
+    ("z131", "command", ["mix phx.gen.live"]),
+    ("z132", "command", ["mix phx.new"]),
+    ("z293", "command", ["docker compose up"]),
+    ("z009", "command", ["rustc --version"]),
+    ("z196", "command", ["vite build"]),
+    ("x048", "command", ["php composer.phar install --no-interaction --no-dev"]),
+    ("z075", "command", []),  # Bundler's `rails (= 4.0.0)` is a requirement, not a command
+    ("x272", "command", ["mix deps.compile fun_with_flags", "mix deps.update fun_with_flags",
+                         "mix deps.clean fun_with_flags"]),  # a quoted command ends at its quote
+]
+
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
     # Dates and IPs are never files or urls.
