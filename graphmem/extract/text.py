@@ -587,7 +587,8 @@ _RAISE_CTX_RE = re.compile(
 _EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
 _ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
 _CODES_AFTER_ERROR_RE = re.compile(
-    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+[`\"']?)"
+    r"(?:\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)|--explain)(?:[ \t]+codes?|[ \t]+occurred:|"
+    r"[ \t]+have detailed explanations:)?(?:\[|:?[ \t]+[`\"']?)"
     r"(?P<codes>[A-Z]{1,4}\d{3,5}(?:(?:,|,?[ \t]+(?:and|or))[ \t]*[A-Z]{1,4}\d{3,5})*)\b"
 )
 _CAUGHT_TUPLE_RE = re.compile(r"\b(?:except|rescue|catch)[ \t]*\((?P<names>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)\)")
@@ -679,8 +680,8 @@ _NAMESPACE_RE = re.compile(
 )
 _RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
 _QUOTED_NAME_RE = re.compile(
-    r"\b(?:Type of|[Tt]he name|namespace name)[ \t]+"
-    r"[\"'](?P<name>[A-Za-z_][\w]*)[\"']"
+    r"\b(?:Type of|[Tt]he name|namespace name|[Vv]ariable|Class|Interface|Trait)[ \t]+"
+    r"[\"'](?P<name>[A-Za-z_][\w]*)[\"']"  # PHP's Class 'App' not found, `variable "opts" is unused`
 )
 _ARITY_RE = re.compile(
     r"(?<![\w./])(?P<name>(?:[A-Z]\w*\.)+[a-z_]\w*[?!]?/\d|"
@@ -1201,7 +1202,7 @@ def _scan_errors(text: str) -> Iterator[_Cand]:
 
 def _scan_error_codes(text: str, has: Callable[..., bool]) -> Iterator[_Cand]:
     """Errno names, node/rustc/tsc/linter/Oracle codes, signals, CVEs and k8s error states."""
-    for m in _CODES_AFTER_ERROR_RE.finditer(text) if has("rror", "arning", "RROR") else ():
+    for m in _CODES_AFTER_ERROR_RE.finditer(text) if has("rror", "arning", "RROR", "--explain") else ():
         for c in re.finditer(r"[A-Z]{1,4}\d{3,5}", m.group("codes")):
             yield _Cand("error", m.start("codes") + c.start(), m.start("codes") + c.end(), c.group(0))
     for m in _CAUGHT_TUPLE_RE.finditer(text) if has("except", "rescue", "catch") else ():
@@ -1374,7 +1375,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
-    for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
+    for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, _Has(text)("ame ", "Type of", "ariable ", "Class ", "Interface ", "Trait ")),
                    (_NAMESPACE_RE, "\\" in text),
                    (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
@@ -1729,7 +1730,7 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
             continue
         first = words[0]
         head = next(_split_chain(cmd, 0), ("", 0))[0].split()
-        if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS
+        if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS or words[-1].endswith("!")
                                or re.fullmatch(r"v?\d+(?:\.\d+)+", words[1])):
             continue  # `npm ERR! code E404` is the tool's log, `cargo 1.32.0 (...)` its version
         if len(words) > 2 and words[-2].startswith("--") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):

@@ -162,6 +162,18 @@ FINDS += [
                          "mix deps.clean fun_with_flags"]),  # a quoted command ends at its quote
 ]
 
+# A name quoted after the word that says what it is (PHP's Class 'App' not found, a compiler's
+# `variable "opts" is unused`); rustc's codes in its summary and after --explain; a tool's
+# exclamation (`rake aborted!`) is its output, not a command.
+FINDS += [
+    ("z166", "symbol", ["App"]),
+    ("z178", "symbol", ["Route"]),
+    ("z123", "symbol", ["opts"]),
+    ("z005", "error", ["E0503", "E0505"]),
+    ("z013", "error", ["E0502"]),
+    ("z100", "command", []),
+]
+
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
     # Dates and IPs are never files or urls.
