@@ -1779,6 +1779,8 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
         head, _ = _strip_env_prefix(cmd.removeprefix("sudo "), start)
         if _starts_with_executable(head, single_ok=True):
             yield from _chain_commands(cmd, start, single_ok=True)
+        elif re.fullmatch(r"[a-z][\w\-]*[ \t]+(?:" + "|".join(_COMMON_VERBS) + r")\b[^`]*", head):
+            yield from _chain_commands(cmd, start, single_ok=True, trusted=True)  # `pipenv install`
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]

@@ -172,6 +172,9 @@ FINDS += [
     ("z005", "error", ["E0503", "E0505"]),
     ("z013", "error", ["E0502"]),
     ("z100", "command", []),
+    # A backticked unknown tool with a common verb is a command (and the tool no package).
+    ("z222", "command", ["pipenv install"]),
+    ("z222", "package", []),
 ]
 
 # (dev line, kind, a surface no mention of that kind may start with)
