@@ -1766,6 +1766,9 @@ def _english_command(words: list[str]) -> bool:
             or words[1] == ".")
 
 
+_TOOL_VERB_RE = re.compile(r"[a-z][\w\-]*[ \t]+(?:" + "|".join(sorted(_COMMON_VERBS)) + r")\b[^`]*")
+
+
 def _scan_marked_commands(text: str) -> Iterator[_Cand]:
     """Commands on prompt lines, Docker RUN lines, in backticks and in quoted ``sh -c`` strings."""
     for rx in (_PROMPT_RE, _RUN_RE):
@@ -1779,7 +1782,7 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
         head, _ = _strip_env_prefix(cmd.removeprefix("sudo "), start)
         if _starts_with_executable(head, single_ok=True):
             yield from _chain_commands(cmd, start, single_ok=True)
-        elif re.fullmatch(r"[a-z][\w\-]*[ \t]+(?:" + "|".join(_COMMON_VERBS) + r")\b[^`]*", head):
+        elif _TOOL_VERB_RE.fullmatch(head):
             yield from _chain_commands(cmd, start, single_ok=True, trusted=True)  # `pipenv install`
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
