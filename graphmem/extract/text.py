@@ -530,10 +530,15 @@ _NAMED_FILE_RE = re.compile(
     + "|".join(sorted(EXTENSIONLESS_FILES, key=len, reverse=True)).replace(".", r"\.")
     + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)"
 )
+# the working directory of a `user@host:dir$ ` or `root@host:dir# ` prompt
+_PROMPT_DIR_RE = re.compile(r"(?m)^[ \t]*[\w.\-]+@[\w.\-]+:(?P<dir>~?/[^\s$#]+|~[^\s$#]+)[$#][ \t]")
 _PAREN_LOCATION_RE = re.compile(r"\((\d+(?:,\d+)?)\)")
 _DATE_PATH_RE = re.compile(r"\d{1,4}/(?:\d{1,2}|[A-Z][a-z]{2})/\d{2,4}(?::\d\d)*")
-_DRIVE_PATH_RE = re.compile(r"(?<![\w/])[A-Za-z]:/[\w.\-]+(?:/[\w.\-]+)*/?(?<![.,;])")
-_WINPATH_RE = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s\\:*?\"'<>|]+\\)*[^\s\\:*?\"'<>|,;)]+")
+_PROGRAM_FILES = r"Program Files(?: \(x86\))?"  # the one Windows folder every path may cross
+_DRIVE_PATH_RE = re.compile(
+    r"(?<![\w/])[A-Za-z]:/(?:" + _PROGRAM_FILES + r"|[\w.\-]+)(?:/[\w.\-]+)*/?(?<![.,;])")
+_WINPATH_RE = re.compile(
+    r"(?<![\w])[A-Za-z]:\\(?:(?:" + _PROGRAM_FILES + r"|[^\s\\:*?\"'<>|]+)\\)*[^\s\\:*?\"'<>|,;)]+")
 _URL_RE = re.compile(r"(?<![\w@.])(?:[a-z][a-z0-9+.\-]{1,15})://[^\s<>\"'`]+")
 _GIT_SSH_RE = re.compile(r"(?<![\w.])git@[\w.\-]+:[\w./~\-]+")
 _HOSTPORT_RE = re.compile(
@@ -626,6 +631,8 @@ _HTTP_PREFIX_RE = re.compile(
     r"\bHTTP(?:/\d(?:\.\d)?)?[ \t]+(?P<n>[45]\d\d)\b(?:[ \t]+(?:" + HTTP_REASONS + r")\b)?"
 )
 _HTTP_REASON_RE = re.compile(r"(?<![\w/.])(?P<n>[45]\d\d)[ \t]+(?:" + HTTP_REASONS + r")\b")
+# an access log's status after the quoted request: `"GET /client/ HTTP/1.1" 503 394`
+_ACCESS_LOG_RE = re.compile(r"\"[A-Z]{3,7} \S+ HTTP/\d(?:\.\d)?\" (?P<n>[45]\d\d) ")
 _HTTP_RETURNED_RE = re.compile(
     r"(?<![\w.\-/])(?P<n>[45]\d\d)[ \t]+(?:is|was|gets|got)[ \t]+returned\b"
 )
@@ -1090,6 +1097,8 @@ def _scan_files(text: str) -> Iterator[_Cand]:
         yield _Cand("file", start, end, norm, line.lstrip(":"))
     for m in _DRIVE_PATH_RE.finditer(text) if ":/" in text else ():
         yield _Cand("file", m.start(), m.end(), m.group(0))
+    for m in _PROMPT_DIR_RE.finditer(text) if "@" in text else ():
+        yield _Cand("file", m.start("dir"), m.end("dir"), m.group("dir").rstrip("/") or "/")
     for m in _WINPATH_RE.finditer(text) if ":\\" in text else ():
         p = m.group(0).rstrip(".,;:")
         yield _Cand("file", m.start(), m.start() + len(p), p.replace("\\", "/"))
@@ -1270,6 +1279,8 @@ def _scan_http_and_exit(text: str) -> Iterator[_Cand]:
         for m in rx.finditer(text):
             yield _Cand("error", m.start(), m.end(), "HTTP " + m.group("n"))
     for m in list(_HTTP_CTX_RE.finditer(text)) + list(_HTTP_RETURNED_RE.finditer(text)):
+        yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
+    for m in _ACCESS_LOG_RE.finditer(text) if " HTTP/" in text else ():
         yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
     for m in _EXIT_RE.finditer(text):
         yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))

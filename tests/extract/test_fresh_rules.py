@@ -177,6 +177,16 @@ FINDS += [
     ("z222", "package", []),
 ]
 
+# A prompt's working directory is a path; an access log's status after the quoted request is an
+# HTTP error; a Windows path may cross `Program Files`.
+FINDS += [
+    ("x110", "file", ["/opt"]),
+    ("x191", "file", ["~/src/elixir/phoenix/hi_phx"]),
+    ("z215", "file", ["/paddle/go/alist-web-main"]),
+    ("x142", "error", ["503"]),
+    ("z153", "file", ["C:\\Program Files\\dotnet\\sdk\\NuGetFallbackFolder"]),
+]
+
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
     # Dates and IPs are never files or urls.
