@@ -20,10 +20,12 @@ Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same 
   two or more slashes. A ``:42`` / ``:4:5`` / ``(4,5)`` location is not part of ``text``: ``detail``
   keeps it (``4:5``); ``norm`` drops a leading ``./`` and trailing ``/``. Dates are never files.
 * symbol: calls (``parse_config()`` keeps empty parentheses in ``text``; ``f(x)`` gives ``f``),
-  dotted / ``::`` names, CamelCase with two or more humps, camelCase, names with ``_``,
+  dotted / ``::`` names, CamelCase with two or more humps and a code cue (backticks, parens,
+  ``class``/``method``/... words; without one it is a *bare* name, given only with ``bare=True``
+  and linked only if the code index knows it), camelCase, names with ``_``,
   identifiers in backticks, ``.attr`` references (dot not included), keyword arguments set to
   ``True``/``False``/``None``, the function of a traceback frame, Elixir/Erlang ``Mod.fun/2`` and
-  names quoted by compilers (``Type of "x"``). Not symbols: products and their versions
+  names quoted by compilers (``Type of "x"``, ``variable "opts"``, PHP's ``Class 'App'``). Not symbols: products and their versions
   (``AppleWebKit/537.36``, ``uWSGI``), abbreviated logger names, compose container prefixes,
   XML tags, markdown emphasis, locales, keywords, one-letter names. ``norm`` drops ``()`` and a
   leading ``self.`` / ``cls.`` / ``this.`` (``self.foo`` and ``foo`` link to the same symbol).
@@ -43,9 +45,11 @@ Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same 
 * envvar: ``$X``, ``${X}``, ``X=value``, ``os.environ``/``getenv``/``process.env`` accessors,
   env-var context words, well-known names and UPPER_SNAKE names with env-like affixes. Other
   UPPER_SNAKE names are symbols (constants).
-* command: ``$ `` prompt lines, lines that are nothing but a command (after a prompt, a list
-  number or ``> ``), backticked text starting with a known executable, Docker ``RUN`` lines,
-  quoted ``sh -c`` strings, and prose commands (executable + known subcommand + args). Chains
+* command: ``$ `` prompt lines, lines that are nothing but a command (after a prompt — ``$``,
+  ``#``, ``%``, ``user@host:dir$`` — a list number, ``> `` or CI's ``Run ``, or started by a path
+  to a program), backticked text starting with a known executable or an unknown tool and a
+  common verb, Docker ``RUN`` lines, quoted ``sh -c`` strings, and prose commands (executable +
+  known subcommand, flag, path-like word or common verb + args). Chains
   (``&&``, ``||``, ``;``, ``|``) are split into one command each; ``text`` keeps every argument.
   ``norm`` is the executable plus its subcommand for tools with subcommands (``git rebase``,
   ``docker compose``, ``npm run build`` keeps the script, ``python -m pytest`` keeps the module),
