@@ -1428,6 +1428,9 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
     for m in _UPPER_SNAKE_RE.finditer(text) if "_" in text else ():
         name = m.group(1)
         kind = "envvar" if _env_like(name) else "symbol"
+        if kind == "symbol" and text[m.start() - 1 : m.start()] in ("[", "(") and (
+                text[m.end() : m.end() + 1] in ("]", ")")):
+            continue  # a bracketed tag or token label: `[BUG_FIX]`, PHP's `(T_STRING)`
         yield _Cand(kind, m.start(), m.end(), name)
     if not ENV_WELL_KNOWN.isdisjoint(_CAPS_RE.findall(text)):
         for m in _UPPER_WORD_RE.finditer(text):
@@ -2060,8 +2063,15 @@ def _conflict(c: _Cand, k: _Cand) -> bool:
     )
 
 
+_SHA_LINK_RE = re.compile(r"\[([0-9a-f]{7,40})\]\([^)\s]*$")
+
+
 def _commit_in_url_ok(c: _Cand, text: str) -> bool:
-    """A SHA inside a URL counts when it is a full SHA or follows /commit(s)/, /tree/ or /blob/."""
+    """A SHA inside a URL counts when it is a full SHA or follows /commit(s)/, /tree/ or /blob/,
+    unless it is the target of a markdown link whose text is the same commit (``[823b44c](...)``)."""
+    link = _SHA_LINK_RE.search(text, max(0, c.start - 300), c.start) if "](" in text else None
+    if link is not None and text.startswith(link.group(1), c.start):
+        return False
     if c.end - c.start == 40:
         return True
     return re.search(r"/(?:commits?|tree|blob)/$", text[max(0, c.start - 10) : c.start]) is not None

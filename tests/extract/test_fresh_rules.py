@@ -184,6 +184,7 @@ FINDS += [
     ("x191", "file", ["~/src/elixir/phoenix/hi_phx"]),
     ("z215", "file", ["/paddle/go/alist-web-main"]),
     ("x142", "error", ["503"]),
+    ("z331", "commit", ["823b44c"]),
     ("z153", "file", ["C:\\Program Files\\dotnet\\sdk\\NuGetFallbackFolder"]),
 ]
 
@@ -239,6 +240,11 @@ REFUSES = [
     ("z302", "package", "pre-bundling"),
     # An indented config key with its value (a Kubernetes manifest) is configuration.
     ("z277", "symbol", "apiVersion"),
+    # A bracketed UPPER_SNAKE word is a tag or a parser's token label, not a constant.
+    ("z326", "symbol", "BUG_FIX"),
+    ("z182", "symbol", "T_"),
+    # A markdown link's target SHA is the commit its text already names.
+    ("z331", "commit", "823b44c0099762dbc94b02ec9f7c95b05b72df2d"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
