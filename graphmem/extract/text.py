@@ -1137,6 +1137,10 @@ def _scan_urls(text: str) -> Iterator[_Cand]:
             yield _Cand("url", m.start(1), m.start(1) + len(path), path)
 
 
+_API_GROUP_RE = re.compile(r"apiVersion:[ \t]*$")
+_KUBECTL_DONE_RE = re.compile(r"[ \t]+(?:created|configured|unchanged|deleted|patched)\b")
+
+
 def _scan_domains(text: str) -> Iterator[_Cand]:
     """Bare domain names with a known top-level domain, optionally with a path."""
     for m in _DOMAIN_RE.finditer(text):
@@ -1148,6 +1152,9 @@ def _scan_domains(text: str) -> Iterator[_Cand]:
             continue
         rest = _trim_url(m.group("rest") or "")
         end = m.start("dom") + len(dom) + len(rest)
+        if rest and _API_GROUP_RE.search(text, max(0, m.start() - 13), m.start()) or (
+                rest and _KUBECTL_DONE_RE.match(text, end)):
+            continue  # a Kubernetes API group (apiVersion: networking.k8s.io/v1, x.rbac...io/name created)
         yield _Cand("url", m.start(), end, (dom + rest).rstrip("/"), weak=True)
 
 

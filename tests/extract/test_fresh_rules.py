@@ -245,6 +245,9 @@ REFUSES = [
     ("z182", "symbol", "T_"),
     # A markdown link's target SHA is the commit its text already names.
     ("z331", "commit", "823b44c0099762dbc94b02ec9f7c95b05b72df2d"),
+    # A Kubernetes API group (a manifest's apiVersion, kubectl's `kind.group/name created`) is no url.
+    ("z277", "url", "networking.k8s.io"),
+    ("z269", "url", "clusterrolebinding"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
