@@ -448,7 +448,7 @@ def cmd_extract(args: argparse.Namespace) -> None:
     from graphmem.extract import text as textx
 
     texts = [args.text] if args.text else _read_text(None).splitlines()
-    for line, mentions in zip(texts, textx.extract_many(texts)):
+    for line, mentions in zip(texts, textx.extract_many(texts, bare=True)):
         print(json.dumps({"text": line, "entities": [
             {"kind": mn.kind, "text": mn.text, "start": mn.start, "end": mn.end, "norm": mn.norm}
             for mn in mentions]}, ensure_ascii=False))

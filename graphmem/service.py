@@ -338,7 +338,7 @@ class Memory:
         embed = self.config.embed if embed is None else embed
         existing = {r["id"]: r for r in self.store.get_items([i.id for i in items])}
         texts = [item.text for item in items]
-        mentions = _text_module().extract_many(texts)
+        mentions = _text_module().extract_many(texts, bare=True)
         concept_ids = sorted({m.entity_id("concept", x.norm) for ms in mentions for x in ms
                               if x.kind == "concept"})
         known = {e["id"] for e in self.store.get_entities(concept_ids)} if concept_ids else set()
@@ -727,7 +727,7 @@ class Memory:
 
     def related(self, entity: str, limit: int = 20) -> dict[str, Any]:
         """What we know about an entity (file, function, error code...) and its neighbours."""
-        mentions = _text_module().extract(entity)
+        mentions = _text_module().extract(entity, bare=True)
         kinds = {mn.kind for mn in mentions}
         resolved = link.resolve(mentions or [], self.store,
                                 [entity] if "file" in kinds or "/" in entity else [],

@@ -20,10 +20,12 @@ Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same 
   two or more slashes. A ``:42`` / ``:4:5`` / ``(4,5)`` location is not part of ``text``: ``detail``
   keeps it (``4:5``); ``norm`` drops a leading ``./`` and trailing ``/``. Dates are never files.
 * symbol: calls (``parse_config()`` keeps empty parentheses in ``text``; ``f(x)`` gives ``f``),
-  dotted / ``::`` names, CamelCase with two or more humps, camelCase, names with ``_``,
+  dotted / ``::`` names, CamelCase with two or more humps and a code cue (backticks, parens,
+  ``class``/``method``/... words; without one it is a *bare* name, given only with ``bare=True``
+  and linked only if the code index knows it), camelCase, names with ``_``,
   identifiers in backticks, ``.attr`` references (dot not included), keyword arguments set to
   ``True``/``False``/``None``, the function of a traceback frame, Elixir/Erlang ``Mod.fun/2`` and
-  names quoted by compilers (``Type of "x"``). Not symbols: products and their versions
+  names quoted by compilers (``Type of "x"``, ``variable "opts"``, PHP's ``Class 'App'``). Not symbols: products and their versions
   (``AppleWebKit/537.36``, ``uWSGI``), abbreviated logger names, compose container prefixes,
   XML tags, markdown emphasis, locales, keywords, one-letter names. ``norm`` drops ``()`` and a
   leading ``self.`` / ``cls.`` / ``this.`` (``self.foo`` and ``foo`` link to the same symbol).
@@ -43,9 +45,11 @@ Conventions (the labelled set in ``tests/data/entities.jsonl`` follows the same 
 * envvar: ``$X``, ``${X}``, ``X=value``, ``os.environ``/``getenv``/``process.env`` accessors,
   env-var context words, well-known names and UPPER_SNAKE names with env-like affixes. Other
   UPPER_SNAKE names are symbols (constants).
-* command: ``$ `` prompt lines, lines that are nothing but a command (after a prompt, a list
-  number or ``> ``), backticked text starting with a known executable, Docker ``RUN`` lines,
-  quoted ``sh -c`` strings, and prose commands (executable + known subcommand + args). Chains
+* command: ``$ `` prompt lines, lines that are nothing but a command (after a prompt — ``$``,
+  ``#``, ``%``, ``user@host:dir$`` — a list number, ``> `` or CI's ``Run ``, or started by a path
+  to a program), backticked text starting with a known executable or an unknown tool and a
+  common verb, Docker ``RUN`` lines, quoted ``sh -c`` strings, and prose commands (executable +
+  known subcommand, flag, path-like word or common verb + args). Chains
   (``&&``, ``||``, ``;``, ``|``) are split into one command each; ``text`` keeps every argument.
   ``norm`` is the executable plus its subcommand for tools with subcommands (``git rebase``,
   ``docker compose``, ``npm run build`` keeps the script, ``python -m pytest`` keeps the module),
@@ -364,13 +368,17 @@ PLAIN_EXECUTABLES = _words(
     sleep head tail which touch kill ps wc xargs tee php mix sqlx mvnw ruby perl bash sh zsh"""
 )
 EXECUTABLES = PLAIN_EXECUTABLES | frozenset(SUBCOMMANDS)
-_PROSE_EXECUTABLES = (frozenset(SUBCOMMANDS) - {"make", "go"}) | _words(
-    "pytest python python3 node deno tsc mypy flake8 pylint curl wget psql ruff uvicorn"
-)
 _ENGLISH_EXECUTABLES = _words(
     "make go find source test open time sort which echo export cd next cat env set sleep head "
     "tail touch kill"
 )
+# In prose any known program that is no English word may start a command; one without a
+# subcommand table needs a flag, a path-like word or a common verb after it (_first_arg_ok).
+_PROSE_EXECUTABLES = (frozenset(SUBCOMMANDS) - {"make", "go"}) | (
+    PLAIN_EXECUTABLES - _ENGLISH_EXECUTABLES - _words("sudo env py black next swift")) | _words("ruff")
+_COMMON_VERBS = _words(
+    "install update upgrade uninstall build run test new init sync exec serve server start migrate "
+    "require doctor console")
 _VALUE_FLAGS = _words(
     """-r -c -e -i -t -p -f -k -m -n -o -C -F --requirement --constraint --index-url
     --extra-index-url --features --target --prefix --root --registry --tag --python --group
@@ -526,10 +534,15 @@ _NAMED_FILE_RE = re.compile(
     + "|".join(sorted(EXTENSIONLESS_FILES, key=len, reverse=True)).replace(".", r"\.")
     + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)"
 )
+# the working directory of a `user@host:dir$ ` or `root@host:dir# ` prompt
+_PROMPT_DIR_RE = re.compile(r"(?m)^[ \t]*[\w.\-]+@[\w.\-]+:(?P<dir>~?/[^\s$#]+|~[^\s$#]+)[$#][ \t]")
 _PAREN_LOCATION_RE = re.compile(r"\((\d+(?:,\d+)?)\)")
 _DATE_PATH_RE = re.compile(r"\d{1,4}/(?:\d{1,2}|[A-Z][a-z]{2})/\d{2,4}(?::\d\d)*")
-_DRIVE_PATH_RE = re.compile(r"(?<![\w/])[A-Za-z]:/[\w.\-]+(?:/[\w.\-]+)*/?(?<![.,;])")
-_WINPATH_RE = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s\\:*?\"'<>|]+\\)*[^\s\\:*?\"'<>|,;)]+")
+_PROGRAM_FILES = r"Program Files(?: \(x86\))?"  # the one Windows folder every path may cross
+_DRIVE_PATH_RE = re.compile(
+    r"(?<![\w/])[A-Za-z]:/(?:" + _PROGRAM_FILES + r"|[\w.\-]+)(?:/[\w.\-]+)*/?(?<![.,;])")
+_WINPATH_RE = re.compile(
+    r"(?<![\w])[A-Za-z]:\\(?:(?:" + _PROGRAM_FILES + r"|[^\s\\:*?\"'<>|]+)\\)*[^\s\\:*?\"'<>|,;)]+")
 _URL_RE = re.compile(r"(?<![\w@.])(?:[a-z][a-z0-9+.\-]{1,15})://[^\s<>\"'`]+")
 _GIT_SSH_RE = re.compile(r"(?<![\w.])git@[\w.\-]+:[\w./~\-]+")
 _HOSTPORT_RE = re.compile(
@@ -583,7 +596,8 @@ _RAISE_CTX_RE = re.compile(
 _EXC_WORD_RE = re.compile(r"(?<![\w.])(?P<name>[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s+exceptions?\b")
 _ERRNO_RE = re.compile(r"(?<![\w\-])(E[A-Z0-9_]{2,14}|ERR_[A-Z0-9_]{3,60})(?![\w\-])")
 _CODES_AFTER_ERROR_RE = re.compile(
-    r"\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)(?:[ \t]+codes?)?(?:\[|:?[ \t]+[`\"']?)"
+    r"(?:\b(?:[Ee]rrors?|ERRORS?|[Ww]arnings?|WARNINGS?)|--explain)(?:[ \t]+codes?|[ \t]+occurred:|"
+    r"[ \t]+have detailed explanations:)?(?:\[|:?[ \t]+[`\"']?)"
     r"(?P<codes>[A-Z]{1,4}\d{3,5}(?:(?:,|,?[ \t]+(?:and|or))[ \t]*[A-Z]{1,4}\d{3,5})*)\b"
 )
 _CAUGHT_TUPLE_RE = re.compile(r"\b(?:except|rescue|catch)[ \t]*\((?P<names>[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)\)")
@@ -621,6 +635,8 @@ _HTTP_PREFIX_RE = re.compile(
     r"\bHTTP(?:/\d(?:\.\d)?)?[ \t]+(?P<n>[45]\d\d)\b(?:[ \t]+(?:" + HTTP_REASONS + r")\b)?"
 )
 _HTTP_REASON_RE = re.compile(r"(?<![\w/.])(?P<n>[45]\d\d)[ \t]+(?:" + HTTP_REASONS + r")\b")
+# an access log's status after the quoted request: `"GET /client/ HTTP/1.1" 503 394`
+_ACCESS_LOG_RE = re.compile(r"\"[A-Z]{3,7} \S+ HTTP/\d(?:\.\d)?\" (?P<n>[45]\d\d) ")
 _HTTP_RETURNED_RE = re.compile(
     r"(?<![\w.\-/])(?P<n>[45]\d\d)[ \t]+(?:is|was|gets|got)[ \t]+returned\b"
 )
@@ -643,7 +659,8 @@ _LEADING_DOT_RE = re.compile(
 _CAMEL_RE = re.compile(r"(?<![\w.@$/\-])([A-Za-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*)(?![\w@\-]|\.\w)")
 _CODE_WORD_BEFORE_RE = re.compile(
     r"\b(?:class|struct|interface|type|enum|trait|method|function|component|module|object|"
-    r"instance|new|extends|implements|import|from|raise|throw|catch|def|fn|func)[ \t]+$"
+    r"instance|new|extends|implements|import|from|raise|throw|catch|def|fn|func|subclass|"
+    r"validation errors? for)[ \t]+$"  # pydantic names the model: `2 validation errors for User`
 )
 _CODE_WORD_AFTER_RE = re.compile(
     r"[ \t]+(?:class(?:es)?|struct|interface|type|enum|trait|methods?|functions?|components?|"
@@ -674,8 +691,8 @@ _NAMESPACE_RE = re.compile(
 )
 _RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
 _QUOTED_NAME_RE = re.compile(
-    r"\b(?:Type of|[Tt]he name|namespace name)[ \t]+"
-    r"[\"'](?P<name>[A-Za-z_][\w]*)[\"']"
+    r"\b(?:Type of|[Tt]he name|namespace name|[Vv]ariable|Class|Interface|Trait)[ \t]+"
+    r"[\"'](?P<name>[A-Za-z_][\w]*)[\"']"  # PHP's Class 'App' not found, `variable "opts" is unused`
 )
 _ARITY_RE = re.compile(
     r"(?<![\w./])(?P<name>(?:[A-Z]\w*\.)+[a-z_]\w*[?!]?/\d|"
@@ -718,6 +735,8 @@ _NOT_CODE_RES = (
     (re.compile(r"(?m)^[ \t]*(?:➜|[\w.\-]+@[\w.\-]+)[ \t]+([\w.\-]+)[ \t]+(?:git:\(|[%$#][ \t])"), 1, " ", ("➜", "@")),
     # a setting given on a command line: `--set controller.admissionWebhooks.enabled=false`, `-Dkey=v`
     (re.compile(r"(?:--set(?:-string)?[ \t=]+|[ \t]-[DP])([\w.\-]+)="), 1, "=", ("--set", " -D", " -P")),
+    # an indented config key with its value (YAML, a manifest): `  apiVersion: networking.k8s.io/v1`
+    (re.compile(r"(?m)^(?:[ \t]{2,}|[ \t]*-[ \t]+)([A-Za-z_][\w\-]*):[ \t]+(?![(\[{]|function\b)\S"), 1, ": ", ()),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
     (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
 )
@@ -772,8 +791,10 @@ _PACKAGE_SHAPES = (
     (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
      ("upgrade", "update", "bump", "downgrade", "pin "), None),
     # `dependency :fun_with_flags`, `installing cloudstack-agent`
-    (re.compile(r"(?i:\b(?:dependency|installing|installed)[ \t]+):?(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
-     ("dependency ", "dependency :", "installing ", "installed "), None),
+    # (prose's `dependency pre-bundling` is a noun, Elixir's dependency is an atom)
+    (re.compile(r"(?i:\b(?:dependency[ \t]+:|(?:installing|installed)[ \t]+:?))"
+                r"(?P<name>[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)+)\b"),
+     ("dependency :", "installing ", "installed "), None),
     # quoted import paths: `imports "golang.org/x/net/html"`
     (re.compile(r"\bimports?[ \t]+[\"'](?P<name>[\w.\-]+(?:/[\w.\-]+)+)(?=[\"'])"), ("import",), None),
     # Bundler's gems: `for gem "rails"`, `Could not find gem 'pg'`, a Gemfile's `gem 'devise'`
@@ -808,6 +829,14 @@ _PACKAGE_SHAPES = (
     (re.compile(r"\"(?!version\")(?P<name>@?[a-z0-9][\w.\-]*(?:/[\w.\-]+)?)(?=\"[ \t]*:[ \t]*\"[\^~>=<]*\d)"),
      ('":',), None),
 )
+# A package manager's listing, a line of name and version (mix deps, pip list, gem list, pip freeze's
+# older `name (version)`), and Cargo's package id (`monolith v2.0.14 (/path)`, cargo's own quoting).
+_LISTING_RE = re.compile(
+    r"(?m)^[ \t]*(?P<name>[a-z][\w.\-]*)[ \t]+(?:\(v?\d+\.\d+[\w.\-+]*\)|v?\d+\.\d+[\w.\-+]*)[ \t]*$")
+_CARGO_ID_RE = re.compile(r"`(?P<name>[A-Za-z][\w\-]*) v\d+\.\d+\.\d+[\w.\-+]*(?: \(|`)")
+_DEP_VERB_BEFORE_RE = re.compile(
+    r"(?i)\b(?:install\w*|using|uses?|upgrad\w*|updat\w*|downgrad\w*|requir\w*|pin\w*|bump\w*|"
+    r"depends on)\b[^.\n]{0,30}$")
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
 _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
@@ -1072,6 +1101,8 @@ def _scan_files(text: str) -> Iterator[_Cand]:
         yield _Cand("file", start, end, norm, line.lstrip(":"))
     for m in _DRIVE_PATH_RE.finditer(text) if ":/" in text else ():
         yield _Cand("file", m.start(), m.end(), m.group(0))
+    for m in _PROMPT_DIR_RE.finditer(text) if "@" in text else ():
+        yield _Cand("file", m.start("dir"), m.end("dir"), m.group("dir").rstrip("/") or "/")
     for m in _WINPATH_RE.finditer(text) if ":\\" in text else ():
         p = m.group(0).rstrip(".,;:")
         yield _Cand("file", m.start(), m.start() + len(p), p.replace("\\", "/"))
@@ -1106,6 +1137,10 @@ def _scan_urls(text: str) -> Iterator[_Cand]:
             yield _Cand("url", m.start(1), m.start(1) + len(path), path)
 
 
+_API_GROUP_RE = re.compile(r"apiVersion:[ \t]*$")
+_KUBECTL_DONE_RE = re.compile(r"[ \t]+(?:created|configured|unchanged|deleted|patched)\b")
+
+
 def _scan_domains(text: str) -> Iterator[_Cand]:
     """Bare domain names with a known top-level domain, optionally with a path."""
     for m in _DOMAIN_RE.finditer(text):
@@ -1117,6 +1152,9 @@ def _scan_domains(text: str) -> Iterator[_Cand]:
             continue
         rest = _trim_url(m.group("rest") or "")
         end = m.start("dom") + len(dom) + len(rest)
+        if rest and _API_GROUP_RE.search(text, max(0, m.start() - 13), m.start()) or (
+                rest and _KUBECTL_DONE_RE.match(text, end)):
+            continue  # a Kubernetes API group (apiVersion: networking.k8s.io/v1, x.rbac...io/name created)
         yield _Cand("url", m.start(), end, (dom + rest).rstrip("/"), weak=True)
 
 
@@ -1184,7 +1222,7 @@ def _scan_errors(text: str) -> Iterator[_Cand]:
 
 def _scan_error_codes(text: str, has: Callable[..., bool]) -> Iterator[_Cand]:
     """Errno names, node/rustc/tsc/linter/Oracle codes, signals, CVEs and k8s error states."""
-    for m in _CODES_AFTER_ERROR_RE.finditer(text) if has("rror", "arning", "RROR") else ():
+    for m in _CODES_AFTER_ERROR_RE.finditer(text) if has("rror", "arning", "RROR", "--explain") else ():
         for c in re.finditer(r"[A-Z]{1,4}\d{3,5}", m.group("codes")):
             yield _Cand("error", m.start("codes") + c.start(), m.start("codes") + c.end(), c.group(0))
     for m in _CAUGHT_TUPLE_RE.finditer(text) if has("except", "rescue", "catch") else ():
@@ -1252,6 +1290,8 @@ def _scan_http_and_exit(text: str) -> Iterator[_Cand]:
         for m in rx.finditer(text):
             yield _Cand("error", m.start(), m.end(), "HTTP " + m.group("n"))
     for m in list(_HTTP_CTX_RE.finditer(text)) + list(_HTTP_RETURNED_RE.finditer(text)):
+        yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
+    for m in _ACCESS_LOG_RE.finditer(text) if " HTTP/" in text else ():
         yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
     for m in _EXIT_RE.finditer(text):
         yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))
@@ -1329,7 +1369,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
     for m in _CAMEL_RE.finditer(text):
         if _is_camel(m.group(1)):
             bare = m.group(1)[0].isupper() and not _CODE_WORD_AFTER_RE.match(text, m.end()) and not (
-                _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 20), m.start()))
+                _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 26), m.start()))
             yield _Cand("symbol", m.start(), m.end(), m.group(1), weak=bare)
     for m in _SNAKE_RE.finditer(text) if "_" in text else ():
         word = m.group(1)
@@ -1357,7 +1397,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
-    for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, "ame " in text or "Type of" in text),
+    for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, _Has(text)("ame ", "Type of", "ariable ", "Class ", "Interface ", "Trait ")),
                    (_NAMESPACE_RE, "\\" in text),
                    (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
@@ -1370,7 +1410,7 @@ def _call_with_args_ok(name: str, text: str, pos: int) -> bool:
         return False
     if name.isupper():
         return False
-    return bool(re.match(r"[\w\"'*\[{<.]|\)", text[pos : pos + 1]))
+    return bool(re.match(r"[\w\"'*\[{<.]|\)|:[a-z]", text[pos : pos + 2]))  # `:normal`: an Elixir atom
 
 
 def _scan_envvars(text: str) -> Iterator[_Cand]:
@@ -1395,6 +1435,9 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
     for m in _UPPER_SNAKE_RE.finditer(text) if "_" in text else ():
         name = m.group(1)
         kind = "envvar" if _env_like(name) else "symbol"
+        if kind == "symbol" and text[m.start() - 1 : m.start()] in ("[", "(") and (
+                text[m.end() : m.end() + 1] in ("]", ")")):
+            continue  # a bracketed tag or token label: `[BUG_FIX]`, PHP's `(T_STRING)`
         yield _Cand(kind, m.start(), m.end(), name)
     if not ENV_WELL_KNOWN.isdisjoint(_CAPS_RE.findall(text)):
         for m in _UPPER_WORD_RE.finditer(text):
@@ -1429,6 +1472,12 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
             nv = _NAME_VER_RE.fullmatch(t.group(0))
             if nv:
                 yield _pkg(base + t.start(), base + t.end(), nv.group("name"), nv.group("ver"))
+    for m in _LISTING_RE.finditer(text) if "." in text else ():
+        name = m.group("name")
+        if name.lower() not in NOT_PACKAGES and name not in EXECUTABLES:  # `rustc 1.70.0` is the tool
+            yield _pkg(m.start("name"), m.end("name"), name)
+    for m in _CARGO_ID_RE.finditer(text) if " v" in text and "`" in text else ():
+        yield _pkg(m.start("name"), m.end("name"), m.group("name"))
     yield from _scan_package_contexts(text)
     yield from _scan_tool_output(text)
     yield from _scan_package_phrases(text)
@@ -1548,6 +1597,8 @@ def _scan_package_names(text: str) -> Iterator[_Cand]:
             continue
         versioned = _VERSION_AFTER_RE.match(text, m.end()) is not None
         titlecase = word[:1].isupper() and word[1:] == word[1:].lower()
+        if versioned and titlecase and not _DEP_VERB_BEFORE_RE.search(text, max(0, m.start() - 40), m.start()):
+            continue  # a product's release in prose (Vite 6.0 provides, Celery 5.0.0 ...), not a pin
         if _is_known_package(word) and (versioned or not titlecase):
             yield _pkg(m.start(), m.end(), word, weak=not versioned)
         elif versioned and word == low and low in AMBIGUOUS_PACKAGES:
@@ -1651,14 +1702,20 @@ def _unknown_tool(cmd: str) -> bool:
     return _UNKNOWN_TOOL_RE.match(cmd) is not None
 
 
-_UNKNOWN_TOOL_RE = re.compile(r"(?:\./|/)?[a-z][\w.\-/]*[ \t]+(?:-{1,2}[a-z]|\d?>)")
+_UNKNOWN_TOOL_RE = re.compile(r"(?:\./|/)?[a-z][\w.\-/]*[ \t]+(?:-{1,2}[a-z]|-[A-Z]\b|\d?>)")
 
 
 _SHELL_PREFIX_RE = re.compile(
     r"""(?x)[ \t]*(?:
         \d{1,2}\.[ \t]+                                  # a numbered step: "2. cd laravel"
-      | >[ \t]+                                          # npm's echo of a script: "> webpack -p"
+      | (?:\#\d+[ \t]+\d+\.\d+[ \t]+)?>[ \t]+             # npm's echo of a script: "> webpack -p",
+                                                         # behind BuildKit's step and time "#0 0.4 "
       | [\w.\-]+@[\w.\-]+:[^\s$#]*[$\#][ \t]+             # user@host:~/dir$
+      | \[[\w.\-]+@[\w.\-]+[ \t][^\]\n]*\][$\#][ \t]+        # [user@host dir]$
+      | [\w.\-]+@[\w.\-]+[ \t]+\S+[ \t]+%[ \t]+            # zsh: user@host dir %
+      | (?:\d\d:\d\d[ \t]+)?~?[\w./\-]*[ \t]+\([\w./\-]+\)\$[ \t]+  # 22:45 ~/dir (master)$
+      | \#[ \t]+                                         # a root shell's prompt: "# kubectl ..."
+      | Run[ \t]+                                        # a CI step's echo (GitHub Actions)
       | [A-Za-z]:\\[^>\n]*>                               # C:\dir>
       | ➜[ \t]+\S+(?:[ \t]+git:\([^)\n]*\))?(?:[ \t]+✗)?[ \t]+  # zsh's arrow prompt
     )?"""
@@ -1676,13 +1733,18 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
         head_char = line.lstrip()[:1]
-        if not head_char or head_char.isupper() and line.lstrip()[1:2] != ":" or len(line) > 400:
+        if (not head_char or head_char.isupper() and line.lstrip()[1:2] != ":"
+                and not line.lstrip().startswith("Run ") or len(line) > 400):
             continue  # prose starts with a capital; a drive prompt (C:\\) does too
         prefix = _SHELL_PREFIX_RE.match(line)
         at = line_start + (prefix.end() if prefix else 0)
         cmd = line[at - line_start :].rstrip()
+        if cmd.endswith(" \\"):
+            cmd = cmd[:-1].rstrip()  # the line continues the command; the backslash is no argument
         first = cmd.split(None, 1)[0] if cmd else ""
-        if first not in EXECUTABLES and first[:1] not in _SHELL_START and not _unknown_tool(cmd):
+        by_path = _executable_path(first)
+        if (first not in EXECUTABLES and first[:1] not in _SHELL_START and not by_path
+                and not _unknown_tool(cmd)):
             continue
         if cmd.startswith("(") and cmd.endswith(")"):
             cmd, at = cmd[1:-1], at + 1
@@ -1693,16 +1755,28 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
             continue
         first = words[0]
         head = next(_split_chain(cmd, 0), ("", 0))[0].split()
-        if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS
+        if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS or words[-1].endswith("!")
                                or re.fullmatch(r"v?\d+(?:\.\d+)+", words[1])):
             continue  # `npm ERR! code E404` is the tool's log, `cargo 1.32.0 (...)` its version
-        if len(words) > 2 and words[-2].startswith("-") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):
-            continue  # a verb after the flags: `cargo build --release fails` is a sentence
+        if len(words) > 2 and words[-2].startswith("--") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):
+            continue  # a verb after the flags: `cargo build --release fails` is a sentence; a short
+            # flag takes a value (`psql -d postgres`, `cargo clippy -- -D warnings`)
         if first in _ENGLISH_EXECUTABLES and not _english_command(head):
             continue
+        if len(words) == 1 and first[:1] in "/~" and re.search(r"\.[A-Za-z]\w*$", first):
+            continue  # a lone absolute path to a file (`/root/.nuget/NuGet/NuGet.Config`) is a file
         known = first in EXECUTABLES or re.fullmatch(r"\.{0,2}/[\w.\-/]+", first) is not None
-        if known or _unknown_tool(cmd):
+        if known or by_path or _unknown_tool(cmd):
             yield from _chain_commands(cmd, at, single_ok=True, trusted=True)
+
+
+def _executable_path(word: str) -> bool:
+    """A path to a program: ``C:\\flutter\\bin\\flutter.bat``, ``D:\\jdk\\bin\\java.exe``, or a path
+    whose last part is a known executable (``/home/runner/.cargo/bin/cargo``)."""
+    if "/" not in word and "\\" not in word:
+        return False
+    name = re.split(r"[/\\]", word)[-1]
+    return name.lower().endswith((".exe", ".bat", ".cmd")) or name in EXECUTABLES
 
 
 def _english_command(words: list[str]) -> bool:
@@ -1715,6 +1789,9 @@ def _english_command(words: list[str]) -> bool:
         return words[1] in EXECUTABLES
     return (words[1] in SUBCOMMANDS.get(words[0], ()) or _arg_like(words[1]) or "-" in words[1]
             or words[1] == ".")
+
+
+_TOOL_VERB_RE = re.compile(r"[a-z][\w\-]*[ \t]+(?:" + "|".join(sorted(_COMMON_VERBS)) + r")\b[^`]*")
 
 
 def _scan_marked_commands(text: str) -> Iterator[_Cand]:
@@ -1730,6 +1807,8 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
         head, _ = _strip_env_prefix(cmd.removeprefix("sudo "), start)
         if _starts_with_executable(head, single_ok=True):
             yield from _chain_commands(cmd, start, single_ok=True)
+        elif _TOOL_VERB_RE.fullmatch(head):
+            yield from _chain_commands(cmd, start, single_ok=True, trusted=True)  # `pipenv install`
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]
@@ -1762,8 +1841,8 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
     for m in _PROSE_EXE_RE.finditer(text):
         exe = m.group(1)
         before = text[max(0, m.start() - 6) : m.start()].split()
-        if before and before[-1].lower() in _DETERMINERS:
-            continue
+        if before and before[-1].lower() in _DETERMINERS and text[m.end() : m.end() + 2] != " -":
+            continue  # `the git status` is prose, `your rustc --version` a command
         args = [
             (a.group(1), a.end(1))
             for a in _ARG_RE.finditer(text, m.end(), _line_end(text, m.end()))
@@ -1774,6 +1853,9 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
             if not args or args[0][0] not in SUBCOMMANDS[exe]:
                 continue
             j = 1
+            group = SUBCOMMANDS.get(f"{exe}-{args[0][0]}", ())  # `docker compose up`
+            if len(args) > 1 and args[1][0] in group:
+                j = 2
             while (j + 1 < len(args) and re.fullmatch(r"[a-z][a-z\-]*", args[j][0])
                    and args[j][0] not in _STOP_WORDS and args[j + 1][0].startswith("-")):
                 j += 1  # a sub-subcommand before its flags: `npm audit fix --force`
@@ -1806,8 +1888,9 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """Cut an argument list at the first word glued to sentence punctuation."""
     out = []
     for word, end in args:
-        if word[-1] in ",;:)!?" or (word.endswith(".") and word not in (".", "./...")):
-            stripped = word.rstrip(",;:)!?.")
+        if (word[-1] in ",;:)!?" or (word.endswith(".") and word not in (".", "./..."))
+                or word[-1] in "\"'" and word[0] != word[-1]):  # a quoted command's closing quote
+            stripped = word.rstrip(",;:)!?.\"'")
             if stripped:
                 out.append((stripped, end - (len(word) - len(stripped))))
             break
@@ -1817,9 +1900,9 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 def _first_arg_ok(arg: str) -> bool:
     """The first argument of a plain executable in prose must be a flag or a path-like word."""
-    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg):
-        return False
-    return arg.startswith("-") or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
+    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg) or arg.startswith("("):
+        return False  # a version, or Bundler's `rails (= 4.0.0)` requirement
+    return arg.startswith("-") or arg in _COMMON_VERBS or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
 
 
 def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int:
@@ -1833,7 +1916,8 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
             prev_flag = word if word.startswith("-") else ""
             j += 1
             continue
-        if takes_names and re.fullmatch(r"[a-z][\w.\-]*", word) and word not in _STOP_WORDS:
+        if (takes_names and re.fullmatch(r"[a-z][\w.\-]*", word) and word not in _STOP_WORDS
+                or word in _COMMON_VERBS and (j == 0 or _arg_like(args[j - 1][0]))):  # php x.phar install
             prev_flag = ""
             j += 1
             continue
@@ -1865,7 +1949,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         start = pos + t.start(1)
         if word in ("&&", "||", ";", "|") or word.startswith("#"):
             break
-        closing = word.rstrip(",;.)")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
+        closing = word.rstrip(",;.)?!")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
         if skip_next or word.startswith("-"):
             skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
             if closing:
@@ -1873,26 +1957,27 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
             continue
         if word.lower() in _STOP_WORDS:
             break
-        bare = word.strip("\"'`,;.)")
-        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^][^\s]*)?", bare):
+        bare = word.strip("\"'`,;.)?!")
+        # a version after the name: pip's ==, npm's @, gem's and Composer's name:version
+        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^:][^\s]*)?", bare):
             if bare:
                 break
             continue
+        name = re.split(r"[<>=!~:]|(?<=.)@", bare, maxsplit=1)[0]
         if (
-            re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", bare)
-            or "/" in bare
-            and not bare.startswith("@")
-            and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", bare)
+            re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", name)
+            or "/" in name
+            and not name.startswith("@")
+            and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", name)
         ):
             if closing:
                 break
             continue
-        name = re.split(r"[<>=!~]|(?<=.)@", bare, maxsplit=1)[0]
         if name.lower() in NOT_PACKAGES:
             break
         off = word.find(bare)
-        yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@"))
-        if closing or word[-1] in ",;.)":
+        yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@:"))
+        if closing or word[-1] in ",;.)?!":
             break
 
 
@@ -1985,8 +2070,15 @@ def _conflict(c: _Cand, k: _Cand) -> bool:
     )
 
 
+_SHA_LINK_RE = re.compile(r"\[([0-9a-f]{7,40})\]\([^)\s]*$")
+
+
 def _commit_in_url_ok(c: _Cand, text: str) -> bool:
-    """A SHA inside a URL counts when it is a full SHA or follows /commit(s)/, /tree/ or /blob/."""
+    """A SHA inside a URL counts when it is a full SHA or follows /commit(s)/, /tree/ or /blob/,
+    unless it is the target of a markdown link whose text is the same commit (``[823b44c](...)``)."""
+    link = _SHA_LINK_RE.search(text, max(0, c.start - 300), c.start) if "](" in text else None
+    if link is not None and text.startswith(link.group(1), c.start):
+        return False
     if c.end - c.start == 40:
         return True
     return re.search(r"/(?:commits?|tree|blob)/$", text[max(0, c.start - 10) : c.start]) is not None
@@ -2242,13 +2334,18 @@ def _to_mentions(text: str, cands: Iterable[_Cand], offset: int) -> list[Mention
     return out
 
 
-def extract(text: str, *, concepts: bool = True) -> list[Mention]:
-    """Extract entity mentions from one text, sorted by start offset."""
-    return extract_many([text], concepts=concepts)[0]
+def extract(text: str, *, concepts: bool = True, bare: bool = False) -> list[Mention]:
+    """Extract entity mentions from one text, sorted by start offset (``bare``: see extract_many)."""
+    return extract_many([text], concepts=concepts, bare=bare)[0]
 
 
-def extract_many(texts: Iterable[str], *, concepts: bool = True) -> list[list[Mention]]:
-    """Extract mentions from many texts at once, using ``nlp.pipe`` for tokenization."""
+def extract_many(texts: Iterable[str], *, concepts: bool = True,
+                 bare: bool = False) -> list[list[Mention]]:
+    """Extract mentions from many texts at once, using ``nlp.pipe`` for tokenization.
+
+    ``bare``: also give the CamelCase names with no code cue (``Mention.bare``). By the symbol
+    definition of #18 such a name is a symbol only if the code index knows it, so the text alone
+    does not make it one; callers that link against the index ask for them and let it decide."""
     clean = [_sanitize(t) for t in texts]
     pieces: list[tuple[int, int, str]] = []
     for i, t in enumerate(clean):
@@ -2261,7 +2358,10 @@ def extract_many(texts: Iterable[str], *, concepts: bool = True) -> list[list[Me
     docs = iter(nlp.pipe((p[2] for p in tokenized), batch_size=256)) if nlp else iter(())
     for i, off, chunk in pieces:
         doc = next(docs) if concepts and len(clean[i]) <= LARGE_TEXT else None
-        results[i].extend(_to_mentions(clean[i], _extract_doc(doc, chunk, concepts), off))
+        cands = _extract_doc(doc, chunk, concepts)
+        if not bare:
+            cands = [c for c in cands if not (c.weak and c.kind == "symbol")]
+        results[i].extend(_to_mentions(clean[i], cands, off))
     for res in results:
         res.sort(key=lambda m: (m.start, m.end, m.kind))
     return results

@@ -50,7 +50,7 @@ def candidates(store: Store, weights: RetrievalWeights,
     # overlaps the entity, graph and keyword channels.
     embedding = (_EMBEDDING.submit(embed, [query])
                  if "vector" in on and query and embed is not None else None)
-    mentions = text.extract(query, concepts=False) if query else []
+    mentions = text.extract(query, concepts=False, bare=True) if query else []
     depth = max(k, weights.channel_depth)
     results: dict[str, Ranked] = {}
     why: dict[str, list[str]] = {}

@@ -110,6 +110,84 @@ FINDS = [
     ("z144", "package", ["live_toast", "live_toast", "live_toast"]),
 ]
 
+# A command line behind the prompts and echoes terminals and CI print, started by a path to
+# its program; a short flag's value is no verb ending a sentence (`-d postgres`, `-D warnings`).
+FINDS += [
+    ("z017", "command", ["/home/runner/.cargo/bin/cargo clippy -- -D warnings"]),
+    ("z282", "command", ["psql -h localhost -p 5432 -U postgres -d postgres"]),
+    ("z048", "command", [("D:\\Environment\\jdk\\bin\\java.exe -XX:TieredStopAtLevel=1 -noverify "
+                         "-Dspring.output.ansi.enabled=always")]),
+    ("z062", "command", ["C:\\flutter\\bin\\flutter.bat doctor --verbose"]),
+    ("z089", "command", ["gem uninstall rack"]),  # 22:45 ~/src/sites/clientend (master)$
+    ("z134", "command", ["mix live_filter.install.assets"]),  # zsh: user@host dir %
+    ("z265", "command", ["kubectl version --short"]),  # a root prompt: '# '
+    ("z274", "command", [("helm upgrade --install ingress-nginx ingress-nginx --repo "
+                         "https://kubernetes.github.io/ingress-nginx --namespace ingress-nginx "
+                         "--create-namespace --set controller.admissionWebhooks.enabled=false")]),
+    ("z254", "command", ["docker-compose -f test-docker-compose.yaml down"]),  # GitHub's 'Run '
+    ("z140", "command", ["iex -S mix phx.server"]),
+    ("z270", "command", [("curl https://raw.githubusercontent.com/kubernetes/ingress-nginx/master/"
+                         "deploy/namespace.yaml")]),  # the continuation backslash is no argument
+    # A lone absolute path to a file is a file, not a command.
+    ("z159", "command", []),
+    ("z354", "command", []),
+]
+
+# An install argument ends before a sentence's '?' and keeps gem's and Composer's name:version;
+# a package manager's listing line (name and version) and Cargo's package id name packages.
+FINDS += [
+    ("z076", "package", ["bundler"]),  # `gem install bundler`?
+    ("z086", "package", ["bundler:2.0.0.pre.3"]),
+    ("z173", "package", ["efficiently/authority-controller:1.2.*"]),
+    ("z122", "package", ["postgrex"]),
+    ("z230", "package", ["kombu"]),
+    ("z014", "package", ["monolith"]),
+    ("z233", "package", ["Django", "django-celery-with-redis"]),  # I have installed Django 1.6
+]
+
+# Commands in prose: any known program that is no English word, with a flag, a path-like word or
+# a common verb after it; a subcommand group's own subcommand (docker compose up); a determiner
+# before the program does not make it prose when a flag follows (your rustc --version).
+FINDS += [
+    ("z184", "command", ["composer install"]),
+    ("z173", "command", ["composer require efficiently/authority-controller:1.2.*"]),
+    ("z131", "command", ["mix phx.gen.live"]),
+    ("z132", "command", ["mix phx.new"]),
+    ("z293", "command", ["docker compose up"]),
+    ("z009", "command", ["rustc --version"]),
+    ("z196", "command", ["vite build"]),
+    ("x048", "command", ["php composer.phar install --no-interaction --no-dev"]),
+    ("z075", "command", []),  # Bundler's `rails (= 4.0.0)` is a requirement, not a command
+    ("x272", "command", ["mix deps.compile fun_with_flags", "mix deps.update fun_with_flags",
+                         "mix deps.clean fun_with_flags"]),  # a quoted command ends at its quote
+]
+
+# A name quoted after the word that says what it is (PHP's Class 'App' not found, a compiler's
+# `variable "opts" is unused`); rustc's codes in its summary and after --explain; a tool's
+# exclamation (`rake aborted!`) is its output, not a command.
+FINDS += [
+    ("z166", "symbol", ["App"]),
+    ("z178", "symbol", ["Route"]),
+    ("z123", "symbol", ["opts"]),
+    ("z005", "error", ["E0503", "E0505"]),
+    ("z013", "error", ["E0502"]),
+    ("z100", "command", []),
+    # A backticked unknown tool with a common verb is a command (and the tool no package).
+    ("z222", "command", ["pipenv install"]),
+    ("z222", "package", []),
+]
+
+# A prompt's working directory is a path; an access log's status after the quoted request is an
+# HTTP error; a Windows path may cross `Program Files`.
+FINDS += [
+    ("x110", "file", ["/opt"]),
+    ("x191", "file", ["~/src/elixir/phoenix/hi_phx"]),
+    ("z215", "file", ["/paddle/go/alist-web-main"]),
+    ("x142", "error", ["503"]),
+    ("z331", "commit", ["823b44c"]),
+    ("z153", "file", ["C:\\Program Files\\dotnet\\sdk\\NuGetFallbackFolder"]),
+]
+
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
     # Dates and IPs are never files or urls.
@@ -148,6 +226,28 @@ REFUSES = [
     ("z131", "symbol", "phx.gen.live"),
     # A setting given on a command line is configuration, not code.
     ("z274", "symbol", "controller.admissionWebhooks.enabled"),
+    # A CamelCase name with no code cue is a symbol only if the code index knows it: the text
+    # alone (no index, as here) does not make a product or a changelog's class name one.
+    ("z266", "symbol", "EvenPodsSpread"),
+    ("z307", "symbol", "MindSing"),
+    ("z320", "symbol", "TableOutputFormatter"),
+    ("z039", "symbol", "ApplicationContext"),
+    # A product's release named in prose is no pin (a dependency verb makes it one: z233, x047);
+    # prose's `dependency pre-bundling` is a noun, not Elixir's `dependency :name`.
+    ("z235", "package", "Celery"),
+    ("z304", "package", "Vite"),
+    ("z302", "package", "Vite"),
+    ("z302", "package", "pre-bundling"),
+    # An indented config key with its value (a Kubernetes manifest) is configuration.
+    ("z277", "symbol", "apiVersion"),
+    # A bracketed UPPER_SNAKE word is a tag or a parser's token label, not a constant.
+    ("z326", "symbol", "BUG_FIX"),
+    ("z182", "symbol", "T_"),
+    # A markdown link's target SHA is the commit its text already names.
+    ("z331", "commit", "823b44c0099762dbc94b02ec9f7c95b05b72df2d"),
+    # A Kubernetes API group (a manifest's apiVersion, kubectl's `kind.group/name created`) is no url.
+    ("z277", "url", "networking.k8s.io"),
+    ("z269", "url", "clusterrolebinding"),
     # A bare name a command takes as an argument is not code.
     ("x197", "symbol", "generate_html"),
     ("z133", "symbol", "livetest_demo"),
@@ -215,6 +315,18 @@ def test_rule_finds(line: str, kind: str, surfaces: list[str]) -> None:
 @pytest.mark.parametrize(("line", "kind", "surface"), REFUSES)
 def test_rule_refuses(line: str, kind: str, surface: str) -> None:
     assert not [f for f in found(line, kind) if f.startswith(surface)], LINES[line]
+
+
+def test_a_name_without_a_code_cue_is_given_only_to_a_caller_that_asks_the_index() -> None:
+    """Linking asks for bare names (the index decides: tests/extract/test_link.py); a cue such as
+    pydantic's 'validation errors for Model' makes the name code without any index."""
+    [bare] = [m for m in extract(LINES["z320"], concepts=False, bare=True) if m.kind == "symbol"]
+    assert (bare.text, bare.bare) == ("TableOutputFormatter", True)
+    assert found("x165", "symbol") == ["UserTranscriptEntry"]
+
+
+def test_a_call_may_start_with_an_elixir_atom() -> None:
+    assert "StormbreakerWeb.Application.start" in found("z136", "symbol")  # start(:normal, [])
 
 
 def test_a_line_is_a_command_but_a_version_line_is_not() -> None:

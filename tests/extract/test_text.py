@@ -137,11 +137,9 @@ POSITIVES = [
     ("logs in ~/.cache/app/", "file", "~/.cache/app/", "~/.cache/app"),
     (r"see C:\Users\dev\app.py", "file", r"C:\Users\dev\app.py", "C:/Users/dev/app.py"),
     ("call parse_config() first", "symbol", "parse_config()", "parse_config"),
-    ("UserService handles it", "symbol", "UserService", "UserService"),
     ("use Foo.bar instead", "symbol", "Foo.bar", "Foo.bar"),
     ("entry point pkg.mod:func is wrong", "symbol", "pkg.mod:func", "pkg.mod:func"),
     ("raise `retry_count` to 5", "symbol", "retry_count", "retry_count"),
-    ("wrap it in an HTTPAdapter", "symbol", "HTTPAdapter", "HTTPAdapter"),
     ("subclass SessionRedirectMixin", "symbol", "SessionRedirectMixin", "SessionRedirectMixin"),
     ("set max_retries higher", "symbol", "max_retries", "max_retries"),
     ("get_netrc_auth: cleanup", "symbol", "get_netrc_auth", "get_netrc_auth"),
@@ -214,6 +212,15 @@ POSITIVES = [
         "github.com/psf/requests/pull/1",
     ),
 ]
+
+
+@pytest.mark.parametrize(("text", "name"), [("UserService handles it", "UserService"),
+                                             ("wrap it in an HTTPAdapter", "HTTPAdapter")])
+def test_a_camelcase_name_without_a_cue_waits_for_the_code_index(text: str, name: str) -> None:
+    """No cue: the text alone does not make it a symbol; linking asks for it (bare) and the
+    code index decides."""
+    assert [m for m in extract(text) if m.kind == "symbol"] == []
+    assert [(m.text, m.bare) for m in extract(text, bare=True) if m.kind == "symbol"] == [(name, True)]
 
 
 @pytest.mark.parametrize(("text", "kind", "surface", "norm"), POSITIVES)
