@@ -8,7 +8,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -49,6 +49,8 @@ USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
 WORD_SHARE_WEIGHT = 0.3  # of the prompt's word weight an item holds, in its injection relevance
 SUMMARY_MARGIN = 0.1  # over the injection floor, for a session summary
+INJECT_ENTRY_CHARS = 480
+INJECT_ENTRY_MIN_CHARS = 160
 _shared_embedders: dict[str, Any] = {}
 _shared_tokens: Any = None
 
@@ -683,9 +685,8 @@ class Memory:
             needed = floor + SUMMARY_MARGIN if item.kind == m.ItemKind.summary else floor - 0.1 * on_files
             if relevance < needed:
                 continue
-            entry = render.inject_entry(item, max_chars=480, weights=weights)
-            cost = self.tokens.count(entry)
-            if used + cost > budget:
+            entry, cost = self._inject_entry(item, weights, budget - used)
+            if not entry:
                 continue
             entries.append(entry)
             shown.append(item.id)
@@ -697,6 +698,18 @@ class Memory:
         # Logged, not counted as a use: pushing an item into the context proves nothing about it.
         self._log("inject", prompt, {"files": sorted(context)}, len(result.hits), shown, used)
         return "\n".join([header, *entries])
+
+    def _inject_entry(self, item: m.MemoryItem, weights: Mapping[str, float], room: int
+                      ) -> tuple[str, int]:
+        """The item's entry and its tokens; shortened to the room left (an entry the size of the
+        first item's crowded out a second that held the answer), "" when even its head and a
+        line do not fit."""
+        for max_chars in range(INJECT_ENTRY_CHARS, INJECT_ENTRY_MIN_CHARS - 1, -40):
+            entry = render.inject_entry(item, max_chars=max_chars, weights=weights)
+            cost = self.tokens.count(entry)
+            if cost <= room:
+                return entry, cost
+        return "", 0
 
     def _about_other_functions(self, item_id: str, live: Sequence[live_mod.ContextEntry]) -> bool:
         """The item names functions of the files being worked on, none of them one being

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -166,8 +167,10 @@ _BARE = re.compile(r"^(?:#+\s.*|`{3}\w*|[-=*_]{3,})$")  # a markdown heading, fe
 def inject_entry(item: MemoryItem, max_chars: int = 480,
                  weights: Mapping[str, float] | None = None) -> str:
     """`- kind: title [id]` and, indented, the body lines the title does not already say; when
-    they do not all fit, the lines that share the most (IDF-weighted) words with the prompt
-    (`weights`, stemmed), kept in their order: a long commit message's one relevant line."""
+    they do not all fit, the lines densest in the prompt's (IDF-weighted, stemmed) words, kept in
+    their order: a long commit message's one relevant line. Density, not the sum: a long line
+    holds more words by its length alone, and taking it leaves no room for the short one that
+    answers."""
     stale = " (stale)" if item.status.value == "stale" else ""
     label = "session summary" if item.kind.value == "summary" else KIND_LABEL.get(item.kind.value, item.kind.value)
     head = f"- {label}{stale}: {' '.join(item.title.split())} [{item.id}]"
@@ -183,13 +186,14 @@ def inject_entry(item: MemoryItem, max_chars: int = 480,
     order = list(range(len(lines)))
     if weights and sum(len(line) + 3 for line in lines) > room:
         tokenize = _tokenizer()
-        score = [sum(weights.get(t, 0.0) for t in set(tokenize(line))) for line in lines]
+        score = [sum(weights.get(t, 0.0) for t in set(tokenize(line))) / math.sqrt(len(line) + 40)
+                 for line in lines]
         order.sort(key=lambda i: (-score[i], i))
     chosen: dict[int, str] = {}
     for i in order:
         if room <= 40:
             break
-        line = lines[i] if len(lines[i]) <= room else lines[i][: room - 1] + "…"
+        line = lines[i] if len(lines[i]) + 3 <= room else lines[i][: room - 4] + "…"
         chosen[i] = "  " + line
         room -= len(line) + 3
     extra = [chosen[i] for i in sorted(chosen)]
