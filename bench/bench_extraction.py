@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
 TUNED = ROOT / "tests" / "data" / "entities.jsonl"
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url")
-SPLITS = ("dev", "dev2", "heldout")
+SPLITS = ("dev", "dev2", "heldout", "heldout2")
 TUNING = ("dev", "dev2")
 
 
