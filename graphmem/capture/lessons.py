@@ -86,6 +86,11 @@ _DONE = re.compile(r"(?i)^(?:fixed|added|updated|removed|changed|created|renamed
                    r"refactored|replaced|wrote|rewrote)\b")
 DISCOVERY_FLOOR = 3.0
 MAX_DISCOVERIES = 3
+# A fix the agent announces, and the person's later word against a fix: that fix was not the one.
+_FIX_CLAIM = re.compile(r"(?i)\bthe (?:fix|solution|workaround|way to fix \w+) (?:is|was|would be)\b")
+_REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix not\b|that'?s (?:not (?:it|right|"
+                       r"the fix|what i)|wrong)|not what i (?:want|asked|meant)|don'?t (?:do|add|use) that|"
+                       r"that (?:won'?t|doesn'?t) (?:work|fix)|wrong (?:fix|approach))")
 MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
@@ -575,6 +580,9 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if weight is not None and (best is None or weight > best[0]):
                 best = (weight, sentence)
         if best is not None and best[0] >= DISCOVERY_FLOOR:
+            if _FIX_CLAIM.search(best[1]) and any(
+                    m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
+                continue
             found.append((best[0], n, best[1], msg.text))
     found.sort(key=lambda f: -f[0])
     kept: list[tuple[float, int, str, str]] = []

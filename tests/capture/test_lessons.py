@@ -813,3 +813,18 @@ def test_a_command_pointed_at_a_path_that_is_not_there_leaves_nothing_open() -> 
     drafts = _passing_runs(5).run("uv run pytest test/test_link.py", "Exit code 1\nE   KeyError: 'session_id'\n"
                        "FAILED test/test_link.py::test_link - KeyError: 'session_id'", error=True).end()
     assert [d for d in drafts if d.kind == "task"]
+
+
+def test_a_fix_the_person_later_rejects_is_no_discovery() -> None:
+    # entire-cli f022dad1, verbatim: the agent's nolint fix; the person turned it down and the
+    # session ended with explicit returns instead.
+    said = ("The fix is to add `//nolint:staticcheck` comments since `t.Fatal` does terminate but "
+            "staticcheck doesn't recognize it. I'll add the nolint directive to the lines flagged.")
+    session = (Session().user("why is lint failing on the build?")
+               .run("mise run lint", "checkpoint_test.go:42: SA5011: possible nil pointer dereference", error=True)
+               .say(said)
+               .edit("cmd/entire/cli/checkpoint_test.go", "t.Fatal(err)", "t.Fatal(err) //nolint:staticcheck"))
+    assert [d.title for d in _discoveries(session)] == [said.split(" I'll")[0]]
+    session.user("arrggghh that is no good.  can we restructure the code in any way (call an explicit "
+                 "exit at each block?) to workaround?")
+    assert _discoveries(session) == []
