@@ -677,6 +677,8 @@ _NOT_CLASSES = _words(
 _HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
 _KWARG_RE = re.compile(r"(?<![\w.])(" + _ID + r")=(?:True|False|None)\b")
 _FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?P<name>[A-Za-z_][\w.]*)")
+# a JVM / .NET frame keeps its `$` parts: `at com.foo.Outer$Inner.run(`, `Ctl.lambda$exec$10(`
+_JVM_FRAME_RE = re.compile(r"(?m)^[ \t]*at[ \t]+([A-Za-z_][\w]*(?:[.$][\w<>]+)*\$[\w.$<>]*[\w>])\(")
 _OBJ_RE = re.compile(
     r"(?<=[a-z,]\s)(?P<name>[A-Z][a-z0-9]+)[ \t]+(?:objects?|class|classes|instances?)\b"
 )
@@ -743,7 +745,8 @@ _NOT_CODE_RES = (
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
-_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
+# `Foo$Bar` is a JVM nested class or a generated name (`lambda$run$0`), not a reference to `$Bar`
+_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
 _ENV_ASSIGN_RE = re.compile(r"(?<![\w.\-$/])(?P<name>[A-Z][A-Z0-9_]+)=(?=[^\s=]|\"|'|$)")
 _ENV_ACCESS_RE = re.compile(
     r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.getenv|"
@@ -1379,6 +1382,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         (_HASH_METHOD_RE, "#" in text),
         (_KWARG_RE, "=" in text),
         (_FRAME_RE, 'File "' in text),
+        (_JVM_FRAME_RE, "$" in text and "at " in text),
         (_UNDEFINED_RE, "undefined:" in text),
     ):
         for m in rx.finditer(text) if ok else ():
@@ -1404,12 +1408,17 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
 
 
+_COMMIT_TYPES = _words("feat fix chore docs refactor test tests perf build ci style revert")
+
+
 def _call_with_args_ok(name: str, text: str, pos: int) -> bool:
     """Accept ``name(args`` only when it looks like code, not prose like ``type(s)``."""
     if re.match(r"(?:s|es|S)\)", text[pos : pos + 3]):
         return False
     if name.isupper():
         return False
+    if name.lower() in _COMMIT_TYPES and re.match(r"[^()\n]*\)!?:[ \t]", text[pos:]):
+        return False  # a conventional commit's type and scope: `fix(parser): …`
     return bool(re.match(r"[\w\"'*\[{<.]|\)|:[a-z]", text[pos : pos + 2]))  # `:normal`: an Elixir atom
 
 

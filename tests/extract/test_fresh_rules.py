@@ -338,3 +338,20 @@ def test_location_stays_on_the_mention() -> None:
     [f] = [m for m in extract(LINES["x070"]) if m.kind == "file"]
     assert (f.text, f.norm, f.detail) == ("test/test_combined_transcript_link.py",
                                           "test/test_combined_transcript_link.py", "59")
+
+
+def test_a_conventional_commit_type_is_no_call() -> None:
+    # entire-cli f022dad1 (a dev session's transcript), verbatim; a real call keeps its symbol
+    text = "which commit? `6d61daaa` — `feat(manual-commit): detect mid-turn commits`"
+    assert [(m.kind, m.text) for m in extract(text, concepts=False)] == [("commit", "6d61daaa")]
+    assert [m.text for m in extract("call fix(x) to repair it", concepts=False)] == ["fix"]
+
+
+def test_a_jvm_frame_keeps_its_nested_class_and_names_no_env_var() -> None:
+    # the JDK's worker frame, as every Java thread-pool trace prints it
+    text = "\tat java.util.concurrent.ThreadPoolExecutor$Worker.run(ThreadPoolExecutor.java:624)"
+    got = [(m.kind, m.text) for m in extract(text, concepts=False)]
+    assert got == [("symbol", "java.util.concurrent.ThreadPoolExecutor$Worker.run"),
+                   ("file", "ThreadPoolExecutor.java")], got
+    assert [m.text for m in extract("export PATH=/usr/bin:$PATH", concepts=False)
+            if m.kind == "envvar"] == ["PATH", "$PATH"]
