@@ -20,7 +20,8 @@ Scored = list[tuple[str, float]]
 # A name more code entities hold than this (`send()` in hundreds of files) is matched in a search
 # only where the query's files (named or given as context) say which: otherwise every item about
 # any of them matched alike, which says nothing of which is meant and, at 100k items, cost a
-# search more than all its other steps (~1,000 items read, counted and fused).
+# search about as much as all its other steps (~1,000 items read, counted and fused). A file
+# name the query itself gives is never narrowed this way: it names its own holders.
 AMBIGUITY_LIMIT = 100
 
 
