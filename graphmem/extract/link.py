@@ -98,8 +98,14 @@ def _as_entity(row: dict) -> Entity:
     return Entity(**{k: v for k, v in row.items() if k in _ENTITY_FIELDS})
 
 
-def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup) -> list[Resolved]:
-    """A file or symbol mention → the code entities it names (all candidates when ambiguous)."""
+def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup, *,
+                 ambiguity_limit: int | None = None, near: Sequence[str] = ()) -> list[Resolved]:
+    """A file or symbol mention → the code entities it names (all candidates when ambiguous).
+
+    `ambiguity_limit` (a search's bound): a name more entities hold than this says little about
+    which is meant, so only its candidates in the files of `near` (the files the query names or
+    its context gives) are kept, none when it has none there; they keep the weight of an
+    ambiguous match."""
     if kind == "file":
         exact = [r for r in lookup.find_entities(names=[norm], kinds=["file"]) if r["path"] == norm]
         candidates = exact or lookup.find_entities(path_suffixes=[norm], kinds=["file"])
@@ -115,8 +121,16 @@ def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup) -> li
     if not candidates:
         return [Resolved(_unresolved(kind, norm), 1.0, surface, anchor=False)]
     weight = 1.0 if len(candidates) == 1 else AMBIGUOUS_WEIGHT
-    return [Resolved(_as_entity(r), weight, surface, anchor=len(candidates) == 1 and bool(r["hash"]))
+    anchor = len(candidates) == 1
+    if ambiguity_limit is not None and len(candidates) > ambiguity_limit:
+        candidates = [r for r in candidates if _in_files(r.get("path") or "", near)]
+    return [Resolved(_as_entity(r), weight, surface, anchor=anchor and bool(r["hash"]))
             for r in candidates]
+
+
+def _in_files(path: str, files: Sequence[str]) -> bool:
+    """Whether `path` is one of the files (each a path or a path's suffix at a '/')."""
+    return bool(path) and any(path == f or path.endswith("/" + f) for f in files)
 
 
 def _symbol_matches(row: dict, short: str) -> bool:
@@ -126,20 +140,23 @@ def _symbol_matches(row: dict, short: str) -> bool:
 
 def resolve(mentions: Iterable[MentionLike], lookup: EntityLookup,
             explicit_files: Sequence[str] = (), explicit_symbols: Sequence[str] = (),
-            code_indexed: bool = False) -> list[Resolved]:
+            code_indexed: bool = False, ambiguity_limit: int | None = None) -> list[Resolved]:
     """Every mention and explicit file/symbol → entity links, merged by entity id. Once the
     project's code is indexed (`code_indexed`), a bare CamelCase name the index does not know
-    is not a symbol (product names look the same) and gets no link."""
+    is not a symbol (product names look the same) and gets no link. `ambiguity_limit`: see
+    resolve_code; the files named among the mentions and given explicitly are `near`."""
     merged: dict[str, Resolved] = {}
     pairs = [(m.kind, m.norm, m.text, m.bare) for m in mentions]
     pairs += [("file", f.removeprefix("./"), f, False) for f in explicit_files]
     pairs += [("symbol", s, s, False) for s in explicit_symbols]
+    near = [norm for kind, norm, _, _ in pairs if kind == "file" and norm]
     for kind, norm, surface, bare in pairs:
         if not norm:
             continue
         if kind in CODE_KINDS:
-            found = resolve_code(kind, norm, surface, lookup)
-            if bare and code_indexed and not found[0].entity.resolved:
+            found = resolve_code(kind, norm, surface, lookup, ambiguity_limit=ambiguity_limit,
+                                 near=near)
+            if not found or bare and code_indexed and not found[0].entity.resolved:
                 continue
         else:
             found = [Resolved(Entity.make(kind, norm), 1.0 if kind != "concept" else 0.3, surface,

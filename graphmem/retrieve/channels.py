@@ -17,6 +17,12 @@ from graphmem.store.base import ItemFilter, Store
 from graphmem.store.keywords import Tokenizer
 
 Scored = list[tuple[str, float]]
+# A name more code entities hold than this (`send()` in hundreds of files) is matched in a search
+# only where the query's files (named or given as context) say which: otherwise every item about
+# any of them matched alike, which says nothing of which is meant and, at 100k items, cost a
+# search about as much as all its other steps (~1,000 items read, counted and fused). A file
+# name the query itself gives is never narrowed this way: it names its own holders.
+AMBIGUITY_LIMIT = 100
 
 
 @dataclass
@@ -40,7 +46,8 @@ def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
     code_mentions = [m for m in mentions if m.kind != "concept"]
     shares = context_weights or {}
     given = {*files, *symbols}
-    for resolved in link.resolve(code_mentions, store, files, symbols):
+    for resolved in link.resolve(code_mentions, store, files, symbols,
+                                 ambiguity_limit=AMBIGUITY_LIMIT):
         weight = resolved.weight * shares.get(resolved.surface, 1.0)
         found.direct[resolved.entity.id] = max(found.direct.get(resolved.entity.id, 0.0), weight)
         if resolved.surface in given:

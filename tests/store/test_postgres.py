@@ -250,6 +250,25 @@ def test_keyword_search_ranks_by_bm25_as_the_embedded_store(store: PostgresStore
     assert weights == pytest.approx(embedded.term_weights("proxy zebra"), rel=1e-6)
 
 
+def test_keyword_search_scores_in_float8(store: PostgresStore) -> None:
+    """BM25's arithmetic on each posting a search sums is float8 (numeric cost ~9 times as
+    much a row), and the stored impact keys are the same formula's."""
+    store.apply(ops.PutItems([item(n, words=f"proxy timeout {'retry ' * n}") for n in range(20)]))
+    captured: list[tuple] = []
+    real = store._rows
+    store._rows = lambda q, p=None: captured.append((q, p)) or real(q, p)  # type: ignore[method-assign]
+    try:
+        store.keyword_search("proxy retry", 10, ItemFilter(project="p"))
+    finally:
+        del store._rows
+    plan = " ".join(r["QUERY PLAN"] for r in store._rows("EXPLAIN (VERBOSE) " + captured[0][0],
+                                                         captured[0][1]))
+    assert "(p.tf)::double precision" in plan  # graphmem_impact inlined
+    assert "(p.tf)::numeric" not in plan and "(p.length)::numeric" not in plan
+    assert store._one("SELECT count(*) FROM item_words "
+                      "WHERE impact <> graphmem_impact(tf, length, 20)::real") == 0
+
+
 def test_keyword_search_reads_a_few_postings_of_a_common_word(store: PostgresStore) -> None:
     """Each word's best postings by impact, not every item holding it: in a project where
     every item holds the word, a search reads about k of them."""
