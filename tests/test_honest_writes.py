@@ -58,6 +58,23 @@ def journaled(journal: Path, before: int) -> bool:
         return False
 
 
+def connected(pid: int, timeout: float = 60.0) -> bool:
+    """The process holds a connected unix socket (its call to the owner): waited for, not
+    assumed after a fixed sleep, which a loaded machine outlasts before the CLI has imported."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
+            with open("/proc/net/unix", encoding="ascii") as table:
+                if any(row.split()[6] in inodes and row.split()[5] == "03" for row in list(table)[1:]):
+                    return True
+        except OSError:
+            return False
+        time.sleep(0.05)
+    return False
+
+
 def test_a_write_the_dead_owner_never_read_is_reported_not_stored(home: Path, repo: Path,
                                                                    env: dict[str, str]) -> None:
     pid = owner_pid(home, repo)
@@ -66,7 +83,8 @@ def test_a_write_the_dead_owner_never_read_is_reported_not_stored(home: Path, re
         adding = subprocess.Popen([sys.executable, "-m", "graphmem", "add",
                                    "Never stored: the owner was frozen"], cwd=repo, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(3)  # connected and sent; waiting for an answer that will not come
+        assert connected(adding.pid), "the add never connected to the frozen owner"
+        time.sleep(1)  # sent; waiting for an answer that will not come
         os.kill(pid, signal.SIGKILL)
         out, err = adding.communicate(timeout=120)
     finally:
