@@ -537,6 +537,12 @@ _NAMED_FILE_RE = re.compile(
 # the working directory of a `user@host:dir$ ` or `root@host:dir# ` prompt
 _PROMPT_DIR_RE = re.compile(r"(?m)^[ \t]*[\w.\-]+@[\w.\-]+:(?P<dir>~?/[^\s$#]+|~[^\s$#]+)[$#][ \t]")
 _PAREN_LOCATION_RE = re.compile(r"\((\d+(?:,\d+)?)\)")
+# a file named as a flag's value or a redirect's target: `--output-file=reqs.txt`, `> seq.hist`
+_ARG_FILE_RE = re.compile(r"(?:(?<=\s)--?[\w\-]+=|(?<![>\d&])>>?[ \t]*)(?P<path>[\w~./\-]*\w\.[A-Za-z][A-Za-z0-9]{0,5})"
+                          r"(?![\w./\-])")
+_VERSIONISH_RE = re.compile(r"^\d|\.\d+\.|^[\w\-]+\.(?:com|org|net|io|dev)$")
+# a Windows path without its drive: `\app\Http\Controllers\SetupController.php`
+_BACKSLASH_PATH_RE = re.compile(r"(?<![\w:\\])\\?(?:[\w.\-]+\\)+[\w\-]+\.[A-Za-z]\w{0,5}(?![\w\\])")
 _DATE_PATH_RE = re.compile(r"\d{1,4}/(?:\d{1,2}|[A-Z][a-z]{2})/\d{2,4}(?::\d\d)*")
 _PROGRAM_FILES = r"Program Files(?: \(x86\))?"  # the one Windows folder every path may cross
 _DRIVE_PATH_RE = re.compile(
@@ -676,7 +682,10 @@ _NOT_CLASSES = _words(
 )
 _HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
 _KWARG_RE = re.compile(r"(?<![\w.])(" + _ID + r")=(?:True|False|None)\b")
-_FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?P<name>[A-Za-z_][\w.]*)")
+_FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?:block (?:\(\d+ levels\) )?in )?"
+                       r"(?!block\b)(?P<name>[A-Za-z_][\w.]*)(?![\w(])")
+# Ruby's frame: "task.rb:205:in `block in execute'" names `execute`
+_RUBY_BLOCK_RE = re.compile(r"\bin `(?:block (?:\(\d+ levels\) )?in )(?P<name>[A-Za-z_]\w*[?!]?)'")
 # a JVM / .NET frame keeps its `$` parts: `at com.foo.Outer$Inner.run(`, `Ctl.lambda$exec$10(`
 _JVM_FRAME_RE = re.compile(r"(?m)^[ \t]*at[ \t]+([A-Za-z_][\w]*(?:[.$][\w<>]+)*\$[\w.$<>]*[\w>])\(")
 _OBJ_RE = re.compile(
@@ -749,7 +758,7 @@ _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 _ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
 _ENV_ASSIGN_RE = re.compile(r"(?<![\w.\-$/])(?P<name>[A-Z][A-Z0-9_]+)=(?=[^\s=]|\"|'|$)")
 _ENV_ACCESS_RE = re.compile(
-    r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.getenv|"
+    r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.get_?env|"
     r"process\.env)(?:\[\s*|\(\s*)[\"'](?P<a>[A-Za-z_][A-Za-z0-9_]*)[\"']|"
     r"process\.env\.(?P<b>[A-Za-z_][A-Za-z0-9_]*)"
 )
@@ -1109,6 +1118,11 @@ def _scan_files(text: str) -> Iterator[_Cand]:
     for m in _WINPATH_RE.finditer(text) if ":\\" in text else ():
         p = m.group(0).rstrip(".,;:")
         yield _Cand("file", m.start(), m.start() + len(p), p.replace("\\", "/"))
+    for m in _ARG_FILE_RE.finditer(text) if "=" in text or ">" in text else ():
+        if not _VERSIONISH_RE.search(m.group("path")):
+            yield _Cand("file", m.start("path"), m.end("path"), m.group("path"))
+    for m in _BACKSLASH_PATH_RE.finditer(text) if "\\" in text else ():
+        yield _Cand("file", m.start(), m.end(), m.group(0).replace("\\", "/"))
 
 
 def _scan_urls(text: str) -> Iterator[_Cand]:
@@ -1325,6 +1339,12 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
         yield c
 
 
+# a .NET / JVM frame with its signature: `at Ns.Cls.Invoke(HttpContext httpContext)`; the
+# parameter names after their types are the frame's locals, not names to link
+_TYPED_FRAME_RE = re.compile(r"(?m)^\W*(?:##\[debug\][ \t]*)?at[ \t]+[\w.$<>`]+\((?P<params>[^()\n]+)\)")
+_TYPED_PARAM_RE = re.compile(r"[\w.<>\[\]`,]+[ \t]+([A-Za-z_]\w*)[ \t]*(?:,|$)")
+
+
 def _not_code_spans(text: str) -> set[tuple[int, int]]:
     """Spans of names that sit where code does not: container names (``api_1``, heading compose
     log lines), XML tag names, markdown emphasis underscores, emoji codes (``:white_check_mark:``),
@@ -1344,7 +1364,13 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
     for m in _LOGFMT_KEY_RE.finditer(text) if "=" in text else ():
         lines.setdefault(text.rfind("\n", 0, m.start()), []).append(m.span(1))
     spans.update(span for keys in lines.values() if len(keys) > 1 for span in keys)
+    for m in _TYPED_FRAME_RE.finditer(text) if "at " in text else ():
+        spans.update((m.start("params") + p.start(1), m.start("params") + p.end(1))
+                     for p in _TYPED_PARAM_RE.finditer(m.group("params")))
     return spans
+
+
+_PROGRAM_NAMES = PLAIN_EXECUTABLES | _TASK_RUNNERS | _words("git npm pnpm yarn pip pip3 uv cargo docker kubectl")
 
 
 def _symbol_candidates(text: str) -> Iterator[_Cand]:
@@ -1383,6 +1409,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         (_KWARG_RE, "=" in text),
         (_FRAME_RE, 'File "' in text),
         (_JVM_FRAME_RE, "$" in text and "at " in text),
+        (_RUBY_BLOCK_RE, "`block in" in text or "`block (" in text),
         (_UNDEFINED_RE, "undefined:" in text),
     ):
         for m in rx.finditer(text) if ok else ():
@@ -1393,6 +1420,8 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         b = _BACKTICK_SYMBOL_RE.fullmatch(m.group(g))
         ext = (m.group(g).startswith(".") and b is not None
                and all(part in FILE_EXTS for part in b.group("name").split(".")))
+        if b and b.group("name") in _PROGRAM_NAMES:
+            continue  # `make`, `rsync`: a program, run (a command) or named, never a code name
         if b and not ext and (_symbol_ok(b.group("name")) or b.group("name").isidentifier()):
             start = m.start(g) + b.start("name")
             yield _Cand(
@@ -1456,6 +1485,12 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
         yield _Cand("envvar", m.start(), m.end(), m.group(0))
 
 
+# a sentence about dependencies: its backticked lowercase names are packages
+_DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|gems?|librar(?:y|ies)|"
+                              r"fail(?:s|ed)? to build)\b")
+_BARE_PKG_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")
+
+
 def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) -> _Cand:
     """A package candidate with a normalised name."""
     return _Cand("package", start, end, _pypi_norm(name), detail.strip("\"'"), weak)
@@ -1464,6 +1499,10 @@ def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) 
 def _scan_packages(text: str) -> Iterator[_Cand]:
     """Package pins, installs, imports, tool output lines and well-known names."""
     has_op = "=" in text or "<" in text or ">" in text
+    for m in _BACKTICK_RE.finditer(text) if "`" in text and _DEP_SENTENCE_RE.search(text) else ():
+        name = m.group(2) or ""
+        if _BARE_PKG_RE.fullmatch(name) and name not in _PROGRAM_NAMES:
+            yield _pkg(m.start(2), m.end(2), name)  # "the dependencies `packaging` and `argon2`"
     for m in _PIN_RE.finditer(text) if has_op else ():
         name = m.group("name")
         if re.search(r"[a-z]", name) and not name.isupper() and "_" not in name.strip("_")[:1]:
