@@ -852,9 +852,16 @@ _DEP_VERB_BEFORE_RE = re.compile(
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
 _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
+# cargo's "could not compile `wabt-sys`"; a resolver's "Because foo (1.0) depends on …"; Composer's
+# "- vendor/a dev-master requires vendor/b 2.1.*"; pytest's header "pytest-7.4.3, pluggy-1.2.0"
+_NOT_COMPILED_RE = re.compile(r"(?i)\b(?:could not|failed to) compile `(?P<name>[\w\-]+)`")
+_BECAUSE_RE = re.compile(r"\bBecause (?P<name>[A-Za-z][\w.\-]*)(?: \([^)\n]*\))? depends on\b")
+_COMPOSER_REQ_RE = re.compile(r"(?m)^[ \t]*- (?P<name>[a-z0-9][\w.\-]*/[\w.\-]+) \S+ requires "
+                              r"(?P<dep>[a-z0-9][\w.\-]*/[\w.\-]+)")
+_PYTEST_HEADER_RE = re.compile(r"(?m)^(?:platform \S+ -- Python [\d.]+, |plugins: )(?P<rest>[^\n]+)")
 _NAME_VER_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*(?:-[A-Za-z][\w.]*)*)-(?P<ver>\d[\w.+!]*)")
 _MODULE_CTX_RE = re.compile(
-    r"No module named ['\"](?P<a>[\w.]+)['\"]|"
+    r"No module named (?:['\"](?P<a>[\w.]+)['\"]|(?P<n>[A-Za-z_]\w*)\b(?!\.\w))|"
     r"cannot import name ['\"][\w.]+['\"] from ['\"](?P<b>[\w.]+)['\"]|"
     r"Cannot find (?:module|type definition file for) ['\"](?P<c>[^'\"\s]+)['\"]|"
     r"\brequire\(['\"](?P<d>[^'\"\s]+)['\"]\)|"
@@ -1551,7 +1558,7 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
         "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin", "type definition"
     )
     for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
-        g = next(k for k in "abcdefghijklm" if m.group(k))
+        g = next(k for k in "abcdefghijklmn" if m.group(k))
         name = m.group(g)
         if name.startswith((".", "/", "@/", "~")):
             continue
@@ -1603,7 +1610,16 @@ def _scan_tool_output(text: str) -> Iterator[_Cand]:
         (_BUMP_RE, has("Bump", "Update", "Upgrade")),
         (_DEP_RE, "dependency" in text),
         (_BUMPS_LINK_RE, "Bumps [" in text),
+        (_NOT_COMPILED_RE, "compile `" in text),
+        (_BECAUSE_RE, "Because " in text),
+        (_COMPOSER_REQ_RE, " requires " in text),
     )
+    for m in _COMPOSER_REQ_RE.finditer(text) if " requires " in text else ():
+        yield _pkg(m.start("dep"), m.end("dep"), m.group("dep"))
+    for m in _PYTEST_HEADER_RE.finditer(text) if has("plugins: ", "pytest-") else ():
+        for t in _NAME_VER_RE.finditer(m.group("rest")):
+            start = m.start("rest") + t.start()
+            yield _Cand("package", start, start + len(t.group(0)), _pypi_norm(t.group("name")), t.group("ver"))
     for rx, ok in gated:
         for m in rx.finditer(text) if ok else ():
             name = m.group("name")
@@ -1974,8 +1990,9 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
 
 
 _INSTALL_RE = re.compile(
-    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|"
-    r"conda|mamba)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
+    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|uv|poetry|pdm|npm|pnpm|yarn(?:[ \t]+global)?|bun|cargo|gem|brew|"
+    r"apt-get|apt|conda|mamba|choco|scoop|winget)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+"
+    r"(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
     r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
 )
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
@@ -1983,7 +2000,8 @@ _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
 
 def _scan_install_args(text: str) -> Iterator[_Cand]:
     """Package names given as arguments to install/add commands."""
-    for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove") else ():
+    for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove",
+                                                      " i ") else ():
         yield from _install_names(text, m.end())
 
 

@@ -380,3 +380,19 @@ def test_a_jvm_frame_keeps_its_nested_class_and_names_no_env_var() -> None:
 ])
 def test_round_five_shapes(line_id: str, kind: str, surfaces: list[str]) -> None:
     assert found(line_id, kind) == surfaces
+
+
+@pytest.mark.parametrize(("line_id", "surfaces"), [
+    ("h2-0045", ["check-2.2.2"]),  # pytest's plugins line
+    ("h2-0357", ["pytest-7.4.3", "pluggy-1.2.0"]),  # pytest's platform line
+    ("h2-0108", ["node-sass"]),  # `npm i`
+    ("h2-0172", ["yarn"]),  # choco
+    ("h2-0237", ["solace-pubsubplus"]),  # `uv add`
+    ("h2-0363", ["prettier", "create-react-app"]),  # `yarn global add`
+    ("h2-0331", ["redacted-visualization-plugin", "dash-cytoscape"]),  # a resolver's "Because X depends on"
+    ("h2-0449", ["flask"]),  # Python 2's unquoted "No module named flask"
+    ("h2-0483", ["doctrine/doctrine-bundle", "jdorn/sql-formatter"]),  # Composer's "- a/b … requires c/d"
+    ("h2-0535", ["wabt-sys"]),  # cargo's "Could not compile `X`"
+])
+def test_round_five_package_shapes(line_id: str, surfaces: list[str]) -> None:
+    assert found(line_id, "package") == surfaces
