@@ -698,8 +698,11 @@ _BACKTICK_SYMBOL_RE = re.compile(
 # a PHP namespace path: `Illuminate\Foundation\Application`, `Vendor\Pkg\Cls::method` (a Windows
 # path has a drive or a dotted file name, so it never starts or ends like this)
 _NAMESPACE_RE = re.compile(
-    r"(?<![\w\\.:/])(?P<name>[A-Za-z_]\w*(?:\\{1,2}[A-Z]\w*)+(?:::[A-Za-z_]\w*)?)(?![\w\\]|\.\w)"
+    r"(?<![\w\\.:/])(?P<name>[A-Za-z_]\w*(?:\\{1,2}[A-Z]\w*)+(?:::[A-Za-z_]\w*(?:\(\))?)?)(?![\w\\]|\.\w)"
 )
+# PHP's `SitesController->index()`; Kotlin's "Unresolved reference: main"
+_ARROW_CALL_RE = re.compile(r"(?<![\w>$])(?P<name>[A-Z]\w*->[A-Za-z_]\w*(?:\(\))?)(?![\w(])")
+_UNRESOLVED_RE = re.compile(r"\bUnresolved reference: (?P<name>[A-Za-z_]\w*)\b")
 _RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
 _QUOTED_NAME_RE = re.compile(
     r"\b(?:Type of|[Tt]he name|namespace name|[Vv]ariable|Class|Interface|Trait)[ \t]+"
@@ -749,7 +752,13 @@ _NOT_CODE_RES = (
     # an indented config key with its value (YAML, a manifest): `  apiVersion: networking.k8s.io/v1`
     (re.compile(r"(?m)^(?:[ \t]{2,}|[ \t]*-[ \t]+)([A-Za-z_][\w\-]*):[ \t]+(?![(\[{]|function\b)\S"), 1, ": ", ()),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
-    (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
+    (re.compile(r"(?:mix|rake)(?:[ \t]+do)?[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
+    # a Gradle task path: `Task :buildSrc:compileKotlin`
+    (re.compile(r"(?<=:)([A-Za-z][\w\-]*)(?=[: ]|$)"), 1, "Task :", ()),
+    # a zsh prompt's host: `myMac % python3 run.py`
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+%[ \t]"), 1, "%", ()),
+    # a directory named as one: "when `_build` folder is empty"
+    (re.compile(r"`?([\w.\-]+)`?[ \t]+(?:folder|directory)\b"), 1, "", (" folder", " directory")),
 )
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
@@ -1334,6 +1343,9 @@ def _symbol_ok(name: str) -> bool:
     return not all(len(p) <= (1 if len(parts) < 4 else 2) for p in parts)
 
 
+_SHOUTED_RE = re.compile(r"[A-Z]{2,}(?:\.[A-Z]{2,})+")
+
+
 def _scan_symbols(text: str) -> Iterator[_Cand]:
     """Code-looking names, minus those their surroundings show are not code (see ``_not_code``)."""
     blocked = _not_code_spans(text)
@@ -1341,6 +1353,8 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
         word = text[c.start : c.end]
         if (c.start, c.end) in blocked or word.lower() in _KEYWORDS or len(word.strip("_()")) < 2:
             continue
+        if _SHOUTED_RE.fullmatch(word):
+            continue  # capitals run together at a full stop: "AGAIN.THAT WORKED"
         if _PRODUCT_AFTER_RE.match(text, c.end) and "." not in word and "_" not in word:
             continue  # a product and its version: `AppleWebKit/537.36`, `LoopBack 4`
         yield c
@@ -1439,6 +1453,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, _Has(text)("ame ", "Type of", "ariable ", "Class ", "Interface ", "Trait ")),
                    (_NAMESPACE_RE, "\\" in text),
+                   (_ARROW_CALL_RE, "->" in text), (_UNRESOLVED_RE, "Unresolved reference" in text),
                    (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
@@ -1462,6 +1477,8 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
     """Environment variables from references, assignments, accessors and context."""
     for m in _ENV_REF_RE.finditer(text) if "$" in text else ():
         name = m.group("b") or m.group("s")
+        if name == "this" and text.startswith("->", m.end()):
+            continue  # PHP's `$this->`
         if not name.isdigit():
             yield _Cand("envvar", m.start(), m.end(), name)
     for m in _ENV_ASSIGN_RE.finditer(text) if "=" in text else ():

@@ -396,3 +396,21 @@ def test_round_five_shapes(line_id: str, kind: str, surfaces: list[str]) -> None
 ])
 def test_round_five_package_shapes(line_id: str, surfaces: list[str]) -> None:
     assert found(line_id, "package") == surfaces
+
+
+@pytest.mark.parametrize(("line_id", "surfaces"), [
+    ("h2-0068", ["Xetaio\\Mentions\\Parser\\MentionParser::parse()"]),  # a PHP static call keeps its ()
+    ("h2-0350", ["App\\Twig::escapeTex()"]),
+    ("h2-0100", ["SitesController->index()"]),  # PHP's arrow call
+    ("h2-0072", ["main"]),  # Kotlin's unresolved reference; a Gradle task path is no symbol
+    ("h2-0087", []),  # capitals run together at a full stop
+    ("h2-0116", []),  # `mix do deps.get`: a task name
+    ("h2-0156", []),  # a zsh prompt's host
+    ("h2-0239", []),  # a folder named as one
+])
+def test_round_five_symbol_shapes(line_id: str, surfaces: list[str]) -> None:
+    assert found(line_id, "symbol") == surfaces
+
+
+def test_php_this_is_no_env_var() -> None:
+    assert [(m.kind, m.text) for m in extract("$this->foo()", concepts=False)] == [("symbol", "foo()")]
