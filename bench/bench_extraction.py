@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
 TUNED = ROOT / "tests" / "data" / "entities.jsonl"
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url")
-SPLITS = ("dev", "dev2", "heldout", "heldout2")
-TUNING = ("dev", "dev2")
+SPLITS = ("dev", "dev2", "dev3", "heldout", "heldout3")
+TUNING = ("dev", "dev2", "dev3")
 
 
 def load(path: Path) -> list[dict]:

@@ -537,6 +537,12 @@ _NAMED_FILE_RE = re.compile(
 # the working directory of a `user@host:dir$ ` or `root@host:dir# ` prompt
 _PROMPT_DIR_RE = re.compile(r"(?m)^[ \t]*[\w.\-]+@[\w.\-]+:(?P<dir>~?/[^\s$#]+|~[^\s$#]+)[$#][ \t]")
 _PAREN_LOCATION_RE = re.compile(r"\((\d+(?:,\d+)?)\)")
+# a file named as a flag's value or a redirect's target: `--output-file=reqs.txt`, `> seq.hist`
+_ARG_FILE_RE = re.compile(r"(?:(?<=\s)--?[\w\-]+=|(?<![>\d&])>>?[ \t]*)(?P<path>[\w~./\-]*\w\.[A-Za-z][A-Za-z0-9]{0,5})"
+                          r"(?![\w./\-])")
+_VERSIONISH_RE = re.compile(r"^\d|\.\d+\.|^[\w\-]+\.(?:com|org|net|io|dev)$")
+# a Windows path without its drive: `\app\Http\Controllers\SetupController.php`
+_BACKSLASH_PATH_RE = re.compile(r"(?<![\w:\\])\\?(?:[\w.\-]+\\)+[\w\-]+\.[A-Za-z]\w{0,5}(?![\w\\])")
 _DATE_PATH_RE = re.compile(r"\d{1,4}/(?:\d{1,2}|[A-Z][a-z]{2})/\d{2,4}(?::\d\d)*")
 _PROGRAM_FILES = r"Program Files(?: \(x86\))?"  # the one Windows folder every path may cross
 _DRIVE_PATH_RE = re.compile(
@@ -676,7 +682,10 @@ _NOT_CLASSES = _words(
 )
 _HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
 _KWARG_RE = re.compile(r"(?<![\w.])(" + _ID + r")=(?:True|False|None)\b")
-_FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?P<name>[A-Za-z_][\w.]*)")
+_FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?:block (?:\(\d+ levels\) )?in )?"
+                       r"(?!block\b)(?P<name>[A-Za-z_][\w.]*)(?![\w(])")
+# Ruby's frame: "task.rb:205:in `block in execute'" names `execute`
+_RUBY_BLOCK_RE = re.compile(r"\bin `(?:block (?:\(\d+ levels\) )?in )(?P<name>[A-Za-z_]\w*[?!]?)'")
 # a JVM / .NET frame keeps its `$` parts: `at com.foo.Outer$Inner.run(`, `Ctl.lambda$exec$10(`
 _JVM_FRAME_RE = re.compile(r"(?m)^[ \t]*at[ \t]+([A-Za-z_][\w]*(?:[.$][\w<>]+)*\$[\w.$<>]*[\w>])\(")
 _OBJ_RE = re.compile(
@@ -689,8 +698,11 @@ _BACKTICK_SYMBOL_RE = re.compile(
 # a PHP namespace path: `Illuminate\Foundation\Application`, `Vendor\Pkg\Cls::method` (a Windows
 # path has a drive or a dotted file name, so it never starts or ends like this)
 _NAMESPACE_RE = re.compile(
-    r"(?<![\w\\.:/])(?P<name>[A-Za-z_]\w*(?:\\{1,2}[A-Z]\w*)+(?:::[A-Za-z_]\w*)?)(?![\w\\]|\.\w)"
+    r"(?<![\w\\.:/])(?P<name>[A-Za-z_]\w*(?:\\{1,2}[A-Z]\w*)+(?:::[A-Za-z_]\w*(?:\(\))?)?)(?![\w\\]|\.\w)"
 )
+# PHP's `SitesController->index()`; Kotlin's "Unresolved reference: main"
+_ARROW_CALL_RE = re.compile(r"(?<![\w>$])(?P<name>[A-Z]\w*->[A-Za-z_]\w*(?:\(\))?)(?![\w(])")
+_UNRESOLVED_RE = re.compile(r"\bUnresolved reference: (?P<name>[A-Za-z_]\w*)\b")
 _RUBY_QUOTE_RE = re.compile(r"`(?P<name>[A-Za-z_][\w]*[?!]?)'")
 _QUOTED_NAME_RE = re.compile(
     r"\b(?:Type of|[Tt]he name|namespace name|[Vv]ariable|Class|Interface|Trait)[ \t]+"
@@ -740,7 +752,13 @@ _NOT_CODE_RES = (
     # an indented config key with its value (YAML, a manifest): `  apiVersion: networking.k8s.io/v1`
     (re.compile(r"(?m)^(?:[ \t]{2,}|[ \t]*-[ \t]+)([A-Za-z_][\w\-]*):[ \t]+(?![(\[{]|function\b)\S"), 1, ": ", ()),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
-    (re.compile(r"(?:mix|rake)[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
+    (re.compile(r"(?:mix|rake)(?:[ \t]+do)?[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
+    # a Gradle task path: `Task :buildSrc:compileKotlin`
+    (re.compile(r"(?<=:)([A-Za-z][\w\-]*)(?=[: ]|$)"), 1, "Task :", ()),
+    # a zsh prompt's host: `myMac % python3 run.py`
+    (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+%[ \t]"), 1, "%", ()),
+    # a directory named as one: "when `_build` folder is empty"
+    (re.compile(r"`?([\w.\-]+)`?[ \t]+(?:folder|directory)\b"), 1, "", (" folder", " directory")),
 )
 _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-]*)=(?=[^\s=])")
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
@@ -749,7 +767,7 @@ _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 _ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
 _ENV_ASSIGN_RE = re.compile(r"(?<![\w.\-$/])(?P<name>[A-Z][A-Z0-9_]+)=(?=[^\s=]|\"|'|$)")
 _ENV_ACCESS_RE = re.compile(
-    r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.getenv|"
+    r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.get_?env|"
     r"process\.env)(?:\[\s*|\(\s*)[\"'](?P<a>[A-Za-z_][A-Za-z0-9_]*)[\"']|"
     r"process\.env\.(?P<b>[A-Za-z_][A-Za-z0-9_]*)"
 )
@@ -843,9 +861,16 @@ _DEP_VERB_BEFORE_RE = re.compile(
 _COLLECTED_RE = re.compile(r"(?m)Installing collected packages: (?P<rest>[^\n]+)")
 _BUMPS_LINK_RE = re.compile(r"\bBumps \[(?P<name>[@\w][\w@/.\-]*)\]\(")
 _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
+# cargo's "could not compile `wabt-sys`"; a resolver's "Because foo (1.0) depends on …"; Composer's
+# "- vendor/a dev-master requires vendor/b 2.1.*"; pytest's header "pytest-7.4.3, pluggy-1.2.0"
+_NOT_COMPILED_RE = re.compile(r"(?i)\b(?:could not|failed to) compile `(?P<name>[\w\-]+)`")
+_BECAUSE_RE = re.compile(r"\bBecause (?P<name>[A-Za-z][\w.\-]*)(?: \([^)\n]*\))? depends on\b")
+_COMPOSER_REQ_RE = re.compile(r"(?m)^[ \t]*- (?P<name>[a-z0-9][\w.\-]*/[\w.\-]+) \S+ requires "
+                              r"(?P<dep>[a-z0-9][\w.\-]*/[\w.\-]+)")
+_PYTEST_HEADER_RE = re.compile(r"(?m)^(?:platform \S+ -- Python [\d.]+, |plugins: )(?P<rest>[^\n]+)")
 _NAME_VER_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*(?:-[A-Za-z][\w.]*)*)-(?P<ver>\d[\w.+!]*)")
 _MODULE_CTX_RE = re.compile(
-    r"No module named ['\"](?P<a>[\w.]+)['\"]|"
+    r"No module named (?:['\"](?P<a>[\w.]+)['\"]|(?P<n>[A-Za-z_]\w*)\b(?!\.\w))|"
     r"cannot import name ['\"][\w.]+['\"] from ['\"](?P<b>[\w.]+)['\"]|"
     r"Cannot find (?:module|type definition file for) ['\"](?P<c>[^'\"\s]+)['\"]|"
     r"\brequire\(['\"](?P<d>[^'\"\s]+)['\"]\)|"
@@ -1109,6 +1134,11 @@ def _scan_files(text: str) -> Iterator[_Cand]:
     for m in _WINPATH_RE.finditer(text) if ":\\" in text else ():
         p = m.group(0).rstrip(".,;:")
         yield _Cand("file", m.start(), m.start() + len(p), p.replace("\\", "/"))
+    for m in _ARG_FILE_RE.finditer(text) if "=" in text or ">" in text else ():
+        if not _VERSIONISH_RE.search(m.group("path")):
+            yield _Cand("file", m.start("path"), m.end("path"), m.group("path"))
+    for m in _BACKSLASH_PATH_RE.finditer(text) if "\\" in text else ():
+        yield _Cand("file", m.start(), m.end(), m.group(0).replace("\\", "/"))
 
 
 def _scan_urls(text: str) -> Iterator[_Cand]:
@@ -1313,6 +1343,9 @@ def _symbol_ok(name: str) -> bool:
     return not all(len(p) <= (1 if len(parts) < 4 else 2) for p in parts)
 
 
+_SHOUTED_RE = re.compile(r"[A-Z]{2,}(?:\.[A-Z]{2,})+")
+
+
 def _scan_symbols(text: str) -> Iterator[_Cand]:
     """Code-looking names, minus those their surroundings show are not code (see ``_not_code``)."""
     blocked = _not_code_spans(text)
@@ -1320,9 +1353,17 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
         word = text[c.start : c.end]
         if (c.start, c.end) in blocked or word.lower() in _KEYWORDS or len(word.strip("_()")) < 2:
             continue
+        if _SHOUTED_RE.fullmatch(word):
+            continue  # capitals run together at a full stop: "AGAIN.THAT WORKED"
         if _PRODUCT_AFTER_RE.match(text, c.end) and "." not in word and "_" not in word:
             continue  # a product and its version: `AppleWebKit/537.36`, `LoopBack 4`
         yield c
+
+
+# a .NET / JVM frame with its signature: `at Ns.Cls.Invoke(HttpContext httpContext)`; the
+# parameter names after their types are the frame's locals, not names to link
+_TYPED_FRAME_RE = re.compile(r"(?m)^\W*(?:##\[debug\][ \t]*)?at[ \t]+[\w.$<>`]+\((?P<params>[^()\n]+)\)")
+_TYPED_PARAM_RE = re.compile(r"[\w.<>\[\]`,]+[ \t]+([A-Za-z_]\w*)[ \t]*(?:,|$)")
 
 
 def _not_code_spans(text: str) -> set[tuple[int, int]]:
@@ -1344,7 +1385,13 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
     for m in _LOGFMT_KEY_RE.finditer(text) if "=" in text else ():
         lines.setdefault(text.rfind("\n", 0, m.start()), []).append(m.span(1))
     spans.update(span for keys in lines.values() if len(keys) > 1 for span in keys)
+    for m in _TYPED_FRAME_RE.finditer(text) if "at " in text else ():
+        spans.update((m.start("params") + p.start(1), m.start("params") + p.end(1))
+                     for p in _TYPED_PARAM_RE.finditer(m.group("params")))
     return spans
+
+
+_PROGRAM_NAMES = PLAIN_EXECUTABLES | _TASK_RUNNERS | _words("git npm pnpm yarn pip pip3 uv cargo docker kubectl")
 
 
 def _symbol_candidates(text: str) -> Iterator[_Cand]:
@@ -1383,6 +1430,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         (_KWARG_RE, "=" in text),
         (_FRAME_RE, 'File "' in text),
         (_JVM_FRAME_RE, "$" in text and "at " in text),
+        (_RUBY_BLOCK_RE, "`block in" in text or "`block (" in text),
         (_UNDEFINED_RE, "undefined:" in text),
     ):
         for m in rx.finditer(text) if ok else ():
@@ -1393,6 +1441,8 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         b = _BACKTICK_SYMBOL_RE.fullmatch(m.group(g))
         ext = (m.group(g).startswith(".") and b is not None
                and all(part in FILE_EXTS for part in b.group("name").split(".")))
+        if b and b.group("name") in _PROGRAM_NAMES:
+            continue  # `make`, `rsync`: a program, run (a command) or named, never a code name
         if b and not ext and (_symbol_ok(b.group("name")) or b.group("name").isidentifier()):
             start = m.start(g) + b.start("name")
             yield _Cand(
@@ -1403,6 +1453,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for rx, ok in ((_RUBY_QUOTE_RE, "`" in text), (_QUOTED_NAME_RE, _Has(text)("ame ", "Type of", "ariable ", "Class ", "Interface ", "Trait ")),
                    (_NAMESPACE_RE, "\\" in text),
+                   (_ARROW_CALL_RE, "->" in text), (_UNRESOLVED_RE, "Unresolved reference" in text),
                    (_ARITY_RE, "/" in text and _SLASH_DIGIT_RE.search(text) is not None)):
         for m in rx.finditer(text) if ok else ():
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
@@ -1426,6 +1477,8 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
     """Environment variables from references, assignments, accessors and context."""
     for m in _ENV_REF_RE.finditer(text) if "$" in text else ():
         name = m.group("b") or m.group("s")
+        if name == "this" and text.startswith("->", m.end()):
+            continue  # PHP's `$this->`
         if not name.isdigit():
             yield _Cand("envvar", m.start(), m.end(), name)
     for m in _ENV_ASSIGN_RE.finditer(text) if "=" in text else ():
@@ -1456,6 +1509,12 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
         yield _Cand("envvar", m.start(), m.end(), m.group(0))
 
 
+# a sentence about dependencies: its backticked lowercase names are packages
+_DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|gems?|librar(?:y|ies)|"
+                              r"fail(?:s|ed)? to build)\b")
+_BARE_PKG_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")
+
+
 def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) -> _Cand:
     """A package candidate with a normalised name."""
     return _Cand("package", start, end, _pypi_norm(name), detail.strip("\"'"), weak)
@@ -1464,6 +1523,10 @@ def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) 
 def _scan_packages(text: str) -> Iterator[_Cand]:
     """Package pins, installs, imports, tool output lines and well-known names."""
     has_op = "=" in text or "<" in text or ">" in text
+    for m in _BACKTICK_RE.finditer(text) if "`" in text and _DEP_SENTENCE_RE.search(text) else ():
+        name = m.group(2) or ""
+        if _BARE_PKG_RE.fullmatch(name) and name not in _PROGRAM_NAMES:
+            yield _pkg(m.start(2), m.end(2), name)  # "the dependencies `packaging` and `argon2`"
     for m in _PIN_RE.finditer(text) if has_op else ():
         name = m.group("name")
         if re.search(r"[a-z]", name) and not name.isupper() and "_" not in name.strip("_")[:1]:
@@ -1512,7 +1575,7 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
         "module", "import", "require(", "crate", "compile", "from '", 'from "', "(lib", "(bin", "type definition"
     )
     for m in _MODULE_CTX_RE.finditer(text) if module_ctx else ():
-        g = next(k for k in "abcdefghijklm" if m.group(k))
+        g = next(k for k in "abcdefghijklmn" if m.group(k))
         name = m.group(g)
         if name.startswith((".", "/", "@/", "~")):
             continue
@@ -1564,7 +1627,16 @@ def _scan_tool_output(text: str) -> Iterator[_Cand]:
         (_BUMP_RE, has("Bump", "Update", "Upgrade")),
         (_DEP_RE, "dependency" in text),
         (_BUMPS_LINK_RE, "Bumps [" in text),
+        (_NOT_COMPILED_RE, "compile `" in text),
+        (_BECAUSE_RE, "Because " in text),
+        (_COMPOSER_REQ_RE, " requires " in text),
     )
+    for m in _COMPOSER_REQ_RE.finditer(text) if " requires " in text else ():
+        yield _pkg(m.start("dep"), m.end("dep"), m.group("dep"))
+    for m in _PYTEST_HEADER_RE.finditer(text) if has("plugins: ", "pytest-") else ():
+        for t in _NAME_VER_RE.finditer(m.group("rest")):
+            start = m.start("rest") + t.start()
+            yield _Cand("package", start, start + len(t.group(0)), _pypi_norm(t.group("name")), t.group("ver"))
     for rx, ok in gated:
         for m in rx.finditer(text) if ok else ():
             name = m.group("name")
@@ -1935,8 +2007,9 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
 
 
 _INSTALL_RE = re.compile(
-    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|poetry|pdm|npm|pnpm|yarn|bun|cargo|gem|brew|apt-get|apt|"
-    r"conda|mamba)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
+    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|uv|poetry|pdm|npm|pnpm|yarn(?:[ \t]+global)?|bun|cargo|gem|brew|"
+    r"apt-get|apt|conda|mamba|choco|scoop|winget)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+"
+    r"(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
     r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
 )
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
@@ -1944,7 +2017,8 @@ _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
 
 def _scan_install_args(text: str) -> Iterator[_Cand]:
     """Package names given as arguments to install/add commands."""
-    for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove") else ():
+    for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove",
+                                                      " i ") else ():
         yield from _install_names(text, m.end())
 
 
