@@ -116,6 +116,10 @@ def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup, *,
         candidates = exact or [r for r in lookup.find_entities(names=[short.rsplit(".", 1)[-1]],
                                                                kinds=["symbol"])
                                if _symbol_matches(r, short)]
+        path = norm.split("::", 1)[0] if "::" in norm else ""
+        if not exact and ("/" in path or re.search(r"\.\w+$", path)):
+            # `src/b.py::send_tls` says which file: another file's send_tls is not it
+            candidates = [r for r in candidates if _in_files(r.get("path") or "", [path])]
     # An earlier mention's placeholder is not a second candidate once the code is indexed.
     candidates = [r for r in candidates if r.get("resolved")] or candidates
     if not candidates:

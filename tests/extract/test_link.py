@@ -76,3 +76,20 @@ def test_the_live_path_links_a_prompt_to_indexed_code_and_not_to_a_product(home:
             assert "symbol:?DolphinScheduler" not in _symbols(memory, item.id)
         [fact] = [i for i in said if i.kind.value == "fact"]
         assert _symbols(memory, fact.id) == ["symbol:src/retry.py::RetryPolicy"]
+
+
+def test_a_symbol_given_with_its_file_never_links_another_files_namesake(memory: Memory,
+                                                                        repo: Path) -> None:
+    (repo / "src").mkdir()
+    for name in ("a", "b"):
+        (repo / "src" / f"{name}.py").write_text(f"def send_tls(x):\n    return x  # {name}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "two send_tls")
+    memory.index_code()
+    given = memory.add("Closing the pool leaks a socket", kind="pitfall",
+                       symbols=["src/b.py::send_tls"], dedupe=False)
+    assert _symbols(memory, given.id) == ["symbol:src/b.py::send_tls"]
+    # a file the index does not hold: a placeholder for it, not both send_tls of other files
+    elsewhere = memory.add("Closing the pool leaks a socket, too", kind="pitfall",
+                           symbols=["src/tls/pool_0.py::send_tls"], dedupe=False)
+    assert _symbols(memory, elsewhere.id) == ["symbol:?src/tls/pool_0.py::send_tls"]
