@@ -307,6 +307,49 @@ def found_in(text: str) -> list[str]:
     return [m.text for m in extract(text, concepts=False) if m.kind == "symbol"]
 
 
+# Round 5, on lines of dev3: files, frames, env accessors, program names, and packages and
+# symbols in the shapes below.
+FINDS += [
+    # a flag's value and a redirect's target are files
+    ("h2-0266", "file", ["requirements_windows.txt"]),
+    ("h2-0392", "file", ["./parda.x", "normal_137979.trace", "seq.hist"]),
+    # a Windows path without its drive
+    ("h2-0484", "file", ["\\app\\Http\\Controllers\\SetupController.php"]),
+    # Ruby's block frames name the method, never "block"
+    ("h2-0079", "symbol", ["execute"]),
+    ("h2-0157", "symbol", ["invoke_with_call_chain"]),
+    ("h2-0293", "symbol", []),
+    # Elixir's System.get_env reads an environment variable
+    ("h2-0263", "envvar", ["WARNING_AS_ERRORS"]),
+    # a frame's parameter names are no symbols
+    ("h2-0048", "symbol", ["Microsoft.AspNetCore.Builder.RouterMiddleware.Invoke"]),
+    ("h2-0110", "symbol", ["System.Diagnostics.Process.StartCore"]),
+    # a backticked program is no code name
+    ("h2-0504", "symbol", []),
+    # backticked names in a sentence about dependencies are packages
+    ("h2-0114", "package", ["packaging", "argon2"]),
+    ("h2-0047", "package", ["sha3", "weak"]),
+    ("h2-0045", "package", ["check-2.2.2"]),  # pytest's plugins line
+    ("h2-0357", "package", ["pytest-7.4.3", "pluggy-1.2.0"]),  # pytest's platform line
+    ("h2-0108", "package", ["node-sass"]),  # `npm i`
+    ("h2-0172", "package", ["yarn"]),  # choco
+    ("h2-0237", "package", ["solace-pubsubplus"]),  # `uv add`
+    ("h2-0363", "package", ["prettier", "create-react-app"]),  # `yarn global add`
+    ("h2-0331", "package", ["redacted-visualization-plugin", "dash-cytoscape"]),  # a resolver's "Because X depends on"
+    ("h2-0449", "package", ["flask"]),  # Python 2's unquoted "No module named flask"
+    ("h2-0483", "package", ["doctrine/doctrine-bundle", "jdorn/sql-formatter"]),  # Composer's "- a/b … requires c/d"
+    ("h2-0535", "package", ["wabt-sys"]),  # cargo's "Could not compile `X`"
+    ("h2-0068", "symbol", ["Xetaio\\Mentions\\Parser\\MentionParser::parse()"]),  # a PHP static call keeps its ()
+    ("h2-0350", "symbol", ["App\\Twig::escapeTex()"]),
+    ("h2-0100", "symbol", ["SitesController->index()"]),  # PHP's arrow call
+    ("h2-0072", "symbol", ["main"]),  # Kotlin's unresolved reference; a Gradle task path is no symbol
+    ("h2-0087", "symbol", []),  # capitals run together at a full stop
+    ("h2-0116", "symbol", []),  # `mix do deps.get`: a task name
+    ("h2-0156", "symbol", []),  # a zsh prompt's host
+    ("h2-0239", "symbol", []),  # a folder named as one
+]
+
+
 @pytest.mark.parametrize(("line", "kind", "surfaces"), FINDS)
 def test_rule_finds(line: str, kind: str, surfaces: list[str]) -> None:
     assert found(line, kind) == surfaces, LINES[line]
@@ -355,61 +398,6 @@ def test_a_jvm_frame_keeps_its_nested_class_and_names_no_env_var() -> None:
                    ("file", "ThreadPoolExecutor.java")], got
     assert [m.text for m in extract("export PATH=/usr/bin:$PATH", concepts=False)
             if m.kind == "envvar"] == ["PATH", "$PATH"]
-
-
-@pytest.mark.parametrize(("line_id", "kind", "surfaces"), [
-    # a flag's value and a redirect's target are files
-    ("h2-0266", "file", ["requirements_windows.txt"]),
-    ("h2-0392", "file", ["./parda.x", "normal_137979.trace", "seq.hist"]),
-    # a Windows path without its drive
-    ("h2-0484", "file", ["\\app\\Http\\Controllers\\SetupController.php"]),
-    # Ruby's block frames name the method, never "block"
-    ("h2-0079", "symbol", ["execute"]),
-    ("h2-0157", "symbol", ["invoke_with_call_chain"]),
-    ("h2-0293", "symbol", []),
-    # Elixir's System.get_env reads an environment variable
-    ("h2-0263", "envvar", ["WARNING_AS_ERRORS"]),
-    # a frame's parameter names are no symbols
-    ("h2-0048", "symbol", ["Microsoft.AspNetCore.Builder.RouterMiddleware.Invoke"]),
-    ("h2-0110", "symbol", ["System.Diagnostics.Process.StartCore"]),
-    # a backticked program is no code name
-    ("h2-0504", "symbol", []),
-    # backticked names in a sentence about dependencies are packages
-    ("h2-0114", "package", ["packaging", "argon2"]),
-    ("h2-0047", "package", ["sha3", "weak"]),
-])
-def test_round_five_shapes(line_id: str, kind: str, surfaces: list[str]) -> None:
-    assert found(line_id, kind) == surfaces
-
-
-@pytest.mark.parametrize(("line_id", "surfaces"), [
-    ("h2-0045", ["check-2.2.2"]),  # pytest's plugins line
-    ("h2-0357", ["pytest-7.4.3", "pluggy-1.2.0"]),  # pytest's platform line
-    ("h2-0108", ["node-sass"]),  # `npm i`
-    ("h2-0172", ["yarn"]),  # choco
-    ("h2-0237", ["solace-pubsubplus"]),  # `uv add`
-    ("h2-0363", ["prettier", "create-react-app"]),  # `yarn global add`
-    ("h2-0331", ["redacted-visualization-plugin", "dash-cytoscape"]),  # a resolver's "Because X depends on"
-    ("h2-0449", ["flask"]),  # Python 2's unquoted "No module named flask"
-    ("h2-0483", ["doctrine/doctrine-bundle", "jdorn/sql-formatter"]),  # Composer's "- a/b … requires c/d"
-    ("h2-0535", ["wabt-sys"]),  # cargo's "Could not compile `X`"
-])
-def test_round_five_package_shapes(line_id: str, surfaces: list[str]) -> None:
-    assert found(line_id, "package") == surfaces
-
-
-@pytest.mark.parametrize(("line_id", "surfaces"), [
-    ("h2-0068", ["Xetaio\\Mentions\\Parser\\MentionParser::parse()"]),  # a PHP static call keeps its ()
-    ("h2-0350", ["App\\Twig::escapeTex()"]),
-    ("h2-0100", ["SitesController->index()"]),  # PHP's arrow call
-    ("h2-0072", ["main"]),  # Kotlin's unresolved reference; a Gradle task path is no symbol
-    ("h2-0087", []),  # capitals run together at a full stop
-    ("h2-0116", []),  # `mix do deps.get`: a task name
-    ("h2-0156", []),  # a zsh prompt's host
-    ("h2-0239", []),  # a folder named as one
-])
-def test_round_five_symbol_shapes(line_id: str, surfaces: list[str]) -> None:
-    assert found(line_id, "symbol") == surfaces
 
 
 def test_php_this_is_no_env_var() -> None:
