@@ -617,7 +617,7 @@ class KuzuStore:
         def table(query: str) -> dict[str, list[Any]]:
             result = self._conn.execute(query)
             assert not isinstance(result, list)
-            return result.get_as_arrow(chunk_size=1_000_000).to_pydict()
+            return result.get_as_arrow(chunk_size=-1).to_pydict()
 
         hot = HotIndex(VECTOR_DIM, capacity=int(self._rows("MATCH (i:Item) RETURN count(i)")[0][0]),
                        model=self.vector_model)
@@ -627,9 +627,12 @@ class KuzuStore:
         hot.put_items(dict(zip(fields, values)) for values in zip(*(items[f] for f in fields)))
         result = self._conn.execute("MATCH (v:ItemVector) RETURN v.id, v.vec, v.model")
         assert not isinstance(result, list)
-        vectors = result.get_as_arrow(chunk_size=1_000_000)
+        vectors = result.get_as_arrow(chunk_size=-1)
         if vectors.num_rows:
-            flat = vectors.column(1).combine_chunks().flatten().to_numpy()
+            column = vectors.column(1).combine_chunks()
+            whole = column.offset == 0 and len(column.values) == vectors.num_rows * VECTOR_DIM
+            # .flatten() would import pyarrow.compute: about a second of a cold owner's start
+            flat = (column.values if whole else column.flatten()).to_numpy()
             matrix = np.asarray(flat, dtype=np.float32).reshape(vectors.num_rows, VECTOR_DIM)
             hot.put_vectors({"id": i, "vec": v, "model": model} for i, v, model in zip(
                 vectors.column(0).to_pylist(), matrix, vectors.column(2).to_pylist()))
