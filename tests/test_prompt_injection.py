@@ -95,6 +95,26 @@ def test_the_prompt_right_after_a_session_start_waits_for_the_starting_owner(
     assert "--set-upstream origin" in json.loads(said)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_a_waiting_prompt_warms_the_owner_without_waiting_out_its_delay(
+        repo: Path, env: dict[str, str], store: Path) -> None:
+    """An owner not started by a hook (the MCP server's) delays its model load until a first
+    call or GRAPHMEM_OWNER_WARM_AFTER: the ping of a prompt waiting for it is that call."""
+    stop_owner(store)
+    late = {**env, "GRAPHMEM_OWNER_WARM_AFTER": "600"}
+    owner = subprocess.Popen([sys.executable, "-m", "graphmem", "owner", "--data-dir", str(store),
+                              "--cwd", str(repo)], env=late, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: owner_running(store))
+        said = hook(repo, {**late, "GRAPHMEM_INJECT_COLD_WAIT": "30"}, "user-prompt",
+                    prompt="commit and push the work on this branch")
+        assert said, "the prompt waited 30 s for an owner that never warmed"
+        assert "--set-upstream origin" in json.loads(said)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        owner.terminate()
+        owner.wait(30)
+
+
 def test_a_prompt_nothing_bears_on_adds_nothing(repo: Path, env: dict[str, str], store: Path) -> None:
     stop_owner(store)
     warming = {k: v for k, v in env.items() if k != "GRAPHMEM_NO_WORKER"}

@@ -97,6 +97,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.waiting = 0
         self.in_flight = 0  # calls received and not yet answered: the owner never idles out on them
         self.served = 0
+        self.asked = threading.Event()  # a client called, a ping included: warm up now
         self.search_ready = False  # the model is loaded and the search mirror built
         self.closing = False  # set under the lock before the store closes: background work stops
         self.started = time.time()
@@ -142,6 +143,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def _call(self, method: str, args: list[Any], kwargs: dict[str, Any],
               context: dict[str, Any]) -> Any:
+        self.asked.set()
         if method == "ping":
             return self.status()
         if method not in REMOTE_METHODS or not hasattr(self.memory, method):
@@ -218,12 +220,10 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def background(self, every: float = 2.0) -> None:
         """Warm the model, then keep ingesting the spool while the owner lives.
 
-        The warm-up waits for the first call (a new session's brief, which needs no model) or
-        WARM_AFTER_SECONDS: on a small machine it would otherwise take CPU from both that call
-        and the MCP server still importing fastmcp."""
-        deadline = time.monotonic() + WARM_AFTER_SECONDS
-        while self.served == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        The warm-up waits for the first call or WARM_AFTER_SECONDS: on a small machine it would
+        otherwise take CPU from the MCP server still importing fastmcp. A prompt hook's ping is
+        a call: a prompt is waiting for search."""
+        self.asked.wait(WARM_AFTER_SECONDS)
         # What a search needs comes first (the model, the mirror): a prompt hook asks as soon as
         # that is ready, while the prose extractor that only ingest needs is still loading.
         self._warm("warm_up", False)
