@@ -764,7 +764,8 @@ _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
 # `Foo$Bar` is a JVM nested class or a generated name (`lambda$run$0`), not a reference to `$Bar`
-_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
+# `${X}`, and `${X:-default}` / `${X-d}` / `${X:?msg}` / `${X:=d}` as written (compose files, shells)
+_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?[-=?+][^}\s]*)?\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
 _ENV_ASSIGN_RE = re.compile(r"(?<![\w.\-$/])(?P<name>[A-Z][A-Z0-9_]+)=(?=[^\s=]|\"|'|$)")
 _ENV_ACCESS_RE = re.compile(
     r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.get_?env|"
@@ -808,9 +809,6 @@ _PACKAGE_SHAPES = (
     # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
     (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
      ("-",), re.compile(r"-[a-z0-9]+[ \t]+(?:v?\d|version)")),
-    # `upgrade PHPUnit to version 9`, `bump lodash to 4.17`
-    (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
-     ("upgrade", "update", "bump", "downgrade", "pin "), None),
     # `dependency :fun_with_flags`, `installing cloudstack-agent`
     # (prose's `dependency pre-bundling` is a noun, Elixir's dependency is an atom)
     (re.compile(r"(?i:\b(?:dependency[ \t]+:|(?:installing|installed)[ \t]+:?))"
@@ -1510,6 +1508,17 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
 
 
 # a sentence about dependencies: its backticked lowercase names are packages
+# a version move: `upgrade PHPUnit to version 9`, "Updated `conventional-changelog` to v4 and
+# `conventional-recommended-bump` to v7", "Migrate quick-error to 1.1.0", "Update ratatui to 0.30 and
+# rui-tree-widget to 0.24", "downgrade of indicam-client dependence to 1.0.5": each name right before
+# "to <version>" in the clause of an update verb
+_MOVE_VERB_RE = re.compile(r"(?i:\b(?:updat|upgrad|downgrad|migrat)(?:e|es|ed|ing)\b|\bbump(?:s|ed|ing)?\b|\bpin(?:s|ned)?\b)")
+_MOVED = (r"`?(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?[A-Za-z0-9])`?(?:[ \t]+(?:dependency|dependence|package|"
+          r"crate|gem|module|library))?[ \t]+to[ \t]+(?:version[ \t]+)?v?\d[\w.\-]*")
+_MOVED_NAME_RE = re.compile(r"[ \t]+(?:(?:of|the)[ \t]+)*" + _MOVED)
+_MOVED_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+)" + _MOVED)
+_NOT_MOVED = _words("version versions it them all deps dependencies everything this that which and or the of "
+                    "packages package libraries modules")
 _DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|gems?|librar(?:y|ies)|"
                               r"fail(?:s|ed)? to build)\b")
 _BARE_PKG_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")
@@ -1645,7 +1654,16 @@ def _scan_tool_output(text: str) -> Iterator[_Cand]:
 
 
 def _scan_package_phrases(text: str) -> Iterator[_Cand]:
-    """Packages named by phrasing: ``X pin``, ``name v1.2.3``, ``requests ProxyError``, ``from A to B``."""
+    """Packages named by phrasing: ``X pin``, ``name v1.2.3``, ``requests ProxyError``, ``from A to B``,
+    ``Updated `a` to v4 and `b` to v7``."""
+    for m in _MOVE_VERB_RE.finditer(text) if _Has(text)("pdat", "pgrad", "owngrad", "igrat", "ump", "in") else ():
+        t = _MOVED_NAME_RE.match(text, m.end())
+        while t is not None:
+            name = t.group("name")
+            if name.lower() in _NOT_MOVED or name.lower() in NOT_PACKAGES:
+                break
+            yield _pkg(t.start("name"), t.end("name"), name)
+            t = _MOVED_NEXT_RE.match(text, t.end())
     for m in (
         _DEP_WORD_RE.finditer(text) if _Has(text)(" pin", " version", " upgrade", " bump") else ()
     ):
