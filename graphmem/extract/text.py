@@ -1494,7 +1494,11 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
         yield _Cand("envvar", m.start("n"), m.end("n"), m.group("n"))
     for m in _UPPER_SNAKE_RE.finditer(text) if "_" in text else ():
         name = m.group(1)
-        kind = "envvar" if _env_like(name) else "symbol"
+        # backticked, an UPPER_SNAKE name of three parts or more is a variable's (`BUILD_FAILURE_EXIT_CODE`,
+        # `DATABASE_URL_ADMIN`: so is every such name of the dev sets); a shorter one may be a constant
+        ticked = text[m.start() - 1 : m.start()] == "`" and text[m.end() : m.end() + 1] == "`" and (
+            name.count("_") >= 2)
+        kind = "envvar" if ticked or _env_like(name) else "symbol"
         if kind == "symbol" and text[m.start() - 1 : m.start()] in ("[", "(") and (
                 text[m.end() : m.end() + 1] in ("]", ")")):
             continue  # a bracketed tag or token label: `[BUG_FIX]`, PHP's `(T_STRING)`

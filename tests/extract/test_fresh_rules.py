@@ -364,6 +364,12 @@ FINDS += [
     ("h2-0163", "package", ["indicam-client"]),
     ("h2-0538", "package", ["actions/setup-node"]),
     ("h3-0072", "package", ["conventional-changelog", "conventional-recommended-bump"]),
+    # a backticked UPPER_SNAKE name of three parts or more is a variable's (dev3, dev4; all such names
+    # of the four sets are; tests/data's `NEW_CHECKOUT` feature flag, two parts, stays a constant)
+    ("h2-0046", "envvar", ["SYSTEM_FAILURE_EXIT_CODE"]),
+    ("h2-0197", "envvar", ["BUILD_FAILURE_EXIT_CODE"]),
+    ("h3-0254", "envvar", ["DATABASE_URL_APP", "DATABASE_URL_ADMIN", "DATABASE_URL"]),
+    ("h3-0254", "symbol", []),
 ]
 
 
