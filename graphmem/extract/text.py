@@ -899,8 +899,10 @@ _LIB_WORD_RE = re.compile(
     r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?P<word>library|package|crate|gem|module|"
     r"dependency|lib)\b"
 )
+# a quoted name said to be a dependency: "add `x` as a dev dependency", '"Kanna" as a target dependency',
+# "add missing 'chalk' dependency"
 _DEP_RE = re.compile(
-    r"\badd(?:ed|ing|s)?[ \t]+`(?P<name>[a-z][\w.\-]*)`[ \t]+as[ \t]+an?[ \t]+(?:dev[ \t]+)?dependency"
+    r"(?P<q>[`'\"])(?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9])(?P=q)[ \t]+(?:as[ \t]+an?[ \t]+(?:[\w\-]+[ \t]+)?)?dependency"
 )
 _VERSION_AFTER_RE = re.compile(
     r"(?:[ \t]+(?:to|from|at|version|v)?[ \t]*v?\d+(?:\.\d+)*\b|[ \t]+v\d)"
@@ -1511,7 +1513,6 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
         yield _Cand("envvar", m.start(), m.end(), m.group(0))
 
 
-# a sentence about dependencies: its backticked lowercase names are packages
 # a version move: `upgrade PHPUnit to version 9`, "Updated `conventional-changelog` to v4 and
 # `conventional-recommended-bump` to v7", "Migrate quick-error to 1.1.0", "Update ratatui to 0.30 and
 # rui-tree-widget to 0.24", "downgrade of indicam-client dependence to 1.0.5": each name right before
@@ -1523,6 +1524,7 @@ _MOVED_NAME_RE = re.compile(r"[ \t]+(?:(?:of|the)[ \t]+)*" + _MOVED)
 _MOVED_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+)" + _MOVED)
 _NOT_MOVED = _words("version versions it them all deps dependencies everything this that which and or the of "
                     "packages package libraries modules")
+# a sentence about dependencies: its backticked lowercase names are packages
 _DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|gems?|librar(?:y|ies)|"
                               r"fail(?:s|ed)? to build)\b")
 _BARE_PKG_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")

@@ -370,6 +370,9 @@ FINDS += [
     ("h2-0197", "envvar", ["BUILD_FAILURE_EXIT_CODE"]),
     ("h3-0254", "envvar", ["DATABASE_URL_APP", "DATABASE_URL_ADMIN", "DATABASE_URL"]),
     ("h3-0254", "symbol", []),
+    # a quoted name said to be a dependency (dev3, dev4)
+    ("h2-0129", "package", ["chalk"]),
+    ("h3-0136", "package", ["Kanna"]),
 ]
 
 
