@@ -1524,6 +1524,12 @@ _MOVED_NAME_RE = re.compile(r"[ \t]+(?:(?:of|the)[ \t]+)*" + _MOVED)
 _MOVED_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+)" + _MOVED)
 _NOT_MOVED = _words("version versions it them all deps dependencies everything this that which and or the of "
                     "packages package libraries modules")
+# prose that installs a list of names: "when I install detectron2, pointnet2 and sphericalmap_utils",
+# "make sure to install express, not just express-http-proxy", "try reinstalling flask or updating"
+_PROSE_INSTALL_RE = re.compile(r"(?<![\w\-])(?:re)?install(?:ing)?[ \t]+")
+_PROSE_PKG = r"(?P<name>[a-z][a-z0-9]*(?:[\-_.][a-z0-9]+)*)(?![\w\-/@]|\.\w)"
+_PROSE_PKG_RE = re.compile(_PROSE_PKG)
+_PROSE_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+|or[ \t]+|not just[ \t]+)?|[ \t]+(?:and|or)[ \t]+)" + _PROSE_PKG)
 # a sentence about dependencies: its backticked lowercase names are packages
 _DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|gems?|librar(?:y|ies)|"
                               r"fail(?:s|ed)? to build)\b")
@@ -1569,6 +1575,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_tool_output(text)
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
+    yield from _scan_prose_installs(text)
     low = text.lower()
     for rx, needles, gate in _PACKAGE_SHAPES:
         for n in needles:
@@ -1688,6 +1695,21 @@ def _scan_package_phrases(text: str) -> Iterator[_Cand]:
             for g in ("a", "b"):
                 if m.group(g) in _LEXICON and m.group(g) not in NOT_PACKAGES:
                     yield _pkg(m.start(g), m.end(g), m.group(g))
+
+
+def _scan_prose_installs(text: str) -> Iterator[_Cand]:
+    """The names prose installs, one or a list: only names shaped like packages (a digit, ``-``,
+    ``_`` or ``.`` inside, or a known package name), so "install it" or "install the" give nothing."""
+    for m in _PROSE_INSTALL_RE.finditer(text) if "install" in text else ():
+        t = _PROSE_PKG_RE.match(text, m.end())
+        while t is not None:
+            name = t.group("name")
+            low = name.lower()
+            if low in NOT_PACKAGES or low in _STOP_WORDS or low in EXECUTABLES - _LEXICON or not (
+                    re.search(r"[\d\-_.]", name) or low in _LEXICON):
+                break
+            yield _pkg(t.start("name"), t.end("name"), name)
+            t = _PROSE_NEXT_RE.match(text, t.end())
 
 
 def _scan_package_names(text: str) -> Iterator[_Cand]:

@@ -373,6 +373,12 @@ FINDS += [
     # a quoted name said to be a dependency (dev3, dev4)
     ("h2-0129", "package", ["chalk"]),
     ("h3-0136", "package", ["Kanna"]),
+    # the package-shaped names prose installs, one or a list (dev3, dev4)
+    ("h2-0410", "package", ["flask"]),
+    ("h3-0295", "package", ["detectron2", "pointnet2", "sphericalmap_utils"]),
+    ("h3-0295", "symbol", []),
+    ("h3-0121", "package", ["cjs-loader", "express", "express-http-proxy"]),
+    ("z274", "package", []),  # helm's `--install` is a flag
 ]
 
 
