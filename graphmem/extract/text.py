@@ -753,8 +753,11 @@ _NOT_CODE_RES = (
     (re.compile(r"(?m)^(?:[ \t]{2,}|[ \t]*-[ \t]+)([A-Za-z_][\w\-]*):[ \t]+(?![(\[{]|function\b)\S"), 1, ": ", ()),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
     (re.compile(r"(?:mix|rake)(?:[ \t]+do)?[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
-    # a Gradle task path: `Task :buildSrc:compileKotlin`
+    # a Gradle task path: `Task :buildSrc:compileKotlin`, quoted: "of task ':compileKotlin'",
+    # "for configuration ':app:debugCompileClasspath'"
     (re.compile(r"(?<=:)([A-Za-z][\w\-]*)(?=[: ]|$)"), 1, "Task :", ()),
+    (re.compile(r"(?:task|configuration|project) '(?::[\w\-]+)*:([A-Za-z][\w\-]*)'"), 1, " ':",
+     ("task '", "configuration '", "project '")),
     # a zsh prompt's host: `myMac % python3 run.py`
     (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+%[ \t]"), 1, "%", ()),
     # a directory named as one: "when `_build` folder is empty"

@@ -379,6 +379,10 @@ FINDS += [
     ("h3-0295", "symbol", []),
     ("h3-0121", "package", ["cjs-loader", "express", "express-http-proxy"]),
     ("z274", "package", []),  # helm's `--install` is a flag
+    # a Gradle task or configuration path is no symbol, quoted too (dev3's `Task :buildSrc:compileKotlin`)
+    ("h2-0072", "symbol", ["main"]),
+    ("h3-0118", "symbol", ["filteredArgumentsMap"]),
+    ("h3-0210", "symbol", []),
 ]
 
 
