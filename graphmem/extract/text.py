@@ -865,7 +865,9 @@ _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
 # cargo's "could not compile `wabt-sys`"; a resolver's "Because foo (1.0) depends on …"; Composer's
 # "- vendor/a dev-master requires vendor/b 2.1.*"; pytest's header "pytest-7.4.3, pluggy-1.2.0"
 _NOT_COMPILED_RE = re.compile(r"(?i)\b(?:could not|failed to) compile `(?P<name>[\w\-]+)`")
-_BECAUSE_RE = re.compile(r"\bBecause (?P<name>[A-Za-z][\w.\-]*)(?: \([^)\n]*\))? depends on\b")
+# a resolver's "Because X depends on", and Bundler's conflict tree, a name alone on its indented line:
+# "    mercury-rails depends on"
+_BECAUSE_RE = re.compile(r"(?:\bBecause |(?m:^)[ \t]+)(?P<name>[A-Za-z][\w.\-]*)(?: \([^)\n]*\))? depends on\b")
 _COMPOSER_REQ_RE = re.compile(r"(?m)^[ \t]*- (?P<name>[a-z0-9][\w.\-]*/[\w.\-]+) \S+ requires "
                               r"(?P<dep>[a-z0-9][\w.\-]*/[\w.\-]+)")
 _PYTEST_HEADER_RE = re.compile(r"(?m)^(?:platform \S+ -- Python [\d.]+, |plugins: )(?P<rest>[^\n]+)")
@@ -1653,7 +1655,7 @@ def _scan_tool_output(text: str) -> Iterator[_Cand]:
         (_DEP_RE, "dependency" in text),
         (_BUMPS_LINK_RE, "Bumps [" in text),
         (_NOT_COMPILED_RE, "compile `" in text),
-        (_BECAUSE_RE, "Because " in text),
+        (_BECAUSE_RE, " depends on" in text),
         (_COMPOSER_REQ_RE, " requires " in text),
     )
     for m in _COMPOSER_REQ_RE.finditer(text) if " requires " in text else ():

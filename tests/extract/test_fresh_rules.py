@@ -383,6 +383,9 @@ FINDS += [
     ("h2-0072", "symbol", ["main"]),
     ("h3-0118", "symbol", ["filteredArgumentsMap"]),
     ("h3-0210", "symbol", []),
+    # a resolver's "X depends on", Bundler's conflict tree included (dev2's and dev3's resolver lines)
+    ("h2-0331", "package", ["redacted-visualization-plugin", "dash-cytoscape"]),
+    ("h3-0192", "package", ["mercury-rails"]),
 ]
 
 
