@@ -386,6 +386,13 @@ FINDS += [
     # a resolver's "X depends on", Bundler's conflict tree included (dev2's and dev3's resolver lines)
     ("h2-0331", "package", ["redacted-visualization-plugin", "dash-cytoscape"]),
     ("h3-0192", "package", ["mercury-rails"]),
+    # a build, test or environment tool named in prose is the program, no dependency (all four sets)
+    ("x091", "package", ["date-fns"]),
+    ("z102", "package", []),
+    ("z302", "package", []),
+    ("h2-0422", "package", []),
+    ("h3-0114", "package", []),
+    ("h3-0216", "package", []),
 ]
 
 
