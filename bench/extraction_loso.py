@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_extraction as b  # noqa: E402
-from graphmem.extract import text as tx  # noqa: E402
+import bench_extraction as b
+
+from graphmem.extract import text as tx
 
 SETS = ("dev", "dev2", "dev3", "dev4")
 KINDS = b.KINDS
@@ -49,7 +50,7 @@ _FRAME_LINE_RE = re.compile(r"^\s*(?:at\s|File \"|#\d+\s|\d+:\s+0x|\S+\.\w+:\d+:
 _LOG_LINE_RE = re.compile(r"\b(?:INFO|ERROR|WARN|WARNING|DEBUG|TRACE|FATAL)\b|^\s*\[?\d{2,4}[-/:]\d\d")
 _PROMPT_LINE_RE = re.compile(r"^\s*(?:[$#%>]|>>>)\s")
 _CODE_LINE_RE = re.compile(r"[;{}]\s*$|^\s*(?:def|class|import|from|let|const|var|fn|func|public|private|return)\s|\s=\s")
-_ERROR_LINE_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b", re.I)
+_ERROR_LINE_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b", re.IGNORECASE)
 _CHANGELOG_RE = re.compile(r"^\s*[-*]\s+(?:\*\*[^*]+:\*\*|\w+(?:\([^)]*\))?:)|\(\[[0-9a-f]{7}\]")
 _PROSE_WORD_RE = re.compile(r"(?<![\w.`/])[a-z]{2,}(?![\w.`/(])")
 
@@ -80,7 +81,7 @@ def features(text: str, start: int, end: int, lex: dict[str, frozenset[str]], we
         f.append("s:args_call")
     if "." in core:
         f.append("s:dot")
-        f.append("s:parts%d" % min(core.count(".") + 1, 4))
+        f.append(f"s:parts{min(core.count('.') + 1, 4)}")
         last = core.rsplit(".", 1)[1]
         if last in lex["ext"]:
             f.append("s:last_ext")
@@ -206,7 +207,7 @@ def liberal_packages(t: str, taken: list[tuple[int, int]]) -> list[tuple[int, in
         gap = t[c.end():s] if s >= c.end() else t[e:c.start()]
         name = m.group(1)
         f = features(t, s, e, LEX) + ["cue:" + c.group(1).lower()[:6], "dir:" + ("after" if s >= c.end() else "before"),
-                                      "gap:%d" % min(len(gap.split()), 4)]
+                                      f"gap:{min(len(gap.split()), 4)}"]
         f += [x for x, ok in (("n:digit", re.search(r"\d", name)), ("n:hyphen", "-" in name), ("n:slash", "/" in name),
                               ("n:stop", name.lower() in tx._STOP_WORDS), ("n:lex", name.lower() in tx._LEXICON),
                               ("n:quoted", t[s - 1 : s] in "`'\"")) if ok]
