@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
 TUNED = ROOT / "tests" / "data" / "entities.jsonl"
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url")
-SPLITS = ("dev", "dev2", "dev3", "heldout", "heldout3")
-TUNING = ("dev", "dev2", "dev3")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "heldout")
+TUNING = ("dev", "dev2", "dev3", "dev4")
 
 
 def load(path: Path) -> list[dict]:

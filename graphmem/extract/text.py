@@ -224,41 +224,45 @@ BRANDS = _words(
     DirectAdmin CPanel"""
 )
 KNOWN_PACKAGES = _words(
-    """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
-    torchaudio tensorflow keras jax sentence-transformers huggingface-hub safetensors urllib3
-    chardet charset-normalizer certifi idna simplejson ujson orjson lxml beautifulsoup4 bs4
-    pyyaml ruamel tomli tomllib pydantic pydantic-core pydantic-settings fastapi starlette
-    uvicorn gunicorn hypercorn django djangorestframework sqlalchemy psycopg psycopg2 asyncpg
-    pymysql mysqlclient celery kombu boto3 botocore aiobotocore aiohttp httpx httpcore h11 grpcio
-    protobuf pyopenssl pyasn1 paramiko jinja2 markupsafe werkzeug itsdangerous pytz dateutil
-    python-dateutil tqdm loguru structlog pyflakes pycodestyle pydocstyle setuptools distutils
-    virtualenv pipenv twine hatchling flit numba cython pybind11 nltk spacy gensim networkx
-    kuzu neo4j qdrant-client chromadb faiss faiss-cpu hnswlib openai anthropic langchain
-    llama-index tiktoken sentencepiece onnx onnxruntime opencv-python cv2 pyarrow polars duckdb
-    dask xarray statsmodels sympy plotly bokeh streamlit gradio selenium playwright puppeteer
-    freezegun requests-mock requests-oauthlib requests-toolbelt vcrpy oauthlib pyjwt bcrypt
-    passlib argon2-cffi cffi cattrs typer prompt-toolkit docopt pexpect psutil pyinotify
-    brotli brotlicffi zstandard lz4 msgpack cbor2 fastmcp tree-sitter omegaconf hydra-core
-    wandb mlflow optuna lightgbm xgboost catboost shap bm25s rank-bm25 nbformat nbclient
-    ipykernel jupyterlab ipython mkdocs docutils pygments mistune bleach html5lib pyquery scrapy
-    feedparser python-dotenv pyperclip platformdirs appdirs filelock portalocker tenacity
-    cachetools diskcache joblib cloudpickle greenlet gevent eventlet anyio sniffio asgiref
-    websocket-client pyzmq kafka-python confluent-kafka pika pymongo mongoengine opensearch-py
-    pgvector sqlite-vec sqlmodel peewee tortoise-orm edgedb asyncio urllib urllib2 httplib
-    cookielib itertools functools subprocess multiprocessing pathlib hashlib sqlite3 unittest
-    doctest argparse getopt tempfile shutil dataclasses contextlib importlib zipfile tarfile
-    zlib ssl socketserver smtplib imaplib configparser pkgutil pkg-resources importlib-metadata
-    typing-extensions mypy-extensions react-dom nextjs nuxt svelte sveltekit koa fastify
-    nestjs lodash axios node-fetch superagent dayjs date-fns luxon zod yup joi ajv webpack vite
-    esbuild vitest sinon puppeteer jsdom cheerio mongoose sequelize typeorm knex mysql2 ioredis
-    pino nodemon ts-node tslib rxjs redux mobx zustand immer tailwindcss postcss autoprefixer
-    styled-components left-pad yargs inquirer semver nanoid bcryptjs jsonwebtoken drizzle-orm
-    trpc hono serde serde-json tokio reqwest actix-web axum clap anyhow thiserror rayon chrono
-    env-logger sqlx testify gorm logrus rspec nokogiri sidekiq mockito lombok log4j slf4j
-    guava pyodbc cx-oracle oracledb markdown-it-py pyproject-hooks build-backend pytest-cov"""
+ """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
+ torchaudio tensorflow keras jax sentence-transformers huggingface-hub safetensors urllib3
+ chardet charset-normalizer certifi idna simplejson ujson orjson lxml beautifulsoup4 bs4
+ pyyaml ruamel tomli tomllib pydantic pydantic-core pydantic-settings fastapi starlette
+ uvicorn gunicorn hypercorn django djangorestframework sqlalchemy psycopg psycopg2 asyncpg
+ pymysql mysqlclient celery kombu boto3 botocore aiobotocore aiohttp httpx httpcore h11 grpcio
+ protobuf pyopenssl pyasn1 paramiko jinja2 markupsafe werkzeug itsdangerous pytz dateutil
+ python-dateutil tqdm loguru structlog pyflakes pycodestyle pydocstyle setuptools distutils
+ pipenv twine hatchling flit numba cython pybind11 nltk spacy gensim networkx
+ kuzu neo4j qdrant-client chromadb faiss faiss-cpu hnswlib openai anthropic langchain
+ llama-index tiktoken sentencepiece onnx onnxruntime opencv-python cv2 pyarrow polars duckdb
+ dask xarray statsmodels sympy plotly bokeh streamlit gradio selenium playwright puppeteer
+ freezegun requests-mock requests-oauthlib requests-toolbelt vcrpy oauthlib pyjwt bcrypt
+ passlib argon2-cffi cffi cattrs typer prompt-toolkit docopt pexpect psutil pyinotify
+ brotli brotlicffi zstandard lz4 msgpack cbor2 fastmcp tree-sitter omegaconf hydra-core
+ wandb mlflow optuna lightgbm xgboost catboost shap bm25s rank-bm25 nbformat nbclient
+ ipykernel jupyterlab ipython mkdocs docutils pygments mistune bleach html5lib pyquery scrapy
+ feedparser python-dotenv pyperclip platformdirs appdirs filelock portalocker tenacity
+ cachetools diskcache joblib cloudpickle greenlet gevent eventlet anyio sniffio asgiref
+ websocket-client pyzmq kafka-python confluent-kafka pika pymongo mongoengine opensearch-py
+ pgvector sqlite-vec sqlmodel peewee tortoise-orm edgedb asyncio urllib urllib2 httplib
+ cookielib itertools functools subprocess multiprocessing pathlib hashlib sqlite3 unittest
+ doctest argparse getopt tempfile shutil dataclasses contextlib importlib zipfile tarfile
+ zlib ssl socketserver smtplib imaplib configparser pkgutil pkg-resources importlib-metadata
+ typing-extensions mypy-extensions react-dom nextjs nuxt svelte sveltekit koa fastify
+ nestjs lodash axios node-fetch superagent dayjs date-fns luxon zod yup joi ajv 
+ vitest sinon puppeteer jsdom cheerio mongoose sequelize typeorm knex mysql2 ioredis
+ pino nodemon ts-node tslib rxjs redux mobx zustand immer tailwindcss postcss autoprefixer
+ styled-components left-pad yargs inquirer semver nanoid bcryptjs jsonwebtoken drizzle-orm
+ trpc hono serde serde-json tokio reqwest actix-web axum clap anyhow thiserror rayon chrono
+ env-logger sqlx testify gorm logrus nokogiri sidekiq mockito lombok log4j slf4j
+ guava pyodbc cx-oracle oracledb markdown-it-py pyproject-hooks build-backend pytest-cov"""
 )
-AMBIGUOUS_PACKAGES = _words(
-    """requests request flask express react vue next rich click six mock attrs black jest
+# a build, test or environment tool is named in prose as the program, not as a dependency
+# ("which version of RSpec you're running", "Creating virtualenv at", "Combined with esbuild"):
+# like the ambiguous names, these need a version or a library/package word
+_TOOL_PACKAGES = "rspec virtualenv vite webpack esbuild"
+AMBIGUOUS_PACKAGES = _words(_TOOL_PACKAGES + """
+    requests request flask express react vue next rich click six mock attrs black jest
     pytest pip npm yarn pnpm poetry ruff mypy tox nox uv typescript eslint prettier babel
     jupyter sphinx alembic hypothesis responses marshmallow arrow pendulum fire trio tornado
     twisted cryptography transformers tokenizers datasets wheel pillow mocha chai cypress
@@ -753,8 +757,11 @@ _NOT_CODE_RES = (
     (re.compile(r"(?m)^(?:[ \t]{2,}|[ \t]*-[ \t]+)([A-Za-z_][\w\-]*):[ \t]+(?![(\[{]|function\b)\S"), 1, ": ", ()),
     # the task a task runner runs is a name, not code: `mix phx.new`, `rake db:migrate`
     (re.compile(r"(?:mix|rake)(?:[ \t]+do)?[ \t]+([a-z_]\w*(?:[.:][a-z_]\w*)+)"), 1, " ", ("mix ", "rake ")),
-    # a Gradle task path: `Task :buildSrc:compileKotlin`
+    # a Gradle task path: `Task :buildSrc:compileKotlin`, quoted: "of task ':compileKotlin'",
+    # "for configuration ':app:debugCompileClasspath'"
     (re.compile(r"(?<=:)([A-Za-z][\w\-]*)(?=[: ]|$)"), 1, "Task :", ()),
+    (re.compile(r"(?:task|configuration|project) '(?::[\w\-]+)*:([A-Za-z][\w\-]*)'"), 1, " ':",
+     ("task '", "configuration '", "project '")),
     # a zsh prompt's host: `myMac % python3 run.py`
     (re.compile(r"(?m)^[ \t]*([\w.\-]+)[ \t]+%[ \t]"), 1, "%", ()),
     # a directory named as one: "when `_build` folder is empty"
@@ -764,7 +771,8 @@ _LOGFMT_KEY_RE = re.compile(r"(?m)(?:^|(?<![,;][ \t])(?<=[ \t]))([A-Za-z_][\w.\-
 _UNDEFINED_RE = re.compile(r"\bundefined: (?P<name>" + _ID + r")")
 
 # `Foo$Bar` is a JVM nested class or a generated name (`lambda$run$0`), not a reference to `$Bar`
-_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
+# `${X}`, and `${X:-default}` / `${X-d}` / `${X:?msg}` / `${X:=d}` as written (compose files, shells)
+_ENV_REF_RE = re.compile(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?[-=?+][^}\s]*)?\}|(?<![\w$])\$(?P<s>[A-Za-z_][A-Za-z0-9_]*)")
 _ENV_ASSIGN_RE = re.compile(r"(?<![\w.\-$/])(?P<name>[A-Z][A-Z0-9_]+)=(?=[^\s=]|\"|'|$)")
 _ENV_ACCESS_RE = re.compile(
     r"(?:os\.environ(?:\.get)?|os\.getenv|getenv|ENV|env::var|std::env::var|System\.get_?env|"
@@ -808,9 +816,6 @@ _PACKAGE_SHAPES = (
     # a hyphenated name with a version: `Spring-boot 1.5.4`, `spring-core version`
     (re.compile(r"(?<![\w.@/\-])(?P<name>[A-Za-z][a-z0-9]*(?:-[a-z0-9]+)+)(?=[ \t]+(?:v?\d+\.\d+(?:\.\d+)*\b|version\b))"),
      ("-",), re.compile(r"-[a-z0-9]+[ \t]+(?:v?\d|version)")),
-    # `upgrade PHPUnit to version 9`, `bump lodash to 4.17`
-    (re.compile(r"(?i:\b(?:upgrade|update|bump|downgrade|pin)[ \t]+)(?!(?i:version|it|them|all|deps)\b)(?P<name>[A-Za-z][\w.\-]*)(?=[ \t]+to[ \t]+(?:version[ \t]+)?v?\d)"),
-     ("upgrade", "update", "bump", "downgrade", "pin "), None),
     # `dependency :fun_with_flags`, `installing cloudstack-agent`
     # (prose's `dependency pre-bundling` is a noun, Elixir's dependency is an atom)
     (re.compile(r"(?i:\b(?:dependency[ \t]+:|(?:installing|installed)[ \t]+:?))"
@@ -864,7 +869,9 @@ _INSTALLED_RE = re.compile(r"(?m)Successfully installed (?P<rest>[^\n]+)")
 # cargo's "could not compile `wabt-sys`"; a resolver's "Because foo (1.0) depends on …"; Composer's
 # "- vendor/a dev-master requires vendor/b 2.1.*"; pytest's header "pytest-7.4.3, pluggy-1.2.0"
 _NOT_COMPILED_RE = re.compile(r"(?i)\b(?:could not|failed to) compile `(?P<name>[\w\-]+)`")
-_BECAUSE_RE = re.compile(r"\bBecause (?P<name>[A-Za-z][\w.\-]*)(?: \([^)\n]*\))? depends on\b")
+# a resolver's "Because X depends on", and Bundler's conflict tree, a name alone on its indented line:
+# "    mercury-rails depends on"
+_BECAUSE_RE = re.compile(r"(?:\bBecause |(?m:^)[ \t]+)(?P<name>[A-Za-z][\w.\-]*)(?: \([^)\n]*\))? depends on\b")
 _COMPOSER_REQ_RE = re.compile(r"(?m)^[ \t]*- (?P<name>[a-z0-9][\w.\-]*/[\w.\-]+) \S+ requires "
                               r"(?P<dep>[a-z0-9][\w.\-]*/[\w.\-]+)")
 _PYTEST_HEADER_RE = re.compile(r"(?m)^(?:platform \S+ -- Python [\d.]+, |plugins: )(?P<rest>[^\n]+)")
@@ -901,8 +908,10 @@ _LIB_WORD_RE = re.compile(
     r"(?<![\w.@/\-])`?(?P<name>[A-Za-z][\w.\-]*[a-z0-9])`?[ \t]+(?P<word>library|package|crate|gem|module|"
     r"dependency|lib)\b"
 )
+# a quoted name said to be a dependency: "add `x` as a dev dependency", '"Kanna" as a target dependency',
+# "add missing 'chalk' dependency"
 _DEP_RE = re.compile(
-    r"\badd(?:ed|ing|s)?[ \t]+`(?P<name>[a-z][\w.\-]*)`[ \t]+as[ \t]+an?[ \t]+(?:dev[ \t]+)?dependency"
+    r"(?P<q>[`'\"])(?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9])(?P=q)[ \t]+(?:as[ \t]+an?[ \t]+(?:[\w\-]+[ \t]+)?)?dependency"
 )
 _VERSION_AFTER_RE = re.compile(
     r"(?:[ \t]+(?:to|from|at|version|v)?[ \t]*v?\d+(?:\.\d+)*\b|[ \t]+v\d)"
@@ -1496,7 +1505,11 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
         yield _Cand("envvar", m.start("n"), m.end("n"), m.group("n"))
     for m in _UPPER_SNAKE_RE.finditer(text) if "_" in text else ():
         name = m.group(1)
-        kind = "envvar" if _env_like(name) else "symbol"
+        # backticked, an UPPER_SNAKE name of three parts or more is a variable's (`BUILD_FAILURE_EXIT_CODE`,
+        # `DATABASE_URL_ADMIN`: so is every such name of the dev sets); a shorter one may be a constant
+        ticked = text[m.start() - 1 : m.start()] == "`" and text[m.end() : m.end() + 1] == "`" and (
+            name.count("_") >= 2)
+        kind = "envvar" if ticked or _env_like(name) else "symbol"
         if kind == "symbol" and text[m.start() - 1 : m.start()] in ("[", "(") and (
                 text[m.end() : m.end() + 1] in ("]", ")")):
             continue  # a bracketed tag or token label: `[BUG_FIX]`, PHP's `(T_STRING)`
@@ -1509,6 +1522,23 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
         yield _Cand("envvar", m.start(), m.end(), m.group(0))
 
 
+# a version move: `upgrade PHPUnit to version 9`, "Updated `conventional-changelog` to v4 and
+# `conventional-recommended-bump` to v7", "Migrate quick-error to 1.1.0", "Update ratatui to 0.30 and
+# rui-tree-widget to 0.24", "downgrade of indicam-client dependence to 1.0.5": each name right before
+# "to <version>" in the clause of an update verb
+_MOVE_VERB_RE = re.compile(r"(?i:\b(?:updat|upgrad|downgrad|migrat)(?:e|es|ed|ing)\b|\bbump(?:s|ed|ing)?\b|\bpin(?:s|ned)?\b)")
+_MOVED = (r"`?(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?[A-Za-z0-9])`?(?:[ \t]+(?:dependency|dependence|package|"
+          r"crate|gem|module|library))?[ \t]+to[ \t]+(?:version[ \t]+)?v?\d[\w.\-]*")
+_MOVED_NAME_RE = re.compile(r"[ \t]+(?:(?:of|the)[ \t]+)*" + _MOVED)
+_MOVED_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+)" + _MOVED)
+_NOT_MOVED = _words("version versions it them all deps dependencies everything this that which and or the of "
+                    "packages package libraries modules")
+# prose that installs a list of names: "when I install detectron2, pointnet2 and sphericalmap_utils",
+# "make sure to install express, not just express-http-proxy", "try reinstalling flask or updating"
+_PROSE_INSTALL_RE = re.compile(r"(?<![\w\-])(?:re)?install(?:ing)?[ \t]+")
+_PROSE_PKG = r"(?P<name>[a-z][a-z0-9]*(?:[\-_.][a-z0-9]+)*)(?![\w\-/@]|\.\w)"
+_PROSE_PKG_RE = re.compile(_PROSE_PKG)
+_PROSE_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+|or[ \t]+|not just[ \t]+)?|[ \t]+(?:and|or)[ \t]+)" + _PROSE_PKG)
 # a sentence about dependencies: its backticked lowercase names are packages
 _DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|gems?|librar(?:y|ies)|"
                               r"fail(?:s|ed)? to build)\b")
@@ -1554,6 +1584,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_tool_output(text)
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
+    yield from _scan_prose_installs(text)
     low = text.lower()
     for rx, needles, gate in _PACKAGE_SHAPES:
         for n in needles:
@@ -1628,7 +1659,7 @@ def _scan_tool_output(text: str) -> Iterator[_Cand]:
         (_DEP_RE, "dependency" in text),
         (_BUMPS_LINK_RE, "Bumps [" in text),
         (_NOT_COMPILED_RE, "compile `" in text),
-        (_BECAUSE_RE, "Because " in text),
+        (_BECAUSE_RE, " depends on" in text),
         (_COMPOSER_REQ_RE, " requires " in text),
     )
     for m in _COMPOSER_REQ_RE.finditer(text) if " requires " in text else ():
@@ -1645,7 +1676,16 @@ def _scan_tool_output(text: str) -> Iterator[_Cand]:
 
 
 def _scan_package_phrases(text: str) -> Iterator[_Cand]:
-    """Packages named by phrasing: ``X pin``, ``name v1.2.3``, ``requests ProxyError``, ``from A to B``."""
+    """Packages named by phrasing: ``X pin``, ``name v1.2.3``, ``requests ProxyError``, ``from A to B``,
+    ``Updated `a` to v4 and `b` to v7``."""
+    for m in _MOVE_VERB_RE.finditer(text) if _Has(text)("pdat", "pgrad", "owngrad", "igrat", "ump", "in") else ():
+        t = _MOVED_NAME_RE.match(text, m.end())
+        while t is not None:
+            name = t.group("name")
+            if name.lower() in _NOT_MOVED or name.lower() in NOT_PACKAGES:
+                break
+            yield _pkg(t.start("name"), t.end("name"), name)
+            t = _MOVED_NEXT_RE.match(text, t.end())
     for m in (
         _DEP_WORD_RE.finditer(text) if _Has(text)(" pin", " version", " upgrade", " bump") else ()
     ):
@@ -1664,6 +1704,21 @@ def _scan_package_phrases(text: str) -> Iterator[_Cand]:
             for g in ("a", "b"):
                 if m.group(g) in _LEXICON and m.group(g) not in NOT_PACKAGES:
                     yield _pkg(m.start(g), m.end(g), m.group(g))
+
+
+def _scan_prose_installs(text: str) -> Iterator[_Cand]:
+    """The names prose installs, one or a list: only names shaped like packages (a digit, ``-``,
+    ``_`` or ``.`` inside, or a known package name), so "install it" or "install the" give nothing."""
+    for m in _PROSE_INSTALL_RE.finditer(text) if "install" in text else ():
+        t = _PROSE_PKG_RE.match(text, m.end())
+        while t is not None:
+            name = t.group("name")
+            low = name.lower()
+            if low in NOT_PACKAGES or low in _STOP_WORDS or low in EXECUTABLES - _LEXICON or not (
+                    re.search(r"[\d\-_.]", name) or low in _LEXICON):
+                break
+            yield _pkg(t.start("name"), t.end("name"), name)
+            t = _PROSE_NEXT_RE.match(text, t.end())
 
 
 def _scan_package_names(text: str) -> Iterator[_Cand]:
