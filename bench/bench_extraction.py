@@ -5,6 +5,7 @@
                                   # (e.g. `git archive main | tar -x -C /tmp/main`)
     python bench/bench_extraction.py --errors             # false positives/negatives on dev only
     python bench/bench_extraction.py --errors dev2        # ... on the second dev set
+    python bench/bench_extraction.py --heldout heldout4   # also an unseen split, named explicitly
 
 Exact: same kind and surface text (multiset). Lenient: same kind and overlapping spans (one-to-one).
 Speed: per-item CPU time (process time: the machine is shared) of ``extract_many`` over the set's
@@ -158,13 +159,16 @@ def main() -> None:
     parser.add_argument("--errors", nargs="?", const="dev", choices=TUNING,
                         help="list mismatches of a tuning split (never held-out)")
     parser.add_argument("--rounds", type=int, default=20, help="alternating timing rounds")
+    parser.add_argument("--heldout", action="append", default=[], metavar="SPLIT",
+                        help="also score this unseen split (its one measurement: name it here)")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.errors:
         errors(args.errors)
         return
     if args.json:
-        print(json.dumps({split: count(load(DATA / f"{split}.jsonl")) for split in SPLITS}))
+        splits = (*SPLITS, *args.heldout)
+        print(json.dumps({split: count(load(DATA / f"{split}.jsonl")) for split in splits}))
         return
     checkouts = {"this": ROOT}
     if args.against:
@@ -175,11 +179,12 @@ def main() -> None:
         return json.loads(subprocess.run([sys.executable, __file__, *flags], env=env, check=True,
                                          capture_output=True, text=True).stdout)
 
-    results: dict[str, dict] = {name: run(root, "--json") for name, root in checkouts.items()}
+    extra = [f"--heldout={split}" for split in args.heldout]
+    results: dict[str, dict] = {name: run(root, "--json", *extra) for name, root in checkouts.items()}
     for name, runs in timing(checkouts, args.rounds).items():
         results[name]["us"] = (min(runs), statistics.median(runs))
     print("columns:", ", ".join(results))
-    for split in SPLITS:
+    for split in (*SPLITS, *args.heldout):
         print(table(results, split))
     print(f"per-item extraction, CPU us over {args.rounds} alternating rounds (min / median):",
           ", ".join(f"{name} {res['us'][0]:.0f} / {res['us'][1]:.0f}" for name, res in results.items()))
