@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
 TUNED = ROOT / "tests" / "data" / "entities.jsonl"
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url")
-SPLITS = ("dev", "dev2", "dev3", "dev4", "heldout")
-TUNING = ("dev", "dev2", "dev3", "dev4")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "heldout")
+TUNING = ("dev", "dev2", "dev3", "dev4", "dev5")
 
 
 def load(path: Path) -> list[dict]:

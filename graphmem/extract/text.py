@@ -1545,6 +1545,122 @@ _DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|ge
 _BARE_PKG_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")
 
 
+# Round 7's structural grammars (issue #18): one per family of shapes, not one per line seen.
+# a Go module path or any domain-rooted path: `github.com/dprotaso/modlog`, `gopkg.in/yaml.v3`
+_MODULE_PATH = r"[a-z0-9][\w\-]*(?:\.[\w\-]+)*\.[a-z]{2,}(?:/[\w.\-]+)+"
+_MODULE_PATH_RE = re.compile(_MODULE_PATH)
+_PKG_NAME = r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9]"
+_TICK_VER = r"`?v?\d[\w.\-]*`?"
+# A manifest line: go.mod's `\tgolang.org/x/oauth2 v0.5.0 // indirect`; a Gradle dependency configuration
+# `compileOnly("g:a:v")`, `implementation 'g:a:v'`; `apply plugin: 'x'`; a gemspec's
+# `add_development_dependency "bundler"`; Cargo.toml's `zi = { version = "0.1.4" }`; Maven's `maven-*-plugin`;
+# a Bundler frame `actionpack (4.2.11.1) lib/…`; mix's `==> poolboy (compile)`
+_MANIFEST_RE = re.compile(
+    r"(?m)^[ \t]*(?:require[ \t]+)?(?P<go>" + _MODULE_PATH + r")[ \t]+v\d+\.\d+\.\d+[\w.\-+]*[ \t]*(?://[^\n]*)?$|"
+    r"\b(?:implementation|api|compileOnly|runtimeOnly|compile|testImplementation|testCompile|testRuntimeOnly|"
+    r"annotationProcessor|kapt|ksp|classpath|debugImplementation|androidTestImplementation)[ \t]*\(?[ \t]*[\"']"
+    r"(?P<gradle>[\w.\-]+:[\w.\-]+(?::[\w.\-]+)?)(?=[\"'])|"
+    r"\bapply[ \t]+plugin:[ \t]*[\"'](?P<plugin>[\w.\-]+)(?=[\"'])|"
+    r"\badd_(?:development_|runtime_)?dependency[ \t(]*[\"'](?P<gemspec>[\w.\-]+)(?=[\"'])|"
+    r"(?m:^)[ \t]*(?!version\b|edition\b|rust-version\b|name\b|python\b)(?P<cargo>[a-z][\w\-]*)[ \t]*=[ \t]*"
+    r"(?=\{[^}\n]*\bversion[ \t]*=|\"[\^~=<>]*\d[\w.\-]*\"[ \t]*$)|"
+    r"(?<![\w.\-:/])(?P<maven>maven-[a-z][a-z\-]*-plugin(?::\d[\w.\-]*\w)?)(?![\w\-])|"
+    r"(?m:^)[ \t]*(?P<frame>[a-z][\w.\-]*) \(\d[\w.]*\) (?=(?:lib|app|bin|exe)/)|"
+    r"(?m:^)==> (?P<mix>[a-z_]\w*)(?=[ \t]+\(compile\)|[ \t]*$)"
+)
+# A dependency update: bump/update/upgrade/relax/pin/migrate/revert [the|dependency] X [dependency]
+# [from] A to B, any case, backticks optional: "chore(deps): bump js-yaml from 4.1.0 to 4.1.1",
+# "Update `phoenix_live_dashboard` to `0.5.3`", "Relaxed ecto dependency to 2.0", "update dependency
+# semantic-release to v24.2.7", "Upgrade github.com/giantswarm/microerror v0.2.0 to v0.4.0";
+# and the verb's "to X version N": "reverted back to cbapi version 1.2.0", "Revert to using Rubocop 0.54"
+_UPDATE_VERB_RE = re.compile(r"(?i)\b(?:(?:updat|upgrad|downgrad|migrat|relax)(?:e|es|ed|ing)\b|bump(?:s|ed|ing)?\b|"
+                             r"pin(?:s|ned)?\b|revert(?:s|ed|ing)?\b|relax(?:es|ed|ing)?\b)")
+_UPDATE_DEP_WORD = r"(?:dependency|dependence|dev-dependency|package|crate|gem|module|library)"
+_UPDATE = (r"`?(?P<name>" + _PKG_NAME + r")`?(?:[ \t]+" + _UPDATE_DEP_WORD + r")?(?:[ \t]+(?:from[ \t]+)?"
+           + _TICK_VER + r")?[ \t]+to[ \t]+(?:version[ \t]+)?" + _TICK_VER)
+_UPDATE_NAME_RE = re.compile(r"[ \t]+(?:(?:of|the|deps?|dependency|dependencies|" + _UPDATE_DEP_WORD + r")[ \t]+)*"
+                             + _UPDATE)
+_UPDATE_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+)" + _UPDATE)
+_UPDATE_TO_RE = re.compile(r"[ \t]+(?:back[ \t]+)?to[ \t]+(?:using[ \t]+)?`?(?P<name>(?!v?\d)" + _PKG_NAME +
+                           r")`?[ \t]+(?:version[ \t]+)?v?\d+\.\d")
+# One name swapped for another: "replaced flake8 with ruff", "Use `erlef/setup-beam` instead of
+# `erlef/setup-elixir`", "Remove pipenv in favor of pip-tools", "Moved `chai` to `devDependencies`"
+_SWAP_NAME = r"`?(?P<{g}>[a-z@][\w.\-]*(?:/[\w.\-]+)*[a-z0-9])`?"
+_SWAP_END = r"(?=[ \t]*(?:[.,;:)]|$|\(|#)|[ \t]+(?:and|in|for|to|as|since|because|from)\b)"
+_SWAP_RE = re.compile(
+    r"(?im)\b(?:(?:replac|swapp|switch)(?:e|es|ed|ing)?|switch|swap)[ \t]+(?:the[ \t]+)?(?:(?:deprecated|old|legacy)"
+    r"[ \t]+)?(?:(?:dependency|package|library|gem|crate)[ \t]+)?" + _SWAP_NAME.format(g="a") +
+    r"[ \t]+(?:with|by|for)[ \t]+" + _SWAP_NAME.format(g="b") + _SWAP_END + "|"
+    r"\bus(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="c") + r"[ \t]+instead[ \t]+of[ \t]+" + _SWAP_NAME.format(g="d")
+    + _SWAP_END + "|" + _SWAP_NAME.format(g="e") + r"[ \t]+in[ \t]+favou?r[ \t]+of[ \t]+" + _SWAP_NAME.format(g="f")
+    + _SWAP_END + r"|\bmov(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="g") +
+    r"[ \t]+(?:in)?to[ \t]+`?(?:dev|peer|optional)?[dD]ependencies\b"
+)
+# A resolver's second name and Composer's constraints: "Because a (2.6) depends on package-B (>=1.19)",
+# "requires symfony/console ^4.0|^5.0", "don't install laravel/framework v4.0.10", "satisfiable by x/y[1.4.0]"
+_RESOLVER_RE = re.compile(
+    r"\bdepends on (?P<dep>[A-Za-z][\w.\-]*[A-Za-z0-9]) \(|"
+    r"(?<![\w./\-@])(?P<vendor>[a-z0-9][\w\-]*/[a-z0-9][\w.\-]*[a-z0-9])(?:(?=[ \t]+(?:v?\d|[\^~*]|dev-|[<>]=?\d))|"
+    r"(?P<ver>\[v?\d+\.\d[\w.\-]*\]))|"
+    r"\bno such module ['\"](?P<swift>[A-Za-z_]\w*)(?=['\"])"
+)
+
+
+_DOMAIN_NAME_RE = re.compile(r"[\w\-]+(?:\.[\w\-]+)*\.(?:com|org|net|io|dev|app|co|me|sh|ai)")
+
+
+# shapes of the grammars above by name, for bench/extraction_loso.py's leave-one-set-out ablation (a name in
+# _SHAPES_OFF is skipped; empty in use)
+_SWAP_SHAPE = {"a": "replace", "b": "replace", "c": "instead", "d": "instead", "e": "favour", "f": "favour",
+               "g": "move"}
+_SHAPES_OFF: frozenset[str] = frozenset()
+
+
+def _package_shaped(name: str) -> bool:
+    """A name that looks like a package by itself: a digit, separator or slash inside, or a known name."""
+    low = name.lower()
+    return low not in NOT_PACKAGES and low not in _STOP_WORDS and (
+        bool(re.search(r"[\d\-_./]", name.strip("@"))) or low in _LEXICON)
+
+
+def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
+    """Round 7: manifest lines, dependency updates, swaps and resolver names (see the regexes above)."""
+    for m in _MANIFEST_RE.finditer(text) if _Has(text)(" v", "(", "plugin", "dependency", "=", "==>") else ():
+        g = m.lastgroup or ""
+        name = m.group(g)
+        if name.lower() not in NOT_PACKAGES and g not in _SHAPES_OFF:
+            yield _pkg(m.start(g), m.end(g), name)
+    for m in _UPDATE_VERB_RE.finditer(text) if " to " in text else ():
+        t = _UPDATE_NAME_RE.match(text, m.end()) if "update" not in _SHAPES_OFF else None
+        while t is not None:
+            name = t.group("name")
+            if name.lower() in _NOT_MOVED or name.lower() in NOT_PACKAGES or re.fullmatch(r"v\d[\w.]*", name):
+                break
+            yield _pkg(t.start("name"), t.end("name"), name)
+            t = _UPDATE_NEXT_RE.match(text, t.end())
+        t = _UPDATE_TO_RE.match(text, m.end()) if "update-to" not in _SHAPES_OFF else None
+        if t is not None and t.group("name").lower() not in NOT_PACKAGES | _STOP_WORDS:
+            yield _pkg(t.start("name"), t.end("name"), t.group("name"))
+    for m in _SWAP_RE.finditer(text) if _Has(text)("eplac", "wap", "witch", "instead", "favo", "ependencies") else ():
+        pair = [g for g in "abcdefg" if m.group(g)]
+        if _SWAP_SHAPE[pair[0]] in _SHAPES_OFF:
+            continue
+        # both names package-shaped (`_` names are identifiers, `x.org` a domain), or a move to devDependencies
+        if pair == ["g"] or all(_package_shaped(m.group(g)) and "_" not in m.group(g)
+                                and not _DOMAIN_NAME_RE.fullmatch(m.group(g)) for g in pair):
+            for g in pair:
+                if m.group(g).lower() not in NOT_PACKAGES:
+                    yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _RESOLVER_RE.finditer(text) if _Has(text)("depends on", "/", "no such module") else ():
+        g = m.lastgroup or ""
+        if ("composer" if g in ("vendor", "ver") else g) in _SHAPES_OFF:
+            continue
+        if g == "ver":
+            yield _pkg(m.start("vendor"), m.end("ver"), m.group("vendor"), m.group("ver"))
+        elif m.group(g).lower() not in NOT_PACKAGES:
+            yield _pkg(m.start(g), m.end(g), m.group(g))
+
+
 def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) -> _Cand:
     """A package candidate with a normalised name."""
     return _Cand("package", start, end, _pypi_norm(name), detail.strip("\"'"), weak)
@@ -1585,6 +1701,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
     yield from _scan_prose_installs(text)
+    yield from _scan_dependency_grammars(text)
     low = text.lower()
     for rx, needles, gate in _PACKAGE_SHAPES:
         for n in needles:
@@ -2061,19 +2178,23 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
     return j
 
 
+# One installer grammar: a package manager, flags, its install verb, then flags and package arguments
+# (`go get github.com/x/y`, `composer require a/b`, `pip install -U --no-cache just`, `mim install x`)
 _INSTALL_RE = re.compile(
-    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|uv|poetry|pdm|npm|pnpm|yarn(?:[ \t]+global)?|bun|cargo|gem|brew|"
-    r"apt-get|apt|conda|mamba|choco|scoop|winget)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+"
-    r"(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
-    r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
+    r"\b(?:(?:pip3?|pipx|pip-save|uv pip|uv tool|uv|poetry|pdm|conda|mamba|mim|npm|pnpm|yarn(?:[ \t]+global)?|bun|"
+    r"cargo|gem|bundle|brew|apt-get|apt|dnf|yum|apk|choco|scoop|winget|go|nuget)"
+    r"(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+"
+    r"(?:install|add|i|get|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|dotnet[ \t]+add(?:[ \t]+\S+)?[ \t]+package|"
+    r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b(?![\-.]\w)"
 )
+_VERSION_ARG_RE = re.compile(r"[\"']?(?:dev-\w|v?\d|[\^~*<>=])")
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
 
 
 def _scan_install_args(text: str) -> Iterator[_Cand]:
     """Package names given as arguments to install/add commands."""
     for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove",
-                                                      " i ") else ():
+                                                      " i ", " get ") else ():
         yield from _install_names(text, m.end())
 
 
@@ -2081,7 +2202,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
     """Package-name arguments after an install verb, up to the end of the command."""
     if text[pos : pos + 1] in ("`", "'", '"'):  # the quoted command ends at the verb
         return
-    skip_next = False
+    skip_next = flagged = named = False
     for t in _INSTALL_ARG_RE.finditer(text[pos : _line_end(text, pos)]):
         word = t.group(1)
         start = pos + t.start(1)
@@ -2089,24 +2210,28 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
             break
         closing = word.rstrip(",;.)?!")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
         if skip_next or word.startswith("-"):
+            flagged = True
             skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
-            if closing:
+            if closing or word[-1] in ",;":
                 break
             continue
-        if word.lower() in _STOP_WORDS:
+        if word.lower() in _STOP_WORDS and (named or not flagged or t.end() < len(t.string)):
             break
-        bare = word.strip("\"'`,;.)?!")
-        # a version after the name: pip's ==, npm's @, gem's and Composer's name:version
-        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^:][^\s]*)?", bare):
+        if named and word[:1] in "\"'" and _VERSION_ARG_RE.match(word):
+            continue  # Composer's version argument: `composer require a/b "dev-master"`
+        bare = word.removesuffix("**").strip("\"'`,;.)?!")
+        # a version after the name: pip's ==, npm's @, gem's and Composer's name:version; pip's extras
+        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*(?:\[[\w,\-]+\])?(?:[<>=!~@^:][^\s]*)?", bare):
             if bare:
                 break
             continue
-        name = re.split(r"[<>=!~:]|(?<=.)@", bare, maxsplit=1)[0]
+        name = re.split(r"[<>=!~:\[]|(?<=.)@", bare, maxsplit=1)[0]
         if (
             re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", name)
             or "/" in name
             and not name.startswith("@")
             and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", name)
+            and not _MODULE_PATH_RE.fullmatch(name)
         ):
             if closing:
                 break
@@ -2114,6 +2239,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         if name.lower() in NOT_PACKAGES:
             break
         off = word.find(bare)
+        named = True
         yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@:"))
         if closing or word[-1] in ",;.)?!":
             break
