@@ -1551,22 +1551,29 @@ _MODULE_PATH = r"[a-z0-9][\w\-]*(?:\.[\w\-]+)*\.[a-z]{2,}(?:/[\w.\-]+)+"
 _MODULE_PATH_RE = re.compile(_MODULE_PATH)
 _PKG_NAME = r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9]"
 _TICK_VER = r"`?v?\d[\w.\-]*`?"
-# A manifest line: go.mod's `\tgolang.org/x/oauth2 v0.5.0 // indirect`; a Gradle dependency configuration
-# `compileOnly("g:a:v")`, `implementation 'g:a:v'`; `apply plugin: 'x'`; a gemspec's
-# `add_development_dependency "bundler"`; Cargo.toml's `zi = { version = "0.1.4" }`; Maven's `maven-*-plugin`;
-# a Bundler frame `actionpack (4.2.11.1) lib/…`; mix's `==> poolboy (compile)`
-_MANIFEST_RE = re.compile(
-    r"(?m)^[ \t]*(?:require[ \t]+)?(?P<go>" + _MODULE_PATH + r")[ \t]+v\d+\.\d+\.\d+[\w.\-+]*[ \t]*(?://[^\n]*)?$|"
-    r"\b(?:implementation|api|compileOnly|runtimeOnly|compile|testImplementation|testCompile|testRuntimeOnly|"
-    r"annotationProcessor|kapt|ksp|classpath|debugImplementation|androidTestImplementation)[ \t]*\(?[ \t]*[\"']"
-    r"(?P<gradle>[\w.\-]+:[\w.\-]+(?::[\w.\-]+)?)(?=[\"'])|"
-    r"\bapply[ \t]+plugin:[ \t]*[\"'](?P<plugin>[\w.\-]+)(?=[\"'])|"
-    r"\badd_(?:development_|runtime_)?dependency[ \t(]*[\"'](?P<gemspec>[\w.\-]+)(?=[\"'])|"
-    r"(?m:^)[ \t]*(?!version\b|edition\b|rust-version\b|name\b|python\b)(?P<cargo>[a-z][\w\-]*)[ \t]*=[ \t]*"
-    r"(?=\{[^}\n]*\bversion[ \t]*=|\"[\^~=<>]*\d[\w.\-]*\"[ \t]*$)|"
-    r"(?<![\w.\-:/])(?P<maven>maven-[a-z][a-z\-]*-plugin(?::\d[\w.\-]*\w)?)(?![\w\-])|"
-    r"(?m:^)[ \t]*(?P<frame>[a-z][\w.\-]*) \(\d[\w.]*\) (?=(?:lib|app|bin|exe)/)|"
-    r"(?m:^)==> (?P<mix>[a-z_]\w*)(?=[ \t]+\(compile\)|[ \t]*$)"
+# A manifest line, one shape per manifest (name, pattern, cue words of the lowercased text): go.mod's
+# `\tgolang.org/x/oauth2 v0.5.0 // indirect`; a Gradle dependency configuration `compileOnly("g:a:v")`;
+# `apply plugin: 'x'`; a gemspec's `add_development_dependency "bundler"`; Cargo.toml's
+# `zi = { version = "0.1.4" }`; Maven's `maven-*-plugin`; a Bundler frame `actionpack (4.2.11.1) lib/…`;
+# mix's `==> poolboy (compile)`. Each regex leads with a literal or an anchor, so it stays cheap.
+_GRADLE_CONFIGS = (r"implementation|api|compileOnly|runtimeOnly|compile|testImplementation|testCompile|"
+                   r"testRuntimeOnly|annotationProcessor|kapt|ksp|classpath|debugImplementation|androidTestImplementation")
+_MANIFEST_SHAPES = (
+    ("go", re.compile(r"(?m)^[ \t]*(?:require[ \t]+)?(?P<name>" + _MODULE_PATH +
+                      r")[ \t]+v\d+\.\d+\.\d+[\w.\-+]*[ \t]*(?://[^\n]*)?$"), (" v",)),
+    ("gradle", re.compile(r"\b(?:" + _GRADLE_CONFIGS + r")[ \t]*\(?[ \t]*[\"'](?P<name>[\w.\-]+:[\w.\-]+(?::[\w.\-]+)?)"
+                          r"(?=[\"'])"), ("implementation", "api", "compile", "runtime", "kapt", "ksp", "classpath",
+                                           "annotationprocessor")),
+    ("plugin", re.compile(r"\bapply[ \t]+plugin:[ \t]*[\"'](?P<name>[\w.\-]+)(?=[\"'])"), ("apply plugin",)),
+    ("gemspec", re.compile(r"\badd_(?:development_|runtime_)?dependency[ \t(]*[\"'](?P<name>[\w.\-]+)(?=[\"'])"),
+     ("_dependency",)),
+    ("cargo", re.compile(r"(?m)^[ \t]*(?!version\b|edition\b|rust-version\b|name\b|python\b)(?P<name>[a-z][\w\-]*)"
+                         r"[ \t]*=[ \t]*(?=\{[^}\n]*\bversion[ \t]*=|\"[\^~=<>]*\d[\w.\-]*\"[ \t]*$)"), ("=",)),
+    ("maven", re.compile(r"(?<![\w.\-:/])(?P<name>maven-[a-z][a-z\-]*-plugin(?::\d[\w.\-]*\w)?)(?![\w\-])"),
+     ("maven-",)),
+    ("frame", re.compile(r"(?m)^[ \t]*(?P<name>[a-z][\w.\-]*) \(\d[\w.]*\) (?=(?:lib|app|bin|exe)/)"),
+     (") lib/", ") app/", ") bin/", ") exe/")),
+    ("mix", re.compile(r"(?m)^==> (?P<name>[a-z_]\w*)(?=[ \t]+\(compile\)|[ \t]*$)"), ("==> ",)),
 )
 # A dependency update: bump/update/upgrade/relax/pin/migrate/revert [the|dependency] X [dependency]
 # [from] A to B, any case, backticks optional: "chore(deps): bump js-yaml from 4.1.0 to 4.1.1",
@@ -1575,6 +1582,7 @@ _MANIFEST_RE = re.compile(
 # and the verb's "to X version N": "reverted back to cbapi version 1.2.0", "Revert to using Rubocop 0.54"
 _UPDATE_VERB_RE = re.compile(r"(?i)\b(?:(?:updat|upgrad|downgrad|migrat|relax)(?:e|es|ed|ing)\b|bump(?:s|ed|ing)?\b|"
                              r"pin(?:s|ned)?\b|revert(?:s|ed|ing)?\b|relax(?:es|ed|ing)?\b)")
+_UPDATE_CUE_RE = re.compile(r"updat|upgrad|downgrad|migrat|relax|bump|pin|revert")
 _UPDATE_DEP_WORD = r"(?:dependency|dependence|dev-dependency|package|crate|gem|module|library)"
 _UPDATE = (r"`?(?P<name>" + _PKG_NAME + r")`?(?:[ \t]+" + _UPDATE_DEP_WORD + r")?(?:[ \t]+(?:from[ \t]+)?"
            + _TICK_VER + r")?[ \t]+to[ \t]+(?:version[ \t]+)?" + _TICK_VER)
@@ -1587,32 +1595,32 @@ _UPDATE_TO_RE = re.compile(r"[ \t]+(?:back[ \t]+)?to[ \t]+(?:using[ \t]+)?`?(?P<
 # `erlef/setup-elixir`", "Remove pipenv in favor of pip-tools", "Moved `chai` to `devDependencies`"
 _SWAP_NAME = r"`?(?P<{g}>[a-z@][\w.\-]*(?:/[\w.\-]+)*[a-z0-9])`?"
 _SWAP_END = r"(?=[ \t]*(?:[.,;:)]|$|\(|#)|[ \t]+(?:and|in|for|to|as|since|because|from)\b)"
-_SWAP_RE = re.compile(
-    r"(?im)\b(?:(?:replac|swapp|switch)(?:e|es|ed|ing)?|switch|swap)[ \t]+(?:the[ \t]+)?(?:(?:deprecated|old|legacy)"
-    r"[ \t]+)?(?:(?:dependency|package|library|gem|crate)[ \t]+)?" + _SWAP_NAME.format(g="a") +
-    r"[ \t]+(?:with|by|for)[ \t]+" + _SWAP_NAME.format(g="b") + _SWAP_END + "|"
-    r"\bus(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="c") + r"[ \t]+instead[ \t]+of[ \t]+" + _SWAP_NAME.format(g="d")
-    + _SWAP_END + "|" + _SWAP_NAME.format(g="e") + r"[ \t]+in[ \t]+favou?r[ \t]+of[ \t]+" + _SWAP_NAME.format(g="f")
-    + _SWAP_END + r"|\bmov(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="g") +
-    r"[ \t]+(?:in)?to[ \t]+`?(?:dev|peer|optional)?[dD]ependencies\b"
+_SWAP_SHAPES = (
+    ("replace", re.compile(r"(?i)\b(?:(?:replac|swapp|switch)(?:e|es|ed|ing)?|switch|swap)[ \t]+(?:the[ \t]+)?"
+                           r"(?:(?:deprecated|old|legacy)[ \t]+)?(?:(?:dependency|package|library|gem|crate)[ \t]+)?"
+                           + _SWAP_NAME.format(g="a") + r"[ \t]+(?:with|by|for)[ \t]+" + _SWAP_NAME.format(g="b")
+                           + _SWAP_END), ("replac", "swap", "switch")),
+    ("instead", re.compile(r"(?i)\bus(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="a") + r"[ \t]+instead[ \t]+of[ \t]+"
+                           + _SWAP_NAME.format(g="b") + _SWAP_END), ("instead of",)),
+    ("favour", re.compile(r"(?i)" + _SWAP_NAME.format(g="a") + r"[ \t]+in[ \t]+favou?r[ \t]+of[ \t]+"
+                          + _SWAP_NAME.format(g="b") + _SWAP_END), (" in favor of ", " in favour of ")),
+    ("move", re.compile(r"(?i)\bmov(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="a") +
+                        r"[ \t]+(?:in)?to[ \t]+`?(?:dev|peer|optional)?[dD]ependencies\b"), ("ependencies",)),
 )
 # A resolver's second name and Composer's constraints: "Because a (2.6) depends on package-B (>=1.19)",
 # "requires symfony/console ^4.0|^5.0", "don't install laravel/framework v4.0.10", "satisfiable by x/y[1.4.0]"
-_RESOLVER_RE = re.compile(
-    r"\bdepends on (?P<dep>[A-Za-z][\w.\-]*[A-Za-z0-9]) \(|"
-    r"(?<![\w./\-@])(?P<vendor>[a-z0-9][\w\-]*/[a-z0-9][\w.\-]*[a-z0-9])(?:(?=[ \t]+(?:v?\d|[\^~*]|dev-|[<>]=?\d))|"
-    r"(?P<ver>\[v?\d+\.\d[\w.\-]*\]))|"
-    r"\bno such module ['\"](?P<swift>[A-Za-z_]\w*)(?=['\"])"
+_RESOLVER_SHAPES = (
+    ("dep", re.compile(r"\bdepends on (?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9]) \("), ("depends on ",)),
+    ("composer", re.compile(r"(?<![\w./\-@])(?P<name>[a-z0-9][\w\-]*/[a-z0-9][\w.\-]*[a-z0-9])"
+                            r"(?:(?=[ \t]+(?:v?\d|[\^~*]|dev-|[<>]=?\d))|(?P<ver>\[v?\d+\.\d[\w.\-]*\]))"), ("/",)),
+    ("swift", re.compile(r"\bno such module ['\"](?P<name>[A-Za-z_]\w*)(?=['\"])"), ("no such module",)),
 )
 
 
 _DOMAIN_NAME_RE = re.compile(r"[\w\-]+(?:\.[\w\-]+)*\.(?:com|org|net|io|dev|app|co|me|sh|ai)")
 
 
-# shapes of the grammars above by name, for bench/extraction_loso.py's leave-one-set-out ablation (a name in
-# _SHAPES_OFF is skipped; empty in use)
-_SWAP_SHAPE = {"a": "replace", "b": "replace", "c": "instead", "d": "instead", "e": "favour", "f": "favour",
-               "g": "move"}
+# shape names switched off, for bench/extraction_loso.py's leave-one-set-out ablation (empty in use)
 _SHAPES_OFF: frozenset[str] = frozenset()
 
 
@@ -1624,13 +1632,20 @@ def _package_shaped(name: str) -> bool:
 
 
 def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
-    """Round 7: manifest lines, dependency updates, swaps and resolver names (see the regexes above)."""
-    for m in _MANIFEST_RE.finditer(text) if _Has(text)(" v", "(", "plugin", "dependency", "=", "==>") else ():
-        g = m.lastgroup or ""
-        name = m.group(g)
-        if name.lower() not in NOT_PACKAGES and g not in _SHAPES_OFF:
-            yield _pkg(m.start(g), m.end(g), name)
-    for m in _UPDATE_VERB_RE.finditer(text) if " to " in text else ():
+    """Round 7: manifest lines, dependency updates, swaps and resolver names (see the shapes above)."""
+    low = text.lower()
+    for shape, rx, cues in _MANIFEST_SHAPES + _RESOLVER_SHAPES:
+        for c in cues:
+            if c in low:
+                break
+        else:
+            continue
+        for m in rx.finditer(text) if shape not in _SHAPES_OFF else ():
+            if m.group("name").lower() in NOT_PACKAGES:
+                continue
+            end = m.end("ver") if shape == "composer" and m.group("ver") else m.end("name")
+            yield _pkg(m.start("name"), end, m.group("name"), text[m.end("name") : end])
+    for m in _UPDATE_VERB_RE.finditer(text) if " to " in text and _UPDATE_CUE_RE.search(low) else ():
         t = _UPDATE_NAME_RE.match(text, m.end()) if "update" not in _SHAPES_OFF else None
         while t is not None:
             name = t.group("name")
@@ -1641,24 +1656,20 @@ def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
         t = _UPDATE_TO_RE.match(text, m.end()) if "update-to" not in _SHAPES_OFF else None
         if t is not None and t.group("name").lower() not in NOT_PACKAGES | _STOP_WORDS:
             yield _pkg(t.start("name"), t.end("name"), t.group("name"))
-    for m in _SWAP_RE.finditer(text) if _Has(text)("eplac", "wap", "witch", "instead", "favo", "ependencies") else ():
-        pair = [g for g in "abcdefg" if m.group(g)]
-        if _SWAP_SHAPE[pair[0]] in _SHAPES_OFF:
+    for shape, rx, cues in _SWAP_SHAPES:
+        for c in cues:
+            if c in low:
+                break
+        else:
             continue
-        # both names package-shaped (`_` names are identifiers, `x.org` a domain), or a move to devDependencies
-        if pair == ["g"] or all(_package_shaped(m.group(g)) and "_" not in m.group(g)
-                                and not _DOMAIN_NAME_RE.fullmatch(m.group(g)) for g in pair):
-            for g in pair:
-                if m.group(g).lower() not in NOT_PACKAGES:
-                    yield _pkg(m.start(g), m.end(g), m.group(g))
-    for m in _RESOLVER_RE.finditer(text) if _Has(text)("depends on", "/", "no such module") else ():
-        g = m.lastgroup or ""
-        if ("composer" if g in ("vendor", "ver") else g) in _SHAPES_OFF:
-            continue
-        if g == "ver":
-            yield _pkg(m.start("vendor"), m.end("ver"), m.group("vendor"), m.group("ver"))
-        elif m.group(g).lower() not in NOT_PACKAGES:
-            yield _pkg(m.start(g), m.end(g), m.group(g))
+        for m in rx.finditer(text) if shape not in _SHAPES_OFF else ():
+            pair = [g for g in "ab" if m.groupdict().get(g)]
+            # both names package-shaped (`_` names are identifiers, `x.org` a domain), or a move to devDependencies
+            if shape == "move" or all(_package_shaped(m.group(g)) and "_" not in m.group(g)
+                                      and not _DOMAIN_NAME_RE.fullmatch(m.group(g)) for g in pair):
+                for g in pair:
+                    if m.group(g).lower() not in NOT_PACKAGES:
+                        yield _pkg(m.start(g), m.end(g), m.group(g))
 
 
 def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) -> _Cand:
