@@ -278,7 +278,7 @@ def threshold(exp: str, train_sets: list[str], data: dict) -> float:
 
 
 ROUND7 = ("installer", "go", "gradle", "plugin", "gemspec", "cargo", "maven", "frame", "mix", "update", "update-to",
-          "replace", "instead", "favour", "move", "dep", "composer", "swift")
+          "replace", "instead", "favour", "move", "dep", "composer", "swift", "make-target", "emphasis", "ruby-ns")
 INSTALLER = ("_INSTALL_RE", "_install_names")
 
 
@@ -324,7 +324,7 @@ def judge_rules(rev: str) -> None:
     switch(every, base, mine)
     full = {s: errors_of(s) for s in SETS}
     fixes: dict[str, dict[str, int]] = {}
-    print(f"{'shape':10} " + " ".join(f"{s:>11}" for s in SETS) + "   (errors fixed / made, each set)")
+    print(f"{'shape':12} " + " ".join(f"{s:>11}" for s in SETS) + "   (errors fixed / made, each set)")
     for r in ROUND7:
         switch(every - {r}, base, mine)
         fixes[r] = {}
@@ -334,7 +334,7 @@ def judge_rules(rev: str) -> None:
             fixed, made = sum((off - full[s][0]).values()), sum((full[s][0] - off).values())
             fixes[r][s] = fixed
             cells.append(f"{fixed:>5} / {made:<3}")
-        print(f"{r:10} " + " ".join(cells))
+        print(f"{r:12} " + " ".join(cells))
     switch(set(), base, mine)
     before = {s: figures(errors_of(s)[1]) for s in SETS}
     rows = []

@@ -685,6 +685,12 @@ _NOT_CLASSES = _words(
     "Python Java JavaScript Ruby Go Rust Node Swift Kotlin Perl Lua Dart Business World Data Any"
 )
 _HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
+# round 7: a Ruby method keeps its namespace: `Api::ErrorsController#from_ember`, `RSpec::Expectations#fail_with`
+_NS_HASH_METHOD_RE = re.compile(r"(?<![\w#/:])((?:[A-Z][A-Za-z0-9]*::)*[A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
+# round 7: make's failed target is a target, not code: `make[2]: *** [CMakeFiles/x.dir/build.make:210: x] Error 1`;
+# a single word in markdown emphasis is prose (`I _think_ with`), or, snake-cased, the name inside (`_allow_failure_`)
+_MAKE_TARGET_RE = re.compile(r"\*\*\* \[[^\]\n]*:\d+: ([^\]\s]+)\] Error \d")
+_WORD_EMPHASIS_RE = re.compile(r"(?<![\w`*])_([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*)_(?=[ \t]|[.,;:!?)]|$)")
 _KWARG_RE = re.compile(r"(?<![\w.])(" + _ID + r")=(?:True|False|None)\b")
 _FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?:block (?:\(\d+ levels\) )?in )?"
                        r"(?!block\b)(?P<name>[A-Za-z_][\w.]*)(?![\w(])")
@@ -1386,6 +1392,10 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
         if required in text and (not cues or any(c in text for c in cues)):
             spans.update(m.span(group) for m in rx.finditer(text))
     emphasis = " _" in text or "\n_" in text or text.startswith("_")
+    for m in _WORD_EMPHASIS_RE.finditer(text) if emphasis and "emphasis" not in _SHAPES_OFF else ():
+        spans.add(m.span())
+    for m in _MAKE_TARGET_RE.finditer(text) if "*** [" in text and "make-target" not in _SHAPES_OFF else ():
+        spans.add(m.span(1))
     for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
@@ -1430,12 +1440,15 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             bare = m.group(1)[0].isupper() and not _CODE_WORD_AFTER_RE.match(text, m.end()) and not (
                 _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 26), m.start()))
             yield _Cand("symbol", m.start(), m.end(), m.group(1), weak=bare)
+    for m in _WORD_EMPHASIS_RE.finditer(text) if "_" in text and "emphasis" not in _SHAPES_OFF else ():
+        if "_" in m.group(1):
+            yield _Cand("symbol", m.start(1), m.end(1), m.group(1))
     for m in _SNAKE_RE.finditer(text) if "_" in text else ():
         word = m.group(1)
         if any(c.islower() for c in word) and word.strip("_"):
             yield _Cand("symbol", m.start(), m.end(), word)
     for rx, ok in (
-        (_HASH_METHOD_RE, "#" in text),
+        (_HASH_METHOD_RE if "ruby-ns" in _SHAPES_OFF else _NS_HASH_METHOD_RE, "#" in text),
         (_KWARG_RE, "=" in text),
         (_FRAME_RE, 'File "' in text),
         (_JVM_FRAME_RE, "$" in text and "at " in text),

@@ -148,6 +148,10 @@ FINDS = [
     ("h2-0396", "package", ["pattern-lab/unified-asset-installer", "composer-plugin-api"]),
     ("h3-0178", "package", ["PackageDescription"]),
     ("h4-0344", "package", ["PackageDescription"]),
+    # A single word in markdown emphasis: prose, or the snake-cased name inside; a Ruby method keeps its namespace.
+    ("h3-0292", "symbol", ["allow_failure"]),
+    ("h3-0054", "symbol", ["RSpec::Expectations#fail_with", "fail_with", "approved_text", "received_text"]),
+    ("h4-0170", "symbol", ["Api::ErrorsController#from_ember"]),
 ]
 
 # A command line behind the prompts and echoes terminals and CI print, started by a path to
@@ -230,6 +234,12 @@ FINDS += [
 
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
+    # make's failed target is a target, not code; one emphasised word is prose.
+    ("h2-0286", "symbol", "newflasher.x64"),
+    ("h3-0022", "symbol", "videofile_demo"),
+    ("h4-0342", "symbol", "myCom"),
+    ("h3-0191", "symbol", "_might_"),
+    ("h4-0144", "symbol", "_think_"),
     # Dates and IPs are never files or urls.
     ("x142", "file", "22/Mar/2023"),
     ("x142", "url", "192.168.219.252"),
