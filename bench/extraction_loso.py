@@ -264,6 +264,7 @@ def after(d: dict, exp: str, model: dict | None, thr: float) -> dict:
 
 def figures(c: dict) -> dict[str, float]:
     return {"micro": b.prf(*np.sum([c[k] for k in KINDS], axis=0))[2], "symP": b.prf(*c["symbol"])[0],
+            "cmdF": b.prf(*c["command"])[2],
             "symR": b.prf(*c["symbol"])[1], "pkgF": b.prf(*c["package"])[2]}
 
 
@@ -278,7 +279,8 @@ def threshold(exp: str, train_sets: list[str], data: dict) -> float:
 
 
 ROUND7 = ("installer", "go", "gradle", "plugin", "gemspec", "cargo", "maven", "frame", "mix", "update", "update-to",
-          "replace", "instead", "favour", "move", "dep", "composer", "swift", "make-target", "emphasis", "ruby-ns")
+          "replace", "instead", "favour", "move", "dep", "composer", "swift", "make-target", "emphasis", "ruby-ns",
+          "dep-phrase", "cued-quote")
 INSTALLER = ("_INSTALL_RE", "_install_names")
 
 
@@ -338,7 +340,7 @@ def judge_rules(rev: str) -> None:
     switch(set(), base, mine)
     before = {s: figures(errors_of(s)[1]) for s in SETS}
     rows = []
-    print(f"\n{'fold':5}  {'micro F1':>15}  {'symbol P':>15}  {'package F1':>15}  shapes left out")
+    print(f"\n{'fold':5}  {'micro F1':>15}  {'symbol P':>15}  {'package F1':>15}  {'command F1':>15}  shapes left out")
     for held in SETS:
         on = {r for r in ROUND7 if any(n > 0 for s, n in fixes[r].items() if s != held)}
         switch(on, base, mine)
@@ -346,9 +348,10 @@ def judge_rules(rev: str) -> None:
         rows.append(a)
         f0 = before[held]
         print(f"{held:5}  {f0['micro']:.3f} -> {a['micro']:.3f}  {f0['symP']:.3f} -> {a['symP']:.3f}  "
-              f"{f0['pkgF']:.3f} -> {a['pkgF']:.3f}  {', '.join(sorted(every - on)) or '-'}")
+              f"{f0['pkgF']:.3f} -> {a['pkgF']:.3f}  {f0['cmdF']:.3f} -> {a['cmdF']:.3f}  "
+              f"{', '.join(sorted(every - on)) or '-'}")
     print("mean   " + "  ".join(f"{np.mean([before[s][k] for s in SETS]):.3f} -> {np.mean([r[k] for r in rows]):.3f}"
-                                for k in ("micro", "symP", "pkgF")))
+                                for k in ("micro", "symP", "pkgF", "cmdF")))
     switch(every, base, mine)
 
 

@@ -526,6 +526,14 @@ _BACKTICK_RE = re.compile(r"``([^`\n]{1,300}?)(?:``|'')|`([^`\n]{1,300})`")
 _PROMPT_RE = re.compile(r"(?m)^[ \t]*\$[ \t]+(\S[^\n]*?)[ \t]*$")
 _RUN_RE = re.compile(r"(?m)^[ \t]*(?:Step \d+/\d+ : )?RUN[ \t]+(\S[^\n]*?)[ \t]*$")
 _QUOTED_RE = re.compile(r"""(["'])((?:/[\w.\-]+)*/?[\w.\-]+ [^"'\n]{1,300})\1""")
+# round 7: a quoted command named as one by its sentence, whatever the tool: 'Running `inv docker-catchup`',
+# 'type \'make help\'', 'use the "gdb ./bylabel core"', 'the "magnet build" command', 'command "maven package"'
+_CUED_QUOTE_RE = re.compile(
+    r"(?i:\b(?:run|runs|running|ran|execute[sd]?|executing|type|typing|use|using|used|tried|try|call|calling|"
+    r"invoke[sd]?|command)\b:?[ \t]+(?:the[ \t]+)?(?:command[ \t]+)?)(?P<q>\'\'\'|[\"'`])(?P<cmd>[^\"'`\n]{2,200}?)(?P=q)|"
+    r"(?P<q2>[\"'`])(?P<cmd2>[^\"'`\n]{2,200}?)(?P=q2)[ \t]+(?:command|step)\b"
+)
+_CUED_HEAD_RE = re.compile(r"(?:\.{0,2}/)?[a-z][\w.\-/]*")
 _ENV_ASSIGN_PREFIX_RE = re.compile(r"(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)+")
 
 _PATH_RE = re.compile(
@@ -1620,6 +1628,17 @@ _SWAP_SHAPES = (
     ("move", re.compile(r"(?i)\bmov(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="a") +
                         r"[ \t]+(?:in)?to[ \t]+`?(?:dev|peer|optional)?[dD]ependencies\b"), ("ependencies",)),
 )
+# A dependency named as one: "add rubocop-sorbet dependency", "Added the logger dependency", "removed the
+# dependency on node-gyp", a conventional commit's deps scope "chore(deps): add conventional-changelog-x"
+_DEP_PHRASE_NAME = r"`?(?P<name>(?!(?:peer|dev|optional|runtime|build|test|direct|transitive|circular|missing|unused|" \
+                   r"extra|external|new|same|other|native|system|this|that|a|an|the)\b)[a-z@][\w.\-]*(?:/[\w.\-]+)*[a-z0-9])`?"
+_DEP_PHRASE_RE = re.compile(
+    r"(?i:\b(?:add|remov|drop)(?:s|ed|ing|e|ped|ping)?[ \t]+(?:the[ \t]+|an?[ \t]+)?(?:missing[ \t]+|unused[ \t]+)?)"
+    + _DEP_PHRASE_NAME + r"[ \t]+(?:dev-?)?dependency\b|"
+    r"\bdependency[ \t]+(?:on|upon)[ \t]+" + _DEP_PHRASE_NAME.replace("name", "name2") + r"(?=[.,;:)]|[ \t]|$)|"
+    r"\((?:deps|deps-dev)\):[ \t]+(?i:add|remove|drop)[ \t]+" + _DEP_PHRASE_NAME.replace("name", "name3") +
+    r"(?=[.,;:)]|[ \t]|$)"
+)
 # A resolver's second name and Composer's constraints: "Because a (2.6) depends on package-B (>=1.19)",
 # "requires symfony/console ^4.0|^5.0", "don't install laravel/framework v4.0.10", "satisfiable by x/y[1.4.0]"
 _RESOLVER_SHAPES = (
@@ -1658,6 +1677,10 @@ def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
                 continue
             end = m.end("ver") if shape == "composer" and m.group("ver") else m.end("name")
             yield _pkg(m.start("name"), end, m.group("name"), text[m.end("name") : end])
+    for m in _DEP_PHRASE_RE.finditer(text) if "dependency" in low or "(deps" in low else ():
+        g = m.lastgroup or "name"
+        if "dep-phrase" not in _SHAPES_OFF and m.group(g).lower() not in NOT_PACKAGES:
+            yield _pkg(m.start(g), m.end(g), m.group(g))
     for m in _UPDATE_VERB_RE.finditer(text) if " to " in text and _UPDATE_CUE_RE.search(low) else ():
         t = _UPDATE_NAME_RE.match(text, m.end()) if "update" not in _SHAPES_OFF else None
         while t is not None:
@@ -2086,6 +2109,15 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
             yield from _chain_commands(cmd, start, single_ok=True)
         elif _TOOL_VERB_RE.fullmatch(head):
             yield from _chain_commands(cmd, start, single_ok=True, trusted=True)  # `pipenv install`
+    for m in _CUED_QUOTE_RE.finditer(text) if "cued-quote" not in _SHAPES_OFF and _Has(text)("'", '"', "`") else ():
+        g = "cmd" if m.group("cmd") is not None else "cmd2"
+        cmd = m.group(g)
+        words = cmd.split()
+        if (cmd == cmd.strip() and _CUED_HEAD_RE.fullmatch(words[0]) and (len(words) >= 2 or words[0].startswith("./"))
+                and len(words) <= 10 and not any(w.lower() in _PROSE_WORDS for w in words)
+                and words[0].lower() not in _STOP_WORDS
+                and not (len(words) > 1 and re.fullmatch(r"v?\d+(?:\.\d+)+", words[1]))):  # `phoenix 1.4.15`
+            yield from _chain_commands(cmd, m.start(g), single_ok=True, trusted=True)
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]

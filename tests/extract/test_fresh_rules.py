@@ -152,6 +152,17 @@ FINDS = [
     ("h3-0292", "symbol", ["allow_failure"]),
     ("h3-0054", "symbol", ["RSpec::Expectations#fail_with", "fail_with", "approved_text", "received_text"]),
     ("h4-0170", "symbol", ["Api::ErrorsController#from_ember"]),
+    # A dependency named as one: "add X dependency", "the dependency on X", a commit's deps scope.
+    ("h3-0322", "package", ["conventional-changelog-conventionalcommits"]),
+    ("h4-0218", "package", ["node-gyp"]),
+    ("h4-0256", "package", ["rubocop-sorbet"]),
+    # A quoted command its sentence names as one (run/type/use … "x y", "x y" command), whatever the tool.
+    ("h2-0303", "command", ["make help"]),
+    ("h2-0389", "command", ["gdb ./bylabel core"]),
+    ("h3-0329", "command", ["inv docker-new-env", "inv docker-catchup"]),
+    ("h4-0005", "command", ["magnet build"]),
+    ("h4-0410", "command", ["maven package"]),
+    ("h4-0300", "command", ["./target/release/tflgtfs fetch-lines --format gtfs"]),
 ]
 
 # A command line behind the prompts and echoes terminals and CI print, started by a path to
@@ -234,6 +245,8 @@ FINDS += [
 
 # (dev line, kind, a surface no mention of that kind may start with)
 REFUSES = [
+    # a name and its version in backticks after "Using" is no command
+    ("z138", "command", "phoenix 1.4.15"),
     # make's failed target is a target, not code; one emphasised word is prose.
     ("h2-0286", "symbol", "newflasher.x64"),
     ("h3-0022", "symbol", "videofile_demo"),
