@@ -1197,9 +1197,29 @@ _API_GROUP_RE = re.compile(r"apiVersion:[ \t]*$")
 _KUBECTL_DONE_RE = re.compile(r"[ \t]+(?:created|configured|unchanged|deleted|patched)\b")
 
 
+# round 7: a Go function by its import path, in a panic's frame or "created by" line:
+# `github.com/spf13/cobra.(*Command).ExecuteC(0x…)`, `created by github.com/x/gaper.(*runner).runBin`,
+# a frame line `github.com/Southclaws/sampctl/runtime.run.func5`; a symbol, not a URL
+_GO_FUNC_RE = re.compile(
+    r"(?<![\w/.\-])(?P<name>[a-z0-9][\w\-]*(?:\.[\w\-]+)*\.[a-z]{2,}(?:/[\w.\-]+)*/[\w\-]+"
+    r"\.(?:\(\*?[A-Za-z_]\w*\)\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<end>\(|[ \t]*$)", re.M)
+
+
+def _go_funcs(text: str) -> Iterator[re.Match[str]]:
+    """Go functions by import path: followed by their call's parenthesis, with a receiver, or alone on a line."""
+    for m in _GO_FUNC_RE.finditer(text) if "/" in text and "go-func" not in _SHAPES_OFF else ():
+        name = m.group("name")
+        alone = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip() in ("", "created by")
+        if m.group("end") == "(" or ".(" in name or alone and name.rsplit(".", 1)[1] not in FILE_EXTS:
+            yield m
+
+
 def _scan_domains(text: str) -> Iterator[_Cand]:
     """Bare domain names with a known top-level domain, optionally with a path."""
+    go = [m.span("name") for m in _go_funcs(text)]
     for m in _DOMAIN_RE.finditer(text):
+        if go and any(a <= m.start() < z for a, z in go):
+            continue
         dom, tld = m.group("dom"), m.group("tld")
         labels = dom.split(".")
         if tld not in TLDS or labels[0] in ATTR_OWNERS or dom in NOT_DOTTED:
@@ -1478,6 +1498,8 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand(
                 "symbol", start, start + len(b.group("name")), _symbol_norm(b.group("name"))
             )
+    for m in _go_funcs(text):
+        yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))

@@ -152,6 +152,11 @@ FINDS = [
     ("h3-0292", "symbol", ["allow_failure"]),
     ("h3-0054", "symbol", ["RSpec::Expectations#fail_with", "fail_with", "approved_text", "received_text"]),
     ("h4-0170", "symbol", ["Api::ErrorsController#from_ember"]),
+    # A Go function by its import path (a panic's frame, "created by"), a symbol and not a URL.
+    ("z035", "symbol", ["code.google.com/p/rog-go/parallel.(*Run).Do"]),
+    ("h2-0318", "symbol", ["github.com/Southclaws/sampctl/runtime.run.func5"]),
+    ("h4-0214", "symbol", ["github.com/spf13/cobra.(*Command).ExecuteC"]),
+    ("h4-0214", "url", []),
     # A dependency named as one: "add X dependency", "the dependency on X", a commit's deps scope.
     ("h3-0322", "package", ["conventional-changelog-conventionalcommits"]),
     ("h4-0218", "package", ["node-gyp"]),
