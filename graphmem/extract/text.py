@@ -645,6 +645,7 @@ _TLS_CODE_RE = re.compile(
 _ERRNO_NUM_RE = re.compile(
     r"\[((?:Errno|WinError) -?\d{1,6})\]|\b((?:Error|ERROR|errno) \d{1,5})\b"
 )
+_RETURNED_EXIT_RE = re.compile(r"\breturned (?P<t>(?P<n>-?\d{1,3}) exit status)\b")  # `ld returned 1 exit status`
 _EXIT_RE = re.compile(
     r"(?i)\b(?P<t>(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|non-zero (?:exit )?code|error code)"
     r":? ?(?P<n>-?\d{1,3}))\b"
@@ -1371,6 +1372,8 @@ def _scan_http_and_exit(text: str) -> Iterator[_Cand]:
         yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
     for m in _EXIT_RE.finditer(text):
         yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))
+    for m in _RETURNED_EXIT_RE.finditer(text) if " exit status" in text and "ld-exit" not in _SHAPES_OFF else ():
+        yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))  # round 7: ld's wording
 
 
 def _symbol_ok(name: str) -> bool:
