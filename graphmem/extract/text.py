@@ -1664,6 +1664,12 @@ _DEP_PHRASE_RE = re.compile(
     r"\((?:deps|deps-dev)\):[ \t]+(?i:add|remove|drop)[ \t]+" + _DEP_PHRASE_NAME.replace("name", "name3") +
     r"(?=[.,;:)]|[ \t]|$)"
 )
+# A name said to be installed: "do you have `jemalloc` installed?", "My mxnet was installed months ago"
+_INSTALLED_NAME_RE = re.compile(
+    r"\b(?:ha(?:ve|s|d)|got)[ \t]+`(?P<name>[a-z][\w.\-]*[a-z0-9])`[ \t]+installed\b|"
+    r"\b(?i:my|the|your|our)[ \t]+`?(?P<name2>[a-z][\w.\-]*[a-z0-9])`?[ \t]+(?:was|is|got|were|are)[ \t]+"
+    r"(?:already[ \t]+|not[ \t]+|correctly[ \t]+)?installed\b"
+)
 # A resolver's second name and Composer's constraints: "Because a (2.6) depends on package-B (>=1.19)",
 # "requires symfony/console ^4.0|^5.0", "don't install laravel/framework v4.0.10", "satisfiable by x/y[1.4.0]"
 _RESOLVER_SHAPES = (
@@ -1705,6 +1711,11 @@ def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
     for m in _DEP_PHRASE_RE.finditer(text) if "dependency" in low or "(deps" in low else ():
         g = m.lastgroup or "name"
         if "dep-phrase" not in _SHAPES_OFF and m.group(g).lower() not in NOT_PACKAGES:
+            yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _INSTALLED_NAME_RE.finditer(text) if " installed" in text and "installed" not in _SHAPES_OFF else ():
+        g = m.lastgroup or "name"
+        low_name = m.group(g).lower()
+        if low_name not in NOT_PACKAGES and low_name not in _GENERIC_WORDS and low_name not in _NOT_MOVED:
             yield _pkg(m.start(g), m.end(g), m.group(g))
     for m in _UPDATE_VERB_RE.finditer(text) if " to " in text and _UPDATE_CUE_RE.search(low) else ():
         t = _UPDATE_NAME_RE.match(text, m.end()) if "update" not in _SHAPES_OFF else None

@@ -157,6 +157,9 @@ FINDS = [
     ("h2-0318", "symbol", ["github.com/Southclaws/sampctl/runtime.run.func5"]),
     ("h4-0214", "symbol", ["github.com/spf13/cobra.(*Command).ExecuteC"]),
     ("h4-0214", "url", []),
+    # A name said to be installed.
+    ("h3-0092", "package", ["jemalloc"]),
+    ("h4-0364", "package", ["mxnet"]),
     # ld's exit wording: "ld returned 1 exit status".
     ("h2-0032", "error", ["1 exit status"]),
     ("h3-0036", "error", ["1 exit status"]),
