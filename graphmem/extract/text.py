@@ -1203,7 +1203,7 @@ _KUBECTL_DONE_RE = re.compile(r"[ \t]+(?:created|configured|unchanged|deleted|pa
 # a frame line `github.com/Southclaws/sampctl/runtime.run.func5`; a symbol, not a URL
 _GO_FUNC_RE = re.compile(
     r"(?<![\w/.\-])(?P<name>[a-z0-9][\w\-]*(?:\.[\w\-]+)*\.[a-z]{2,}(?:/[\w.\-]+)*/[\w\-]+"
-    r"\.(?:\(\*?[A-Za-z_]\w*\)\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<end>\(|[ \t]*$)", re.M)
+    r"\.(?:\(\*?[A-Za-z_]\w*\)\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<end>\(|[ \t]*$)", re.MULTILINE)
 
 
 def _go_funcs(text: str) -> Iterator[re.Match[str]]:
