@@ -157,6 +157,11 @@ FINDS = [
     ("h2-0318", "symbol", ["github.com/Southclaws/sampctl/runtime.run.func5"]),
     ("h4-0214", "symbol", ["github.com/spf13/cobra.(*Command).ExecuteC"]),
     ("h4-0214", "url", []),
+    # A missing member named by its runtime or compiler (and the TypeScript type unless a primitive).
+    ("h3-0260", "symbol", ["name"]),
+    ("h4-0015", "symbol", ["spam"]),
+    ("h4-0308", "symbol", ["toJS"]),
+    ("h4-0384", "symbol", ["onAppSettingsClicked", "TopBarComponent"]),
     # A name said to be installed.
     ("h3-0092", "package", ["jemalloc"]),
     ("h4-0364", "package", ["mxnet"]),
