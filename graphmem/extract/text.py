@@ -697,10 +697,12 @@ _HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*
 # round 7: a Ruby method keeps its namespace: `Api::ErrorsController#from_ember`, `RSpec::Expectations#fail_with`
 _NS_HASH_METHOD_RE = re.compile(r"(?<![\w#/:])((?:[A-Z][A-Za-z0-9]*::)*[A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
 # round 7: a missing member named by its runtime or compiler: Python's "has no attribute 'spam'", TypeScript's
-# "Property 'toJS' does not exist on type 'Particle'" (the member, and the type unless a primitive)
+# "Property 'toJS' does not exist on type 'Particle'" (the member, and the type unless a primitive), JavaScript's
+# "Cannot read property 'map' of undefined", "Cannot read properties of undefined (reading 'map')"
 _MISSING_MEMBER_RE = re.compile(
     r"\bhas no attribute ['\"](?P<a>[A-Za-z_]\w*)['\"]|"
-    r"\b[Pp]roperty ['\"](?P<p>[A-Za-z_$][\w$]*)['\"] does not exist on (?:value of )?type ['\"](?P<t>[A-Za-z_][\w.]*)['\"]"
+    r"\b[Pp]roperty ['\"](?P<p>[A-Za-z_$][\w$]*)['\"] does not exist on (?:value of )?type ['\"](?P<t>[A-Za-z_][\w.]*)['\"]|"
+    r"\bCannot read propert(?:y|ies) ['\"](?P<j>[A-Za-z_$][\w$]*)['\"] of\b|\(reading ['\"](?P<k>[A-Za-z_$][\w$]*)['\"]\)"
 )
 _TS_PRIMITIVES = _words("unknown any never object string number boolean bigint symbol undefined null void")
 # round 7: make's failed target is a target, not code: `make[2]: *** [CMakeFiles/x.dir/build.make:210: x] Error 1`;
@@ -1510,9 +1512,9 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             )
     for m in _go_funcs(text):
         yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
-    for m in _MISSING_MEMBER_RE.finditer(text) if _Has(text)("attribute", "does not exist") and (
+    for m in _MISSING_MEMBER_RE.finditer(text) if _Has(text)("attribute", "does not exist", "Cannot read", "(reading") and (
             "member-missing" not in _SHAPES_OFF) else ():
-        for g in ("a", "p", "t"):
+        for g in ("a", "p", "t", "j", "k"):
             if m.group(g) and m.group(g) not in _TS_PRIMITIVES:
                 yield _Cand("symbol", m.start(g), m.end(g), _symbol_norm(m.group(g)))
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():

@@ -162,6 +162,8 @@ FINDS = [
     ("h4-0015", "symbol", ["spam"]),
     ("h4-0308", "symbol", ["toJS"]),
     ("h4-0384", "symbol", ["onAppSettingsClicked", "TopBarComponent"]),
+    ("h3-0079", "symbol", ["map"]),
+    ("h4-0349", "symbol", ["properties"]),
     # A name said to be installed.
     ("h3-0092", "package", ["jemalloc"]),
     ("h4-0364", "package", ["mxnet"]),
