@@ -704,6 +704,9 @@ _MISSING_MEMBER_RE = re.compile(
     r"\b[Pp]roperty ['\"](?P<p>[A-Za-z_$][\w$]*)['\"] does not exist on (?:value of )?type ['\"](?P<t>[A-Za-z_][\w.]*)['\"]|"
     r"\bCannot read propert(?:y|ies) ['\"](?P<j>[A-Za-z_$][\w$]*)['\"] of\b|\(reading ['\"](?P<k>[A-Za-z_$][\w$]*)['\"]\)"
 )
+# round 7: a logger's abbreviated class name, as Logback/Spring print it: `o.s.d.r.c.RepositoryConfigurationDelegate`
+# (not in a log line's `[c.c.a.d.Worker]` brackets, which the sets leave unlabelled)
+_LOGGER_NAME_RE = re.compile(r"(?<![\w.\[])(?P<name>(?:[a-z]\.){2,}[A-Z][A-Za-z0-9]+)(?![\w.\]]|\.\w)")
 _TS_PRIMITIVES = _words("unknown any never object string number boolean bigint symbol undefined null void")
 # round 7: make's failed target is a target, not code: `make[2]: *** [CMakeFiles/x.dir/build.make:210: x] Error 1`;
 # a single word in markdown emphasis is prose (`I _think_ with`), or, snake-cased, the name inside (`_allow_failure_`)
@@ -1511,6 +1514,8 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
                 "symbol", start, start + len(b.group("name")), _symbol_norm(b.group("name"))
             )
     for m in _go_funcs(text):
+        yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
+    for m in _LOGGER_NAME_RE.finditer(text) if "." in text and "logger-name" not in _SHAPES_OFF else ():
         yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for m in _MISSING_MEMBER_RE.finditer(text) if _Has(text)("attribute", "does not exist", "Cannot read", "(reading") and (
             "member-missing" not in _SHAPES_OFF) else ():

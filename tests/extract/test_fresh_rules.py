@@ -164,6 +164,12 @@ FINDS = [
     ("h4-0384", "symbol", ["onAppSettingsClicked", "TopBarComponent"]),
     ("h3-0079", "symbol", ["map"]),
     ("h4-0349", "symbol", ["properties"]),
+    # A logger's abbreviated class name (outside a log line's brackets).
+    ("z045", "symbol", ["o.s.b.f.s.DefaultListableBeanFactory",
+                        "org.springframework.context.annotation.internalAutowiredAnnotationProcessor"]),
+    ("h3-0074", "symbol", ["o.s.d.r.c.RepositoryConfigurationDelegate"]),
+    ("h3-0089", "symbol", ["o.s.b.d.LoggingFailureAnalysisReporter"]),
+    ("x031", "symbol", []),
     # A name said to be installed.
     ("h3-0092", "package", ["jemalloc"]),
     ("h4-0364", "package", ["mxnet"]),
