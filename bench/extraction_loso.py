@@ -281,7 +281,7 @@ def threshold(exp: str, train_sets: list[str], data: dict) -> float:
 ROUND7 = ("installer", "go", "gradle", "plugin", "gemspec", "cargo", "maven", "frame", "mix", "update", "update-to",
           "replace", "instead", "favour", "move", "dep", "composer", "swift", "make-target", "emphasis", "ruby-ns",
           "dep-phrase", "cued-quote", "go-func", "ld-exit", "installed",
-          "member-missing", "logger-name")
+          "member-missing", "logger-name", "env-accessor")
 INSTALLER = ("_INSTALL_RE", "_install_names")
 
 

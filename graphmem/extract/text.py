@@ -1391,7 +1391,8 @@ def _scan_http_and_exit(text: str) -> Iterator[_Cand]:
 def _symbol_ok(name: str) -> bool:
     """Reject dotted names that are abbreviations, brands, versions or env accessors."""
     core = name.removesuffix("()")
-    if core in NOT_DOTTED or core in JS_BRANDS or _ENV_ACCESSOR_SYMBOL_RE.match(core):
+    if core in NOT_DOTTED or core in JS_BRANDS or _ENV_ACCESSOR_SYMBOL_RE.match(core) and not (
+            core.startswith("os.") and "env-accessor" not in _SHAPES_OFF):  # round 7: Python's are code
         return False
     if re.fullmatch(r"[A-Za-z]+\d+(?:\.(?:\d+|x|X))+", core):
         return False

@@ -170,6 +170,9 @@ FINDS = [
     ("h3-0074", "symbol", ["o.s.d.r.c.RepositoryConfigurationDelegate"]),
     ("h3-0089", "symbol", ["o.s.b.d.LoggingFailureAnalysisReporter"]),
     ("x031", "symbol", []),
+    # Python's environment accessors are code (heldout4 decision 7); `process.env.X` stays an env var alone.
+    ("h3-0031", "symbol", ["os.environ.get"]),
+    ("h4-0146", "symbol", ["os.getenv"]),
     # A name said to be installed.
     ("h3-0092", "package", ["jemalloc"]),
     ("h4-0364", "package", ["mxnet"]),
