@@ -327,7 +327,7 @@ def judge_rules(rev: str) -> None:
     switch(every, base, mine)
     full = {s: errors_of(s) for s in SETS}
     fixes: dict[str, dict[str, int]] = {}
-    print(f"{'shape':12} " + " ".join(f"{s:>11}" for s in SETS) + "   (errors fixed / made, each set)")
+    print(f"{'shape':14} " + " ".join(f"{s:>11}" for s in SETS) + "   (errors fixed / made, each set)")
     for r in ROUND7:
         switch(every - {r}, base, mine)
         fixes[r] = {}
@@ -337,7 +337,7 @@ def judge_rules(rev: str) -> None:
             fixed, made = sum((off - full[s][0]).values()), sum((full[s][0] - off).values())
             fixes[r][s] = fixed
             cells.append(f"{fixed:>5} / {made:<3}")
-        print(f"{r:12} " + " ".join(cells))
+        print(f"{r:14} " + " ".join(cells))
     switch(set(), base, mine)
     before = {s: figures(errors_of(s)[1]) for s in SETS}
     rows = []

@@ -528,11 +528,11 @@ _RUN_RE = re.compile(r"(?m)^[ \t]*(?:Step \d+/\d+ : )?RUN[ \t]+(\S[^\n]*?)[ \t]*
 _QUOTED_RE = re.compile(r"""(["'])((?:/[\w.\-]+)*/?[\w.\-]+ [^"'\n]{1,300})\1""")
 # round 7: a quoted command named as one by its sentence, whatever the tool: 'Running `inv docker-catchup`',
 # 'type \'make help\'', 'use the "gdb ./bylabel core"', 'the "magnet build" command', 'command "maven package"'
-_CUED_QUOTE_RE = re.compile(
-    r"(?i:\b(?:run|runs|running|ran|execute[sd]?|executing|type|typing|use|using|used|tried|try|call|calling|"
-    r"invoke[sd]?|command)\b:?[ \t]+(?:the[ \t]+)?(?:command[ \t]+)?)(?P<q>\'\'\'|[\"'`])(?P<cmd>[^\"'`\n]{2,200}?)(?P=q)|"
-    r"(?P<q2>[\"'`])(?P<cmd2>[^\"'`\n]{2,200}?)(?P=q2)[ \t]+(?:command|step)\b"
-)
+_QUOTE_CHAR_RE = re.compile(r"[\"'`]")
+_QUOTED_AT_RE = re.compile(r"(\'\'\'|[\"'`])(?P<cmd>[^\"'`\n]{2,200}?)\1")
+_CUE_BEFORE_RE = re.compile(r"(?i:\b(?:run|runs|running|ran|execute[sd]?|executing|type|typing|use|using|used|tried|try|call|"
+                            r"calling|invoke[sd]?|command)\b:?[ \t]+(?:the[ \t]+)?(?:command[ \t]+)?)$")
+_CUE_AFTER_RE = re.compile(r"[ \t]+(?:command|step)\b")
 _CUED_HEAD_RE = re.compile(r"(?:\.{0,2}/)?[a-z][\w.\-/]*")
 _ENV_ASSIGN_PREFIX_RE = re.compile(r"(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)+")
 
@@ -706,6 +706,7 @@ _MISSING_MEMBER_RE = re.compile(
 )
 # round 7: a logger's abbreviated class name, as Logback/Spring print it: `o.s.d.r.c.RepositoryConfigurationDelegate`
 # (not in a log line's `[c.c.a.d.Worker]` brackets, which the sets leave unlabelled)
+_LOGGER_HINT_RE = re.compile(r"\.[a-z]\.[A-Za-z]")  # a literal first: a cheap pre-check
 _LOGGER_NAME_RE = re.compile(r"(?<![\w.\[])(?P<name>(?:[a-z]\.){2,}[A-Z][A-Za-z0-9]+)(?![\w.\]]|\.\w)")
 _TS_PRIMITIVES = _words("unknown any never object string number boolean bigint symbol undefined null void")
 # round 7: make's failed target is a target, not code: `make[2]: *** [CMakeFiles/x.dir/build.make:210: x] Error 1`;
@@ -1218,13 +1219,23 @@ _GO_FUNC_RE = re.compile(
     r"\.(?:\(\*?[A-Za-z_]\w*\)\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<end>\(|[ \t]*$)", re.MULTILINE)
 
 
-def _go_funcs(text: str) -> Iterator[re.Match[str]]:
-    """Go functions by import path: followed by their call's parenthesis, with a receiver, or alone on a line."""
-    for m in _GO_FUNC_RE.finditer(text) if "/" in text and "go-func" not in _SHAPES_OFF else ():
+_GO_HINT_RE = re.compile(r"\.[a-z]{2,}/[^\s]*\.[\w(]")
+_go_cache: list = [None, []]
+
+
+def _go_funcs(text: str) -> list[re.Match[str]]:
+    """Go functions by import path: followed by their call's parenthesis, with a receiver, or alone on a line
+    (the domain and the symbol scanners both ask; the last text's answer is kept)."""
+    if _go_cache[0] is text:
+        return _go_cache[1]
+    found = []
+    for m in _GO_FUNC_RE.finditer(text) if "go-func" not in _SHAPES_OFF and _GO_HINT_RE.search(text) else ():
         name = m.group("name")
         alone = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip() in ("", "created by")
         if m.group("end") == "(" or ".(" in name or alone and name.rsplit(".", 1)[1] not in FILE_EXTS:
-            yield m
+            found.append(m)
+    _go_cache[:] = [text, found]
+    return found
 
 
 def _scan_domains(text: str) -> Iterator[_Cand]:
@@ -1516,7 +1527,7 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             )
     for m in _go_funcs(text):
         yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
-    for m in _LOGGER_NAME_RE.finditer(text) if "." in text and "logger-name" not in _SHAPES_OFF else ():
+    for m in _LOGGER_NAME_RE.finditer(text) if "logger-name" not in _SHAPES_OFF and _LOGGER_HINT_RE.search(text) else ():
         yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for m in _MISSING_MEMBER_RE.finditer(text) if _Has(text)("attribute", "does not exist", "Cannot read", "(reading") and (
             "member-missing" not in _SHAPES_OFF) else ():
@@ -1628,8 +1639,9 @@ _MANIFEST_SHAPES = (
     ("go", re.compile(r"(?m)^[ \t]*(?:require[ \t]+)?(?P<name>" + _MODULE_PATH +
                       r")[ \t]+v\d+\.\d+\.\d+[\w.\-+]*[ \t]*(?://[^\n]*)?$"), (" v",)),
     ("gradle", re.compile(r"\b(?:" + _GRADLE_CONFIGS + r")[ \t]*\(?[ \t]*[\"'](?P<name>[\w.\-]+:[\w.\-]+(?::[\w.\-]+)?)"
-                          r"(?=[\"'])"), ("implementation", "api", "compile", "runtime", "kapt", "ksp", "classpath",
-                                           "annotationprocessor")),
+                          r"(?=[\"'])"), ("implementation", "compileonly", "runtimeonly", "classpath", "kapt", "ksp",
+                                           "annotationprocessor", "api(", "api '", 'api "', "compile(", "compile '",
+                                           'compile "', "testcompile")),
     ("plugin", re.compile(r"\bapply[ \t]+plugin:[ \t]*[\"'](?P<name>[\w.\-]+)(?=[\"'])"), ("apply plugin",)),
     ("gemspec", re.compile(r"\badd_(?:development_|runtime_)?dependency[ \t(]*[\"'](?P<name>[\w.\-]+)(?=[\"'])"),
      ("_dependency",)),
@@ -1703,6 +1715,7 @@ _RESOLVER_SHAPES = (
 _DOMAIN_NAME_RE = re.compile(r"[\w\-]+(?:\.[\w\-]+)*\.(?:com|org|net|io|dev|app|co|me|sh|ai)")
 
 
+_NAME_SHAPES = _MANIFEST_SHAPES + _RESOLVER_SHAPES
 # shape names switched off, for bench/extraction_loso.py's leave-one-set-out ablation (empty in use)
 _SHAPES_OFF: frozenset[str] = frozenset()
 
@@ -1717,11 +1730,9 @@ def _package_shaped(name: str) -> bool:
 def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
     """Round 7: manifest lines, dependency updates, swaps and resolver names (see the shapes above)."""
     low = text.lower()
-    for shape, rx, cues in _MANIFEST_SHAPES + _RESOLVER_SHAPES:
-        for c in cues:
-            if c in low:
-                break
-        else:
+    has = low.__contains__
+    for shape, rx, cues in _NAME_SHAPES:
+        if not any(map(has, cues)):
             continue
         for m in rx.finditer(text) if shape not in _SHAPES_OFF else ():
             if m.group("name").lower() in NOT_PACKAGES:
@@ -1749,10 +1760,7 @@ def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
         if t is not None and t.group("name").lower() not in NOT_PACKAGES | _STOP_WORDS:
             yield _pkg(t.start("name"), t.end("name"), t.group("name"))
     for shape, rx, cues in _SWAP_SHAPES:
-        for c in cues:
-            if c in low:
-                break
-        else:
+        if not any(map(has, cues)):
             continue
         for m in rx.finditer(text) if shape not in _SHAPES_OFF else ():
             pair = [g for g in "ab" if m.groupdict().get(g)]
@@ -2165,15 +2173,23 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
             yield from _chain_commands(cmd, start, single_ok=True)
         elif _TOOL_VERB_RE.fullmatch(head):
             yield from _chain_commands(cmd, start, single_ok=True, trusted=True)  # `pipenv install`
-    for m in _CUED_QUOTE_RE.finditer(text) if "cued-quote" not in _SHAPES_OFF and _Has(text)("'", '"', "`") else ():
-        g = "cmd" if m.group("cmd") is not None else "cmd2"
-        cmd = m.group(g)
+    last = 0  # each quote char may open a quoted command right after a cue word or before "command"
+    for q in _QUOTE_CHAR_RE.finditer(text) if "cued-quote" not in _SHAPES_OFF else ():
+        at = q.start()
+        if at < last or text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum():
+            continue  # inside an earlier one, or an apostrophe
+        m = _QUOTED_AT_RE.match(text, at)
+        if m is None:
+            continue
+        cmd = m.group("cmd")
         words = cmd.split()
         if (cmd == cmd.strip() and _CUED_HEAD_RE.fullmatch(words[0]) and (len(words) >= 2 or words[0].startswith("./"))
                 and len(words) <= 10 and not any(w.lower() in _PROSE_WORDS for w in words)
                 and words[0].lower() not in _STOP_WORDS
-                and not (len(words) > 1 and re.fullmatch(r"v?\d+(?:\.\d+)+", words[1]))):  # `phoenix 1.4.15`
-            yield from _chain_commands(cmd, m.start(g), single_ok=True, trusted=True)
+                and not (len(words) > 1 and re.fullmatch(r"v?\d+(?:\.\d+)+", words[1]))  # `phoenix 1.4.15`
+                and (_CUE_AFTER_RE.match(text, m.end()) or _CUE_BEFORE_RE.search(text, max(0, at - 40), at))):
+            last = m.end()
+            yield from _chain_commands(cmd, m.start("cmd"), single_ok=True, trusted=True)
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]
