@@ -1,6 +1,7 @@
-"""The learned avenue of issue #18 round 6, measured leave-one-set-out on the four tuning sets.
+"""The learned avenue of issue #18 round 6, and round 7's rules, measured leave-one-set-out on the tuning sets.
 
     python bench/extraction_loso.py            # the rules as they are: micro F1, symbol P, package F1 per set
+    python bench/extraction_loso.py --rules    # round 7's grammar shapes judged leave-one-set-out (below)
     python bench/extraction_loso.py --learned  # + a logistic filter over symbol / package candidates, and
                                                #   liberal package candidates in dependency contexts + a scorer
     python bench/extraction_loso.py --learned --fixed 0.8  # the same at a fixed threshold
@@ -11,6 +12,10 @@ of a fold has seen its own set. Logistic regression with L2 (numpy), binary feat
 candidate's shape and its line (cue words before/after, backticks, quotes, parentheses, line kind:
 frame / log / prompt / code / changelog / prose, casing, lexicons). Only the tuning sets are read.
 
+--rules: each shape of round 7's grammars (``ROUND7``) is switched off in turn to find the sets whose
+errors it fixes; in the fold of a set, a shape is on only if it fixes an error in another set. Before
+is ``--base`` (the commit before round 7), whose installer code stands in for "installer" off.
+
 Result (round 6, see bench/data/extraction-fresh/README.md): neither filter nor the liberal package
 candidates beat the rules on the folds, so the extractor does not use them; this script keeps the
 experiment repeatable.
@@ -19,9 +24,12 @@ experiment repeatable.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import re
+import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -32,7 +40,7 @@ import bench_extraction as b
 
 from graphmem.extract import text as tx
 
-SETS = ("dev", "dev2", "dev3", "dev4")
+SETS = ("dev", "dev2", "dev3", "dev4", "dev5")
 KINDS = b.KINDS
 L2 = 1.0
 MIN_COUNT = 2
@@ -256,6 +264,7 @@ def after(d: dict, exp: str, model: dict | None, thr: float) -> dict:
 
 def figures(c: dict) -> dict[str, float]:
     return {"micro": b.prf(*np.sum([c[k] for k in KINDS], axis=0))[2], "symP": b.prf(*c["symbol"])[0],
+            "cmdF": b.prf(*c["command"])[2],
             "symR": b.prf(*c["symbol"])[1], "pkgF": b.prf(*c["package"])[2]}
 
 
@@ -269,11 +278,94 @@ def threshold(exp: str, train_sets: list[str], data: dict) -> float:
     return abs(best[1])
 
 
+ROUND7 = ("installer", "go", "gradle", "plugin", "gemspec", "cargo", "maven", "frame", "mix", "update", "update-to",
+          "replace", "instead", "favour", "move", "dep", "composer", "swift", "make-target", "emphasis", "ruby-ns",
+          "dep-phrase", "cued-quote", "go-func", "ld-exit", "installed",
+          "member-missing", "logger-name", "env-accessor")
+INSTALLER = ("_INSTALL_RE", "_install_names")
+
+
+def base_module(rev: str):
+    """text.py as of ``rev``, loaded as its own module."""
+    src = subprocess.run(["git", "show", f"{rev}:graphmem/extract/text.py"], cwd=b.ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "text_base.py"
+    path.write_text(src, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("text_base", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["text_base"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def switch(on: set[str], base, mine: dict) -> None:
+    """Round 7's shapes in ``on`` on, the others off (the installer: the base's code)."""
+    tx._SHAPES_OFF = frozenset(r for r in ROUND7 if r not in on)
+    for attr in INSTALLER:
+        setattr(tx, attr, mine[attr] if "installer" in on else getattr(base, attr))
+
+
+def errors_of(split: str) -> tuple[Counter, dict]:
+    """Every error (row, kind, text, fn/fp) of a set, and its per-kind counts."""
+    errs: Counter = Counter()
+    counts = {k: [0, 0, 0] for k in KINDS}
+    rows = b.load(b.DATA / f"{split}.jsonl")
+    for row, mentions in zip(rows, tx.extract_many([r["text"] for r in rows], concepts=False)):
+        gold = Counter((e["kind"], e["text"]) for e in row["entities"])
+        pred = Counter((m.kind, m.text) for m in mentions if m.kind in KINDS)
+        _counts(gold, pred, counts)
+        errs.update({(row["id"], k, t, "fn"): n for (k, t), n in (gold - pred).items()})
+        errs.update({(row["id"], k, t, "fp"): n for (k, t), n in (pred - gold).items()})
+    return errs, counts
+
+
+def judge_rules(rev: str) -> None:
+    base = base_module(rev)
+    mine = {attr: getattr(tx, attr) for attr in INSTALLER}
+    every = set(ROUND7)
+    switch(every, base, mine)
+    full = {s: errors_of(s) for s in SETS}
+    fixes: dict[str, dict[str, int]] = {}
+    print(f"{'shape':14} " + " ".join(f"{s:>11}" for s in SETS) + "   (errors fixed / made, each set)")
+    for r in ROUND7:
+        switch(every - {r}, base, mine)
+        fixes[r] = {}
+        cells = []
+        for s in SETS:
+            off = errors_of(s)[0]
+            fixed, made = sum((off - full[s][0]).values()), sum((full[s][0] - off).values())
+            fixes[r][s] = fixed
+            cells.append(f"{fixed:>5} / {made:<3}")
+        print(f"{r:14} " + " ".join(cells))
+    switch(set(), base, mine)
+    before = {s: figures(errors_of(s)[1]) for s in SETS}
+    rows = []
+    print(f"\n{'fold':5}  {'micro F1':>15}  {'symbol P':>15}  {'package F1':>15}  {'command F1':>15}  shapes left out")
+    for held in SETS:
+        on = {r for r in ROUND7 if any(n > 0 for s, n in fixes[r].items() if s != held)}
+        switch(on, base, mine)
+        a = figures(errors_of(held)[1])
+        rows.append(a)
+        f0 = before[held]
+        print(f"{held:5}  {f0['micro']:.3f} -> {a['micro']:.3f}  {f0['symP']:.3f} -> {a['symP']:.3f}  "
+              f"{f0['pkgF']:.3f} -> {a['pkgF']:.3f}  {f0['cmdF']:.3f} -> {a['cmdF']:.3f}  "
+              f"{', '.join(sorted(every - on)) or '-'}")
+    print("mean   " + "  ".join(f"{np.mean([before[s][k] for s in SETS]):.3f} -> {np.mean([r[k] for r in rows]):.3f}"
+                                for k in ("micro", "symP", "pkgF", "cmdF")))
+    switch(every, base, mine)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--learned", action="store_true")
     ap.add_argument("--fixed", type=float, help="a fixed threshold instead of the inner leave-one-set-out one")
+    ap.add_argument("--rules", action="store_true", help="judge round 7's shapes leave-one-set-out")
+    ap.add_argument("--base", default="6ef2f07", help="the commit before round 7 (--rules)")
     args = ap.parse_args()
+    if args.rules:
+        judge_rules(args.base)
+        return
     data = {s: collect(s) for s in SETS}
     base = {s: figures(data[s]["counts"]) for s in SETS}
     for s in SETS:

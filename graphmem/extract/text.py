@@ -526,6 +526,14 @@ _BACKTICK_RE = re.compile(r"``([^`\n]{1,300}?)(?:``|'')|`([^`\n]{1,300})`")
 _PROMPT_RE = re.compile(r"(?m)^[ \t]*\$[ \t]+(\S[^\n]*?)[ \t]*$")
 _RUN_RE = re.compile(r"(?m)^[ \t]*(?:Step \d+/\d+ : )?RUN[ \t]+(\S[^\n]*?)[ \t]*$")
 _QUOTED_RE = re.compile(r"""(["'])((?:/[\w.\-]+)*/?[\w.\-]+ [^"'\n]{1,300})\1""")
+# round 7: a quoted command named as one by its sentence, whatever the tool: 'Running `inv docker-catchup`',
+# 'type \'make help\'', 'use the "gdb ./bylabel core"', 'the "magnet build" command', 'command "maven package"'
+_QUOTE_CHAR_RE = re.compile(r"[\"'`]")
+_QUOTED_AT_RE = re.compile(r"(\'\'\'|[\"'`])(?P<cmd>[^\"'`\n]{2,200}?)\1")
+_CUE_BEFORE_RE = re.compile(r"(?i:\b(?:run|runs|running|ran|execute[sd]?|executing|type|typing|use|using|used|tried|try|call|"
+                            r"calling|invoke[sd]?|command)\b:?[ \t]+(?:the[ \t]+)?(?:command[ \t]+)?)$")
+_CUE_AFTER_RE = re.compile(r"[ \t]+(?:command|step)\b")
+_CUED_HEAD_RE = re.compile(r"(?:\.{0,2}/)?[a-z][\w.\-/]*")
 _ENV_ASSIGN_PREFIX_RE = re.compile(r"(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)+")
 
 _PATH_RE = re.compile(
@@ -637,6 +645,7 @@ _TLS_CODE_RE = re.compile(
 _ERRNO_NUM_RE = re.compile(
     r"\[((?:Errno|WinError) -?\d{1,6})\]|\b((?:Error|ERROR|errno) \d{1,5})\b"
 )
+_RETURNED_EXIT_RE = re.compile(r"\breturned (?P<t>(?P<n>-?\d{1,3}) exit status)\b")  # `ld returned 1 exit status`
 _EXIT_RE = re.compile(
     r"(?i)\b(?P<t>(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|non-zero (?:exit )?code|error code)"
     r":? ?(?P<n>-?\d{1,3}))\b"
@@ -685,6 +694,25 @@ _NOT_CLASSES = _words(
     "Python Java JavaScript Ruby Go Rust Node Swift Kotlin Perl Lua Dart Business World Data Any"
 )
 _HASH_METHOD_RE = re.compile(r"(?<![\w#/])([A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
+# round 7: a Ruby method keeps its namespace: `Api::ErrorsController#from_ember`, `RSpec::Expectations#fail_with`
+_NS_HASH_METHOD_RE = re.compile(r"(?<![\w#/:])((?:[A-Z][A-Za-z0-9]*::)*[A-Z][A-Za-z0-9]*#[a-z_][A-Za-z0-9_]*[?!]?)(?![\w#])")
+# round 7: a missing member named by its runtime or compiler: Python's "has no attribute 'spam'", TypeScript's
+# "Property 'toJS' does not exist on type 'Particle'" (the member, and the type unless a primitive), JavaScript's
+# "Cannot read property 'map' of undefined", "Cannot read properties of undefined (reading 'map')"
+_MISSING_MEMBER_RE = re.compile(
+    r"\bhas no attribute ['\"](?P<a>[A-Za-z_]\w*)['\"]|"
+    r"\b[Pp]roperty ['\"](?P<p>[A-Za-z_$][\w$]*)['\"] does not exist on (?:value of )?type ['\"](?P<t>[A-Za-z_][\w.]*)['\"]|"
+    r"\bCannot read propert(?:y|ies) ['\"](?P<j>[A-Za-z_$][\w$]*)['\"] of\b|\(reading ['\"](?P<k>[A-Za-z_$][\w$]*)['\"]\)"
+)
+# round 7: a logger's abbreviated class name, as Logback/Spring print it: `o.s.d.r.c.RepositoryConfigurationDelegate`
+# (not in a log line's `[c.c.a.d.Worker]` brackets, which the sets leave unlabelled)
+_LOGGER_HINT_RE = re.compile(r"\.[a-z]\.[A-Za-z]")  # a literal first: a cheap pre-check
+_LOGGER_NAME_RE = re.compile(r"(?<![\w.\[])(?P<name>(?:[a-z]\.){2,}[A-Z][A-Za-z0-9]+)(?![\w.\]]|\.\w)")
+_TS_PRIMITIVES = _words("unknown any never object string number boolean bigint symbol undefined null void")
+# round 7: make's failed target is a target, not code: `make[2]: *** [CMakeFiles/x.dir/build.make:210: x] Error 1`;
+# a single word in markdown emphasis is prose (`I _think_ with`), or, snake-cased, the name inside (`_allow_failure_`)
+_MAKE_TARGET_RE = re.compile(r"\*\*\* \[[^\]\n]*:\d+: ([^\]\s]+)\] Error \d")
+_WORD_EMPHASIS_RE = re.compile(r"(?<![\w`*])_([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*)_(?=[ \t]|[.,;:!?)]|$)")
 _KWARG_RE = re.compile(r"(?<![\w.])(" + _ID + r")=(?:True|False|None)\b")
 _FRAME_RE = re.compile(r"(?m)^[ \t]*File \"[^\"\n]+\", line \d+, in (?:block (?:\(\d+ levels\) )?in )?"
                        r"(?!block\b)(?P<name>[A-Za-z_][\w.]*)(?![\w(])")
@@ -1183,9 +1211,39 @@ _API_GROUP_RE = re.compile(r"apiVersion:[ \t]*$")
 _KUBECTL_DONE_RE = re.compile(r"[ \t]+(?:created|configured|unchanged|deleted|patched)\b")
 
 
+# round 7: a Go function by its import path, in a panic's frame or "created by" line:
+# `github.com/spf13/cobra.(*Command).ExecuteC(0x…)`, `created by github.com/x/gaper.(*runner).runBin`,
+# a frame line `github.com/Southclaws/sampctl/runtime.run.func5`; a symbol, not a URL
+_GO_FUNC_RE = re.compile(
+    r"(?<![\w/.\-])(?P<name>[a-z0-9][\w\-]*(?:\.[\w\-]+)*\.[a-z]{2,}(?:/[\w.\-]+)*/[\w\-]+"
+    r"\.(?:\(\*?[A-Za-z_]\w*\)\.)?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<end>\(|[ \t]*$)", re.MULTILINE)
+
+
+_GO_HINT_RE = re.compile(r"\.[a-z]{2,}/[^\s]*\.[\w(]")
+_go_cache: list = [None, []]
+
+
+def _go_funcs(text: str) -> list[re.Match[str]]:
+    """Go functions by import path: followed by their call's parenthesis, with a receiver, or alone on a line
+    (the domain and the symbol scanners both ask; the last text's answer is kept)."""
+    if _go_cache[0] is text:
+        return _go_cache[1]
+    found = []
+    for m in _GO_FUNC_RE.finditer(text) if "go-func" not in _SHAPES_OFF and _GO_HINT_RE.search(text) else ():
+        name = m.group("name")
+        alone = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip() in ("", "created by")
+        if m.group("end") == "(" or ".(" in name or alone and name.rsplit(".", 1)[1] not in FILE_EXTS:
+            found.append(m)
+    _go_cache[:] = [text, found]
+    return found
+
+
 def _scan_domains(text: str) -> Iterator[_Cand]:
     """Bare domain names with a known top-level domain, optionally with a path."""
+    go = [m.span("name") for m in _go_funcs(text)]
     for m in _DOMAIN_RE.finditer(text):
+        if go and any(a <= m.start() < z for a, z in go):
+            continue
         dom, tld = m.group("dom"), m.group("tld")
         labels = dom.split(".")
         if tld not in TLDS or labels[0] in ATTR_OWNERS or dom in NOT_DOTTED:
@@ -1337,12 +1395,15 @@ def _scan_http_and_exit(text: str) -> Iterator[_Cand]:
         yield _Cand("error", m.start("n"), m.end("n"), "HTTP " + m.group("n"))
     for m in _EXIT_RE.finditer(text):
         yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))
+    for m in _RETURNED_EXIT_RE.finditer(text) if " exit status" in text and "ld-exit" not in _SHAPES_OFF else ():
+        yield _Cand("error", m.start("t"), m.end("t"), "exit " + m.group("n"))  # round 7: ld's wording
 
 
 def _symbol_ok(name: str) -> bool:
     """Reject dotted names that are abbreviations, brands, versions or env accessors."""
     core = name.removesuffix("()")
-    if core in NOT_DOTTED or core in JS_BRANDS or _ENV_ACCESSOR_SYMBOL_RE.match(core):
+    if core in NOT_DOTTED or core in JS_BRANDS or _ENV_ACCESSOR_SYMBOL_RE.match(core) and not (
+            core.startswith("os.") and "env-accessor" not in _SHAPES_OFF):  # round 7: Python's are code
         return False
     if re.fullmatch(r"[A-Za-z]+\d+(?:\.(?:\d+|x|X))+", core):
         return False
@@ -1386,6 +1447,10 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
         if required in text and (not cues or any(c in text for c in cues)):
             spans.update(m.span(group) for m in rx.finditer(text))
     emphasis = " _" in text or "\n_" in text or text.startswith("_")
+    for m in _WORD_EMPHASIS_RE.finditer(text) if emphasis and "emphasis" not in _SHAPES_OFF else ():
+        spans.add(m.span())
+    for m in _MAKE_TARGET_RE.finditer(text) if "*** [" in text and "make-target" not in _SHAPES_OFF else ():
+        spans.add(m.span(1))
     for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
@@ -1430,12 +1495,15 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             bare = m.group(1)[0].isupper() and not _CODE_WORD_AFTER_RE.match(text, m.end()) and not (
                 _CODE_WORD_BEFORE_RE.search(text, max(0, m.start() - 26), m.start()))
             yield _Cand("symbol", m.start(), m.end(), m.group(1), weak=bare)
+    for m in _WORD_EMPHASIS_RE.finditer(text) if "_" in text and "emphasis" not in _SHAPES_OFF else ():
+        if "_" in m.group(1):
+            yield _Cand("symbol", m.start(1), m.end(1), m.group(1))
     for m in _SNAKE_RE.finditer(text) if "_" in text else ():
         word = m.group(1)
         if any(c.islower() for c in word) and word.strip("_"):
             yield _Cand("symbol", m.start(), m.end(), word)
     for rx, ok in (
-        (_HASH_METHOD_RE, "#" in text),
+        (_HASH_METHOD_RE if "ruby-ns" in _SHAPES_OFF else _NS_HASH_METHOD_RE, "#" in text),
         (_KWARG_RE, "=" in text),
         (_FRAME_RE, 'File "' in text),
         (_JVM_FRAME_RE, "$" in text and "at " in text),
@@ -1457,6 +1525,15 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
             yield _Cand(
                 "symbol", start, start + len(b.group("name")), _symbol_norm(b.group("name"))
             )
+    for m in _go_funcs(text):
+        yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
+    for m in _LOGGER_NAME_RE.finditer(text) if "logger-name" not in _SHAPES_OFF and _LOGGER_HINT_RE.search(text) else ():
+        yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
+    for m in _MISSING_MEMBER_RE.finditer(text) if _Has(text)("attribute", "does not exist", "Cannot read", "(reading") and (
+            "member-missing" not in _SHAPES_OFF) else ():
+        for g in ("a", "p", "t", "j", "k"):
+            if m.group(g) and m.group(g) not in _TS_PRIMITIVES:
+                yield _Cand("symbol", m.start(g), m.end(g), _symbol_norm(m.group(g)))
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
@@ -1545,6 +1622,156 @@ _DEP_SENTENCE_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?|ge
 _BARE_PKG_RE = re.compile(r"[a-z][a-z0-9]*(?:[\-_][a-z0-9]+)*")
 
 
+# Round 7's structural grammars (issue #18): one per family of shapes, not one per line seen.
+# a Go module path or any domain-rooted path: `github.com/dprotaso/modlog`, `gopkg.in/yaml.v3`
+_MODULE_PATH = r"[a-z0-9][\w\-]*(?:\.[\w\-]+)*\.[a-z]{2,}(?:/[\w.\-]+)+"
+_MODULE_PATH_RE = re.compile(_MODULE_PATH)
+_PKG_NAME = r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9]"
+_TICK_VER = r"`?v?\d[\w.\-]*`?"
+# A manifest line, one shape per manifest (name, pattern, cue words of the lowercased text): go.mod's
+# `\tgolang.org/x/oauth2 v0.5.0 // indirect`; a Gradle dependency configuration `compileOnly("g:a:v")`;
+# `apply plugin: 'x'`; a gemspec's `add_development_dependency "bundler"`; Cargo.toml's
+# `zi = { version = "0.1.4" }`; Maven's `maven-*-plugin`; a Bundler frame `actionpack (4.2.11.1) lib/…`;
+# mix's `==> poolboy (compile)`. Each regex leads with a literal or an anchor, so it stays cheap.
+_GRADLE_CONFIGS = (r"implementation|api|compileOnly|runtimeOnly|compile|testImplementation|testCompile|"
+                   r"testRuntimeOnly|annotationProcessor|kapt|ksp|classpath|debugImplementation|androidTestImplementation")
+_MANIFEST_SHAPES = (
+    ("go", re.compile(r"(?m)^[ \t]*(?:require[ \t]+)?(?P<name>" + _MODULE_PATH +
+                      r")[ \t]+v\d+\.\d+\.\d+[\w.\-+]*[ \t]*(?://[^\n]*)?$"), (" v",)),
+    ("gradle", re.compile(r"\b(?:" + _GRADLE_CONFIGS + r")[ \t]*\(?[ \t]*[\"'](?P<name>[\w.\-]+:[\w.\-]+(?::[\w.\-]+)?)"
+                          r"(?=[\"'])"), ("implementation", "compileonly", "runtimeonly", "classpath", "kapt", "ksp",
+                                           "annotationprocessor", "api(", "api '", 'api "', "compile(", "compile '",
+                                           'compile "', "testcompile")),
+    ("plugin", re.compile(r"\bapply[ \t]+plugin:[ \t]*[\"'](?P<name>[\w.\-]+)(?=[\"'])"), ("apply plugin",)),
+    ("gemspec", re.compile(r"\badd_(?:development_|runtime_)?dependency[ \t(]*[\"'](?P<name>[\w.\-]+)(?=[\"'])"),
+     ("_dependency",)),
+    ("cargo", re.compile(r"(?m)^[ \t]*(?!version\b|edition\b|rust-version\b|name\b|python\b)(?P<name>[a-z][\w\-]*)"
+                         r"[ \t]*=[ \t]*(?=\{[^}\n]*\bversion[ \t]*=|\"[\^~=<>]*\d[\w.\-]*\"[ \t]*$)"), ("=",)),
+    ("maven", re.compile(r"(?<![\w.\-:/])(?P<name>maven-[a-z][a-z\-]*-plugin(?::\d[\w.\-]*\w)?)(?![\w\-])"),
+     ("maven-",)),
+    ("frame", re.compile(r"(?m)^[ \t]*(?P<name>[a-z][\w.\-]*) \(\d[\w.]*\) (?=(?:lib|app|bin|exe)/)"),
+     (") lib/", ") app/", ") bin/", ") exe/")),
+    ("mix", re.compile(r"(?m)^==> (?P<name>[a-z_]\w*)(?=[ \t]+\(compile\)|[ \t]*$)"), ("==> ",)),
+)
+# A dependency update: bump/update/upgrade/relax/pin/migrate/revert [the|dependency] X [dependency]
+# [from] A to B, any case, backticks optional: "chore(deps): bump js-yaml from 4.1.0 to 4.1.1",
+# "Update `phoenix_live_dashboard` to `0.5.3`", "Relaxed ecto dependency to 2.0", "update dependency
+# semantic-release to v24.2.7", "Upgrade github.com/giantswarm/microerror v0.2.0 to v0.4.0";
+# and the verb's "to X version N": "reverted back to cbapi version 1.2.0", "Revert to using Rubocop 0.54"
+_UPDATE_VERB_RE = re.compile(r"(?i)\b(?:(?:updat|upgrad|downgrad|migrat|relax)(?:e|es|ed|ing)\b|bump(?:s|ed|ing)?\b|"
+                             r"pin(?:s|ned)?\b|revert(?:s|ed|ing)?\b|relax(?:es|ed|ing)?\b)")
+_UPDATE_CUE_RE = re.compile(r"updat|upgrad|downgrad|migrat|relax|bump|pin|revert")
+_UPDATE_DEP_WORD = r"(?:dependency|dependence|dev-dependency|package|crate|gem|module|library)"
+_UPDATE = (r"`?(?P<name>" + _PKG_NAME + r")`?(?:[ \t]+" + _UPDATE_DEP_WORD + r")?(?:[ \t]+(?:from[ \t]+)?"
+           + _TICK_VER + r")?[ \t]+to[ \t]+(?:version[ \t]+)?" + _TICK_VER)
+_UPDATE_NAME_RE = re.compile(r"[ \t]+(?:(?:of|the|deps?|dependency|dependencies|" + _UPDATE_DEP_WORD + r")[ \t]+)*"
+                             + _UPDATE)
+_UPDATE_NEXT_RE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+)" + _UPDATE)
+_UPDATE_TO_RE = re.compile(r"[ \t]+(?:back[ \t]+)?to[ \t]+(?:using[ \t]+)?`?(?P<name>(?!v?\d)" + _PKG_NAME +
+                           r")`?[ \t]+(?:version[ \t]+)?v?\d+\.\d")
+# One name swapped for another: "replaced flake8 with ruff", "Use `erlef/setup-beam` instead of
+# `erlef/setup-elixir`", "Remove pipenv in favor of pip-tools", "Moved `chai` to `devDependencies`"
+_SWAP_NAME = r"`?(?P<{g}>[a-z@][\w.\-]*(?:/[\w.\-]+)*[a-z0-9])`?"
+_SWAP_END = r"(?=[ \t]*(?:[.,;:)]|$|\(|#)|[ \t]+(?:and|in|for|to|as|since|because|from)\b)"
+_SWAP_SHAPES = (
+    ("replace", re.compile(r"(?i)\b(?:(?:replac|swapp|switch)(?:e|es|ed|ing)?|switch|swap)[ \t]+(?:the[ \t]+)?"
+                           r"(?:(?:deprecated|old|legacy)[ \t]+)?(?:(?:dependency|package|library|gem|crate)[ \t]+)?"
+                           + _SWAP_NAME.format(g="a") + r"[ \t]+(?:with|by|for)[ \t]+" + _SWAP_NAME.format(g="b")
+                           + _SWAP_END), ("replac", "swap", "switch")),
+    ("instead", re.compile(r"(?i)\bus(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="a") + r"[ \t]+instead[ \t]+of[ \t]+"
+                           + _SWAP_NAME.format(g="b") + _SWAP_END), ("instead of",)),
+    ("favour", re.compile(r"(?i)" + _SWAP_NAME.format(g="a") + r"[ \t]+in[ \t]+favou?r[ \t]+of[ \t]+"
+                          + _SWAP_NAME.format(g="b") + _SWAP_END), (" in favor of ", " in favour of ")),
+    ("move", re.compile(r"(?i)\bmov(?:e|es|ed|ing)[ \t]+" + _SWAP_NAME.format(g="a") +
+                        r"[ \t]+(?:in)?to[ \t]+`?(?:dev|peer|optional)?[dD]ependencies\b"), ("ependencies",)),
+)
+# A dependency named as one: "add rubocop-sorbet dependency", "Added the logger dependency", "removed the
+# dependency on node-gyp", a conventional commit's deps scope "chore(deps): add conventional-changelog-x"
+_DEP_PHRASE_NAME = r"`?(?P<name>(?!(?:peer|dev|optional|runtime|build|test|direct|transitive|circular|missing|unused|" \
+                   r"extra|external|new|same|other|native|system|this|that|a|an|the)\b)[a-z@][\w.\-]*(?:/[\w.\-]+)*[a-z0-9])`?"
+_DEP_PHRASE_RE = re.compile(
+    r"(?i:\b(?:add|remov|drop)(?:s|ed|ing|e|ped|ping)?[ \t]+(?:the[ \t]+|an?[ \t]+)?(?:missing[ \t]+|unused[ \t]+)?)"
+    + _DEP_PHRASE_NAME + r"[ \t]+(?:dev-?)?dependency\b|"
+    r"\bdependency[ \t]+(?:on|upon)[ \t]+" + _DEP_PHRASE_NAME.replace("name", "name2") + r"(?=[.,;:)]|[ \t]|$)|"
+    r"\((?:deps|deps-dev)\):[ \t]+(?i:add|remove|drop)[ \t]+" + _DEP_PHRASE_NAME.replace("name", "name3") +
+    r"(?=[.,;:)]|[ \t]|$)"
+)
+# A name said to be installed: "do you have `jemalloc` installed?", "My mxnet was installed months ago"
+_INSTALLED_NAME_RE = re.compile(
+    r"\b(?:ha(?:ve|s|d)|got)[ \t]+`(?P<name>[a-z][\w.\-]*[a-z0-9])`[ \t]+installed\b|"
+    r"\b(?i:my|the|your|our)[ \t]+`?(?P<name2>[a-z][\w.\-]*[a-z0-9])`?[ \t]+(?:was|is|got|were|are)[ \t]+"
+    r"(?:already[ \t]+|not[ \t]+|correctly[ \t]+)?installed\b"
+)
+# A resolver's second name and Composer's constraints: "Because a (2.6) depends on package-B (>=1.19)",
+# "requires symfony/console ^4.0|^5.0", "don't install laravel/framework v4.0.10", "satisfiable by x/y[1.4.0]"
+_RESOLVER_SHAPES = (
+    ("dep", re.compile(r"\bdepends on (?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9]) \("), ("depends on ",)),
+    ("composer", re.compile(r"(?<![\w./\-@])(?P<name>[a-z0-9][\w\-]*/[a-z0-9][\w.\-]*[a-z0-9])"
+                            r"(?:(?=[ \t]+(?:v?\d|[\^~*]|dev-|[<>]=?\d))|(?P<ver>\[v?\d+\.\d[\w.\-]*\]))"), ("/",)),
+    ("swift", re.compile(r"\bno such module ['\"](?P<name>[A-Za-z_]\w*)(?=['\"])"), ("no such module",)),
+)
+
+
+_DOMAIN_NAME_RE = re.compile(r"[\w\-]+(?:\.[\w\-]+)*\.(?:com|org|net|io|dev|app|co|me|sh|ai)")
+
+
+_NAME_SHAPES = _MANIFEST_SHAPES + _RESOLVER_SHAPES
+# shape names switched off, for bench/extraction_loso.py's leave-one-set-out ablation (empty in use)
+_SHAPES_OFF: frozenset[str] = frozenset()
+
+
+def _package_shaped(name: str) -> bool:
+    """A name that looks like a package by itself: a digit, separator or slash inside, or a known name."""
+    low = name.lower()
+    return low not in NOT_PACKAGES and low not in _STOP_WORDS and (
+        bool(re.search(r"[\d\-_./]", name.strip("@"))) or low in _LEXICON)
+
+
+def _scan_dependency_grammars(text: str) -> Iterator[_Cand]:
+    """Round 7: manifest lines, dependency updates, swaps and resolver names (see the shapes above)."""
+    low = text.lower()
+    has = low.__contains__
+    for shape, rx, cues in _NAME_SHAPES:
+        if not any(map(has, cues)):
+            continue
+        for m in rx.finditer(text) if shape not in _SHAPES_OFF else ():
+            if m.group("name").lower() in NOT_PACKAGES:
+                continue
+            end = m.end("ver") if shape == "composer" and m.group("ver") else m.end("name")
+            yield _pkg(m.start("name"), end, m.group("name"), text[m.end("name") : end])
+    for m in _DEP_PHRASE_RE.finditer(text) if "dependency" in low or "(deps" in low else ():
+        g = m.lastgroup or "name"
+        if "dep-phrase" not in _SHAPES_OFF and m.group(g).lower() not in NOT_PACKAGES:
+            yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _INSTALLED_NAME_RE.finditer(text) if " installed" in text and "installed" not in _SHAPES_OFF else ():
+        g = m.lastgroup or "name"
+        low_name = m.group(g).lower()
+        if low_name not in NOT_PACKAGES and low_name not in _GENERIC_WORDS and low_name not in _NOT_MOVED:
+            yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _UPDATE_VERB_RE.finditer(text) if " to " in text and _UPDATE_CUE_RE.search(low) else ():
+        t = _UPDATE_NAME_RE.match(text, m.end()) if "update" not in _SHAPES_OFF else None
+        while t is not None:
+            name = t.group("name")
+            if name.lower() in _NOT_MOVED or name.lower() in NOT_PACKAGES or re.fullmatch(r"v\d[\w.]*", name):
+                break
+            yield _pkg(t.start("name"), t.end("name"), name)
+            t = _UPDATE_NEXT_RE.match(text, t.end())
+        t = _UPDATE_TO_RE.match(text, m.end()) if "update-to" not in _SHAPES_OFF else None
+        if t is not None and t.group("name").lower() not in NOT_PACKAGES | _STOP_WORDS:
+            yield _pkg(t.start("name"), t.end("name"), t.group("name"))
+    for shape, rx, cues in _SWAP_SHAPES:
+        if not any(map(has, cues)):
+            continue
+        for m in rx.finditer(text) if shape not in _SHAPES_OFF else ():
+            pair = [g for g in "ab" if m.groupdict().get(g)]
+            # both names package-shaped (`_` names are identifiers, `x.org` a domain), or a move to devDependencies
+            if shape == "move" or all(_package_shaped(m.group(g)) and "_" not in m.group(g)
+                                      and not _DOMAIN_NAME_RE.fullmatch(m.group(g)) for g in pair):
+                for g in pair:
+                    if m.group(g).lower() not in NOT_PACKAGES:
+                        yield _pkg(m.start(g), m.end(g), m.group(g))
+
+
 def _pkg(start: int, end: int, name: str, detail: str = "", weak: bool = False) -> _Cand:
     """A package candidate with a normalised name."""
     return _Cand("package", start, end, _pypi_norm(name), detail.strip("\"'"), weak)
@@ -1585,6 +1812,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     yield from _scan_package_phrases(text)
     yield from _scan_package_names(text)
     yield from _scan_prose_installs(text)
+    yield from _scan_dependency_grammars(text)
     low = text.lower()
     for rx, needles, gate in _PACKAGE_SHAPES:
         for n in needles:
@@ -1945,6 +2173,23 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
             yield from _chain_commands(cmd, start, single_ok=True)
         elif _TOOL_VERB_RE.fullmatch(head):
             yield from _chain_commands(cmd, start, single_ok=True, trusted=True)  # `pipenv install`
+    last = 0  # each quote char may open a quoted command right after a cue word or before "command"
+    for q in _QUOTE_CHAR_RE.finditer(text) if "cued-quote" not in _SHAPES_OFF else ():
+        at = q.start()
+        if at < last or text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum():
+            continue  # inside an earlier one, or an apostrophe
+        m = _QUOTED_AT_RE.match(text, at)
+        if m is None:
+            continue
+        cmd = m.group("cmd")
+        words = cmd.split()
+        if (cmd == cmd.strip() and _CUED_HEAD_RE.fullmatch(words[0]) and (len(words) >= 2 or words[0].startswith("./"))
+                and len(words) <= 10 and not any(w.lower() in _PROSE_WORDS for w in words)
+                and words[0].lower() not in _STOP_WORDS
+                and not (len(words) > 1 and re.fullmatch(r"v?\d+(?:\.\d+)+", words[1]))  # `phoenix 1.4.15`
+                and (_CUE_AFTER_RE.match(text, m.end()) or _CUE_BEFORE_RE.search(text, max(0, at - 40), at))):
+            last = m.end()
+            yield from _chain_commands(cmd, m.start("cmd"), single_ok=True, trusted=True)
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]
@@ -2061,19 +2306,23 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
     return j
 
 
+# One installer grammar: a package manager, flags, its install verb, then flags and package arguments
+# (`go get github.com/x/y`, `composer require a/b`, `pip install -U --no-cache just`, `mim install x`)
 _INSTALL_RE = re.compile(
-    r"\b(?:(?:pip3?|pipx|uv pip|uv tool|uv|poetry|pdm|npm|pnpm|yarn(?:[ \t]+global)?|bun|cargo|gem|brew|"
-    r"apt-get|apt|conda|mamba|choco|scoop|winget)(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+"
-    r"(?:install|add|i|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|"
-    r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b"
+    r"\b(?:(?:pip3?|pipx|pip-save|uv pip|uv tool|uv|poetry|pdm|conda|mamba|mim|npm|pnpm|yarn(?:[ \t]+global)?|bun|"
+    r"cargo|gem|bundle|brew|apt-get|apt|dnf|yum|apk|choco|scoop|winget|go|nuget)"
+    r"(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+"
+    r"(?:install|add|i|get|uninstall|upgrade|remove)(?:[ \t]+--reinstall)?|dotnet[ \t]+add(?:[ \t]+\S+)?[ \t]+package|"
+    r"composer(?:[ \t]+global)?[ \t]+require|mix[ \t]+deps\.(?:get|compile|update|clean|unlock))\b(?![\-.]\w)"
 )
+_VERSION_ARG_RE = re.compile(r"[\"']?(?:dev-\w|v?\d|[\^~*<>=])")
 _INSTALL_ARG_RE = re.compile(r"[ \t]+(\S+)")
 
 
 def _scan_install_args(text: str) -> Iterator[_Cand]:
     """Package names given as arguments to install/add commands."""
     for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove",
-                                                      " i ") else ():
+                                                      " i ", " get ") else ():
         yield from _install_names(text, m.end())
 
 
@@ -2081,7 +2330,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
     """Package-name arguments after an install verb, up to the end of the command."""
     if text[pos : pos + 1] in ("`", "'", '"'):  # the quoted command ends at the verb
         return
-    skip_next = False
+    skip_next = flagged = named = False
     for t in _INSTALL_ARG_RE.finditer(text[pos : _line_end(text, pos)]):
         word = t.group(1)
         start = pos + t.start(1)
@@ -2089,24 +2338,28 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
             break
         closing = word.rstrip(",;.)?!")[-1:] in ("\"", "'", "`") and word[0] not in "\"'`"
         if skip_next or word.startswith("-"):
+            flagged = True
             skip_next = not skip_next and word in _VALUE_FLAGS and "=" not in word
-            if closing:
+            if closing or word[-1] in ",;":
                 break
             continue
-        if word.lower() in _STOP_WORDS:
+        if word.lower() in _STOP_WORDS and (named or not flagged or t.end() < len(t.string)):
             break
-        bare = word.strip("\"'`,;.)?!")
-        # a version after the name: pip's ==, npm's @, gem's and Composer's name:version
-        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)?(?:[<>=!~@^:][^\s]*)?", bare):
+        if named and word[:1] in "\"'" and _VERSION_ARG_RE.match(word):
+            continue  # Composer's version argument: `composer require a/b "dev-master"`
+        bare = word.removesuffix("**").strip("\"'`,;.)?!")
+        # a version after the name: pip's ==, npm's @, gem's and Composer's name:version; pip's extras
+        if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*(?:\[[\w,\-]+\])?(?:[<>=!~@^:][^\s]*)?", bare):
             if bare:
                 break
             continue
-        name = re.split(r"[<>=!~:]|(?<=.)@", bare, maxsplit=1)[0]
+        name = re.split(r"[<>=!~:\[]|(?<=.)@", bare, maxsplit=1)[0]
         if (
             re.search(r"\.(?:txt|toml|cfg|in|whl|gz|zip|lock|json)$", name)
             or "/" in name
             and not name.startswith("@")
             and not re.fullmatch(r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*", name)
+            and not _MODULE_PATH_RE.fullmatch(name)
         ):
             if closing:
                 break
@@ -2114,6 +2367,7 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         if name.lower() in NOT_PACKAGES:
             break
         off = word.find(bare)
+        named = True
         yield _pkg(start + off, start + off + len(bare), name, bare[len(name) :].lstrip("=<>!~@:"))
         if closing or word[-1] in ",;.)?!":
             break
