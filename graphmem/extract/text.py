@@ -224,38 +224,38 @@ BRANDS = _words(
     DirectAdmin CPanel"""
 )
 KNOWN_PACKAGES = _words(
- """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
- torchaudio tensorflow keras jax sentence-transformers huggingface-hub safetensors urllib3
- chardet charset-normalizer certifi idna simplejson ujson orjson lxml beautifulsoup4 bs4
- pyyaml ruamel tomli tomllib pydantic pydantic-core pydantic-settings fastapi starlette
- uvicorn gunicorn hypercorn django djangorestframework sqlalchemy psycopg psycopg2 asyncpg
- pymysql mysqlclient celery kombu boto3 botocore aiobotocore aiohttp httpx httpcore h11 grpcio
- protobuf pyopenssl pyasn1 paramiko jinja2 markupsafe werkzeug itsdangerous pytz dateutil
- python-dateutil tqdm loguru structlog pyflakes pycodestyle pydocstyle setuptools distutils
- pipenv twine hatchling flit numba cython pybind11 nltk spacy gensim networkx
- kuzu neo4j qdrant-client chromadb faiss faiss-cpu hnswlib openai anthropic langchain
- llama-index tiktoken sentencepiece onnx onnxruntime opencv-python cv2 pyarrow polars duckdb
- dask xarray statsmodels sympy plotly bokeh streamlit gradio selenium playwright puppeteer
- freezegun requests-mock requests-oauthlib requests-toolbelt vcrpy oauthlib pyjwt bcrypt
- passlib argon2-cffi cffi cattrs typer prompt-toolkit docopt pexpect psutil pyinotify
- brotli brotlicffi zstandard lz4 msgpack cbor2 fastmcp tree-sitter omegaconf hydra-core
- wandb mlflow optuna lightgbm xgboost catboost shap bm25s rank-bm25 nbformat nbclient
- ipykernel jupyterlab ipython mkdocs docutils pygments mistune bleach html5lib pyquery scrapy
- feedparser python-dotenv pyperclip platformdirs appdirs filelock portalocker tenacity
- cachetools diskcache joblib cloudpickle greenlet gevent eventlet anyio sniffio asgiref
- websocket-client pyzmq kafka-python confluent-kafka pika pymongo mongoengine opensearch-py
- pgvector sqlite-vec sqlmodel peewee tortoise-orm edgedb asyncio urllib urllib2 httplib
- cookielib itertools functools subprocess multiprocessing pathlib hashlib sqlite3 unittest
- doctest argparse getopt tempfile shutil dataclasses contextlib importlib zipfile tarfile
- zlib ssl socketserver smtplib imaplib configparser pkgutil pkg-resources importlib-metadata
- typing-extensions mypy-extensions react-dom nextjs nuxt svelte sveltekit koa fastify
- nestjs lodash axios node-fetch superagent dayjs date-fns luxon zod yup joi ajv 
- vitest sinon puppeteer jsdom cheerio mongoose sequelize typeorm knex mysql2 ioredis
- pino nodemon ts-node tslib rxjs redux mobx zustand immer tailwindcss postcss autoprefixer
- styled-components left-pad yargs inquirer semver nanoid bcryptjs jsonwebtoken drizzle-orm
- trpc hono serde serde-json tokio reqwest actix-web axum clap anyhow thiserror rayon chrono
- env-logger sqlx testify gorm logrus nokogiri sidekiq mockito lombok log4j slf4j
- guava pyodbc cx-oracle oracledb markdown-it-py pyproject-hooks build-backend pytest-cov"""
+    """numpy scipy pandas matplotlib seaborn sklearn scikit-learn torch pytorch torchvision
+    torchaudio tensorflow keras jax sentence-transformers huggingface-hub safetensors urllib3
+    chardet charset-normalizer certifi idna simplejson ujson orjson lxml beautifulsoup4 bs4
+    pyyaml ruamel tomli tomllib pydantic pydantic-core pydantic-settings fastapi starlette
+    uvicorn gunicorn hypercorn django djangorestframework sqlalchemy psycopg psycopg2 asyncpg
+    pymysql mysqlclient celery kombu boto3 botocore aiobotocore aiohttp httpx httpcore h11 grpcio
+    protobuf pyopenssl pyasn1 paramiko jinja2 markupsafe werkzeug itsdangerous pytz dateutil
+    python-dateutil tqdm loguru structlog pyflakes pycodestyle pydocstyle setuptools distutils
+    pipenv twine hatchling flit numba cython pybind11 nltk spacy gensim networkx
+    kuzu neo4j qdrant-client chromadb faiss faiss-cpu hnswlib openai anthropic langchain
+    llama-index tiktoken sentencepiece onnx onnxruntime opencv-python cv2 pyarrow polars duckdb
+    dask xarray statsmodels sympy plotly bokeh streamlit gradio selenium playwright puppeteer
+    freezegun requests-mock requests-oauthlib requests-toolbelt vcrpy oauthlib pyjwt bcrypt
+    passlib argon2-cffi cffi cattrs typer prompt-toolkit docopt pexpect psutil pyinotify
+    brotli brotlicffi zstandard lz4 msgpack cbor2 fastmcp tree-sitter omegaconf hydra-core
+    wandb mlflow optuna lightgbm xgboost catboost shap bm25s rank-bm25 nbformat nbclient
+    ipykernel jupyterlab ipython mkdocs docutils pygments mistune bleach html5lib pyquery scrapy
+    feedparser python-dotenv pyperclip platformdirs appdirs filelock portalocker tenacity
+    cachetools diskcache joblib cloudpickle greenlet gevent eventlet anyio sniffio asgiref
+    websocket-client pyzmq kafka-python confluent-kafka pika pymongo mongoengine opensearch-py
+    pgvector sqlite-vec sqlmodel peewee tortoise-orm edgedb asyncio urllib urllib2 httplib
+    cookielib itertools functools subprocess multiprocessing pathlib hashlib sqlite3 unittest
+    doctest argparse getopt tempfile shutil dataclasses contextlib importlib zipfile tarfile
+    zlib ssl socketserver smtplib imaplib configparser pkgutil pkg-resources importlib-metadata
+    typing-extensions mypy-extensions react-dom nextjs nuxt svelte sveltekit koa fastify
+    nestjs lodash axios node-fetch superagent dayjs date-fns luxon zod yup joi ajv
+    vitest sinon puppeteer jsdom cheerio mongoose sequelize typeorm knex mysql2 ioredis
+    pino nodemon ts-node tslib rxjs redux mobx zustand immer tailwindcss postcss autoprefixer
+    styled-components left-pad yargs inquirer semver nanoid bcryptjs jsonwebtoken drizzle-orm
+    trpc hono serde serde-json tokio reqwest actix-web axum clap anyhow thiserror rayon chrono
+    env-logger sqlx testify gorm logrus nokogiri sidekiq mockito lombok log4j slf4j
+    guava pyodbc cx-oracle oracledb markdown-it-py pyproject-hooks build-backend pytest-cov"""
 )
 # a build, test or environment tool is named in prose as the program, not as a dependency
 # ("which version of RSpec you're running", "Creating virtualenv at", "Combined with esbuild"):
