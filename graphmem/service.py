@@ -582,11 +582,10 @@ class Memory:
         ranked, explain_rows, why, first = self._rank(query, files, symbols, k, flt, channels_on,
                                                       {e.name: e.weight for e in context})
         now = time.time()
-        read = self.store.item_rows([i for i, _ in ranked[: k * 3]])  # ranking and hits read them
         scored = pipeline.prioritise(self.store, ranked[: k * 3], self.config.weights,
-                                     self.branch, as_of, first, rows=read)
+                                     self.branch, as_of, first)
         shown = [i for i, _ in scored] if explain else [i for i, _ in scored[:k]]
-        rows = pipeline.hit_rows(self.store, shown, self.tokens, read=read)
+        rows = pipeline.hit_rows(self.store, shown, self.tokens)
         hits = [m.Hit(item=m.MemoryItem.from_row(rows[i]), score=round(s, 6),
                       channels=explain_rows.get(i, {}), why=why.get(i, []),
                       stale=rows[i]["status"] == "stale") for i, s in scored[:k] if i in rows]

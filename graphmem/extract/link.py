@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -23,8 +23,7 @@ class MentionLike(Protocol):
 
 class EntityLookup(Protocol):
     def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
-                      path_suffixes: Iterable[str] = (), first: int | None = None,
-                      near: Sequence[str] = ()) -> list[dict]: ...
+                      path_suffixes: Iterable[str] = ()) -> list[dict]: ...
 
 
 @dataclass(frozen=True)
@@ -112,15 +111,15 @@ def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup, *,
         candidates = exact or lookup.find_entities(path_suffixes=[norm], kinds=["file"])
     else:
         short = norm.rsplit("::", 1)[-1]
-        exact = _bounded_symbols(lookup, norm, ambiguity_limit, near, lambda r: (
-            r["qualname"] == norm or r["qualname"].endswith("::" + norm)))
+        exact = lookup.find_entities(names=[norm], kinds=["symbol"])
+        exact = [r for r in exact if r["qualname"] == norm or r["qualname"].endswith("::" + norm)]
+        candidates = exact or [r for r in lookup.find_entities(names=[short.rsplit(".", 1)[-1]],
+                                                               kinds=["symbol"])
+                               if _symbol_matches(r, short)]
         path = norm.split("::", 1)[0] if "::" in norm else ""
-        in_path = "/" in path or re.search(r"\.\w+$", path)
-        # `src/b.py::send_tls` says which file: another file's send_tls is not it
-        candidates = exact or _bounded_symbols(
-            lookup, short.rsplit(".", 1)[-1], ambiguity_limit, near, lambda r: (
-                _symbol_matches(r, short) and (not in_path or _in_files(r.get("path") or "",
-                                                                        [path]))))
+        if not exact and ("/" in path or re.search(r"\.\w+$", path)):
+            # `src/b.py::send_tls` says which file: another file's send_tls is not it
+            candidates = [r for r in candidates if _in_files(r.get("path") or "", [path])]
     # An earlier mention's placeholder is not a second candidate once the code is indexed.
     candidates = [r for r in candidates if r.get("resolved")] or candidates
     if not candidates:
@@ -131,25 +130,6 @@ def resolve_code(kind: str, norm: str, surface: str, lookup: EntityLookup, *,
         candidates = [r for r in candidates if _in_files(r.get("path") or "", near)]
     return [Resolved(_as_entity(r), weight, surface, anchor=anchor and bool(r["hash"]))
             for r in candidates]
-
-
-def _bounded_symbols(lookup: EntityLookup, name: str, ambiguity_limit: int | None,
-                     near: Sequence[str], wanted: Callable[[dict], bool]) -> list[dict]:
-    """The symbols named `name` that are `wanted`, as resolve_code needs them to decide on the
-    ambiguity bound: read whole, or, under a bound, only the first `ambiguity_limit` + 1 of
-    them (resolved first, then by id) and those in the files of `near`: a store then need not
-    send the hundreds of holders of a common name that the bound drops (`send_tls()` in ~530
-    files). Exact: when all of the first are wanted, they show whether the resolved candidates
-    or all of them are more than the limit, and the rows the bound keeps are among those read;
-    when any is not, the name is read whole again."""
-    if ambiguity_limit is None:
-        return [r for r in lookup.find_entities(names=[name], kinds=["symbol"]) if wanted(r)]
-    n = max(ambiguity_limit, 1) + 1  # two at least: one wanted row would pass for unambiguous
-    rows = lookup.find_entities(names=[name], kinds=["symbol"], first=n, near=near)
-    first = sorted(rows, key=lambda r: (not r.get("resolved"), r["id"]))[:n]
-    if len(rows) >= n and not all(wanted(r) for r in first):
-        rows = lookup.find_entities(names=[name], kinds=["symbol"])
-    return [r for r in rows if wanted(r)]
 
 
 def _in_files(path: str, files: Sequence[str]) -> bool:

@@ -156,28 +156,22 @@ def _turns(store: Store, neighbours: dict[str, tuple[str | None, str | None]]
 
 def prioritise(store: Store, ranked: Sequence[tuple[str, float]], weights: RetrievalWeights,
                branch: str, as_of: float | None = None,
-               first: Collection[str] = (), rows: Mapping[str, dict[str, Any]] | None = None
-               ) -> list[tuple[str, float]]:
+               first: Collection[str] = ()) -> list[tuple[str, float]]:
     """Fused scores × each item's prior (recency, use, confidence, branch, staleness), best
     first, the items of `first` (on the context given) before the rest. Time travel ranks as
-    the store stood then: recency and decay count back from as_of. `rows`: the ranked items'
-    store.item_rows, when read already."""
+    the store stood then: recency and decay count back from as_of."""
     now = time.time()
     reference = now if as_of is None else min(now, as_of)
-    if rows is None:
-        rows = store.item_rows([i for i, _ in ranked])
+    rows = store.item_rows([i for i, _ in ranked])
     return sorted(((i, s * fusion.prior({**rows[i], "confidence": lifecycle.effective_confidence(
         rows[i], reference)}, weights, now=reference, branch=branch))
         for i, s in ranked if i in rows), key=lambda p: (p[0] not in first, -p[1]))
 
 
-def hit_rows(store: Store, ids: Sequence[str], tokens: Any,
-             read: Mapping[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+def hit_rows(store: Store, ids: Sequence[str], tokens: Any) -> dict[str, dict[str, Any]]:
     """Items as hits show them, from the search mirror; from the graph only when the mirror's
-    body prefix may hold fewer words than a hit shows (`tokens` counts them). `read`: the
-    store.item_rows of these ids (or more), when read already: one statement fewer a search."""
-    rows = ({i: dict(read[i]) for i in ids if i in read} if read is not None
-            else store.item_rows(ids))
+    body prefix may hold fewer words than a hit shows (`tokens` counts them)."""
+    rows = store.item_rows(ids)
     short = [i for i, row in rows.items() if row.pop("body_cut", False)
              and tokens.count(row["body"]) <= render.SUMMARY_TOKENS]
     rows.update((r["id"], r) for r in store.get_items(short))

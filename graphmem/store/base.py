@@ -142,12 +142,9 @@ class Store(Protocol):
         ...
 
     def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
-                      path_suffixes: Iterable[str] = (), first: int | None = None,
-                      near: Sequence[str] = ()) -> list[Row]:
+                      path_suffixes: Iterable[str] = ()) -> list[Row]:
         """Code entities (files, symbols) whose name/qualname equals one of `names` or whose path
-        ends with a suffix; answered from an in-memory index (linking asks per mention).
-        `first`: the store may return only the first so many (resolved first, then by id) and
-        those in the files of `near`, or all of them (link.resolve_code's ambiguity bound)."""
+        ends with a suffix; answered from an in-memory index (linking asks per mention)."""
         ...
 
     def code_entities(self, ids: Sequence[str]) -> list[Row]:

@@ -664,13 +664,9 @@ class KuzuStore:
         return [_clean(r[0]) for r in rows]
 
     def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
-                      path_suffixes: Iterable[str] = (), first: int | None = None,
-                      near: Sequence[str] = ()) -> list[Row]:
+                      path_suffixes: Iterable[str] = ()) -> list[Row]:
         """Code entities (files, symbols) whose name/qualname equals one of `names` or whose
-        path ends with a suffix; answered from an in-memory index (linking asks per mention).
-        `first`, `near`: a store may return only the first `first` of them (resolved first,
-        then by id) and those in the files of `near`; this one returns all: from memory,
-        reading fewer saves nothing."""
+        path ends with a suffix; answered from an in-memory index (linking asks per mention)."""
         index = self._code_index()
         wanted = set(kinds) if kinds else None
         found: dict[str, Row] = {}

@@ -874,12 +874,9 @@ class PostgresStore:
         return [by_id[i] for i in ids if i in by_id]
 
     def find_entities(self, *, names: Iterable[str] = (), kinds: Sequence[str] | None = None,
-                      path_suffixes: Iterable[str] = (), first: int | None = None,
-                      near: Sequence[str] = ()) -> list[Row]:
+                      path_suffixes: Iterable[str] = ()) -> list[Row]:
         """Code entities (files, symbols) whose name/qualname equals one of `names` or whose
-        path is a suffix or ends with '/' and the suffix. `first`: only the first so many of
-        them (resolved first, then by id) and those in the files of `near` (a path, or a
-        path's suffix at a '/'): a search's ambiguity bound (link.resolve_code) reads no more."""
+        path is a suffix or ends with '/' and the suffix."""
         wanted = [n for n in names if n]
         suffixes = [s for s in path_suffixes if s and not s.endswith("/")]
         if not wanted and not suffixes:
@@ -894,17 +891,9 @@ class PostgresStore:
                          f"JOIN entities e ON {_FILE_NAME.format('e.path')} = "
                          f"{_FILE_NAME.format('s')} AND e.path <> '' WHERE {code} "
                          "AND (e.path = s OR right(e.path, length(s) + 1) = '/' || s)")
-        params = {"kinds": list(kinds or ()), "names": wanted, "suffixes": suffixes}
-        every = f"SELECT DISTINCT ON (id) * FROM ({' UNION ALL '.join(found)}) e ORDER BY id"
-        if first is None:
-            return self._rows(every, params)
-        # COLLATE "C": the order link.resolve_code sorts in (code points), whatever the database's
-        return self._rows(
-            f"WITH m AS MATERIALIZED ({every}) SELECT DISTINCT ON (id) * FROM ("
-            f"(SELECT * FROM m ORDER BY (m.resolved IS TRUE) DESC, m.id COLLATE \"C\" "
-            f"LIMIT {int(first)}) UNION ALL (SELECT m.* FROM m, unnest(%(near)s::text[]) f "
-            "WHERE m.path <> '' AND (m.path = f OR right(m.path, length(f) + 1) = '/' || f))"
-            ") e ORDER BY id", {**params, "near": [f for f in near if f]})
+        return self._rows(f"SELECT DISTINCT ON (id) * FROM ({' UNION ALL '.join(found)}) e "
+                          "ORDER BY id", {"kinds": list(kinds or ()), "names": wanted,
+                                          "suffixes": suffixes})
 
     def code_entities(self, ids: Sequence[str]) -> list[Row]:
         """File and symbol entities by id."""

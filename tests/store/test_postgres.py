@@ -331,60 +331,6 @@ def test_code_entities_are_found_by_name_and_path_suffix_on_indexes(
                      "entities") <= 4
 
 
-class _Whole:
-    """The store as link.resolve_code read it before the bound was sent to the server: every
-    holder of a name, whatever `first` and `near` ask."""
-
-    def __init__(self, store: PostgresStore) -> None:
-        self.store = store
-
-    def find_entities(self, *, first: int | None = None, near: tuple = (), **asked) -> list:
-        return self.store.find_entities(**asked)
-
-
-def test_a_name_held_past_the_ambiguity_limit_is_read_bounded_with_the_same_links(
-        store: PostgresStore) -> None:
-    """A search's name held by more entities than the ambiguity limit: the server sends the
-    first limit + 1 holders and those in the query's files, not all of them, and the links
-    resolved are those of reading every holder: when all holders are placeholders, when a few
-    are resolved (they alone are candidates) or many, and when holders that are not the name
-    asked for (`Pool.send_d` for `send_d`) sort first."""
-    from graphmem.extract import link
-
-    def holders(name: str, files: range, resolved: bool = False, qual: str = "") -> list[dict]:
-        mark = "" if resolved else "?"
-        return [{"id": f"symbol:{mark}src/p{n:02d}.py::{qual}{name}", "kind": "symbol",
-                 "name": name, "path": f"src/p{n:02d}.py", "qualname": f"src/p{n:02d}.py::{qual}{name}",
-                 "resolved": resolved, "hash": "h" if resolved else ""} for n in files]
-
-    store.apply(ops.PutEntities(
-        holders("send_a", range(12)) + holders("send_b", range(3), resolved=True)
-        + holders("send_b", range(3, 15)) + holders("send_c", range(8), resolved=True)
-        + holders("send_c", range(8, 10)) + holders("send_d", range(10, 20))
-        + holders("send_d", range(6), qual="Pool.")))
-    limit = 4
-    sent: list[int] = []
-    real = store._rows
-    store._rows = lambda q, p=None: (lambda rows: sent.append(len(rows)) or rows)(real(q, p))  # type: ignore[method-assign]
-    try:
-        for norm, near in itertools.product(
-                ["send_a", "send_b", "send_c", "send_d", "Pool.send_d", "src/p03.py::send_a",
-                 "src/p12.py::send_d", "send_none"],
-                [[], ["src/p03.py"], ["p03.py", "src/p13.py"], ["src/p11.py", "p01.py"]]):
-            def links(lookup) -> list[tuple[str, float, bool]]:
-                return [(r.entity.id, r.weight, r.anchor) for r in link.resolve_code(
-                    "symbol", norm, norm, lookup, ambiguity_limit=limit, near=near)]
-
-            sent.clear()
-            bounded = links(store)
-            read = list(sent)
-            assert bounded == links(_Whole(store)), (norm, near)
-            if norm == "send_a":  # 12 holders: the first 5 (p00-p04) and p11 when given
-                assert read == [limit + 1 + ("src/p11.py" in near)], near
-    finally:
-        del store._rows
-
-
 def test_items_mentioning_reads_the_linked_items_only(store: PostgresStore) -> None:
     """Items of many links are read by their key, not by reading all the project's items."""
     store.apply(ops.PutItems([item(i) for i in range(6000)]))
