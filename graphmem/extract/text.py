@@ -1531,9 +1531,9 @@ def _symbol_candidates(text: str) -> Iterator[_Cand]:
         yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
     for m in _MISSING_MEMBER_RE.finditer(text) if _Has(text)("attribute", "does not exist", "Cannot read", "(reading") and (
             "member-missing" not in _SHAPES_OFF) else ():
-        for g in ("a", "p", "t", "j", "k"):
-            if m.group(g) and m.group(g) not in _TS_PRIMITIVES:
-                yield _Cand("symbol", m.start(g), m.end(g), _symbol_norm(m.group(g)))
+        for member in ("a", "p", "t", "j", "k"):
+            if m.group(member) and m.group(member) not in _TS_PRIMITIVES:
+                yield _Cand("symbol", m.start(member), m.end(member), _symbol_norm(m.group(member)))
     for m in _OBJ_RE.finditer(text) if _Has(text)(" object", " class", " instance") else ():
         if m.group("name") not in _NOT_CLASSES:
             yield _Cand("symbol", m.start("name"), m.end("name"), m.group("name"))
@@ -1635,7 +1635,7 @@ _TICK_VER = r"`?v?\d[\w.\-]*`?"
 # mix's `==> poolboy (compile)`. Each regex leads with a literal or an anchor, so it stays cheap.
 _GRADLE_CONFIGS = (r"implementation|api|compileOnly|runtimeOnly|compile|testImplementation|testCompile|"
                    r"testRuntimeOnly|annotationProcessor|kapt|ksp|classpath|debugImplementation|androidTestImplementation")
-_MANIFEST_SHAPES = (
+_MANIFEST_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("go", re.compile(r"(?m)^[ \t]*(?:require[ \t]+)?(?P<name>" + _MODULE_PATH +
                       r")[ \t]+v\d+\.\d+\.\d+[\w.\-+]*[ \t]*(?://[^\n]*)?$"), (" v",)),
     ("gradle", re.compile(r"\b(?:" + _GRADLE_CONFIGS + r")[ \t]*\(?[ \t]*[\"'](?P<name>[\w.\-]+:[\w.\-]+(?::[\w.\-]+)?)"
@@ -1673,7 +1673,7 @@ _UPDATE_TO_RE = re.compile(r"[ \t]+(?:back[ \t]+)?to[ \t]+(?:using[ \t]+)?`?(?P<
 # `erlef/setup-elixir`", "Remove pipenv in favor of pip-tools", "Moved `chai` to `devDependencies`"
 _SWAP_NAME = r"`?(?P<{g}>[a-z@][\w.\-]*(?:/[\w.\-]+)*[a-z0-9])`?"
 _SWAP_END = r"(?=[ \t]*(?:[.,;:)]|$|\(|#)|[ \t]+(?:and|in|for|to|as|since|because|from)\b)"
-_SWAP_SHAPES = (
+_SWAP_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("replace", re.compile(r"(?i)\b(?:(?:replac|swapp|switch)(?:e|es|ed|ing)?|switch|swap)[ \t]+(?:the[ \t]+)?"
                            r"(?:(?:deprecated|old|legacy)[ \t]+)?(?:(?:dependency|package|library|gem|crate)[ \t]+)?"
                            + _SWAP_NAME.format(g="a") + r"[ \t]+(?:with|by|for)[ \t]+" + _SWAP_NAME.format(g="b")
@@ -1704,7 +1704,7 @@ _INSTALLED_NAME_RE = re.compile(
 )
 # A resolver's second name and Composer's constraints: "Because a (2.6) depends on package-B (>=1.19)",
 # "requires symfony/console ^4.0|^5.0", "don't install laravel/framework v4.0.10", "satisfiable by x/y[1.4.0]"
-_RESOLVER_SHAPES = (
+_RESOLVER_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("dep", re.compile(r"\bdepends on (?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9]) \("), ("depends on ",)),
     ("composer", re.compile(r"(?<![\w./\-@])(?P<name>[a-z0-9][\w\-]*/[a-z0-9][\w.\-]*[a-z0-9])"
                             r"(?:(?=[ \t]+(?:v?\d|[\^~*]|dev-|[<>]=?\d))|(?P<ver>\[v?\d+\.\d[\w.\-]*\]))"), ("/",)),
@@ -2178,18 +2178,18 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
         at = q.start()
         if at < last or text[at - 1 : at].isalnum() and text[at + 1 : at + 2].isalnum():
             continue  # inside an earlier one, or an apostrophe
-        m = _QUOTED_AT_RE.match(text, at)
-        if m is None:
+        quoted = _QUOTED_AT_RE.match(text, at)
+        if quoted is None:
             continue
-        cmd = m.group("cmd")
+        cmd = quoted.group("cmd")
         words = cmd.split()
         if (cmd == cmd.strip() and _CUED_HEAD_RE.fullmatch(words[0]) and (len(words) >= 2 or words[0].startswith("./"))
                 and len(words) <= 10 and not any(w.lower() in _PROSE_WORDS for w in words)
                 and words[0].lower() not in _STOP_WORDS
                 and not (len(words) > 1 and re.fullmatch(r"v?\d+(?:\.\d+)+", words[1]))  # `phoenix 1.4.15`
-                and (_CUE_AFTER_RE.match(text, m.end()) or _CUE_BEFORE_RE.search(text, max(0, at - 40), at))):
-            last = m.end()
-            yield from _chain_commands(cmd, m.start("cmd"), single_ok=True, trusted=True)
+                and (_CUE_AFTER_RE.match(text, quoted.end()) or _CUE_BEFORE_RE.search(text, max(0, at - 40), at))):
+            last = quoted.end()
+            yield from _chain_commands(cmd, quoted.start("cmd"), single_ok=True, trusted=True)
     for m in _QUOTED_RE.finditer(text):
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]
