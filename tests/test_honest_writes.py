@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -64,13 +65,18 @@ def connected(pid: int, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
-            inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
-            with open("/proc/net/unix", encoding="ascii") as table:
-                if any(row.split()[6] in inodes and row.split()[5] == "03" for row in list(table)[1:]):
-                    return True
+            fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
-            return False
+            return False  # the process is gone
+        inodes = set()
+        for fd in fds:
+            with contextlib.suppress(OSError):  # closed meanwhile: the CLI opens and closes files as it imports
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        with open("/proc/net/unix", encoding="ascii") as table:
+            if any(row.split()[6] in inodes and row.split()[5] == "03" for row in list(table)[1:]):
+                return True
         time.sleep(0.05)
     return False
 
@@ -83,10 +89,15 @@ def test_a_write_the_dead_owner_never_read_is_reported_not_stored(home: Path, re
         adding = subprocess.Popen([sys.executable, "-m", "graphmem", "add",
                                    "Never stored: the owner was frozen"], cwd=repo, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert connected(adding.pid), "the add never connected to the frozen owner"
-        time.sleep(1)  # sent; waiting for an answer that will not come
-        os.kill(pid, signal.SIGKILL)
-        out, err = adding.communicate(timeout=120)
+        try:
+            assert connected(adding.pid), "the add never connected to the frozen owner"
+            time.sleep(1)  # sent; waiting for an answer that will not come
+            os.kill(pid, signal.SIGKILL)
+            out, err = adding.communicate(timeout=120)
+        finally:
+            if adding.poll() is None:  # failed above: no process left behind for the next test
+                adding.kill()
+                adding.communicate()
     finally:
         try:
             os.kill(pid, signal.SIGKILL)
