@@ -61,6 +61,8 @@ _CODE_LINE_RE = re.compile(r"[;{}]\s*$|^\s*(?:def|class|import|from|let|const|va
 _ERROR_LINE_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b", re.IGNORECASE)
 _CHANGELOG_RE = re.compile(r"^\s*[-*]\s+(?:\*\*[^*]+:\*\*|\w+(?:\([^)]*\))?:)|\(\[[0-9a-f]{7}\]")
 _PROSE_WORD_RE = re.compile(r"(?<![\w.`/])[a-z]{2,}(?![\w.`/(])")
+_LINE_KINDS = (("l:frame", _FRAME_LINE_RE), ("l:log", _LOG_LINE_RE), ("l:prompt", _PROMPT_LINE_RE),
+               ("l:code", _CODE_LINE_RE), ("l:error", _ERROR_LINE_RE), ("l:changelog", _CHANGELOG_RE))
 
 
 def _char(c: str) -> str:
@@ -130,18 +132,7 @@ def features(text: str, start: int, end: int, lex: dict[str, frozenset[str]], we
     wa = _WORD_AFTER_RE.match(after)
     if wa:
         f.append("nw:" + wa.group(1).lower())
-    if _FRAME_LINE_RE.search(line):
-        f.append("l:frame")
-    if _LOG_LINE_RE.search(line):
-        f.append("l:log")
-    if _PROMPT_LINE_RE.search(line):
-        f.append("l:prompt")
-    if _CODE_LINE_RE.search(line):
-        f.append("l:code")
-    if _ERROR_LINE_RE.search(line):
-        f.append("l:error")
-    if _CHANGELOG_RE.search(line):
-        f.append("l:changelog")
+    f.extend(label for label, rx in _LINE_KINDS if rx.search(line))
     prose = len(_PROSE_WORD_RE.findall(line))
     f.append("l:prose" + ("0" if prose < 3 else "1" if prose < 8 else "2"))
     low = core.lower()
