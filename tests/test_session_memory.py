@@ -158,6 +158,29 @@ def test_an_entry_shows_the_short_line_that_answers_before_a_long_one_that_share
     assert len(entry) <= 480
 
 
+def test_an_answer_cut_short_in_its_title_keeps_the_rest_in_the_entry() -> None:
+    # entire-cli 03a1382e: the answer's start became the title ("… { "strategy_options": {
+    # "summarize"…"), and the body line holding all of it was dropped as said by the title, so
+    # the injected entry never showed the setting `"enabled": true`.
+    from graphmem.models import ItemKind, MemoryItem
+    from graphmem.retrieve.render import inject_entry
+
+    answer = ('In `.entire/settings.json` (or `.entire/settings.local.json`): { "strategy_options": '
+              '{ "summarize": { "enabled": true } } }')
+    item = MemoryItem(project="p", kind=ItemKind.fact,
+                      title=("what are the settings I need to enable auto-summarization? In "
+                             '`.entire/settings.json` (or `.entire/settings.local.json`): { '
+                             '"strategy_options": { "summarize"…'),
+                      body=("Asked: what are the settings I need to enable auto-summarization?\n"
+                            f"The agent answered: {answer}"))
+    entry = inject_entry(item, max_chars=480, weights={"summari": 3.0, "setting": 2.0})
+    assert '"enabled": true' in entry, entry
+    assert entry.count("strategy_options") == 1, entry  # the rest only, not the whole line again
+    whole = MemoryItem(project="p", kind=ItemKind.fact, title="Asked: what are the settings",
+                       body="Asked: what are the settings")
+    assert inject_entry(whole).count("what are the settings") == 1
+
+
 def test_a_second_item_that_holds_the_fix_is_shortened_to_fit_not_dropped(memory: Any) -> None:
     # entire-cli 03a1382e: in the replayed store the filed issue came first and filled most of the
     # budget; the finding that says how to repair the worktree came second and was left out whole.

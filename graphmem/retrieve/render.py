@@ -164,6 +164,18 @@ def word_share(text: str, weights: Mapping[str, float]) -> float:
 _BARE = re.compile(r"^(?:#+\s.*|`{3}\w*|[-=*_]{3,})$")  # a markdown heading, fence or rule
 
 
+def _after_cut_title(said: str, title: str) -> str:
+    """What a body line says past a title that was cut from it ("" when the title shows it
+    all): an answer whose start became the title keeps its point."""
+    if not title.endswith("…"):
+        return ""
+    shown = title[title.find(said[:60].lower()):].removesuffix("…").rstrip()
+    if not said.lower().startswith(shown):
+        return ""
+    rest = said[len(shown):]
+    return rest if len(rest.strip()) >= 12 else ""
+
+
 def inject_entry(item: MemoryItem, max_chars: int = 480,
                  weights: Mapping[str, float] | None = None) -> str:
     """`- kind: title [id]` and, indented, the body lines the title does not already say; when
@@ -174,14 +186,18 @@ def inject_entry(item: MemoryItem, max_chars: int = 480,
     stale = " (stale)" if item.status.value == "stale" else ""
     label = "session summary" if item.kind.value == "summary" else KIND_LABEL.get(item.kind.value, item.kind.value)
     head = f"- {label}{stale}: {' '.join(item.title.split())} [{item.id}]"
-    title = item.title.lower()
+    title = " ".join(item.title.split()).lower()
     lines: list[str] = []
     for line in item.body.splitlines():
         # Body lines are shown as the entry's continuation, never as list items of their own.
         line = re.sub(r"^(?:[-*•+]|\d+[.)])\s+", "", " ".join(line.split()))
-        said = line.split(": ", 1)[-1].lower()
-        if line and said[:60] not in title and not _BARE.match(line):
+        if not line or _BARE.match(line):
+            continue
+        said = line.split(": ", 1)[-1]
+        if said[:60].lower() not in title:
             lines.append(line)
+        elif rest := _after_cut_title(said, title):
+            lines.append(f"…{rest}")
     room = max_chars - len(head)
     order = list(range(len(lines)))
     if weights and sum(len(line) + 3 for line in lines) > room:
