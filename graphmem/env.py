@@ -61,8 +61,8 @@ VARIABLES: dict[str, Variable] = {v.key: v for v in (
     _V("brief_budget", int, 400, "token budget of the session-start brief"),
     _V("search_budget", int, 1500, "token budget of a search answer"),
     _V("inject_budget", int, 300, "token budget of what the prompt hook adds"),
-    _V("inject_floor", float, 0.40, "relevance below which the prompt hook adds an item not: "
-       "cosine between prompt and item + 0.3 x the share of the prompt's IDF weight in the "
+    _V("inject_floor", float, 0.50, "relevance below which the prompt hook adds an item not: "
+       "cosine between prompt and item + 0.6 x the share of the prompt's IDF weight in the "
        "item's words (calibrated on the session benchmark against other projects' prompts)"),
     _V("brief_line_tokens", int, 40, "max tokens of one brief line"),
     _V("max_item_chars", int, 32_000, "longest accepted item text"),

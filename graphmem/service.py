@@ -47,10 +47,11 @@ SESSION_FILE_TOOLS = tuple(sorted(EDIT_TOOLS | {"Read", "read_file"}))
 LIVE = ("active", "stale")
 USE_FLUSH_ITEMS = 200
 USE_FLUSH_SECONDS = 30.0
-WORD_SHARE_WEIGHT = 0.3  # of the prompt's word weight an item holds, in its injection relevance
+WORD_SHARE_WEIGHT = 0.6  # of the prompt's word weight an item holds, in its injection relevance
 SUMMARY_MARGIN = 0.1  # over the injection floor, for a session summary
 INJECT_ENTRY_CHARS = 480
 INJECT_ENTRY_MIN_CHARS = 160
+INJECT_MAX_ENTRIES = 3
 _shared_embedders: dict[str, Any] = {}
 _shared_tokens: Any = None
 
@@ -691,7 +692,7 @@ class Memory:
             entries.append(entry)
             shown.append(item.id)
             used += cost
-            if len(entries) >= 3:
+            if len(entries) >= INJECT_MAX_ENTRIES:
                 break
         if not entries:
             return ""
