@@ -5,16 +5,12 @@ Stdlib only: the git hooks' hand-off to the owner imports the socket side of it.
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import os
-import secrets
 import socket
 import struct
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from urllib.parse import urlsplit
 
 TOKEN_NAME = "http.token"
 # macOS: <sys/un.h> SOL_LOCAL and LOCAL_PEERCRED; struct xucred starts with version, uid.
@@ -55,6 +51,8 @@ def is_loopback(host: str) -> bool:
         name = name[1:-1]
     if name == "localhost" or name.endswith(".localhost"):
         return True
+    import ipaddress
+
     try:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
@@ -83,6 +81,8 @@ def http_token(data_dir: Path, configured: str | None = None) -> tuple[str, Path
         token = ""
     if not token:
         private_dir(path.parent)
+        import secrets
+
         token = secrets.token_urlsafe(32)
         write_private(path, token + "\n")
     return token, path
@@ -113,6 +113,9 @@ class RequestGuard:
 
     def refusal(self, headers: Mapping[str, str]) -> tuple[int, str] | None:
         """(status, reason) when the request must be refused, else None."""
+        import hmac
+        from urllib.parse import urlsplit
+
         host = headers.get("host")
         if not host or not self.allowed_host(_host_of(host)):
             return 403, "host not allowed"

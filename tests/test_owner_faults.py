@@ -19,7 +19,7 @@ import pytest
 from graphmem import Config
 from graphmem.errors import OwnerUnavailable
 from graphmem.owner.client import open_memory
-from graphmem.owner.server import socket_address
+from graphmem.owner.rendezvous import socket_address
 from graphmem.service import Memory
 from tests.conftest import stop_owner
 

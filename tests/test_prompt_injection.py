@@ -174,7 +174,7 @@ def test_an_owner_that_loses_the_start_race_exits_quietly(
         repo: Path, env: dict[str, str], store: Path) -> None:
     import socket
 
-    from graphmem.owner.server import socket_address
+    from graphmem.owner.rendezvous import socket_address
 
     stop_owner(store)
     holder = Memory(Config(home=Path(env["GRAPHMEM_HOME"]), cwd=repo))  # the store is held

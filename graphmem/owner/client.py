@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -22,12 +20,7 @@ from graphmem import env, errors
 from graphmem.access import peer, same_user
 from graphmem.owner import codec
 from graphmem.owner.codec import READ_METHODS, REMOTE_METHODS
-from graphmem.owner.server import (
-    ABSTRACT_SOCKETS,
-    answers,
-    socket_address,
-    start_failure,
-)
+from graphmem.owner.rendezvous import ABSTRACT_SOCKETS, answers, socket_address, start_failure
 from graphmem.paths import private_dir, private_opener, work_tree
 
 if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
@@ -92,7 +85,7 @@ class RemoteMemory:
             time.sleep(0.05)
 
     def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        request = None if method in READ_METHODS else uuid.uuid4().hex
+        request = None if method in READ_METHODS else os.urandom(16).hex()
         context = {"project": self.project, "branch": self.branch, "actor": self.actor,
                    "checkout": self.checkout, **({"request": request} if request else {})}
         payload = (json.dumps({"method": method, "args": codec.encode(list(args)),
@@ -169,6 +162,8 @@ def spawn_owner(config: Config, data_dir: Path) -> None:
         argv += ["--cwd", str(config.cwd)]
     if config.project:
         argv += ["--project", config.project]
+    import subprocess
+
     with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
         # A short-lived middle process starts the owner and exits at once, so the owner is
         # nobody's child: no zombie under a long-lived client, nothing left for us to reap.
@@ -256,6 +251,8 @@ def spawn_owner_detached(data_dir: Path, cwd: str) -> None:
     argv = [sys.executable, "-m", "graphmem", "owner", "--data-dir", str(data_dir), "--cwd", cwd]
     # A session is starting: load the model now, so the first prompt finds the owner warm.
     environ = {**os.environ, env.name("owner_warm_after"): "0"}
+    import subprocess
+
     with open(log_dir / "owner.stderr", "ab", opener=private_opener) as stderr:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=stderr, close_fds=True, start_new_session=True, env=environ)

@@ -8,13 +8,9 @@ client starts a new one. Requests are JSON lines: {"method", "args", "kwargs", "
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import socket
 import socketserver
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,38 +21,23 @@ from graphmem.access import peer, same_user
 from graphmem.errors import GraphmemError, InvalidInput, StoreUnavailable, from_os_error
 from graphmem.owner import codec
 from graphmem.owner.codec import REMOTE_METHODS
-from graphmem.paths import DIR_MODE, private_dir, private_opener
+from graphmem.owner.rendezvous import (
+    ABSTRACT_SOCKETS,
+    answers,
+    record_start_failure,
+    socket_address,
+)
+from graphmem.paths import private_dir, private_opener
 
 DEFAULT_IDLE_SECONDS: float = env.VARIABLES["owner_idle"].default
 OPEN_RETRY_SECONDS = 30.0
 LOG_NAME = "owner.log"
-FAILED_NAME = "owner.failed"  # why the last owner could not open the store (for its clients)
 SWEEP_EVERY_SECONDS = 3600.0
 REEMBED_BATCH = 16  # items re-embedded per hold of the lock (~1 s): a prompt hook waits no longer
 WARM_AFTER_SECONDS = env.number("owner_warm_after")
 
 
-ABSTRACT_SOCKETS = sys.platform.startswith("linux")
 
-
-def socket_address(data_dir: Path) -> str:
-    """Abstract-namespace address (Linux): it vanishes with the process, so a dead owner leaves
-    nothing behind for the next client to trip over. Elsewhere a socket file in a 0700
-    directory of this user's (short: socket paths are limited to ~104 bytes)."""
-    digest = hashlib.sha1(str(Path(data_dir).resolve()).encode()).hexdigest()[:20]
-    if ABSTRACT_SOCKETS:
-        return f"\0graphmem-owner-{digest}"
-    return str(_socket_dir() / f"{digest}.sock")
-
-
-def _socket_dir() -> Path:
-    directory = private_dir(Path(tempfile.gettempdir()) / f"graphmem-{os.getuid()}")
-    info = directory.lstat()
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or directory.is_symlink():
-        raise StoreUnavailable(f"{directory} is not a private directory of this user "
-                               f"(mode {oct(info.st_mode & 0o777)}, uid {info.st_uid}); remove it")
-    os.chmod(directory, DIR_MODE)
-    return directory
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -270,41 +251,6 @@ def open_memory_with_retry(config: Any, seconds: float = OPEN_RETRY_SECONDS,
                 return None
             time.sleep(delay)
             delay = min(delay * 1.5, 0.5)
-
-
-def answers(address: str) -> bool:
-    """Whether something listens at an owner address (connect only: nothing is sent)."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(address)
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
-
-
-def record_start_failure(data_dir: Path, exc: GraphmemError) -> None:
-    """Leave why this owner could not open the store for the clients waiting for it."""
-    try:
-        private_dir(data_dir / "logs")
-        with open(data_dir / "logs" / FAILED_NAME, "w", encoding="utf-8",
-                  opener=private_opener) as handle:
-            json.dump({"ts": time.time(), "pid": os.getpid(), "type": type(exc).__name__,
-                       "message": str(exc)}, handle)
-    except OSError:
-        pass  # the clients then wait out their start timeout instead
-
-
-def start_failure(data_dir: Path, since: float) -> dict[str, Any] | None:
-    """{"type", "message"} of an owner that failed to open the store at or after `since`."""
-    try:
-        record = json.loads((Path(data_dir) / "logs" / FAILED_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict) or not record.get("ts", 0) >= since:
-        return None
-    return record
 
 
 def run_owner(config: Any, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> int:

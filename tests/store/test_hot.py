@@ -186,11 +186,12 @@ def test_the_owner_builds_the_mirror_in_its_warm_up(memory: Any, monkeypatch: An
     import time
 
     from graphmem.owner import server as owner
+    from graphmem.owner.rendezvous import socket_address
 
     memory.add("Retries in src/app/http.py back off exponentially", kind="decision")
     memory.store._hot = None
     monkeypatch.setattr(owner, "WARM_AFTER_SECONDS", 0.0)
-    server = owner.OwnerServer(memory, owner.socket_address(memory.dir) + "-test", 60.0)
+    server = owner.OwnerServer(memory, socket_address(memory.dir) + "-test", 60.0)
     try:
         threading.Thread(target=server.background, kwargs={"every": 3600.0}, daemon=True).start()
         deadline = time.monotonic() + 60
