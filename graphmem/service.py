@@ -667,8 +667,11 @@ class Memory:
         used = self.tokens.count(header)
         entries: builtins.list[str] = []
         shown: builtins.list[str] = []
+        # A hit shows the body's start: pick from all of it (read at once, not item by item).
+        whole = {r["id"]: m.MemoryItem.from_row(r) for r in self.store.get_items(
+            [h.item.id for h in result.hits if h.item.body.endswith("…") and h.item.id in near])}
         for hit in result.hits:
-            item = hit.item
+            item = whole.get(hit.item.id, hit.item)
             # An item about a file the session is working on needs less of the prompt's words.
             on_files = any(w.startswith("mentions ") and w[9:] in context for w in hit.why)
             if item.id not in near:
@@ -678,8 +681,6 @@ class Memory:
             if in_functions and ("graph" in hit.channels and "entity" not in hit.channels
                                  or self._about_other_functions(item.id, live)):
                 continue
-            if item.body.endswith("…"):  # a hit shows the body's start: pick from all of it
-                item = self.get_item(item.id)
             relevance = near[item.id] + WORD_SHARE_WEIGHT * render.word_share(
                 f"{item.title}\n{item.body}", weights)
             # A session summary covers many things: it has to bear on the prompt more clearly.
