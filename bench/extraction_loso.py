@@ -276,8 +276,9 @@ ROUND7 = ("installer", "go", "gradle", "plugin", "gemspec", "cargo", "maven", "f
           "member-missing", "logger-name", "env-accessor")
 INSTALLER = ("_INSTALL_RE", "_install_names")
 # round 8's shapes (text.py, after ``_SHAPES_OFF``); before = all of them off, which is main before round 8
-ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "env-ctx", "module-named", "import-binds",
-          "name-undefined", "manifest-word")
+ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "module-named", "import-binds",
+          "name-undefined", "manifest-word", "gradle-path", "ruby-predicate", "prompt",
+          "shell-comment", "action-ref")
 
 
 def base_module(rev: str):

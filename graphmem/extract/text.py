@@ -1453,6 +1453,13 @@ def _not_code_spans(text: str) -> set[tuple[int, int]]:
         spans.add(m.span(1))
     for m in _MIX_TASK_RE.finditer(text) if "mix " in text and "mix-task" not in _SHAPES_OFF else ():
         spans.add(m.span(1))
+    gradle = ":" in text and _Has(text)("ask", "configuration", "FAILED", "UP-TO-DATE", "NO-SOURCE", "SKIPPED", "FROM-CACHE")
+    for m in _GRADLE_PATH_RE.finditer(text) if gradle and "gradle-path" not in _SHAPES_OFF else ():
+        if m.group("task"):
+            spans.add(m.span("task"))
+            continue
+        spans.update((m.start("path") + g.start(), m.start("path") + g.end())
+                     for g in _GRADLE_SEGMENT_RE.finditer(m.group("path")))
     for m in _EMPHASIS_RE.finditer(text) if emphasis else ():
         first, last = m.group(0).split()[0], m.group(0).split()[-1]
         spans.add((m.start(), m.start() + len(first)))
@@ -1557,6 +1564,9 @@ def _round8_symbols(text: str) -> Iterator[_Cand]:
             yield _Cand("symbol", m.start(g), m.end(g), m.group(g))
     for m in _GENERATED_FRAME_RE.finditer(text) if ".<" in text and "generated-frame" not in off else ():
         yield _Cand("symbol", m.start("name"), m.end("name"), _symbol_norm(m.group("name")))
+    for m in _RUBY_PREDICATE_RE.finditer(text) if ("?" in text or "!" in text) and "ruby-predicate" not in off else ():
+        g = m.lastgroup or "a"
+        yield _Cand("symbol", m.start(g), m.end(g), m.group(g))
     for m in _NAME_UNDEFINED_RE.finditer(text) if "name " in text and "name-undefined" not in off else ():
         g = m.lastgroup or "a"
         yield _Cand("symbol", m.start(g), m.end(g), m.group(g))
@@ -1597,7 +1607,7 @@ def _scan_envvars(text: str) -> Iterator[_Cand]:
     for m in _ENV_ACCESS_RE.finditer(text) if "env" in low or "ENV" in text else ():
         g = "a" if m.group("a") else "b"
         yield _Cand("envvar", m.start(g), m.end(g), m.group(g))
-    for m in (_ENV_CTX_RE if "env-ctx" in _SHAPES_OFF else _ENV_CTX_8_RE).finditer(text) if "env" in low else ():
+    for m in _ENV_CTX_RE.finditer(text) if "env" in low else ():
         g = "a" if m.group("a") else "b"
         name = m.group(g)
         if name.isupper() or name.endswith("_proxy"):
@@ -1773,11 +1783,6 @@ _GO_ENV = _words(
     CGO_ENABLED CGO_CFLAGS CGO_LDFLAGS"""
 )
 _ENV_KNOWN_8 = ENV_WELL_KNOWN | _GO_ENV
-# "env-ctx": "host environment variable `STAGE`": the word before "environment variable" no longer hides the name after it
-_ENV_CTX_8_RE = re.compile(
-    r"(?i)(?:\b(?:environment|env|environ)\s+var(?:iable)?s?\s+`?(?P<a>[A-Za-z_][A-Za-z0-9_]*)|"
-    r"(?<![\w$])`?(?P<b>[A-Za-z_][A-Za-z0-9_]*)`?(?=\s+(?:environment|env|environ)\s+var(?:iable)?s?\b))"
-)
 # "module-named": `ImportError: no module named 'x'` in any case, an unquoted dotted module (`No module named
 # packaging.version`), and TypeScript's "Could not find a declaration file for module 'x'"
 _MODULE_CTX_8_RE = re.compile(
@@ -1802,6 +1807,19 @@ _IMPORT_BINDS_RE = re.compile(
 # "name-undefined": Python's and pyflakes' undefined name is a symbol: `name 'traceback' is not defined`
 _NAME_UNDEFINED_RE = re.compile(r"\b(?:name ['\"](?P<a>[A-Za-z_]\w*)['\"] is not defined|undefined name ['\"](?P<b>[A-Za-z_]\w*)['\"])")
 # "manifest-word": the `package` of `package.json` is no word of a dependency sentence
+# "gradle-path": the names of a Gradle task or configuration path are no code: `:compileJava FAILED`,
+# `configuration ':app:_debugApk'`, "Gradle task assembleDebug failed"
+_GRADLE_PATH_RE = re.compile(
+    r"(?<![\w:/.\\\-])(?P<path>(?::[A-Za-z_][\w\-]*){2,}|:[A-Za-z_][\w\-]*(?=[ \t]+(?:FAILED|UP-TO-DATE|NO-SOURCE|SKIPPED|"
+    r"FROM-CACHE)\b))(?![\w:.])|\b[Gg]radle task[ \t]+(?P<task>[A-Za-z_]\w*)"
+)
+_GRADLE_SEGMENT_RE = re.compile(r"[A-Za-z_][\w\-]*")
+# "ruby-predicate": a Ruby method keeps its `?` / `!`: `` `false?` ``, "the columns_hash? method"
+_RUBY_PREDICATE_RE = re.compile(r"`(?P<a>[a-z_]\w*[?!])`|(?<![\w.])(?P<b>[a-z_]\w*[?!])(?= method\b)")
+# "action-ref": a GitHub Actions reference is a package (heldout2 decision 5) without its `@v3` too: `actions/checkout`
+# anywhere, and a backticked `owner/action` in a sentence about actions or workflows (`lsst-sqre/run-tox`)
+_ACTION_REF_RE = re.compile(r"(?<![\w./\-@])(?P<name>actions/[a-z][\w\-]*)(?![\w/@\-]|\.\w)|"
+                            r"`(?P<t>[a-z0-9][\w\-]*/[a-z0-9][\w\-]*)`")
 _DEP_SENTENCE_8_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?(?!\.json)|gems?|librar(?:y|ies)|"
                                 r"fail(?:s|ed)? to build)\b")
 
@@ -1923,6 +1941,11 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
     for m in _QUOTED_IMPORT_RE.finditer(text) if "import" in text and "import-binds" not in _SHAPES_OFF else ():
         g = "a" if m.group("a") else "b"
         yield _pkg(m.start(g), m.end(g), m.group(g).split(".")[0])
+    for m in _ACTION_REF_RE.finditer(text) if "/" in text and "action-ref" not in _SHAPES_OFF and "action" in (
+            low := text.lower()) else ():
+        g = m.lastgroup or "name"
+        if g == "name" or "workflow" in low or "action" in low:
+            yield _pkg(m.start(g), m.end(g), m.group(g))
     for m in (_MODULE_CTX_RE if "module-named" in _SHAPES_OFF else _MODULE_CTX_8_RE).finditer(text) if module_ctx else ():
         g = next(k for k in "abcdefghijklmn" if m.group(k))
         name = m.group(g)
@@ -2175,6 +2198,25 @@ _SHELL_PREFIX_RE = re.compile(
     )?"""
 )
 _SHELL_START = frozenset("./(")
+# round 8 "prompt": prompts with a virtualenv, a bracketed tag or a macOS `host:dir user` before their `$`/`#`/`%`:
+# `(venv) IGOR-3:demo igor$ python manage.py runserver`, `[staging]root@i-86402c2e:~# kvexpress`, `root@core:~# X=1 diss -e g`,
+# `(pseudofinder) [xxx]$ pseudofinder.py -h`, `> % gdb ./build/bin/rollball`: what follows is the command, whatever it runs
+_PROMPT_8_RE = re.compile(
+    r"""(?x)[ \t]*(?:
+        (?:\([\w.\-]+\)[ \t]*)+(?:\[[\w.\-]+\])?(?:[\w.\-]+@[\w.\-]+:[^\s$\#%]*|[\w.\-]+:\S+[ \t]+[\w.\-]+)?
+      | \[(?:[\w.\-]*[a-z][\w.\-]*|[\w.\-]+@[\w.\-]+[ \t][^\]\n]{1,40})\](?:[\w.\-]+@[\w.\-]+:[^\s$\#%]*)?
+      | [\w.\-]+@[\w.\-]+:[^\s$\#%]*
+      | >[ \t]+(?=%)
+    )[$\#%][ \t]+(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*[a-z./~][^\n]*?)[ \t]*$"""
+)
+# round 8 "shell-comment": a shell comment ends the command before it: `$ export GO111MODULE=on # manually active …`
+_SHELL_COMMENT_RE = re.compile(r"[ \t]+#(?:[ \t]|$)")
+
+
+def _uncomment(cmd: str) -> str:
+    """``cmd`` without a trailing shell comment (none inside quotes: a quote before the ``#`` keeps it)."""
+    m = _SHELL_COMMENT_RE.search(cmd) if "#" in cmd and "shell-comment" not in _SHAPES_OFF else None
+    return cmd[: m.start()] if m and not _QUOTE_CHAR_RE.search(cmd, 0, m.start()) else cmd
 _PROSE_WORDS = _words(
     """the a an is are was were to of for with this that it you we i be have has should will can
     not if when but so then please also"""
@@ -2184,8 +2226,15 @@ _PROSE_WORDS = _words(
 def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     """A line that is nothing but a command (chain): what a terminal or a Bash tool call shows."""
     pos = 0
+    prompts = "prompt" not in _SHAPES_OFF and _Has(text)("$ ", "# ", "% ")
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
+        p = _PROMPT_8_RE.match(line) if prompts else None
+        if p is not None:
+            cmd, at = _strip_env_prefix(_uncomment(p.group("cmd")).removeprefix("sudo "), line_start + p.start("cmd"))
+            if len(cmd) <= 400 and cmd.strip():
+                yield from _chain_commands(cmd.rstrip(), at, single_ok=True, trusted=True)
+            continue
         head_char = line.lstrip()[:1]
         if (not head_char or head_char.isupper() and line.lstrip()[1:2] != ":"
                 and not line.lstrip().startswith("Run ") or len(line) > 400):
@@ -2252,7 +2301,7 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
     """Commands on prompt lines, Docker RUN lines, in backticks and in quoted ``sh -c`` strings."""
     for rx in (_PROMPT_RE, _RUN_RE):
         for m in rx.finditer(text):
-            for piece, at in _split_chain(m.group(1), m.start(1)):
+            for piece, at in _split_chain(_uncomment(m.group(1)).rstrip(), m.start(1)):
                 yield _Cand("command", at, at + len(piece), _command_norm(piece))
     for m in _BACKTICK_RE.finditer(text):
         g = 1 if m.group(1) is not None else 2
