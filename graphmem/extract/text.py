@@ -546,6 +546,8 @@ _NAMED_FILE_RE = re.compile(
     + "|".join(sorted(EXTENSIONLESS_FILES, key=len, reverse=True)).replace(".", r"\.")
     + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)"
 )
+# what a name of _NAMED_FILE_RE holds: "file" (Makefile, Dockerfile …) or the whole name (README, LICENSE …)
+_NAMED_FILE_NEEDLES = ("file", *sorted(n for n in EXTENSIONLESS_FILES if "file" not in n))
 # the working directory of a `user@host:dir$ ` or `root@host:dir# ` prompt
 _PROMPT_DIR_RE = re.compile(r"(?m)^[ \t]*[\w.\-]+@[\w.\-]+:(?P<dir>~?/[^\s$#]+|~[^\s$#]+)[$#][ \t]")
 _PAREN_LOCATION_RE = re.compile(r"\((\d+(?:,\d+)?)\)")
@@ -1145,7 +1147,7 @@ def _classify_path(path: str, after: str) -> bool:
 
 def _scan_files(text: str) -> Iterator[_Cand]:
     """File paths, filenames, dotfiles and known extensionless names."""
-    for m in _NAMED_FILE_RE.finditer(text):
+    for m in _NAMED_FILE_RE.finditer(text) if _Has(text)(*_NAMED_FILE_NEEDLES) else ():
         line = m.group("line") or ""
         yield _Cand("file", m.start(), m.end("path"), m.group("path"), line.lstrip(":"))
     if "." not in text and "/" not in text and "\\" not in text:
@@ -2092,7 +2094,7 @@ def _scan_package_names(text: str) -> Iterator[_Cand]:
             yield _pkg(m.start(), m.end(), word, weak=not versioned)
         elif versioned and word == low and low in AMBIGUOUS_PACKAGES:
             yield _pkg(m.start(), m.end(), word)
-    for m in _PAIR_RE.finditer(text):
+    for m in _PAIR_RE.finditer(text) if "/" in text else ():
         if _is_known_package(m.group(1)) and _is_known_package(m.group(2)):
             yield _pkg(m.start(1), m.end(1), m.group(1), weak=True)
             yield _pkg(m.start(2), m.end(2), m.group(2), weak=True)
@@ -2311,8 +2313,8 @@ _TOOL_VERB_RE = re.compile(r"[a-z][\w\-]*[ \t]+(?:" + "|".join(sorted(_COMMON_VE
 
 def _scan_marked_commands(text: str) -> Iterator[_Cand]:
     """Commands on prompt lines, Docker RUN lines, in backticks and in quoted ``sh -c`` strings."""
-    for rx in (_PROMPT_RE, _RUN_RE):
-        for m in rx.finditer(text):
+    for rx, ok in ((_PROMPT_RE, "$" in text), (_RUN_RE, "RUN" in text)):
+        for m in rx.finditer(text) if ok else ():
             for piece, at in _split_chain(_uncomment(m.group(1)).rstrip(), m.start(1)):
                 yield _Cand("command", at, at + len(piece), _command_norm(piece))
     for m in _BACKTICK_RE.finditer(text):
@@ -2341,7 +2343,7 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
                 and (_CUE_AFTER_RE.match(text, quoted.end()) or _CUE_BEFORE_RE.search(text, max(0, at - 40), at))):
             last = quoted.end()
             yield from _chain_commands(cmd, quoted.start("cmd"), single_ok=True, trusted=True)
-    for m in _QUOTED_RE.finditer(text):
+    for m in _QUOTED_RE.finditer(text) if '"' in text or "'" in text else ():
         cmd = m.group(2)
         first = cmd.split()[0].rsplit("/", 1)[-1]
         runnable = first in ("sh", "bash", "zsh") or _starts_with_executable(cmd, single_ok=False)
