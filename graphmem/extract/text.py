@@ -1831,6 +1831,14 @@ _RUBY_PREDICATE_RE = re.compile(r"`(?P<a>[a-z_]\w*[?!])`|(?<![\w.])(?P<b>[a-z_]\
 # anywhere, and a backticked `owner/action` in a sentence about actions or workflows (`lsst-sqre/run-tox`)
 _ACTION_REF_RE = re.compile(r"(?<![\w./\-@])(?P<name>actions/[a-z][\w\-]*)(?![\w/@\-]|\.\w)|"
                             r"`(?P<t>[a-z0-9][\w\-]*/[a-z0-9][\w\-]*)`")
+# "link-name": a markdown link whose text names the package its registry page or repository is for:
+# `[chalk](https://www.npmjs.com/package/chalk/v/4.1.0)`, ``[`esm`](https://github.com/standard-things/esm)``
+_LINK_NAME_RE = re.compile(
+    r"\[`?(?P<name>@?[\w.\-]+(?:/[\w.\-]+)?)`?\]\(https?://(?:www\.)?(?:github\.com/[\w.\-]+/(?P<repo>[\w.\-]+)|"
+    r"npmjs\.com/package/(?P<npm>(?:@[\w.\-]+/)?[\w.\-]+)|pypi\.org/project/(?P<pypi>[\w.\-]+)|"
+    r"crates\.io/crates/(?P<crate>[\w.\-]+)|rubygems\.org/gems/(?P<gem>[\w.\-]+)|hex\.pm/packages/(?P<hex>[\w.\-]+))"
+    r"(?=[/)#?])"
+)
 _DEP_SENTENCE_8_RE = re.compile(r"(?i)\b(?:dependenc(?:y|ies)|crates?|packages?(?!\.json)|gems?|librar(?:y|ies)|"
                                 r"fail(?:s|ed)? to build)\b")
 
@@ -1952,6 +1960,10 @@ def _scan_package_contexts(text: str) -> Iterator[_Cand]:
     for m in _QUOTED_IMPORT_RE.finditer(text) if "import" in text and "import-binds" not in _SHAPES_OFF else ():
         g = "a" if m.group("a") else "b"
         yield _pkg(m.start(g), m.end(g), m.group(g).split(".")[0])
+    for m in _LINK_NAME_RE.finditer(text) if "](http" in text and "link-name" not in _SHAPES_OFF else ():
+        target = m.group("repo") or m.group("npm") or m.group("pypi") or m.group("crate") or m.group("gem") or m.group("hex")
+        if m.group("name").lower() == target.removesuffix(".git").lower():
+            yield _pkg(m.start("name"), m.end("name"), m.group("name"))
     for m in _ACTION_REF_RE.finditer(text) if "/" in text and "action-ref" not in _SHAPES_OFF and "action" in (
             low := text.lower()) else ():
         g = m.lastgroup or "name"
