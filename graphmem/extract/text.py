@@ -2632,12 +2632,16 @@ def _conflict(c: _Cand, k: _Cand) -> bool:
 
 
 _SHA_LINK_RE = re.compile(r"\[([0-9a-f]{7,40})\]\([^)\s]*$")
+# round 8 "link-sha": the link text may be backticked, abbreviated below 7 or behind a user (`` [`17a2cc9`](…) ``,
+# `[d55bb](…/commit/d55bb21391f29a0)`, `[dron0gus@2318bd1](…)`): the URL's SHA is still the same commit
+_SHA_LINK_8_RE = re.compile(r"\[(?:`|[\w.\-]+@)?([0-9a-f]{4,40})`?\]\([^)\s]*$")
 
 
 def _commit_in_url_ok(c: _Cand, text: str) -> bool:
     """A SHA inside a URL counts when it is a full SHA or follows /commit(s)/, /tree/ or /blob/,
     unless it is the target of a markdown link whose text is the same commit (``[823b44c](...)``)."""
-    link = _SHA_LINK_RE.search(text, max(0, c.start - 300), c.start) if "](" in text else None
+    rx = _SHA_LINK_RE if "link-sha" in _SHAPES_OFF else _SHA_LINK_8_RE
+    link = rx.search(text, max(0, c.start - 300), c.start) if "](" in text else None
     if link is not None and text.startswith(link.group(1), c.start):
         return False
     if c.end - c.start == 40:

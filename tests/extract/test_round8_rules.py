@@ -70,6 +70,9 @@ CASES = [
     ("link-name", "h2-0315", "package", ["chalk"]),
     ("link-name", "h2-0188", "package", ["gh-gql"]),
     ("link-name", "h5-0419", "package", ["failure"]),
+    # link-sha: a link whose text is the commit (backticked, abbreviated, behind a user) gives no second commit
+    ("link-sha", "h2-0089", "commit", ["17a2cc9"]),
+    ("link-sha", "h2-0408", "commit", []),
 ]
 
 
@@ -83,3 +86,8 @@ def test_builtin_types_and_bare_hashes_stay_out() -> None:
     assert found("h3-0260", "symbol") == ["name"]
     got = [(m.kind, m.text) for m in extract("$ git checkout main#fix", concepts=False) if m.kind == "command"]
     assert got == [("command", "git checkout main#fix")]
+
+
+def test_a_user_at_sha_link_gives_no_second_commit() -> None:
+    # dev6 h5-0220: `[dron0gus@2318bd1](…/commit/2318bd1e…)`, the URL's SHA is the link text's commit (link-sha)
+    assert "2318bd1e01328d1e752bdb59344bb1f8bbec9a0b" not in found("h5-0220", "commit")
