@@ -583,6 +583,9 @@ _ROUTE_RE = re.compile(
 
 _COMMIT_RE = re.compile(r"(?:(?<=\.\.)|(?<![\w\-.@#:+]))([0-9a-f]{7,40})(?![\w\-@]|\.\w)")
 _HEX7_RE = re.compile(r"[0-9a-f]{7}")  # what _COMMIT_RE needs: a cheap gate (6% of lines) before its lookbehind
+# round 8 "kv-hex": the hex value of a `key=` that names no commit is an id or a token, not a SHA
+_KV_KEY_RE = re.compile(r"(?<![\w.\-])(?P<key>[A-Za-z][\w.\-]*)=$")
+_SHA_KEYS = _words("commit sha rev revision ref head git_commit git_sha commit_sha commit_id sha1 gitcommit")
 _COMMIT_OUTPUT_RE = re.compile(r"(?m)^\[[\w./\-]+(?: \(root-commit\))? ([0-9a-f]{7,12})\] ")
 _COMMIT_WORD_RE = re.compile(
     r"(?i)\b(?:commit|commits|revert|reverts|reverted|cherry-pick|sha|rev|fixed in|in)\s*:?\s*$"
@@ -1278,6 +1281,10 @@ def _scan_commits(text: str) -> Iterator[_Cand]:
             continue
         if not after_word and _HASH_CONTEXT_RE.search(before) and "commit" not in before.lower():
             continue
+        if text[m.start() - 1 : m.start()] == "=" and "kv-hex" not in _SHAPES_OFF:
+            k = _KV_KEY_RE.search(text, max(0, m.start() - 41), m.start())
+            if k is not None and k.group("key").lower() not in _SHA_KEYS:
+                continue  # round 8 "kv-hex": `runner=d87fcd19`, `PublicKeyToken=7cec85d7bea7798e`, `logid=60bb2ae8`
         yield _Cand("commit", m.start(1), m.end(1), sha.lower())
 
 

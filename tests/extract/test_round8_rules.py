@@ -73,6 +73,9 @@ CASES = [
     # link-sha: a link whose text is the commit (backticked, abbreviated, behind a user) gives no second commit
     ("link-sha", "h2-0089", "commit", ["17a2cc9"]),
     ("link-sha", "h2-0408", "commit", []),
+    # kv-hex: the hex value of a key that names no commit
+    ("kv-hex", "h3-0073", "commit", []),
+    ("kv-hex", "h4-0029", "commit", []),
 ]
 
 
