@@ -564,6 +564,8 @@ _DRIVE_PATH_RE = re.compile(
 _WINPATH_RE = re.compile(
     r"(?<![\w])[A-Za-z]:\\(?:(?:" + _PROGRAM_FILES + r"|[^\s\\:*?\"'<>|]+)\\)*[^\s\\:*?\"'<>|,;)]+")
 _URL_RE = re.compile(r"(?<![\w@.])(?:[a-z][a-z0-9+.\-]{1,15})://[^\s<>\"'`]+")
+# round 8 "md-url": a markdown link whose text is a URL ends at `](`: `[https://x/y](https://x/y)` is two URLs
+_URL_8_RE = re.compile(r"(?<![\w@.])(?:[a-z][a-z0-9+.\-]{1,15})://(?:[^\s<>\"'`\]]|\](?!\())+")
 _GIT_SSH_RE = re.compile(r"(?<![\w.])git@[\w.\-]+:[\w./~\-]+")
 _HOSTPORT_RE = re.compile(
     r"(?<![\w.:@\-])(?<![\w:/]/)(?P<host>localhost|(?:\d{1,3}\.){3}\d{1,3}|"
@@ -1190,7 +1192,8 @@ def _scan_files(text: str) -> Iterator[_Cand]:
 def _scan_urls(text: str) -> Iterator[_Cand]:
     """Scheme URLs, git remotes, host:port, IPv4, bare domains, ports and route paths."""
     has_dot, has_colon = "." in text, ":" in text
-    for m in _URL_RE.finditer(text) if "://" in text else ():
+    url_rx = _URL_RE if "md-url" in _SHAPES_OFF or "](" not in text else _URL_8_RE
+    for m in url_rx.finditer(text) if "://" in text else ():
         url = _trim_url(m.group(0))
         if len(url) > len(url.split("://", 1)[0]) + 3:
             yield _Cand("url", m.start(), m.start() + len(url), _url_norm(url))

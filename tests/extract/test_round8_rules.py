@@ -76,6 +76,9 @@ CASES = [
     # kv-hex: the hex value of a key that names no commit
     ("kv-hex", "h3-0073", "commit", []),
     ("kv-hex", "h4-0029", "commit", []),
+    # md-url: a markdown link whose text is a URL gives the text's URL and the target's
+    ("md-url", "h2-0351", "url", ["https://rollbar.com/0bman/ActiveBridge/items/64/"] * 2),
+    ("md-url", "h5-0008", "url", ["https://nodejs.org/api/esm.html"] * 2),
 ]
 
 
