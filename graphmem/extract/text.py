@@ -843,6 +843,12 @@ _AT_RE = re.compile(
     r"@(?P<ver>\"[^\"\s]{1,40}\"|[\^~]?v?\d[\w.\-+]*|latest|next|beta|canary|lts|main|master)"
     r"(?![\w@]|:[~/])"  # `root@4f5d809bb35f:~/app#` is a prompt's user and host
 )
+# round 8 "at-range": a range operator or a quoted range with spaces after `@` stays with the name (heldout2 decision 4,
+# heldout4 decision 1): `@octokit/core@>=4`, `rollup@">=2.50.0 <3.0.0"`
+_AT_8_RE = re.compile(
+    _AT_RE.pattern.replace(r"@(?P<ver>\"[^\"\s]{1,40}\"|",
+                           r"@(?P<ver>\"[^\"\s]{1,40}\"|\"[<>=^~]{1,2}\d[^\"\n]{0,38}\"|(?:[<>]=?|=)v?\d[\w.\-+]*|", 1)
+)
 _PACKAGE_SHAPES = (
     # npm scoped names are packages wherever they stand: `@loopback/core`
     (re.compile(r"(?<![\w@./\-])(?P<name>@[a-z0-9][\w.\-]*/[a-z0-9](?:[\w.\-]*\w)?)(?:@[\^~]?\d[\w.\-]*)?(?![\w/@])"),
@@ -1925,7 +1931,7 @@ def _scan_packages(text: str) -> Iterator[_Cand]:
     for m in _SPACED_PIN_RE.finditer(text) if has_op else ():
         if m.group("name").lower() in _LEXICON:
             yield _pkg(m.start(), m.end(), m.group("name"), m.group("spec"))
-    for m in _AT_RE.finditer(text) if "@" in text else ():
+    for m in (_AT_RE if "at-range" in _SHAPES_OFF else _AT_8_RE).finditer(text) if "@" in text else ():
         name = m.group("name")
         if not re.fullmatch(r"[\w.\-]+\.[a-z]{2,}", name) or "/" in name:
             yield _pkg(m.start(), m.end(), name, m.group("ver"))

@@ -79,6 +79,9 @@ CASES = [
     # md-url: a markdown link whose text is a URL gives the text's URL and the target's
     ("md-url", "h2-0351", "url", ["https://rollbar.com/0bman/ActiveBridge/items/64/"] * 2),
     ("md-url", "h5-0008", "url", ["https://nodejs.org/api/esm.html"] * 2),
+    # at-range: a range operator, or a quoted range with a space, after `@` stays with the name
+    ("at-range", "h2-0490", "package", ["@octokit/core@>=4"]),
+    ("at-range", "h5-0182", "package", ['rollup@">=2.50.0 <3.0.0"']),
 ]
 
 
