@@ -2364,7 +2364,9 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
             continue
         cmd = quoted.group("cmd")
         words = cmd.split()
-        if (cmd == cmd.strip() and _CUED_HEAD_RE.fullmatch(words[0]) and (len(words) >= 2 or words[0].startswith("./"))
+        single = words[0].startswith("./") or (  # round 8 "cued-program": a lone known program run (`run "make"`)
+            words[0] in EXECUTABLES and words[0] not in ("sudo", "env") and "cued-program" not in _SHAPES_OFF)
+        if (cmd == cmd.strip() and _CUED_HEAD_RE.fullmatch(words[0]) and (len(words) >= 2 or single)
                 and len(words) <= 10 and not any(w.lower() in _PROSE_WORDS for w in words)
                 and words[0].lower() not in _STOP_WORDS
                 and not (len(words) > 1 and re.fullmatch(r"v?\d+(?:\.\d+)+", words[1]))  # `phoenix 1.4.15`

@@ -82,6 +82,9 @@ CASES = [
     # at-range: a range operator, or a quoted range with a space, after `@` stays with the name
     ("at-range", "h2-0490", "package", ["@octokit/core@>=4"]),
     ("at-range", "h5-0182", "package", ['rollup@">=2.50.0 <3.0.0"']),
+    # cued-program: a lone known program, quoted, that the sentence runs
+    ("cued-program", "h2-0455", "command", ["make", "make test-php-style-fix"]),
+    ("cued-program", "h5-0017", "command", ["make"]),
 ]
 
 
@@ -95,6 +98,11 @@ def test_builtin_types_and_bare_hashes_stay_out() -> None:
     assert found("h3-0260", "symbol") == ["name"]
     got = [(m.kind, m.text) for m in extract("$ git checkout main#fix", concepts=False) if m.kind == "command"]
     assert got == [("command", "git checkout main#fix")]
+
+
+def test_sudo_alone_is_no_command() -> None:
+    # dev5 h4-0444: "discourages using `sudo`" names the prefix, runs nothing
+    assert found("h4-0444", "command") == []
 
 
 def test_a_user_at_sha_link_gives_no_second_commit() -> None:
