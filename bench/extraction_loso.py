@@ -278,7 +278,8 @@ INSTALLER = ("_INSTALL_RE", "_install_names")
 # round 8's shapes (text.py, after ``_SHAPES_OFF``); before = all of them off, which is main before round 8
 ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "module-named", "import-binds",
           "name-undefined", "manifest-word", "gradle-path", "ruby-predicate", "prompt",
-          "shell-comment", "action-ref", "link-name", "link-sha", "kv-hex", "md-url", "at-range", "cued-program")
+          "shell-comment", "action-ref", "link-name", "link-sha", "kv-hex", "md-url", "at-range", "cued-program",
+          "installer-command")
 
 
 def base_module(rev: str):

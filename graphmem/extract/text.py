@@ -2508,9 +2508,30 @@ def _scan_install_args(text: str) -> Iterator[_Cand]:
     """Package names given as arguments to install/add commands."""
     for m in _INSTALL_RE.finditer(text) if _Has(text)("install", "add", "require", "deps.", "upgrade", "remove",
                                                       " i ", " get ") else ():
-        yield from _install_names(text, m.end())
+        names = list(_install_names(text, m.end()))
+        yield from names
+        if names and "installer-command" not in _SHAPES_OFF and _installer_head_ok(text, m):
+            yield _installer_command(text, m, names[-1].end)
     for m in _GO_MOD_ARGS_RE.finditer(text) if "go mod " in text and "go-mod" not in _SHAPES_OFF else ():
         yield from _install_names(text, m.end())
+
+
+def _installer_head_ok(text: str, m: re.Match[str]) -> bool:
+    """A manager no other scanner knows, heading its line (after a bullet, a `>` or a `:` at most)."""
+    if m.group(0).split(None, 1)[0] in EXECUTABLES:
+        return False
+    before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip()
+    return before in ("", "-", "*") or before.endswith((":", ">"))
+
+
+def _installer_command(text: str, m: re.Match[str], last_name: int) -> _Cand:
+    """Round 8 "installer-command": an install the grammar reads, with a package argument, is a command from its
+    package manager to the end of its arguments, a manager the other scanners do not know too (`mim install mmengine`,
+    `pip-save install discord.py[voice]`, `- apk add --no-cache aws-cli`, "steps i took choco install yarn")."""
+    args = _contiguous([(a.group(1), a.end(1)) for a in _ARG_RE.finditer(text, m.end(), _line_end(text, m.end()))])
+    j = _consume_args(args, 0, True)
+    end = max(args[j - 1][1] if j else m.end(), last_name)
+    return _Cand("command", m.start(), end, _command_norm(text[m.start() : end]))
 
 
 def _install_names(text: str, pos: int) -> Iterator[_Cand]:

@@ -85,6 +85,10 @@ CASES = [
     # cued-program: a lone known program, quoted, that the sentence runs
     ("cued-program", "h2-0455", "command", ["make", "make test-php-style-fix"]),
     ("cued-program", "h5-0017", "command", ["make"]),
+    # installer-command: an install by a manager no other scanner knows, heading its line
+    ("installer-command", "h4-0151", "command", ["mim install mmengine"]),
+    ("installer-command", "h4-0303", "command", ["pip-save install discord.py[voice]"]),
+    ("installer-command", "h5-0381", "command", ["apk add --no-cache aws-cli"]),
 ]
 
 
