@@ -279,7 +279,7 @@ INSTALLER = ("_INSTALL_RE", "_install_names")
 ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "module-named", "import-binds",
           "name-undefined", "manifest-word", "gradle-path", "ruby-predicate", "prompt",
           "shell-comment", "action-ref", "link-name", "link-sha", "kv-hex", "md-url", "at-range", "cued-program",
-          "installer-command")
+          "installer-command", "source-script")
 
 
 def base_module(rev: str):

@@ -2400,8 +2400,16 @@ _PROSE_EXE_RE = re.compile(
 _ARG_RE = re.compile(r"[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s]+)")
 
 
+# round 8 "source-script": `source` (or `.`) of a shell script or a venv's activate is a command wherever it is written:
+# "First: source /opt/ros/humble/setup.sh", "python -m venv .venv && source .venv/bin/activate (98% success)"
+_SOURCE_SCRIPT_RE = re.compile(r"(?<![\w./\-])source[ \t]+(?:(?:~|\.{1,2})?/|\.)[\w.\-]*(?:/[\w.\-]+)*"
+                               r"(?:/activate|\.(?:sh|bash|zsh|env)|(?<=/)\.\w*rc)(?![\w/\-])")
+
+
 def _scan_prose_commands(text: str) -> Iterator[_Cand]:
     """Commands written in running prose: executable, known subcommand, then argument words."""
+    for m in _SOURCE_SCRIPT_RE.finditer(text) if "source " in text and "source-script" not in _SHAPES_OFF else ():
+        yield _Cand("command", m.start(), m.end(), "source")
     for m in _PROSE_EXE_RE.finditer(text):
         exe = m.group(1)
         before = text[max(0, m.start() - 6) : m.start()].split()

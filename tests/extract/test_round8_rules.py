@@ -89,6 +89,9 @@ CASES = [
     ("installer-command", "h4-0151", "command", ["mim install mmengine"]),
     ("installer-command", "h4-0303", "command", ["pip-save install discord.py[voice]"]),
     ("installer-command", "h5-0381", "command", ["apk add --no-cache aws-cli"]),
+    # source-script: `source` of a shell script or a venv's activate, in prose too
+    ("source-script", "h5-0166", "command", ["source /opt/ros/humble/setup.sh"]),
+    ("source-script", "h5-0206", "command", ["python -m venv .venv", "source .venv/bin/activate"]),
 ]
 
 
