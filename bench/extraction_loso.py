@@ -2,6 +2,7 @@
 
     python bench/extraction_loso.py            # the rules as they are: micro F1, symbol P, package F1 per set
     python bench/extraction_loso.py --rules    # round 7's grammar shapes judged leave-one-set-out (below)
+    python bench/extraction_loso.py --rules --round 8  # the same for round 8's shapes over dev … dev6
     python bench/extraction_loso.py --learned  # + a logistic filter over symbol / package candidates, and
                                                #   liberal package candidates in dependency contexts + a scorer
     python bench/extraction_loso.py --learned --fixed 0.8  # the same at a fixed threshold
@@ -40,7 +41,7 @@ import bench_extraction as b
 
 from graphmem.extract import text as tx
 
-SETS = ("dev", "dev2", "dev3", "dev4", "dev5")
+SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6")
 KINDS = b.KINDS
 L2 = 1.0
 MIN_COUNT = 2
@@ -274,6 +275,11 @@ ROUND7 = ("installer", "go", "gradle", "plugin", "gemspec", "cargo", "maven", "f
           "dep-phrase", "cued-quote", "go-func", "ld-exit", "installed",
           "member-missing", "logger-name", "env-accessor")
 INSTALLER = ("_INSTALL_RE", "_install_names")
+# round 8's shapes (text.py, after ``_SHAPES_OFF``); before = all of them off, which is main before round 8
+ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "module-named", "import-binds",
+          "name-undefined", "manifest-word", "gradle-path", "ruby-predicate", "prompt",
+          "shell-comment", "action-ref", "link-name", "link-sha", "kv-hex", "md-url", "at-range", "cued-program",
+          "installer-command", "source-script")
 
 
 def base_module(rev: str):
@@ -311,15 +317,26 @@ def errors_of(split: str) -> tuple[Counter, dict]:
     return errs, counts
 
 
-def judge_rules(rev: str) -> None:
-    base = base_module(rev)
-    mine = {attr: getattr(tx, attr) for attr in INSTALLER}
-    every = set(ROUND7)
+def judge_rules(rev: str, shapes: tuple[str, ...] = ROUND7) -> None:
+    """Each shape of ``shapes`` off in turn, then the folds. Round 7 swaps the installer code for the base's;
+    round 8's shapes are all switched by name (round 7's stay on)."""
+    if shapes == ROUND7:
+        base = base_module(rev)
+        mine = {attr: getattr(tx, attr) for attr in INSTALLER}
+
+        def switch(on: set[str], _base: object = None, _mine: object = None) -> None:
+            globals()["switch"](on, base, mine)
+    else:
+        base = mine = None
+
+        def switch(on: set[str], _base: object = None, _mine: object = None) -> None:
+            tx._SHAPES_OFF = frozenset(r for r in shapes if r not in on)
+    every = set(shapes)
     switch(every, base, mine)
     full = {s: errors_of(s) for s in SETS}
     fixes: dict[str, dict[str, int]] = {}
     print(f"{'shape':14} " + " ".join(f"{s:>11}" for s in SETS) + "   (errors fixed / made, each set)")
-    for r in ROUND7:
+    for r in shapes:
         switch(every - {r}, base, mine)
         fixes[r] = {}
         cells = []
@@ -334,7 +351,7 @@ def judge_rules(rev: str) -> None:
     rows = []
     print(f"\n{'fold':5}  {'micro F1':>15}  {'symbol P':>15}  {'package F1':>15}  {'command F1':>15}  shapes left out")
     for held in SETS:
-        on = {r for r in ROUND7 if any(n > 0 for s, n in fixes[r].items() if s != held)}
+        on = {r for r in shapes if any(n > 0 for s, n in fixes[r].items() if s != held)}
         switch(on, base, mine)
         a = figures(errors_of(held)[1])
         rows.append(a)
@@ -353,9 +370,10 @@ def main() -> None:
     ap.add_argument("--fixed", type=float, help="a fixed threshold instead of the inner leave-one-set-out one")
     ap.add_argument("--rules", action="store_true", help="judge round 7's shapes leave-one-set-out")
     ap.add_argument("--base", default="6ef2f07", help="the commit before round 7 (--rules)")
+    ap.add_argument("--round", type=int, default=7, choices=(7, 8), help="whose shapes --rules judges")
     args = ap.parse_args()
     if args.rules:
-        judge_rules(args.base)
+        judge_rules(args.base, ROUND7 if args.round == 7 else ROUND8)
         return
     data = {s: collect(s) for s in SETS}
     base = {s: figures(data[s]["counts"]) for s in SETS}
