@@ -546,11 +546,14 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             answer = answer.replace('\\"', '"')
             options = [o.get("label", "") for o in (questions.get(question) or {}).get("options") or []
                        if isinstance(o, dict)]
-            declined = [o for o in options if o and o != answer]
+            # Options are turned down only by picking others: a free-text answer picks none.
+            chosen = [o for o in options if o and (o == answer or o in answer.split(", "))]
             title = _short(f"{answer} (the user's answer to: {question})", 200)
             body = [f"Asked: {question}", f"The user answered: {answer}"]
-            if declined:
-                body.append("Not chosen: " + "; ".join(declined))
+            if chosen and len(chosen) < len(options):
+                body.append("Not chosen: " + "; ".join(o for o in options if o and o not in chosen))
+            elif options and not chosen:
+                body.append("Options offered: " + "; ".join(o for o in options if o))
             drafts.append(Draft(
                 kind="decision", title=title, body="\n".join(body), confidence=0.9,
                 importance=0.8, source="user",

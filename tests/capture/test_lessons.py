@@ -181,7 +181,21 @@ def test_the_persons_answer_to_a_question_is_their_decision() -> None:
                             "main was clean; fix the issues").end())
     decision = next(d for d in drafts if d.kind == "decision")
     assert decision.source == "user" and decision.title.startswith("main was clean; fix the issues")
-    assert "Not chosen: Skip hook (--no-verify)" in decision.body
+    # Typed, not picked: no option was turned down ("Fix pre-existing issues" is what they said).
+    assert "Not chosen" not in decision.body
+    assert "Options offered: Skip hook (--no-verify); Fix pre-existing issues" in decision.body
+
+
+def test_only_a_picked_option_turns_the_others_down() -> None:
+    # JJH-temp/my-game c0544962 (held-out review): the person typed that the project is in the
+    # workspace, and the item said Three.js, the engine the project uses, was not chosen.
+    question = "my-game은 어떤 게임 엔진/프레임워크로 만들어져 있나요?"
+    options = ["Unity", "Unreal Engine", "Godot", "웹(Three.js 등) / 기타"]
+    typed = next(d for d in Session().ask(question, options, "현재 작업환경 내에 my-game 프로젝트가 "
+                                                            "있습니다.").end() if d.kind == "decision")
+    assert "Not chosen" not in typed.body and "Three.js" in typed.body
+    picked = next(d for d in Session().ask(question, options, "Godot").end() if d.kind == "decision")
+    assert "Not chosen: Unity; Unreal Engine; 웹(Three.js 등) / 기타" in picked.body
 
 
 def test_a_summary_says_what_was_built_not_the_first_prompt() -> None:
