@@ -1682,11 +1682,24 @@ def _commit_rules(s: _Session) -> list[Draft]:
 _AGENT_ACTION = re.compile(r"(?i)(?:let me|let's|now i'll|i'll|i will|next,? i)\b")
 
 
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
+_FILLER_OPENER = re.compile(r"(?i)^(?:(?:all )?done|fixed|perfect|great|excellent)[.!]\s+")
+
+
 def _closing_words(s: _Session) -> str:
-    """The agent's last substantive words, without headings and filler."""
-    text = _last_agent_message(s)
-    for line in text.splitlines():
-        line = re.sub(r"^[#>*\s-]+|\*+", "", line).strip()
+    """The agent's last substantive words, without headings and filler. A line that introduces
+    a list ("The label now shows one of:") comes with its items: an item alone is a fragment."""
+    lines = _last_agent_message(s).splitlines()
+    for n, raw in enumerate(lines):
+        line = _FILLER_OPENER.sub("", re.sub(r"^[#>*\s-]+|\*+", "", raw).strip())
+        if line.endswith(":") and len(line) > 25 and not _AGENT_ACTION.match(line):
+            items = []
+            for follow in lines[n + 1:]:
+                if not _LIST_ITEM.match(follow):
+                    break
+                items.append(_LIST_ITEM.sub("", follow).replace("**", "").strip())
+            if items:
+                return f"{line} {', '.join(items)}"
         if len(line) > 25 and not line.endswith(("?", ":")) and not _AGENT_ACTION.match(line):
             return line
     return ""

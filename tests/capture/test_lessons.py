@@ -198,6 +198,24 @@ def test_only_a_picked_option_turns_the_others_down() -> None:
     assert "Not chosen: Unity; Unreal Engine; 웹(Three.js 등) / 기타" in picked.body
 
 
+def test_a_summary_takes_a_list_with_the_line_that_introduces_it() -> None:
+    # my-entourage/entourage-web (held-out review): the title was one list item of the agent's
+    # closing words, `"Built by project managers from"`, as if the label had been set to it.
+    closing = ('Done. The label now randomly displays one of:\n- "Built by engineers from"\n'
+               '- "Built by founders from"\n- "Built by project managers from"\n\n'
+               "Each page load picks a random role title.")
+    session = (Session().user('make the "Built by engineers from" to be with FOUNDERS, PROJECT '
+                              "MANAGERS make it to be a random assing")
+               .edit("src/components/sections/team-credentials/TeamCredentialsSection.tsx",
+                     '"Built by engineers from"', "ROLES[random]")
+               .say(closing))
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, text=closing,
+                                    ts=session.t))
+    summary = next(d for d in session.end() if d.kind == "summary")
+    assert "The label now randomly displays one of: \"Built by engineers from\"" in summary.title
+    assert not summary.title.split(": ", 1)[1].startswith('"Built by project managers')
+
+
 def test_a_summary_says_what_was_built_not_the_first_prompt() -> None:
     drafts = (Session().user("Work on bead spotter-fum. Run bd show spotter-fum to see the details.")
               .run("mix test", "141 tests, 0 failures")
