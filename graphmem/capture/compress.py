@@ -1691,7 +1691,7 @@ def _closing_words(s: _Session) -> str:
     a list ("The label now shows one of:") comes with its items: an item alone is a fragment."""
     lines = _last_agent_message(s).splitlines()
     for n, raw in enumerate(lines):
-        line = _FILLER_OPENER.sub("", re.sub(r"^[#>*\s-]+|\*+", "", raw).strip())
+        line = _FILLER_OPENER.sub("", _LIST_ITEM.sub("", re.sub(r"^[#>*\s-]+|\*+", "", raw)).strip())
         if line.endswith(":") and len(line) > 25 and not _AGENT_ACTION.match(line):
             items = []
             for follow in lines[n + 1:]:

@@ -214,6 +214,16 @@ def test_a_summary_takes_a_list_with_the_line_that_introduces_it() -> None:
     summary = next(d for d in session.end() if d.kind == "summary")
     assert "The label now randomly displays one of: \"Built by engineers from\"" in summary.title
     assert not summary.title.split(": ", 1)[1].startswith('"Built by project managers')
+    # entire-cli f6833005: a numbered point is the line, not its "1." (the title fell back to
+    # the changed files).
+    numbered = ("## Changes\n\n1. **`cmd/entire/cli/setup.go`** - Added "
+                "`strategy.EnsureEntireGitignore()` call to `runEnable`\n")
+    session = Session().user("entire enable should write .entire/.gitignore").edit(
+        "cmd/entire/cli/setup.go", "return nil", "return strategy.EnsureEntireGitignore()")
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, text=numbered,
+                                    ts=session.t))
+    summary = next(d for d in session.end() if d.kind == "summary")
+    assert "Added `strategy.EnsureEntireGitignore()`" in summary.title, summary.title
 
 
 def test_a_summary_says_what_was_built_not_the_first_prompt() -> None:
