@@ -284,6 +284,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
         return
     from graphmem.errors import GraphmemError
     from graphmem.owner.client import (
+        NOT_LISTENING,
         ask_running_owner,
         owner_running,
         owner_starting,
@@ -308,7 +309,9 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
                 break
         except GraphmemError as exc:
             running = owner_running(data_dir)
-            if running and "timed out" not in str(exc):  # a busy owner times out; this is a fault
+            # A busy owner times out, and one that was not listening a moment ago may have just
+            # started (an owner running now is then asked again); anything else is a fault.
+            if running and "timed out" not in str(exc) and NOT_LISTENING not in str(exc):
                 log_problem(f"no context injected: {exc}", "user-prompt")
                 return
             if not running and not owner_starting(data_dir):

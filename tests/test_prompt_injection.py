@@ -228,3 +228,39 @@ def test_an_edit_inside_a_function_brings_its_memory_not_its_neighbours(
         assert redirects in context and settings not in context
     finally:
         stop_owner(data_dir)
+
+
+def test_a_ping_refused_just_before_an_owner_came_up_is_asked_again(
+        repo: Path, env: dict[str, str], store: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """sessbench entire-cli: a prompt's ping was refused while no owner listened; by the time the
+    hook looked, one had started (the session's own), and the hook logged a fault and injected
+    nothing. The refusal is injected here for the one ping, in front of a real warm owner."""
+    from graphmem import hooks
+    from graphmem.capture.event import HookEvent
+    from graphmem.owner import client
+    from graphmem.paths import find_project
+
+    prompt = "commit and push the work on this branch"
+    warm = hook(repo, {**env, "GRAPHMEM_INJECT_COLD_WAIT": "60"}, "user-prompt", prompt=prompt)
+    assert "--set-upstream origin" in warm
+    real = client.ask_running_owner
+    refused: list[str] = []
+
+    def first_ping_refused(data_dir: Path, method: str, *args: object, **kwargs: object) -> object:
+        if method == "ping" and not refused:
+            refused.append(method)
+            try:
+                raise ConnectionRefusedError(111, "Connection refused")
+            except ConnectionRefusedError as exc:
+                raise OwnerUnavailable(f"{client.NOT_LISTENING} for {data_dir} ({exc})") from exc
+        return real(data_dir, method, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client, "ask_running_owner", first_ping_refused)
+    for name in ("GRAPHMEM_HOME", "GRAPHMEM_NO_WORKER"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.setenv("GRAPHMEM_INJECT_COLD_WAIT", "30")
+    event = HookEvent("user-prompt", "claude-code", "s-1", str(repo), text=prompt)
+    hooks._inject(event, find_project(str(repo)), "claude-code")
+    assert refused == ["ping"]
+    assert "--set-upstream origin" in capsys.readouterr().out

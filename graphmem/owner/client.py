@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pydantic stays out of the git hooks' hand-off to the owner
     from graphmem.config import Config
 
 START_TIMEOUT = 60.0
+NOT_LISTENING = "no owner listens"  # at the moment of the call: none runs, or it just left
 CALL_TIMEOUT = 600.0
 
 
@@ -217,6 +218,8 @@ def ask_running_owner(data_dir: Path, method: str, kwargs: dict[str, Any], *, pr
             line = reader.readline()
     except BlockingIOError as exc:  # its queue of connections is full: busy, as a timeout is
         raise errors.OwnerUnavailable(f"owner of {data_dir} timed out on {method} (busy: {exc})") from exc
+    except (ConnectionRefusedError, FileNotFoundError) as exc:
+        raise errors.OwnerUnavailable(f"{NOT_LISTENING} for {data_dir} ({exc})") from exc
     except (OSError, ValueError) as exc:
         raise errors.OwnerUnavailable(f"owner of {data_dir} did not answer {method}: {exc}") from exc
     finally:
