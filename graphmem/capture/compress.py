@@ -1524,6 +1524,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     transcript_msgs = list(s.transcript or [])
     has_tools = bool(s.runs) or any(e.is_edit for e in s.events)
     goal_text = s.prompts[0].text if s.prompts else ""
+    asked = 1  # prompts the "Asked" line stands for
+    if len(s.prompts) > 1 and _BARE_COMMAND.fullmatch(goal_text.strip()):
+        # `/debug`, then what to debug: the command alone says nothing of the request.
+        goal_text, asked = f"{goal_text.strip()} {s.prompts[1].text}", 2
     if not goal_text:
         first = next((m for m in getattr(s.transcript, "user_prompts", [])), None)
         if first is not None:
@@ -1598,8 +1602,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if found:
         body.append("Also found:")
         body.extend(f"- {redact(line)}" for line in found)
-    if len(s.prompts) > 1:
-        body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[1:4]))
+    if len(s.prompts) > asked:
+        body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[asked:asked + 3]))
     if fixed:
         body.append("Lessons:" if s.transcript is not None else "Done:")
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])
@@ -1682,6 +1686,7 @@ def _commit_rules(s: _Session) -> list[Draft]:
 _AGENT_ACTION = re.compile(r"(?i)(?:let me|let's|now i'll|i'll|i will|next,? i)\b")
 
 
+_BARE_COMMAND = re.compile(r"/[\w:.\-]+")  # a slash command without arguments (fullmatch)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _FILLER_OPENER = re.compile(r"(?i)^(?:(?:all )?done|fixed|perfect|great|excellent)[.!]\s+")
 

@@ -226,6 +226,21 @@ def test_a_summary_takes_a_list_with_the_line_that_introduces_it() -> None:
     assert "Added `strategy.EnsureEntireGitignore()`" in summary.title, summary.title
 
 
+def test_a_bare_slash_command_is_asked_with_the_request_that_follows() -> None:
+    # my-entourage/entourage-web (held-out review): "Asked: /debug", and the console errors the
+    # person pasted next only under "Later asks".
+    pasted = ("completion_list.html:1 GET chrome-extension://pejdijmoenmkgeppbflobdenhhabjlaj/"
+              "utils.js net::ERR_FILE_NOT_FOUND")
+    drafts = (Session().user("/debug").user(pasted)
+              .run("npm run dev", "ready in 1.2s").user("thanks, and the favicon?").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert f"Asked: /debug {pasted[:40]}" in summary.body, summary.body
+    assert "Later asks: thanks, and the favicon?" in summary.body
+    typed = next(d for d in Session().user("/review-pr 42").user("also the tests").run(
+        "npm test", "ok").end() if d.kind == "summary")
+    assert "Asked: /review-pr 42" in typed.body and "Later asks: also the tests" in typed.body
+
+
 def test_a_summary_says_what_was_built_not_the_first_prompt() -> None:
     drafts = (Session().user("Work on bead spotter-fum. Run bd show spotter-fum to see the details.")
               .run("mix test", "141 tests, 0 failures")
