@@ -87,13 +87,16 @@ def _complete(rows: Iterable[Row], columns: dict[str, Any]) -> list[tuple[Any, .
     return [tuple(typed(row.get(c), d) for c, d in columns.items()) for row in rows]
 
 
+_PUT_TABLES: dict[type[ops.Op], str] = {
+    ops.PutItems: "items", ops.PutEntities: "entities", ops.PutVectors: "item_vectors",
+    ops.PutObservations: "observations"}
+
+
 def _written_table(op: ops.Op) -> str:
     """The table a put op fills ("" for other ops)."""
     if isinstance(op, ops.PutLinks):
         return _link(op.kind)
-    tables = {ops.PutItems: "items", ops.PutEntities: "entities", ops.PutVectors: "item_vectors",
-              ops.PutObservations: "observations"}
-    return next((t for kind, t in tables.items() if isinstance(op, kind)), "")
+    return _PUT_TABLES.get(type(op), "")
 
 
 # Tables triggers fill from another's rows: their statistics are taken with it.
