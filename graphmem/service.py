@@ -14,7 +14,7 @@ from typing import Any, Self
 
 from graphmem import codeindex, exporting, forgetting, lifecycle, retrievallog, space, vectors
 from graphmem import models as m
-from graphmem.capture.compress import EDIT_TOOLS
+from graphmem.capture.compress import EDIT_TOOLS, short
 from graphmem.capture.redact import redact_with
 from graphmem.config import Config
 from graphmem.errors import (
@@ -964,10 +964,13 @@ def _normal(text: str) -> str:
 
 
 def _split_title(text: str) -> tuple[str, str]:
-    """A long single text: first sentence (or 160 chars) as title, all of it as body."""
+    """A long single text: first sentence (or 160 chars, cut at a word) as title, all of it as
+    body. A stop inside a code span (`fix: true`) ends no sentence."""
     head = text.split("\n", 1)[0]
     for stop in (". ", "; ", ": "):
-        if stop in head[:200]:
-            head = head[: head.index(stop) + 1]
-            break
-    return head[:200].rstrip(), text
+        at = head.find(stop)
+        while 0 <= at < 200 and head.count("`", 0, at) % 2:
+            at = head.find(stop, at + 1)
+        if 0 <= at < 200:
+            return head[: at + 1].rstrip(), text
+    return short(head, 160), text
