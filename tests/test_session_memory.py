@@ -181,6 +181,35 @@ def test_an_answer_cut_short_in_its_title_keeps_the_rest_in_the_entry() -> None:
     assert inject_entry(whole).count("what are the settings") == 1
 
 
+def test_a_long_memory_written_in_one_piece_keeps_past_its_title_in_the_entry(memory: Any) -> None:
+    # sessbench, gold statements stored as memories (as an agent writes them through memory_add):
+    # the first sentence became the title, the body line that starts with it was dropped as
+    # said by the title, and the entry lost the fix ("EnsureEntireGitignore", "helpers ...").
+    # Injection of those statements: 42 -> 55 of 73 with this.
+    from graphmem.retrieve.render import inject_entry
+
+    split = memory.add(
+        "maintidx flagged handleOpencodeStop (cyclomatic complexity 30) in "
+        "cmd/entire/cli/hooks_opencode_handlers.go; it was split into helpers parseOpencodeStopInput, "
+        "setupOpencodeSession and saveOpencodeCheckpoint (revive's redefines-builtin-id was fixed by "
+        "renaming a `new` return value to `added`).", kind="pitfall")
+    assert split.title.endswith("hooks_opencode_handlers.go;")
+    assert "parseOpencodeStopInput" in inject_entry(split)
+    assert inject_entry(split).count("handleOpencodeStop") == 1  # the rest only
+    unbroken = memory.add(
+        "`entire enable --agent <agent>` (non-interactive path setupAgentHooksNonInteractive in "
+        "cmd/entire/cli/setup.go) never created .entire/.gitignore - only the interactive and --strategy "
+        "paths call setupEntireDirectory, fixed by calling strategy.EnsureEntireGitignore() right after "
+        "the agent hooks are installed", kind="pitfall")
+    assert unbroken.title.endswith("…") and len(unbroken.title) <= 160, unbroken.title
+    assert "EnsureEntireGitignore" in inject_entry(unbroken)
+    coded = memory.add(
+        ".golangci.yaml sets `fix: true` and enables nolintlint, so a local `mise run lint` silently "
+        "strips //nolint directives it considers unused from the working tree - a nolint added only "
+        "for a CI-only finding (staticcheck SA5011) never survives a local lint run.", kind="pitfall")
+    assert coded.title.startswith(".golangci.yaml sets `fix: true` and enables nolintlint"), coded.title
+
+
 def test_a_second_item_that_holds_the_fix_is_shortened_to_fit_not_dropped(memory: Any) -> None:
     # entire-cli 03a1382e: in the replayed store the filed issue came first and filled most of the
     # budget; the finding that says how to repair the worktree came second and was left out whole.

@@ -164,11 +164,9 @@ def word_share(text: str, weights: Mapping[str, float]) -> float:
 _BARE = re.compile(r"^(?:#+\s.*|`{3}\w*|[-=*_]{3,})$")  # a markdown heading, fence or rule
 
 
-def _after_cut_title(said: str, title: str) -> str:
-    """What a body line says past a title that was cut from it ("" when the title shows it
-    all): an answer whose start became the title keeps its point."""
-    if not title.endswith("…"):
-        return ""
+def _after_title(said: str, title: str) -> str:
+    """What a body line says past a title taken from its start ("" when the title shows it
+    all): an answer cut for the title, or a text whose first sentence became it, keeps the rest."""
     shown = title[title.find(said[:60].lower()):].removesuffix("…").rstrip()
     if not said.lower().startswith(shown):
         return ""
@@ -196,7 +194,7 @@ def inject_entry(item: MemoryItem, max_chars: int = 480,
         said = line.split(": ", 1)[-1]
         if said[:60].lower() not in title:
             lines.append(line)
-        elif rest := _after_cut_title(said, title):
+        elif rest := _after_title(said, title):
             lines.append(f"…{rest}")
     room = max_chars - len(head)
     order = list(range(len(lines)))
