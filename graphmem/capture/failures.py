@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["LintFinding", "Signature", "lint_findings", "mask", "signature"]
+__all__ = ["LintFinding", "Signature", "lint_findings", "mask", "signature", "unescaped"]
 
 _NOISE = re.compile(r"^\s*(?:Exit code -?\d+|warning:|hint:|Compiling \d+|Generated \S+ app|"
                     r"Running ExUnit|Getting extensions|Running setup|==> |\.+\s*$|$|"
@@ -65,7 +65,7 @@ def mask(message: str) -> str:
 
 def signature(output: str) -> Signature | None:
     """The error a failed command's output shows, or None when it shows none."""
-    lines = [ln.rstrip() for ln in output[-12000:].splitlines()]
+    lines = [ln.rstrip() for ln in unescaped(output[-12000:]).splitlines()]
     lines = [ln for ln in lines if ln.strip() and not _NOISE.match(ln)]
     if not lines:
         return None
@@ -79,9 +79,12 @@ def signature(output: str) -> Signature | None:
                 if not message:
                     continue
                 return Signature(_type_name(kind), _short(message), frame)
-    for line in lines[:200]:
+    for n, line in enumerate(lines[:200]):
         if _GENERIC.search(line):
-            return Signature("", _short(line.strip()), frame)
+            message = line.strip()
+            if message.endswith(":") and n + 1 < len(lines):  # `Pre-commit validation failed:` says why next
+                message += " " + lines[n + 1].strip()
+            return Signature("", _short(message), frame)
     ruled = [m.group(1) for m in map(_RULED.match, lines) if m]
     return Signature("", _short(ruled[-1] if ruled else lines[0].strip()), frame)
 
@@ -139,6 +142,14 @@ def lint_findings(output: str) -> list[LintFinding]:
                     found.append(LintFinding(match["path"], int(match["line"]), rule, _short(message)))
                 break
     return found
+
+
+def unescaped(output: str) -> str:
+    """Output a hook printed with its newlines escaped (`echo "a\\nb"`) as the lines it meant."""
+    if "\\n\\n" not in output:
+        return output
+    return "\n".join(line.replace("\\n", "\n") if line.count("\\n") >= 2 else line
+                     for line in output.split("\n"))
 
 
 def _type_name(kind: str) -> str:

@@ -32,7 +32,7 @@ from graphmem.capture.compress import (
 )
 from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import uniq as _uniq
-from graphmem.capture.failures import lint_findings, signature
+from graphmem.capture.failures import lint_findings, signature, unescaped as _unescaped
 
 __all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "lint_lessons", "user_answers"]
 
@@ -452,19 +452,24 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         same = relative(fixed.command.main) == relative(cmd.main) and (fixed.command.dir or ".") == (cmd.dir or ".")
         if same and not edit_files and not other and not lesson.diagnosis:
             continue  # passed again unchanged: nothing learnt, maybe flaky
-        if not lesson.diagnosis and (same or not lesson.typed or _SHELL_ERROR.search(lesson.error)):
+        asked = _uniq(c.command.main for c in lesson.commands
+                      if c.command is not None and (c.command.family, c.command.sub) != (cmd.family, cmd.sub)
+                      and asked_for(c.command, lesson.call.result))[-2:]
+        if not lesson.diagnosis and not asked and (same or not lesson.typed or _SHELL_ERROR.search(lesson.error)):
             continue  # no word of why, and no other command that made it pass: nothing to learn
         # Edits count as the fix only where the failure or the diagnosis names the file.
         said = f"{lesson.call.result[-6000:]}\n{' '.join(lesson.diagnosis)}"
         plausible = [f for f in edit_files if f in said or f.rsplit("/", 1)[-1] in said
                      or (_CONFIG_WORDS.search(said) and _CONFIG_FILE.search(f))
                      or (_DEPENDENCY_WORDS.search(said) and _MANIFEST.search(f))]
-        if not lesson.diagnosis and (edit_files or other) and not plausible:
+        if not lesson.diagnosis and (edit_files or other) and not plausible and not asked:
             continue  # a changed command line among other edits and runs: which one fixed it is a guess
         fix_parts = []
-        if not same:  # another command line, or the same one from another directory
+        if asked:
+            fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in asked) + ", as the error said")
+        if not same and not asked:  # another command line, or the same one from another directory
             fix_parts.append(f"`{_short(fixed.command.raw, 120)}` worked")
-        if other:
+        if other and not asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in other))
         if plausible:
             fix_parts.append("changes in " + ", ".join(plausible[:4]))
@@ -474,8 +479,10 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             head = " ".join(lesson.diagnosis)
         else:
             error = re.sub(r"^(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
-            head = f"`{' '.join(filter(None, (cmd.exe, cmd.sub)))}` fails with {_short(error, 100)}"
-            if plausible:
+            head = f"`{refused_step(cmd, lesson.call.result)}` fails with {_short(error, 100)}"
+            if asked:
+                head += f"; run `{_short(asked[-1], 50)}` first"
+            elif plausible:
                 head += f"; fixed in {', '.join(plausible[:2])}"
             elif not same:
                 head += f"; `{_short(fixed.command.main, 70)}` worked"
@@ -499,6 +506,42 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             tags=_uniq(["failure-fix", "lesson", cmd.exe, *(["verified"] if lesson.verified else [])])))
     drafts.sort(key=lambda d: (-d.importance, -d.confidence))
     return drafts[:MAX_LESSONS]
+
+
+_HINT = re.compile(r"(?i)\b(?:run|try|use|please|to fix|to update|to resolve|to apply|fix (?:it|this|them) "
+                   r"(?:with|by)|did you (?:mean|forget)|hint|consider)\b")
+_QUOTED_CMD = re.compile(r"[`'\"]([^`'\"]{3,120})[`'\"]")
+_HOOKED = (("git", "commit", re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b")),
+           ("git", "push", re.compile(r"(?i)\bpre-?push\b")))
+
+
+def asked_for(cmd: Command, output: str) -> bool:
+    """Whether a failure's output told to run this command line (`Run 'mix format' to fix.`, go's
+    `to update it:` + `go mod tidy`): a fixer it named, not another use of the same program
+    (`Use `mix credo explain`` is no `mix credo --strict`) nor a re-run of a check."""
+    if not cmd.exe or not cmd.sub or cmd.is_check or cmd.is_read_only:
+        return False
+    ran = " ".join(cmd.main.split())
+    lines = _unescaped(output[-6000:]).splitlines()
+    for n, line in enumerate(lines):
+        named = [*_QUOTED_CMD.findall(line), line]
+        for span in named:
+            span = " ".join(span.split()).removesuffix("...").removesuffix("…").strip()
+            if (span.split()[:2] == [cmd.exe, cmd.sub] and ran.startswith(span)
+                    and (span == line.strip() or _HINT.search(line) or n and _HINT.search(lines[n - 1]))):
+                return True
+    return False
+
+
+def refused_step(cmd: Command, output: str) -> str:
+    """The step of a command line a failure speaks of: the commit when a pre-commit hook refused
+    `git add x && git commit`, else the line's main command."""
+    for exe, sub, mark in _HOOKED:
+        if mark.search(output[-6000:]):
+            step = next((part for part in [cmd.main, *cmd.others] if re.match(rf"{exe}\s+{sub}\b", part)), "")
+            if step:
+                return f"{exe} {sub}"
+    return " ".join(filter(None, (cmd.exe, cmd.sub)))
 
 
 _CONFIG_WORDS = re.compile(r"(?i)\bconfig(?:ure|ured|uration)?\b|\bsettings?\b|\benv(?:ironment)?\b")
@@ -809,6 +852,7 @@ _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|i
                       r"are we)\b|\b(?:please|fix|implement|add|create|change|update|remove|"
                       r"refactor|write)\b")
 _FENCE = re.compile(r"```[\w+-]*")
+
 _DEFERRAL = re.compile(r"(?i)\blet me\b|\bI'll (?:check|look|investigate)\b")
 MAX_ANSWERS = 3
 

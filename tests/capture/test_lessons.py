@@ -127,6 +127,52 @@ def test_push_without_upstream_in_two_sessions_is_one_pitfall_with_the_fix() -> 
     assert "--set-upstream origin" in a.title and "no upstream branch" in a.title
 
 
+# spotter fa812bfe and 4d5611e5, verbatim: the project's pre-commit hook prints its report with
+# escaped newlines, and the agent runs what it asks before committing again.
+HOOK_REFUSAL = ("Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.\\n"
+                "Run 'mix format' to fix.\\n\\nFix these issues before committing.")
+
+
+def test_a_commit_a_hook_refused_until_the_formatter_ran_is_one_pitfall_across_sessions() -> None:
+    first = (Session("s-a")
+             .run("git add lib/a.ex lib/b.ex && git commit -m 'feat: tail adapter'",
+                  f"Exit code 1\n{HOOK_REFUSAL}", error=True)
+             .run("mix format 2>&1", "")
+             .run("git add lib/a.ex lib/b.ex && git commit -m 'feat: tail adapter'", "[spotter-a0y 1a2b3c4] feat")
+             .end())
+    second = (Session("s-b")
+              .run("git add .beads/issues.jsonl && git commit -m 'feat: unified transcript'",
+                   f"Exit code 1\n{HOOK_REFUSAL.replace('Fix these', '[CREDO]')}\nChecking 114 source files",
+                   error=True)
+              .run("mix format 2>&1", "")
+              .run("mix dialyzer 2>&1 | tail -20", "done (passed successfully)")
+              .run("git add .beads/issues.jsonl lib/c.ex && git commit -m 'feat: unified transcript'", "[spotter-dov 9f8e7d6] feat")
+              .end())
+    a = next(d for d in first if d.kind == "pitfall")
+    b = next(d for d in second if d.kind == "pitfall")
+    assert a.key == b.key
+    assert a.title.startswith("`git commit` fails with Pre-commit validation failed: [FORMAT] Code is not formatted")
+    assert "run `mix format` first" in a.title and "\\n" not in a.title
+    assert "ran `mix format`, as the error said" in b.body
+
+
+def test_a_command_counts_as_the_fix_only_when_the_error_asked_for_it() -> None:
+    from graphmem.capture.lessons import asked_for
+
+    said = "go: updates to go.mod needed; to update it:\n\tgo mod tidy"
+    assert asked_for(parse_command("go mod tidy"), said)
+    assert asked_for(parse_command("mix format"), HOOK_REFUSAL)
+    assert not asked_for(parse_command("mix format"), "1 test failed in mix test")  # not named
+    assert not asked_for(parse_command("mix test"), "Run 'mix test --failed' to re-run")  # a check
+    assert not asked_for(parse_command("mix format"), "The mix format task config lives in .formatter.exs")
+    # spotter ae4a77f8: credo's footer names another use of the program than the one that ran
+    assert not asked_for(parse_command("mix credo --strict"),
+                         "Use `mix credo explain` to explain issues, `mix credo --help` for options.")
+    # entire-cli: git's hint names the command with "..." for its arguments
+    assert asked_for(parse_command("git pull --rebase origin main"),
+                     "hint: You may want to first integrate the remote changes\nhint: (e.g., 'git pull ...') before pushing again.")
+
+
 @pytest.mark.parametrize("output", [
     "<tool_use_error>Sibling tool call errored</tool_use_error>",
     "The user doesn't want to proceed with this tool use. The tool use was rejected.",
