@@ -852,7 +852,14 @@ _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|i
                       r"are we)\b|\b(?:please|fix|implement|add|create|change|update|remove|"
                       r"refactor|write)\b")
 _FENCE = re.compile(r"```[\w+-]*")
+_DEICTIC = frozenset({"the", "this", "that", "these", "those", "its", "you", "one", "then", "there"})
 
+
+def _elliptical(question: str) -> bool:
+    """A question that only makes sense inside the conversation ("which commit?"): besides its
+    question word it names at most one thing, so its answer means nothing to a later session."""
+    words = re.findall(r"[A-Za-z]{3,}", question)[1:]
+    return len([w for w in words if w.lower() not in _DEICTIC]) < 2
 _DEFERRAL = re.compile(r"(?i)\blet me\b|\bI'll (?:check|look|investigate)\b")
 MAX_ANSWERS = 3
 
@@ -884,7 +891,7 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             close()
             asked = " ".join(msg.text.split())
             question = asked if _QUESTION.match(asked) and not _REQUEST.search(asked) \
-                and len(asked) <= 400 else ""
+                and len(asked) <= 400 and not _elliptical(asked) else ""
             reply, edited = "", False
         elif msg.role == "assistant":
             if any(use.name in EDIT_TOOLS | WRITE_TOOLS for use in getattr(msg, "tool_uses", [])):

@@ -795,6 +795,19 @@ def test_a_status_question_or_a_request_is_not_a_question_to_remember() -> None:
     assert not [d for d in drafts if "answer" in d.tags]
 
 
+def test_a_question_that_only_makes_sense_in_the_conversation_is_not_remembered() -> None:
+    # entire-cli 03a1382e: "which commit?" after the agent named a suspect change; its answer
+    # (the SHA and subject) was kept as a fact that means nothing to a later session.
+    drafts = (Session().user("which commit?")
+              .say("`6d61daaa` — `feat(manual-commit): detect mid-session commits via live transcript "
+                   "analysis`. It added the `worktree.Status()` call to the post-commit hook.")
+              .user("is it problematic, data wise?")
+              .say("Disabling auto-GC won't lose any data, but it will cause disk bloat: `git count-objects "
+                   "-vH` shows 502MB of loose objects.").end())
+    asked = [d.title for d in drafts if "answer" in d.tags]
+    assert len(asked) == 1 and asked[0].startswith("is it problematic, data wise?"), asked
+
+
 def test_a_session_that_did_and_learnt_nothing_leaves_no_summary() -> None:
     # spotter 55604662: "Hey", a greeting back, and the session ended.
     assert Session().user("Hey").say("Hey! What would you like to work on?").end() == []
