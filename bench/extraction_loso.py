@@ -282,7 +282,8 @@ ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "mod
           "shell-comment", "action-ref", "link-name", "link-sha", "kv-hex", "md-url", "at-range", "cued-program",
           "installer-command", "source-script")
 # round 9's vocabulary parts (text.py, ``_switch_shapes``); before = all of them off, which is main before round 9
-ROUND9 = ("programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint")
+ROUND9 = ("programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
+          "module-missing", "solver", "spaced-prompt")
 
 
 def base_module(rev: str):

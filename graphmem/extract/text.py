@@ -2274,6 +2274,8 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
         p = _PROMPT_8_RE.match(line) if prompts else None
+        if p is None and "~" in line and "spaced-prompt" not in _SHAPES_OFF:
+            p = _SPACED_PROMPT_RE.match(line)
         if p is not None:
             cmd, at = _strip_env_prefix(_uncomment(p.group("cmd")).removeprefix("sudo "), line_start + p.start("cmd"))
             if len(cmd) <= 400 and cmd.strip():
@@ -2905,7 +2907,8 @@ def _chunks(text: str) -> list[tuple[int, str]]:
 
 # Round 9 (issue #18): a vocabulary of programs, installers and ecosystem files (vocabulary.py) in place of more
 # shapes; each part is switched by name like round 8's shapes (bench/extraction_loso.py --rules --round 9):
-# "programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint"
+# "programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
+# "module-missing", "solver", "spaced-prompt"
 _BASE_TABLES = {
     "SUBCOMMANDS": SUBCOMMANDS, "PLAIN_EXECUTABLES": PLAIN_EXECUTABLES, "EXECUTABLES": EXECUTABLES,
     "_ENGLISH_EXECUTABLES": _ENGLISH_EXECUTABLES, "_PROSE_EXECUTABLES": _PROSE_EXECUTABLES,
@@ -3004,6 +3007,24 @@ _DEP_CONSTRAINT_RE = re.compile(r"\bdepends on (?P<name>[A-Za-z][\w.\-]*[A-Za-z0
                                 r"[ \t]*v?\d| v?\d+\.\d| from (?:git|hosted|path|sdk)\b)")
 
 
+# "module-missing": a resolver or compiler naming the module or package it cannot find: `Cannot find package 'open'`
+# (Node, Bun, Go), OCaml's `Unbound module Core_kernel`, Nim's `cannot open 'httpclient'` (no path: a path is a file)
+_MODULE_MISSING_RE = re.compile(
+    r"(?i:\bcannot find package)[ \t]+['\"](?P<a>@?[a-z][\w.\-]*(?:/[\w.\-]+)*)['\"]|\bUnbound module (?P<b>[A-Z][\w.]*)\b|"
+    r"\bcannot open ['\"](?P<c>[a-z][\w]*)['\"]")
+# "solver": cabal's and opam's solver lines: `trying: x-1.2 (dependency of y)`, `rejecting: ghc-7.6.3/installed-…`,
+# `next goal: x (dependency of y)`, `conflict set: a, b`, `(conflict: a => b>=1)`, `[required by y]`
+_SOLVER_HEAD_RE = re.compile(r"\b(?:trying|rejecting|next goal|conflict set|conflict):[ \t]+")
+_SOLVER_NAME_RE = re.compile(r"(?P<name>[A-Za-z]\w*(?:-[A-Za-z]\w*)*(?:-\d[\w.]*|[<>=]=?\d[\w.]*)?)(?:/installed-[\w.]*)?"
+                             r"(?P<sep>,[ \t]*| => )?")
+_SOLVER_OF_RE = re.compile(r"[(\[](?:dependency of|required by) (?P<name>[A-Za-z]\w*(?:-[A-Za-z]\w*)*(?:-\d[\w.]*)?)[)\]]")
+# R's messages quote a package in curly quotes: "installation of package ‘tibble’", "dependency ‘sf’ is not available"
+_R_PACKAGE_RE = re.compile(r"\b(?:package|dependency|called) ‘(?P<name>[A-Za-z][\w.]*)’")
+# "spaced-prompt": a prompt with a space before its `$`/`#`: `~ $ opam install x`, `pi@host:~ $ …`, `~/src $ …`
+_SPACED_PROMPT_RE = re.compile(r"[ \t]*(?:[\w.\-]+@[\w.\-]+:)?~[\w/.\-]*[ \t]+[$#%][ \t]+"
+                               r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*[a-z./~][^\n]*?)[ \t]*$")
+
+
 def _scan_vocabulary(text: str) -> Iterator[_Cand]:
     """Round 9: cmdlets, module specifiers, Ivy ids, installs written in Julia and R, resolver constraints."""
     off = _SHAPES_OFF
@@ -3026,13 +3047,28 @@ def _scan_vocabulary(text: str) -> Iterator[_Cand]:
         yield _Cand("package", m.start(), m.end(), m.group(0), "")
     if "lang-install" not in off:
         for m in _LANG_INSTALL_RE.finditer(text) if "(" in text and has("Pkg.", "install", "library(", "Namespace(") else ():
-            yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+            if m.group("q") or text.startswith("library", m.start()):  # `install.packages(p)` passes a variable
+                yield _pkg(m.start("name"), m.end("name"), m.group("name"))
         for m in _PKG_REPL_RE.finditer(text) if "pkg> " in text else ():
             yield _Cand("command", m.start("cmd"), m.end("cmd"), "pkg " + m.group("cmd").split()[0])
             base = m.start("names")
             for t in re.finditer(r"[A-Za-z][\w.]*", m.group("names")):
                 yield _pkg(base + t.start(), base + t.end(), t.group(0))
     for m in _DEP_CONSTRAINT_RE.finditer(text) if "depends on " in text and "dep-constraint" not in off else ():
+        yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    for m in _MODULE_MISSING_RE.finditer(text) if has("annot find package", "Unbound module", "cannot open") and (
+            "module-missing" not in off) else ():
+        g = m.lastgroup or "a"
+        yield _pkg(m.start(g), m.end(g), m.group(g))
+    if "solver" not in off and has(": ", "dependency of", "required by"):
+        for m in _SOLVER_HEAD_RE.finditer(text):
+            n = _SOLVER_NAME_RE.match(text, m.end())
+            while n is not None:
+                yield _Cand("package", n.start("name"), n.end("name"), n.group("name"), "")
+                n = _SOLVER_NAME_RE.match(text, n.end()) if n.group("sep") else None
+        for m in _SOLVER_OF_RE.finditer(text):
+            yield _Cand("package", m.start("name"), m.end("name"), m.group("name"), "")
+    for m in _R_PACKAGE_RE.finditer(text) if "‘" in text and "lang-install" not in off else ():
         yield _pkg(m.start("name"), m.end("name"), m.group("name"))
 
 

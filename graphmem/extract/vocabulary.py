@@ -189,7 +189,8 @@ SUBGROUPS: dict[str, frozenset[str]] = {
 }
 
 # Words after an install verb that are no package: "dnf install instead of apt install".
-NOT_ARGUMENTS = _words("instead too either anyway manually globally locally now here there again")
+NOT_ARGUMENTS = _words("instead too either anyway manually globally locally now here there again failed fails "
+                       "failing succeeded works worked")
 
 # Programs that are English words as well: they make a command only with a subcommand or an argument shape.
 ENGLISH_PROGRAMS = _words("pub port kind salt sdk cs cl ld R eval cmd stack nix pod")
