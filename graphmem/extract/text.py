@@ -2575,8 +2575,8 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         if named and word[:1] in "\"'" and _VERSION_ARG_RE.match(word):
             continue  # Composer's version argument: `composer require a/b "dev-master"`
         bare = word.removesuffix("**").strip("\"'`,;.)?!")
-        if "://" in bare and "installers" not in _SHAPES_OFF:
-            break  # a URL to install from names no package: `cabal install http://host/x.tar.gz`
+        if ("://" in bare or bare in _vocab.NOT_ARGUMENTS) and "installers" not in _SHAPES_OFF:
+            break  # a URL to install from names no package (`cabal install http://host/x.tar.gz`), nor does "instead"
         # a version after the name: pip's ==, npm's @, gem's and Composer's name:version; pip's extras
         if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*(?:\[[\w,\-]+\])?(?:[<>=!~@^:][^\s]*)?", bare):
             if bare:
@@ -2920,13 +2920,31 @@ _SUBGROUPS: dict[str, frozenset[str]] = {}
 _CLOSING = "\"'"  # what closes a quoted command glued to its last word; with the vocabulary a backtick too
 
 
+def _trie(words: Iterable[str]) -> str:
+    """One regex alternative for many literal words with shared prefixes factored out: a long-first alternation
+    of hundreds of names tries each at every position, a trie one branch per character."""
+    tree: dict[str, Any] = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if "" in node:
+            return "(?:" + "|".join(alts) + ")?" if alts else ""
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return emit(tree)
+
+
 def _prose_exe_re(names: Iterable[str]) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w`$/.\-])(" + "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-                      + r")(?=[ \t])")
+    return re.compile(r"(?<![\w`$/.\-])(" + _trie(names) + r")(?=[ \t])")
 
 
 def _named_file_re(names: frozenset[str]) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w./\-])(?P<path>" + "|".join(sorted(names, key=len, reverse=True)).replace(".", r"\.")
+    return re.compile(r"(?<![\w./\-])(?P<path>" + _trie(names)
                       + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)")
 
 
@@ -2982,10 +3000,9 @@ def _switch_shapes(off: frozenset[str]) -> None:
             f.cache_clear()  # memoised answers may have read the tables
 
 
-_CMDLET_RE = re.compile(
-    r"(?<![\w\-$.])(?P<cmd>(?:" + "|".join(sorted(_vocab.CMDLET_VERBS)) + r")-[A-Z][A-Za-z]+|(?:"
-    + "|".join(sorted(v.lower() for v in _vocab.CMDLET_VERBS)) + r")-[a-z]{5,})(?![\w\-:.(])"
-    r"(?P<args>[^\n|;`\"]*)")
+_CMDLET_RE = re.compile(r"(?<![\w\-$.])(?P<verb>[A-Z][a-z]{1,11}|[a-z]{2,12})-(?P<noun>[A-Z][A-Za-z]+|[a-z]{5,})(?![\w\-:.(])")
+_CMDLET_ARGS_RE = re.compile(r"[^\n|;`\"]*")
+_CMDLET_VERBS = frozenset(_vocab.CMDLET_VERBS) | frozenset(v.lower() for v in _vocab.CMDLET_VERBS)
 _CMDLET_HEAD_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-+>*][ \t]+|PS[^\n>]*>[ \t]*|PS:[ \t]*|\d+\.[ \t]+)?$")
 # "lone-program": a lone backticked program is a command only when its sentence runs it ("run `make`", "`make` failed")
 _FAILED_AFTER_RE = re.compile(r"`?[ \t]+(?:failed|fails|exited|crashed|errored)\b")
@@ -3030,16 +3047,18 @@ def _scan_vocabulary(text: str) -> Iterator[_Cand]:
     off = _SHAPES_OFF
     has = _Has(text)
     for m in _CMDLET_RE.finditer(text) if "-" in text and "cmdlet" not in off else ():
-        cmd = m.group("cmd")
+        if m.group("verb") not in _CMDLET_VERBS or m.group("verb").islower() != m.group("noun").islower():
+            continue
+        cmd = m.group(0)
         head = _CMDLET_HEAD_RE.search(text, 0, m.start()) is not None or text[m.start() - 1 : m.start()] == "`"
-        if not head and not text[m.end("cmd") : m.end("cmd") + 2].startswith(" -"):
+        if not head and not text.startswith(" -", m.end()):
             continue  # a cmdlet in prose is a command with its parameters, or heading its line
-        args = m.group("args").rstrip(" \t.,)")
-        end = m.end("cmd") + len(args)
-        yield _Cand("command", m.start(), end, cmd)
+        a = _CMDLET_ARGS_RE.match(text, m.end())
+        args = a.group(0).rstrip(" \t.,)") if a else ""
+        yield _Cand("command", m.start(), m.end() + len(args), cmd)
         name = args.split()[0] if args.split() else ""
         if cmd.title() in _vocab.CMDLET_INSTALLS and re.fullmatch(r"[A-Za-z][\w.\-]*", name):
-            at = text.index(name, m.end("cmd"))
+            at = text.index(name, m.end())
             yield _pkg(at, at + len(name), name)
     for m in _SPECIFIER_RE.finditer(text) if has("npm:", "jsr:") and "specifier" not in off else ():
         yield _Cand("package", m.start(), m.end(), m.group(0), "")
