@@ -283,7 +283,7 @@ ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "mod
           "installer-command", "source-script")
 # round 9's vocabulary parts (text.py, ``_switch_shapes``); before = all of them off, which is main before round 9
 ROUND9 = ("programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
-          "module-missing", "solver", "spaced-prompt")
+          "module-missing", "solver", "spaced-prompt", "keywords", "apt-output")
 
 
 def base_module(rev: str):

@@ -1452,6 +1452,8 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
         word = text[c.start : c.end]
         if (c.start, c.end) in blocked or word.lower() in _KEYWORDS or len(word.strip("_()")) < 2:
             continue
+        if word.removesuffix("()") in _vocab.KEYWORDS and "keywords" not in _SHAPES_OFF:
+            continue
         if _SHOUTED_RE.fullmatch(word):
             continue  # capitals run together at a full stop: "AGAIN.THAT WORKED"
         if _PRODUCT_AFTER_RE.match(text, c.end) and "." not in word and "_" not in word:
@@ -2908,7 +2910,7 @@ def _chunks(text: str) -> list[tuple[int, str]]:
 # Round 9 (issue #18): a vocabulary of programs, installers and ecosystem files (vocabulary.py) in place of more
 # shapes; each part is switched by name like round 8's shapes (bench/extraction_loso.py --rules --round 9):
 # "programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
-# "module-missing", "solver", "spaced-prompt"
+# "module-missing", "solver", "spaced-prompt", "keywords", "apt-output"
 _BASE_TABLES = {
     "SUBCOMMANDS": SUBCOMMANDS, "PLAIN_EXECUTABLES": PLAIN_EXECUTABLES, "EXECUTABLES": EXECUTABLES,
     "_ENGLISH_EXECUTABLES": _ENGLISH_EXECUTABLES, "_PROSE_EXECUTABLES": _PROSE_EXECUTABLES,
@@ -3037,6 +3039,11 @@ _SOLVER_NAME_RE = re.compile(r"(?P<name>[A-Za-z]\w*(?:-[A-Za-z]\w*)*(?:-\d[\w.]*
 _SOLVER_OF_RE = re.compile(r"[(\[](?:dependency of|required by) (?P<name>[A-Za-z]\w*(?:-[A-Za-z]\w*)*(?:-\d[\w.]*)?)[)\]]")
 # R's messages quote a package in curly quotes: "installation of package ‘tibble’", "dependency ‘sf’ is not available"
 _R_PACKAGE_RE = re.compile(r"\b(?:package|dependency|called) ‘(?P<name>[A-Za-z][\w.]*)’")
+# "apt-output": apt's own lines name a package: "x is already the newest version (v)", "Setting up x (v) ...",
+# "Unpacking x (v) over (w) ...", "Selecting previously unselected package x."
+_APT_OUTPUT_RE = re.compile(r"(?m)^[ \t]*(?:(?P<a>[a-z0-9][\w.+\-]*) is already the newest version\b|"
+                            r"(?:Setting up|Unpacking) (?P<b>[a-z0-9][\w.+\-]*)(?::\w+)? \(|"
+                            r"Selecting previously unselected package (?P<c>[a-z0-9][\w.+\-]*)\.)")
 # "spaced-prompt": a prompt with a space before its `$`/`#`: `~ $ opam install x`, `pi@host:~ $ …`, `~/src $ …`
 _SPACED_PROMPT_RE = re.compile(r"[ \t]*(?:[\w.\-]+@[\w.\-]+:)?~[\w/.\-]*[ \t]+[$#%][ \t]+"
                                r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*[a-z./~][^\n]*?)[ \t]*$")
@@ -3087,6 +3094,10 @@ def _scan_vocabulary(text: str) -> Iterator[_Cand]:
                 n = _SOLVER_NAME_RE.match(text, n.end()) if n.group("sep") else None
         for m in _SOLVER_OF_RE.finditer(text):
             yield _Cand("package", m.start("name"), m.end("name"), m.group("name"), "")
+    for m in _APT_OUTPUT_RE.finditer(text) if has("newest version", "Setting up ", "Unpacking ", "unselected package") and (
+            "apt-output" not in off) else ():
+        g = m.lastgroup or "a"
+        yield _pkg(m.start(g), m.end(g), m.group(g))
     for m in _R_PACKAGE_RE.finditer(text) if "‘" in text and "lang-install" not in off else ():
         yield _pkg(m.start("name"), m.end("name"), m.group("name"))
 

@@ -266,3 +266,12 @@ FILE_NAMES = _words(
     """dune-project dune-workspace SConstruct SConscript Kconfig Kbuild Cartfile
     Puppetfile Dangerfile Appfile Matchfile Taskfile"""
 )
+
+# Keywords that read like calls (`function(err)`, `fn() type`, `__declspec(dllimport)`) and C's built-in type names
+# (`'size_t' to 'int'`): the language's own words, never a name in the code.
+KEYWORDS = _words(
+    """function fn func def lambda if elif for foreach while switch case catch return sizeof alignof typeof
+    instanceof decltype __declspec __attribute__ __asm__ asm defined static_assert size_t ssize_t ptrdiff_t
+    intptr_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t wchar_t char16_t
+    char32_t off_t time_t pid_t"""
+)

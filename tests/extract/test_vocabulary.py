@@ -97,6 +97,10 @@ CASES = [
     ("solver", "h6-0263", "package", ["bin-package-db", "hdevtools-0.1.3.1"]),
     ("spaced-prompt", "h2-0008", "command", ["uv pip install torch==2.2.0 --index-url https://download.pytorch.org/whl/cpu"]),
     ("spaced-prompt", "h6-0241", "command", ["python3 -m pip install --upgrade --no-cache-dir mmpm"]),
+    ("keywords", "h6-0094", "symbol", ["hive.api.getAccounts"]),
+    ("keywords", "h6-0123", "symbol", []),
+    ("keywords", "h6-0183", "symbol", []),
+    ("apt-output", "h6-0080", "package", ["luarocks"]),
 ]
 
 
