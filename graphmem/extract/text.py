@@ -1452,7 +1452,8 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
         word = text[c.start : c.end]
         if (c.start, c.end) in blocked or word.lower() in _KEYWORDS or len(word.strip("_()")) < 2:
             continue
-        if word.removesuffix("()") in _vocab.KEYWORDS and "keywords" not in _SHAPES_OFF:
+        if "keywords" not in _SHAPES_OFF and (word in _vocab.C_TYPES or word.removesuffix("()") in _vocab.CALL_KEYWORDS
+                                              and (word.endswith("()") or text.startswith("(", c.end))):
             continue
         if _SHOUTED_RE.fullmatch(word):
             continue  # capitals run together at a full stop: "AGAIN.THAT WORKED"
@@ -2486,7 +2487,8 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 def _first_arg_ok(arg: str) -> bool:
     """The first argument of a plain executable in prose must be a flag or a path-like word."""
-    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg) or arg.startswith("("):
+    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg) or arg.startswith("(") or (
+            "programs" not in _SHAPES_OFF and arg in ("<", ">", "<=", ">=", "==", "~>", "^")):  # `gcc >= 7`
         return False  # a version, or Bundler's `rails (= 4.0.0)` requirement
     return arg.startswith("-") or arg in _COMMON_VERBS or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
 
@@ -2968,7 +2970,7 @@ def _vocabulary_tables() -> dict[str, Any]:
     t["_PROSE_EXECUTABLES"] = (frozenset(subs) - {"make", "go"}) | (
         plain - english - _words("sudo env py black next swift")) | _words("ruff")
     t["_PROSE_EXE_RE"] = _prose_exe_re(t["_PROSE_EXECUTABLES"] | {"make", "go"})
-    t["_PROGRAM_NAMES"] = _PROGRAM_NAMES | frozenset(_vocab.PROGRAMS)
+    t["_PROGRAM_NAMES"] = _PROGRAM_NAMES | (frozenset(_vocab.PROGRAMS) - _vocab.ENGLISH_PROGRAMS)
     t["_SUBGROUPS"] = {k.replace(" ", "-"): v for k, v in _vocab.SUBGROUPS.items()}
     t["_CLOSING"] = "\"'`"
     t["FILE_EXTS"] = FILE_EXTS | _vocab.FILE_EXTS
@@ -3004,6 +3006,7 @@ def _switch_shapes(off: frozenset[str]) -> None:
 
 _CMDLET_RE = re.compile(r"(?<![\w\-$.])(?P<verb>[A-Z][a-z]{1,11}|[a-z]{2,12})-(?P<noun>[A-Z][A-Za-z]+|[a-z]{5,})(?![\w\-:.(])")
 _CMDLET_ARGS_RE = re.compile(r"[^\n|;`\"]*")
+_CMDLET_PARAM_RE = re.compile(r"(?:^|[ \t])[-–][A-Za-z]")
 _CMDLET_VERBS = frozenset(_vocab.CMDLET_VERBS) | frozenset(v.lower() for v in _vocab.CMDLET_VERBS)
 _CMDLET_HEAD_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-+>*][ \t]+|PS[^\n>]*>[ \t]*|PS:[ \t]*|\d+\.[ \t]+)?$")
 # "lone-program": a lone backticked program is a command only when its sentence runs it ("run `make`", "`make` failed")
@@ -3054,7 +3057,8 @@ def _scan_vocabulary(text: str) -> Iterator[_Cand]:
     off = _SHAPES_OFF
     has = _Has(text)
     for m in _CMDLET_RE.finditer(text) if "-" in text and "cmdlet" not in off else ():
-        if m.group("verb") not in _CMDLET_VERBS or m.group("verb").islower() != m.group("noun").islower():
+        lower = m.group("verb").islower()
+        if m.group("verb") not in _CMDLET_VERBS or lower != m.group("noun").islower():
             continue
         cmd = m.group(0)
         head = _CMDLET_HEAD_RE.search(text, 0, m.start()) is not None or text[m.start() - 1 : m.start()] == "`"
@@ -3062,6 +3066,8 @@ def _scan_vocabulary(text: str) -> Iterator[_Cand]:
             continue  # a cmdlet in prose is a command with its parameters, or heading its line
         a = _CMDLET_ARGS_RE.match(text, m.end())
         args = a.group(0).rstrip(" \t.,)") if a else ""
+        if lower and not _CMDLET_PARAM_RE.search(args):
+            continue  # lower case only with a parameter: `set-executionpolicy bypass –scope process`
         yield _Cand("command", m.start(), m.end() + len(args), cmd)
         name = args.split()[0] if args.split() else ""
         if cmd.title() in _vocab.CMDLET_INSTALLS and re.fullmatch(r"[A-Za-z][\w.\-]*", name):

@@ -173,7 +173,6 @@ PROGRAMS: dict[str, frozenset[str]] = {
     "powershell": frozenset(),
     "pwsh": frozenset(),
     "cmd": frozenset(),
-    "fish": frozenset(),
     "eval": frozenset(),
 }
 
@@ -193,7 +192,7 @@ NOT_ARGUMENTS = _words("instead too either anyway manually globally locally now 
                        "failing succeeded works worked")
 
 # Programs that are English words as well: they make a command only with a subcommand or an argument shape.
-ENGLISH_PROGRAMS = _words("pub port kind salt sdk cs cl ld R eval cmd stack nix pod")
+ENGLISH_PROGRAMS = _words("pub port kind salt sdk cs cl ld R eval cmd stack nix pod snap spack esy elm")
 
 # PowerShell's approved verbs (Get-Verb): `Verb-Noun` is a cmdlet.
 CMDLET_VERBS = _words(
@@ -267,11 +266,11 @@ FILE_NAMES = _words(
     Puppetfile Dangerfile Appfile Matchfile Taskfile"""
 )
 
-# Keywords that read like calls (`function(err)`, `fn() type`, `__declspec(dllimport)`) and C's built-in type names
-# (`'size_t' to 'int'`): the language's own words, never a name in the code.
-KEYWORDS = _words(
-    """function fn func def lambda if elif for foreach while switch case catch return sizeof alignof typeof
-    instanceof decltype __declspec __attribute__ __asm__ asm defined static_assert size_t ssize_t ptrdiff_t
-    intptr_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t wchar_t char16_t
-    char32_t off_t time_t pid_t"""
+# Keywords that read like calls (`function(err)`, `fn() type`, `__declspec(dllimport)`, `sizeof(int)`): as a call,
+# the language's own word, never a name in the code.
+CALL_KEYWORDS = _words("function fn __declspec __attribute__ __asm__ sizeof alignof typeof decltype static_assert")
+# C's built-in type names (`'size_t' to 'int'`), as any language's built-in types are none.
+C_TYPES = _words(
+    """size_t ssize_t ptrdiff_t intptr_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t wchar_t char16_t char32_t off_t time_t pid_t"""
 )

@@ -121,6 +121,11 @@ GUARDS = [
     ("1: In install.packages(p, dependencies = TRUE):", "package", []),
     ("Oh I should make some check-list with \"BUILD DAT THING BEFORE COMMIT\" in it", "file", []),
     ("On Fedora, it says dnf install instead of apt install.", "package", []),
+    ("- The minimum is gcc >= 4.9 or clang >= 3.6, but older versions are untested", "command", []),
+    ("lock-serialized libraries still get *worse*, not better, under", "command", []),
+    ("from peewee import fn", "symbol", ["fn"]),
+    ("be used as a decorator or called with a name and `func` keyword argument.", "symbol", ["func"]),
+    ("  ``to_string()``, and ``kind``.", "symbol", ["to_string()", "kind"]),
 ]
 
 
