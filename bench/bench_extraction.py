@@ -10,7 +10,8 @@
 Exact: same kind and surface text (multiset). Lenient: same kind and overlapping spans (one-to-one).
 Speed: per-item CPU time (process time: the machine is shared) of ``extract_many`` over the set's
 lines and the tuned set's lines, concepts on as at ingest; with --against, both checkouts'
-text.py (it imports nothing of ours) are loaded into one process and timed in alternating rounds,
+text.py (since round 9 it imports graphmem.extract.vocabulary, from this PYTHONPATH: two round 9
+checkouts share one table) are loaded into one process and timed in alternating rounds,
 so load swings hit both alike; min and median of the rounds.
 """
 
