@@ -3,6 +3,7 @@
     python bench/extraction_loso.py            # the rules as they are: micro F1, symbol P, package F1 per set
     python bench/extraction_loso.py --rules    # round 7's grammar shapes judged leave-one-set-out (below)
     python bench/extraction_loso.py --rules --round 8  # the same for round 8's shapes over dev … dev6
+    python bench/extraction_loso.py --rules --round 9  # round 9's vocabulary parts over dev … dev7
     python bench/extraction_loso.py --learned  # + a logistic filter over symbol / package candidates, and
                                                #   liberal package candidates in dependency contexts + a scorer
     python bench/extraction_loso.py --learned --fixed 0.8  # the same at a fixed threshold
@@ -41,7 +42,7 @@ import bench_extraction as b
 
 from graphmem.extract import text as tx
 
-SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6")
+SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 KINDS = b.KINDS
 L2 = 1.0
 MIN_COUNT = 2
@@ -280,6 +281,9 @@ ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "mod
           "name-undefined", "manifest-word", "gradle-path", "ruby-predicate", "prompt",
           "shell-comment", "action-ref", "link-name", "link-sha", "kv-hex", "md-url", "at-range", "cued-program",
           "installer-command", "source-script")
+# round 9's vocabulary parts (text.py, ``_switch_shapes``); before = all of them off, which is main before round 9
+ROUND9 = ("programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
+          "module-missing", "solver", "spaced-prompt", "keywords", "apt-output")
 
 
 def base_module(rev: str):
@@ -319,7 +323,7 @@ def errors_of(split: str) -> tuple[Counter, dict]:
 
 def judge_rules(rev: str, shapes: tuple[str, ...] = ROUND7) -> None:
     """Each shape of ``shapes`` off in turn, then the folds. Round 7 swaps the installer code for the base's;
-    round 8's shapes are all switched by name (round 7's stay on)."""
+    round 8's and 9's are all switched by name (the earlier rounds' stay on)."""
     if shapes == ROUND7:
         base = base_module(rev)
         mine = {attr: getattr(tx, attr) for attr in INSTALLER}
@@ -330,7 +334,7 @@ def judge_rules(rev: str, shapes: tuple[str, ...] = ROUND7) -> None:
         base = mine = None
 
         def switch(on: set[str], _base: object = None, _mine: object = None) -> None:
-            tx._SHAPES_OFF = frozenset(r for r in shapes if r not in on)
+            tx._switch_shapes(frozenset(r for r in shapes if r not in on))
     every = set(shapes)
     switch(every, base, mine)
     full = {s: errors_of(s) for s in SETS}
@@ -370,10 +374,10 @@ def main() -> None:
     ap.add_argument("--fixed", type=float, help="a fixed threshold instead of the inner leave-one-set-out one")
     ap.add_argument("--rules", action="store_true", help="judge round 7's shapes leave-one-set-out")
     ap.add_argument("--base", default="6ef2f07", help="the commit before round 7 (--rules)")
-    ap.add_argument("--round", type=int, default=7, choices=(7, 8), help="whose shapes --rules judges")
+    ap.add_argument("--round", type=int, default=7, choices=(7, 8, 9), help="whose shapes --rules judges")
     args = ap.parse_args()
     if args.rules:
-        judge_rules(args.base, ROUND7 if args.round == 7 else ROUND8)
+        judge_rules(args.base, {7: ROUND7, 8: ROUND8, 9: ROUND9}[args.round])
         return
     data = {s: collect(s) for s in SETS}
     base = {s: figures(data[s]["counts"]) for s in SETS}

@@ -69,6 +69,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from graphmem.extract import vocabulary as _vocab
+
 __all__ = ["KINDS", "Mention", "code_terms", "extract", "extract_many"]
 
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url", "concept")
@@ -1450,6 +1452,9 @@ def _scan_symbols(text: str) -> Iterator[_Cand]:
         word = text[c.start : c.end]
         if (c.start, c.end) in blocked or word.lower() in _KEYWORDS or len(word.strip("_()")) < 2:
             continue
+        if "keywords" not in _SHAPES_OFF and (word in _vocab.C_TYPES or word.removesuffix("()") in _vocab.CALL_KEYWORDS
+                                              and (word.endswith("()") or text.startswith("(", c.end))):
+            continue
         if _SHOUTED_RE.fullmatch(word):
             continue  # capitals run together at a full stop: "AGAIN.THAT WORKED"
         if _PRODUCT_AFTER_RE.match(text, c.end) and "." not in word and "_" not in word:
@@ -2272,6 +2277,8 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
     for line in text.split("\n"):
         line_start, pos = pos, pos + len(line) + 1
         p = _PROMPT_8_RE.match(line) if prompts else None
+        if p is None and "~" in line and "spaced-prompt" not in _SHAPES_OFF:
+            p = _SPACED_PROMPT_RE.match(line)
         if p is not None:
             cmd, at = _strip_env_prefix(_uncomment(p.group("cmd")).removeprefix("sudo "), line_start + p.start("cmd"))
             if len(cmd) <= 400 and cmd.strip():
@@ -2301,7 +2308,10 @@ def _scan_shell_lines(text: str) -> Iterator[_Cand]:
         first = words[0]
         head = next(_split_chain(cmd, 0), ("", 0))[0].split()
         if len(words) > 1 and (words[1].rstrip("!:").lower() in _LOG_LEVELS or words[-1].endswith("!")
-                               or re.fullmatch(r"v?\d+(?:\.\d+)+", words[1])):
+                               or re.fullmatch(r"v?\d+(?:\.\d+)+", words[1])
+                               or "programs" not in _SHAPES_OFF and (cmd.endswith("$") or words[1] == "version"
+                                                                     and re.match(r"v?\d+\.\d", words[2:3][0] if
+                                                                                  words[2:] else ""))):
             continue  # `npm ERR! code E404` is the tool's log, `cargo 1.32.0 (...)` its version
         if len(words) > 2 and words[-2].startswith("--") and re.fullmatch(r"[a-z]+(?:s|ed|ing)", words[-1]):
             continue  # a verb after the flags: `cargo build --release fails` is a sentence; a short
@@ -2350,6 +2360,9 @@ def _scan_marked_commands(text: str) -> Iterator[_Cand]:
         raw = m.group(g)
         cmd, start = raw.strip(), m.start(g) + len(raw) - len(raw.lstrip())
         head, _ = _strip_env_prefix(cmd.removeprefix("sudo "), start)
+        if " " not in head and "lone-program" not in _SHAPES_OFF and not (
+                _CUE_BEFORE_RE.search(text, max(0, m.start() - 40), m.start()) or _FAILED_AFTER_RE.match(text, m.end())):
+            continue  # a program named, not run: "the version of your `psql` client"
         if _starts_with_executable(head, single_ok=True):
             yield from _chain_commands(cmd, start, single_ok=True)
         elif _TOOL_VERB_RE.fullmatch(head):
@@ -2425,7 +2438,7 @@ def _scan_prose_commands(text: str) -> Iterator[_Cand]:
             if not args or args[0][0] not in SUBCOMMANDS[exe]:
                 continue
             j = 1
-            group = SUBCOMMANDS.get(f"{exe}-{args[0][0]}", ())  # `docker compose up`
+            group = SUBCOMMANDS.get(f"{exe}-{args[0][0]}", ()) or _SUBGROUPS.get(f"{exe}-{args[0][0]}", ())
             if exe == "go" and args[0][0] == "mod" and "go-mod" not in _SHAPES_OFF:
                 group = _GO_MOD_SUBCOMMANDS  # `go mod tidy`
             if len(args) > 1 and args[1][0] in group:
@@ -2463,8 +2476,8 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
     out = []
     for word, end in args:
         if (word[-1] in ",;:)!?" or (word.endswith(".") and word not in (".", "./..."))
-                or word[-1] in "\"'" and word[0] != word[-1]):  # a quoted command's closing quote
-            stripped = word.rstrip(",;:)!?.\"'")
+                or word[-1] in _CLOSING and word[0] != word[-1]):  # a quoted command's closing quote
+            stripped = word.rstrip(",;:)!?." + _CLOSING)
             if stripped:
                 out.append((stripped, end - (len(word) - len(stripped))))
             break
@@ -2474,7 +2487,8 @@ def _contiguous(args: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 def _first_arg_ok(arg: str) -> bool:
     """The first argument of a plain executable in prose must be a flag or a path-like word."""
-    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg) or arg.startswith("("):
+    if re.fullmatch(r"v?\d+(?:\.[\dx]+)*", arg) or arg.startswith("(") or (
+            "programs" not in _SHAPES_OFF and arg in ("<", ">", "<=", ">=", "==", "~>", "^")):  # `gcc >= 7`
         return False  # a version, or Bundler's `rails (= 4.0.0)` requirement
     return arg.startswith("-") or arg in _COMMON_VERBS or bool(re.search(r"[/=]|\.[a-z]{1,5}$|_", arg))
 
@@ -2491,6 +2505,7 @@ def _consume_args(args: list[tuple[str, int]], j: int, takes_names: bool) -> int
             j += 1
             continue
         if (takes_names and re.fullmatch(r"[a-z][\w.\-]*", word) and word not in _STOP_WORDS
+                and not ("programs" not in _SHAPES_OFF and word in _vocab.NOT_ARGUMENTS)
                 or word in _COMMON_VERBS and (j == 0 or _arg_like(args[j - 1][0]))):  # php x.phar install
             prev_flag = ""
             j += 1
@@ -2564,6 +2579,8 @@ def _install_names(text: str, pos: int) -> Iterator[_Cand]:
         if named and word[:1] in "\"'" and _VERSION_ARG_RE.match(word):
             continue  # Composer's version argument: `composer require a/b "dev-master"`
         bare = word.removesuffix("**").strip("\"'`,;.)?!")
+        if ("://" in bare or bare in _vocab.NOT_ARGUMENTS) and "installers" not in _SHAPES_OFF:
+            break  # a URL to install from names no package (`cabal install http://host/x.tar.gz`), nor does "instead"
         # a version after the name: pip's ==, npm's @, gem's and Composer's name:version; pip's extras
         if not re.fullmatch(r"@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*(?:\[[\w,\-]+\])?(?:[<>=!~@^:][^\s]*)?", bare):
             if bare:
@@ -2892,6 +2909,206 @@ def _chunks(text: str) -> list[tuple[int, str]]:
     return out
 
 
+# Round 9 (issue #18): a vocabulary of programs, installers and ecosystem files (vocabulary.py) in place of more
+# shapes; each part is switched by name like round 8's shapes (bench/extraction_loso.py --rules --round 9):
+# "programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
+# "module-missing", "solver", "spaced-prompt", "keywords", "apt-output"
+_BASE_TABLES = {
+    "SUBCOMMANDS": SUBCOMMANDS, "PLAIN_EXECUTABLES": PLAIN_EXECUTABLES, "EXECUTABLES": EXECUTABLES,
+    "_ENGLISH_EXECUTABLES": _ENGLISH_EXECUTABLES, "_PROSE_EXECUTABLES": _PROSE_EXECUTABLES,
+    "_PROSE_EXE_RE": _PROSE_EXE_RE, "_PROGRAM_NAMES": _PROGRAM_NAMES, "FILE_EXTS": FILE_EXTS,
+    "_AMBIG_EXTS": _AMBIG_EXTS, "EXTENSIONLESS_FILES": EXTENSIONLESS_FILES, "_NAMED_FILE_RE": _NAMED_FILE_RE,
+    "_NAMED_FILE_NEEDLES": _NAMED_FILE_NEEDLES, "_INSTALL_RE": _INSTALL_RE, "_CLOSING": "\"'",
+}
+_SUBGROUPS: dict[str, frozenset[str]] = {}
+_CLOSING = "\"'"  # what closes a quoted command glued to its last word; with the vocabulary a backtick too
+
+
+def _trie(words: Iterable[str]) -> str:
+    """One regex alternative for many literal words with shared prefixes factored out: a long-first alternation
+    of hundreds of names tries each at every position, a trie one branch per character."""
+    tree: dict[str, Any] = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if "" in node:
+            return "(?:" + "|".join(alts) + ")?" if alts else ""
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return emit(tree)
+
+
+def _prose_exe_re(names: Iterable[str]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w`$/.\-])(" + _trie(names) + r")(?=[ \t])")
+
+
+def _named_file_re(names: frozenset[str]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w./\-])(?P<path>" + _trie(names)
+                      + r")(?P<line>(?::\d+){1,2}(?![\d/]))?(?![\w\-]|\.\w|/)")
+
+
+def _vocabulary_tables() -> dict[str, Any]:
+    """The tables with the vocabulary's programs, installers and files added."""
+    t: dict[str, Any] = {}
+    plain = PLAIN_EXECUTABLES
+    subs = dict(SUBCOMMANDS)
+    for name, sub in _vocab.PROGRAMS.items():
+        if name in PLAIN_EXECUTABLES:
+            continue  # a plain program keeps taking flags in prose (`gradle --version`)
+        elif sub or name in subs:
+            subs[name] = subs.get(name, frozenset()) | sub
+        else:
+            plain = plain | {name}
+    english = _ENGLISH_EXECUTABLES | _vocab.ENGLISH_PROGRAMS
+    t["SUBCOMMANDS"], t["PLAIN_EXECUTABLES"], t["_ENGLISH_EXECUTABLES"] = subs, plain, english
+    t["EXECUTABLES"] = plain | frozenset(subs)
+    t["_PROSE_EXECUTABLES"] = (frozenset(subs) - {"make", "go"}) | (
+        plain - english - _words("sudo env py black next swift")) | _words("ruff")
+    t["_PROSE_EXE_RE"] = _prose_exe_re(t["_PROSE_EXECUTABLES"] | {"make", "go"})
+    t["_PROGRAM_NAMES"] = _PROGRAM_NAMES | (frozenset(_vocab.PROGRAMS) - _vocab.ENGLISH_PROGRAMS)
+    t["_SUBGROUPS"] = {k.replace(" ", "-"): v for k, v in _vocab.SUBGROUPS.items()}
+    t["_CLOSING"] = "\"'`"
+    t["FILE_EXTS"] = FILE_EXTS | _vocab.FILE_EXTS
+    t["_AMBIG_EXTS"] = _AMBIG_EXTS | _vocab.AMBIGUOUS_EXTS
+    t["EXTENSIONLESS_FILES"] = EXTENSIONLESS_FILES | _vocab.FILE_NAMES
+    t["_NAMED_FILE_RE"] = _named_file_re(t["EXTENSIONLESS_FILES"])
+    t["_NAMED_FILE_NEEDLES"] = ("file", *sorted(n for n in t["EXTENSIONLESS_FILES"] if "file" not in n))
+    installers = "|".join(
+        re.escape(m).replace(r"\ ", r"[ \t]+") + r"(?:[ \t]+--?[a-z][\w\-]*)*[ \t]+(?:" + "|".join(map(re.escape, v.split()))
+        + ")" for m, v in sorted(_vocab.INSTALLERS.items(), key=lambda kv: -len(kv[0])) if v)
+    t["_INSTALL_RE"] = re.compile(r"\b(?:" + installers + r")\b(?![\-.]\w)|" + _INSTALL_RE.pattern)
+    return t
+
+
+_VOCAB_TABLES = _vocabulary_tables()
+_VOCAB_PARTS = {"programs": ("SUBCOMMANDS", "PLAIN_EXECUTABLES", "EXECUTABLES", "_ENGLISH_EXECUTABLES",
+                             "_PROSE_EXECUTABLES", "_PROSE_EXE_RE", "_PROGRAM_NAMES", "_SUBGROUPS", "_CLOSING"),
+                "files": ("FILE_EXTS", "_AMBIG_EXTS", "EXTENSIONLESS_FILES", "_NAMED_FILE_RE", "_NAMED_FILE_NEEDLES"),
+                "installers": ("_INSTALL_RE",)}
+
+
+def _switch_shapes(off: frozenset[str]) -> None:
+    """Switch shapes off by name (the leave-one-set-out bench); the vocabulary's parts rebind their tables."""
+    global _SHAPES_OFF
+    _SHAPES_OFF = off
+    for part, names in _VOCAB_PARTS.items():
+        for name in names:
+            globals()[name] = _BASE_TABLES.get(name, {}) if part in off else _VOCAB_TABLES[name]
+    for f in list(globals().values()):
+        if hasattr(f, "cache_clear"):
+            f.cache_clear()  # memoised answers may have read the tables
+
+
+_CMDLET_RE = re.compile(r"(?<![\w\-$.])(?P<verb>[A-Z][a-z]{1,11}|[a-z]{2,12})-(?P<noun>[A-Z][A-Za-z]+|[a-z]{5,})(?![\w\-:.(])")
+_CMDLET_ARGS_RE = re.compile(r"[^\n|;`\"]*")
+_CMDLET_PARAM_RE = re.compile(r"(?:^|[ \t])[-–][A-Za-z]")
+_CMDLET_VERBS = frozenset(_vocab.CMDLET_VERBS) | frozenset(v.lower() for v in _vocab.CMDLET_VERBS)
+_CMDLET_HEAD_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-+>*][ \t]+|PS[^\n>]*>[ \t]*|PS:[ \t]*|\d+\.[ \t]+)?$")
+# "lone-program": a lone backticked program is a command only when its sentence runs it ("run `make`", "`make` failed")
+_FAILED_AFTER_RE = re.compile(r"`?[ \t]+(?:failed|fails|exited|crashed|errored)\b")
+# "specifier": Deno's and JSR's `npm:name@version` / `jsr:@scope/name` specifiers are packages as written
+_SPECIFIER_RE = re.compile(r"(?<![\w.\-/@])(?:npm|jsr):@?[a-z][\w.\-]*(?:/[\w.\-]+)?(?:@[\^~<>=]*[\w.\-+*]+)?"
+                           r"(?<![.\-])")
+# "ivy": an Ivy/sbt module id `org#name;revision`
+_IVY_RE = re.compile(r"(?<![\w.#])[A-Za-z][\w.\-]*#[A-Za-z][\w.\-]*;[\w.\-+]+(?<![.\-])")
+# "lang-install": installs written in the language: Julia's `Pkg.add("X")` and Pkg REPL `pkg> add X`, R's
+# `install.packages("x")`, `remotes::install_github("a/b")`, `BiocManager::install("x")`, `library(x)`
+_LANG_INSTALL_RE = re.compile(
+    r"\b(?:Pkg\.(?:add|rm|update|develop|build|test)|install\.packages|(?:remotes|devtools|pak)::install_(?:github|cran|"
+    r"gitlab|bitbucket|local|version)|BiocManager::install|pak::pkg_install|(?<![\w.])library|(?<![\w.])requireNamespace)"
+    r"\((?:c\(|\[)?[ \t]*(?P<q>[\"'])?(?P<name>[A-Za-z][\w.\-]*(?:/[\w.\-]+)?)(?(q)(?P=q))")
+_PKG_REPL_RE = re.compile(r"(?m)\bpkg> (?P<cmd>(?:add|rm|remove|up|update|dev|develop|build|test|pin|free)"
+                          r"(?P<names>(?:[ \t]+[A-Za-z][\w.]*(?:@[\w.]+)?)+))[ \t]*$")
+# "dep-constraint": a resolver's "depends on X ^1.6.2" / "X >= 1.0.2" / "X from git" (pub, LuaRocks, cabal, npm)
+_DEP_CONSTRAINT_RE = re.compile(r"\bdepends on (?P<name>[A-Za-z][\w.\-]*[A-Za-z0-9])(?= (?:\^|[<>=~]=?|~>)"
+                                r"[ \t]*v?\d| v?\d+\.\d| from (?:git|hosted|path|sdk)\b)")
+
+
+# "module-missing": a resolver or compiler naming the module or package it cannot find: `Cannot find package 'open'`
+# (Node, Bun, Go), OCaml's `Unbound module Core_kernel`, Nim's `cannot open 'httpclient'` (no path: a path is a file)
+_MODULE_MISSING_RE = re.compile(
+    r"(?i:\bcannot find package)[ \t]+['\"](?P<a>@?[a-z][\w.\-]*(?:/[\w.\-]+)*)['\"]|\bUnbound module (?P<b>[A-Z][\w.]*)\b|"
+    r"\bcannot open ['\"](?P<c>[a-z][\w]*)['\"]")
+# "solver": cabal's and opam's solver lines: `trying: x-1.2 (dependency of y)`, `rejecting: ghc-7.6.3/installed-…`,
+# `next goal: x (dependency of y)`, `conflict set: a, b`, `(conflict: a => b>=1)`, `[required by y]`
+_SOLVER_HEAD_RE = re.compile(r"\b(?:trying|rejecting|next goal|conflict set|conflict):[ \t]+")
+_SOLVER_NAME_RE = re.compile(r"(?P<name>[A-Za-z]\w*(?:-[A-Za-z]\w*)*(?:-\d[\w.]*|[<>=]=?\d[\w.]*)?)(?:/installed-[\w.]*)?"
+                             r"(?P<sep>,[ \t]*| => )?")
+_SOLVER_OF_RE = re.compile(r"[(\[](?:dependency of|required by) (?P<name>[A-Za-z]\w*(?:-[A-Za-z]\w*)*(?:-\d[\w.]*)?)[)\]]")
+# R's messages quote a package in curly quotes: "installation of package ‘tibble’", "dependency ‘sf’ is not available"
+_R_PACKAGE_RE = re.compile(r"\b(?:package|dependency|called) ‘(?P<name>[A-Za-z][\w.]*)’")
+# "apt-output": apt's own lines name a package: "x is already the newest version (v)", "Setting up x (v) ...",
+# "Unpacking x (v) over (w) ...", "Selecting previously unselected package x."
+_APT_OUTPUT_RE = re.compile(r"(?m)^[ \t]*(?:(?P<a>[a-z0-9][\w.+\-]*) is already the newest version\b|"
+                            r"(?:Setting up|Unpacking) (?P<b>[a-z0-9][\w.+\-]*)(?::\w+)? \(|"
+                            r"Selecting previously unselected package (?P<c>[a-z0-9][\w.+\-]*)\.)")
+# "spaced-prompt": a prompt with a space before its `$`/`#`: `~ $ opam install x`, `pi@host:~ $ …`, `~/src $ …`
+_SPACED_PROMPT_RE = re.compile(r"[ \t]*(?:[\w.\-]+@[\w.\-]+:)?~[\w/.\-]*[ \t]+[$#%][ \t]+"
+                               r"(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*[a-z./~][^\n]*?)[ \t]*$")
+
+
+def _scan_vocabulary(text: str) -> Iterator[_Cand]:
+    """Round 9: cmdlets, module specifiers, Ivy ids, installs written in Julia and R, resolver constraints."""
+    off = _SHAPES_OFF
+    has = _Has(text)
+    for m in _CMDLET_RE.finditer(text) if "-" in text and "cmdlet" not in off else ():
+        lower = m.group("verb").islower()
+        if m.group("verb") not in _CMDLET_VERBS or lower != m.group("noun").islower():
+            continue
+        cmd = m.group(0)
+        head = _CMDLET_HEAD_RE.search(text, 0, m.start()) is not None or text[m.start() - 1 : m.start()] == "`"
+        if not head and not text.startswith(" -", m.end()):
+            continue  # a cmdlet in prose is a command with its parameters, or heading its line
+        a = _CMDLET_ARGS_RE.match(text, m.end())
+        args = a.group(0).rstrip(" \t.,)") if a else ""
+        if lower and not _CMDLET_PARAM_RE.search(args):
+            continue  # lower case only with a parameter: `set-executionpolicy bypass –scope process`
+        yield _Cand("command", m.start(), m.end() + len(args), cmd)
+        name = args.split()[0] if args.split() else ""
+        if cmd.title() in _vocab.CMDLET_INSTALLS and re.fullmatch(r"[A-Za-z][\w.\-]*", name):
+            at = text.index(name, m.end())
+            yield _pkg(at, at + len(name), name)
+    for m in _SPECIFIER_RE.finditer(text) if has("npm:", "jsr:") and "specifier" not in off else ():
+        yield _Cand("package", m.start(), m.end(), m.group(0), "")
+    for m in _IVY_RE.finditer(text) if "#" in text and ";" in text and "ivy" not in off else ():
+        yield _Cand("package", m.start(), m.end(), m.group(0), "")
+    if "lang-install" not in off:
+        for m in _LANG_INSTALL_RE.finditer(text) if "(" in text and has("Pkg.", "install", "library(", "Namespace(") else ():
+            if m.group("q") or text.startswith("library", m.start()):  # `install.packages(p)` passes a variable
+                yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+        for m in _PKG_REPL_RE.finditer(text) if "pkg> " in text else ():
+            yield _Cand("command", m.start("cmd"), m.end("cmd"), "pkg " + m.group("cmd").split()[0])
+            base = m.start("names")
+            for t in re.finditer(r"[A-Za-z][\w.]*", m.group("names")):
+                yield _pkg(base + t.start(), base + t.end(), t.group(0))
+    for m in _DEP_CONSTRAINT_RE.finditer(text) if "depends on " in text and "dep-constraint" not in off else ():
+        yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    for m in _MODULE_MISSING_RE.finditer(text) if has("annot find package", "Unbound module", "cannot open") and (
+            "module-missing" not in off) else ():
+        g = m.lastgroup or "a"
+        yield _pkg(m.start(g), m.end(g), m.group(g))
+    if "solver" not in off and has(": ", "dependency of", "required by"):
+        for m in _SOLVER_HEAD_RE.finditer(text):
+            n = _SOLVER_NAME_RE.match(text, m.end())
+            while n is not None:
+                yield _Cand("package", n.start("name"), n.end("name"), n.group("name"), "")
+                n = _SOLVER_NAME_RE.match(text, n.end()) if n.group("sep") else None
+        for m in _SOLVER_OF_RE.finditer(text):
+            yield _Cand("package", m.start("name"), m.end("name"), m.group("name"), "")
+    for m in _APT_OUTPUT_RE.finditer(text) if has("newest version", "Setting up ", "Unpacking ", "unselected package") and (
+            "apt-output" not in off) else ():
+        g = m.lastgroup or "a"
+        yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _R_PACKAGE_RE.finditer(text) if "‘" in text and "lang-install" not in off else ():
+        yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+
+
+
 _SCANNERS: tuple[Callable[[str], Iterable[_Cand]], ...] = (
     _scan_files,
     _scan_urls,
@@ -2904,7 +3121,9 @@ _SCANNERS: tuple[Callable[[str], Iterable[_Cand]], ...] = (
     _scan_shell_lines,
     _scan_prose_commands,
     _scan_install_args,
+    _scan_vocabulary,
 )
+_switch_shapes(frozenset())
 
 
 def _propagate_packages(cands: list[_Cand], text: str) -> Iterator[_Cand]:
