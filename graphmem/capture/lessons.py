@@ -77,7 +77,7 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
                      r"^compiles? clean")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
-_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my)\b")
+_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
                        r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
@@ -103,7 +103,7 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
-                    r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|not sure|guess)\b")
+                    r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess)\b")
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
 

@@ -610,6 +610,14 @@ def test_the_finding_that_motivates_an_edit_is_kept_with_its_message() -> None:
     "Task 2: TranscriptRenderer `message_id` normalization + JS TranscriptSelection hook",
     "All 15 `SessionLive` tests pass now, and `mix credo --strict` is clean.",
     "The `with_span` macro might not need `require OpenTelemetry.Tracer` after all.",
+    # spotter ae4a77f8 and entire-cli 03a1382e (labelled noise): a plan after "the issue is", and a
+    # suspicion the agent had not checked
+    "The issue is that I need to make `with_span` work with do blocks.",
+    "The `EnableDotGitCommonDir` suspicion is stronger now — go-git needs to route index reads/writes "
+    "to `.git/worktrees/1/index` instead of `.git/index`.",
+    # held-out review (xiaofeng-blog): the agent saying what it will exercise next
+    "It uses `generateText`, not streaming — so no SSE plumbing, but let me still exercise the POST "
+    "server-function path under Bun.",
 ])
 def test_plans_headings_status_and_guesses_are_no_discoveries(said: str) -> None:
     session = Session().say(said).edit("lib/spotter_web/live/session_live.ex", "a", "b")
