@@ -1722,31 +1722,36 @@ def _notified(msg: Any) -> bool:
 
 def _last_agent_message(s: _Session) -> str:
     """The agent's last words to the person: a turn the harness started (a background task's
-    notification) is no answer to them, so its words count only when nothing else was said."""
-    prompted = False
+    notification) is no answer to them, so its words count only when nothing else was said,
+    unless the agent worked in that turn (the awaited run failed and it fixed the next thing)."""
+    prompted = worked = False
     answers: list[str] = []
     stops: list[str] = []
     for ev in s.events:
         if ev.event == "user-prompt":
-            prompted = True
+            prompted, worked = True, False
+        elif ev.event == "post-tool" and (ev.is_edit or ev.command.strip()):
+            worked = True
         elif ev.event == "stop" and ev.text.strip():
-            (answers if prompted else stops).append(ev.text)
-            prompted = False
+            (answers if prompted or worked else stops).append(ev.text)
+            prompted = worked = False
     if answers or stops:
         return (answers or stops)[-1]
     if s.transcript is not None:
         from graphmem.capture.redact import redact
 
-        asked, spoken, replies = None, [], []
+        asked, spoken, replies, worked = None, [], [], False
         for m in s.transcript:
             if m.sidechain:
                 continue
             if m.role == "user":
-                asked = m
-            elif m.role == "assistant" and m.text:
-                spoken.append(m)
-                if not _notified(asked):
-                    replies.append(m)
+                asked, worked = m, False
+            elif m.role == "assistant":
+                worked = worked or bool(m.tool_uses)
+                if m.text:
+                    spoken.append(m)
+                    if not _notified(asked) or worked:
+                        replies.append(m)
         last = (replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""

@@ -434,6 +434,34 @@ def test_the_agents_reply_to_a_background_task_notification_is_not_its_closing_w
     assert "Agent's last message: spotter-fum Epic" in summary.body
 
 
+@pytest.mark.parametrize("events", [True, False])
+def test_work_the_agent_did_after_a_background_task_finished_is_its_closing_word(events: bool) -> None:
+    # held-out review (xiaofeng-blog f387386b): the agent pushed a fix and said it would watch the
+    # deploy; the run's notification came back failed, and it found and fixed a second cause. The
+    # summary's last words were "Watching the run in the background".
+    session = (Session().user("the fly deploy failed, fix it")
+               .run("npm install --package-lock-only", "up to date")
+               .say("Pushed the lockfile fix. Watching the run in the background — I'll report when it finishes."))
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, ts=session.t,
+                                    text="Pushed the lockfile fix. Watching the run in the background."))
+    session.user(NOTIFICATION, isMeta=False)
+    session.run("docker build .", "Exit code 127\nsh: vp: not found", error=True)
+    session.edit("Dockerfile", "ENV PATH=/root/.vite-plus/bin:$PATH",
+                 "ENV PATH=/root/.local/share/vite-plus/bin:$PATH")
+    session.run("docker build .", "Successfully built 3f2a1b")
+    session.say("The Vite+ installer moved its binaries to `~/.local/share/vite-plus/bin`, so `vp` was "
+                "not on PATH in the image; the Dockerfile's PATH now includes it and the build passes.")
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, ts=session.t,
+                                    text="The Vite+ installer moved its binaries to `~/.local/share/vite-plus/bin`, "
+                                         "so `vp` was not on PATH in the image; the Dockerfile's PATH now includes it."))
+    if events:
+        drafts = session.end()
+    else:
+        drafts = compress_session([], transcript="\n".join(json.dumps(r) for r in session.records))
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Agent's last message: The Vite+ installer moved" in summary.body, summary.body
+
+
 def test_a_transcript_imported_without_hook_events_still_names_the_files_it_changed() -> None:
     session = Session().user("Add a tar reader").edit("deep_manifest/reader.py", "zip", "tar")
     session.edit("plan.md", "", "plan")  # a plan file outside the checkout
