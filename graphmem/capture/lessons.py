@@ -32,7 +32,8 @@ from graphmem.capture.compress import (
 )
 from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import uniq as _uniq
-from graphmem.capture.failures import lint_findings, signature, unescaped as _unescaped
+from graphmem.capture.failures import lint_findings, signature
+from graphmem.capture.failures import unescaped as _unescaped
 
 __all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "lint_lessons", "user_answers"]
 
@@ -120,6 +121,7 @@ class _Call:
     failed: bool = False
     answered: bool = False
     errored: bool = False  # the tool result said it was an error
+    clean: list[Command] = field(default_factory=list)  # the steps of its line that ran without error
 
 
 @dataclass
@@ -131,6 +133,8 @@ class Lesson:
     sig: str
     diagnosis: list[str] = field(default_factory=list)
     fixed_by: _Call | None = None
+    fix_step: Command | None = None  # the step of fixed_by's line that re-ran the failed command
+    fix_clean: bool = False  # that step ran without error (else it only failed differently)
     verified: bool = False
     edits: list[_Call] = field(default_factory=list)
     commands: list[_Call] = field(default_factory=list)
@@ -192,7 +196,42 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
             call.failed = is_command_failure(call.tool, msg.is_error, msg.text)
             if not call.failed and call.command is not None and not msg.is_error:
                 call.failed = _exit_failure(msg.text) or _shows_exception(msg.text)
+            if call.command is not None:
+                steps = [call.command, *(_step(call.command, step, rel) for step in call.command.others)]
+                if call.failed:
+                    call.command, call.clean = _failed_step(steps, msg.text)
+                else:
+                    call.clean = steps
     return ordered, prose
+
+
+_SPEAKER = re.compile(r"(?m)^\s*([\w.+-]+): ")
+
+
+def _with_env(fixed: Command, failed: Command) -> str:
+    """The variables the working run set that the failed one did not (`LANG`, `LC_ALL`)."""
+    added = [k for k in {**fixed.exports, **fixed.env} if k not in {**failed.exports, **failed.env}]
+    return f" with {', '.join(added[:3])} set" if added else ""
+
+
+def _step(line: Command, step: str, rel: Callable[[str], str]) -> Command:
+    """One step of a chained line, with what the line exported before it."""
+    cmd = parse_command(step, line.dir, rel)
+    cmd.exports = {**line.exports, **cmd.exports}
+    return cmd
+
+
+def _failed_step(steps: list[Command], output: str) -> tuple[Command, list[Command]]:
+    """The step of a chained line (`initdb -D d && pg_ctl start`) that failed, and the steps before
+    it that ran clean: the failed one is the last whose program speaks in the error (`pg_ctl:
+    could not start server`), else the line's main command."""
+    speakers = _SPEAKER.findall(output[-6000:])
+    main = steps[0]
+    named = [n for n, step in enumerate(steps) if n and step.exe and step.exe != main.exe and step.exe in speakers]
+    if not named:
+        return main, []
+    at = max(named, key=lambda n: len(speakers) - speakers[::-1].index(steps[n].exe))
+    return steps[at], [step for step in steps[:at] if step.exe not in speakers]
 
 
 def tool_calls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[tuple[str, dict[str, Any], str, bool]]:
@@ -287,17 +326,24 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         cmd = call.command
         if cmd is None or not call.answered:
             continue
-        if not cmd.exe or cmd.is_read_only or _INLINE.search(cmd.raw):
+        probe = not cmd.exe or cmd.is_read_only or bool(_INLINE.search(cmd.raw))
+        if probe and not call.clean:
             continue  # `ls` or `git status` failing teaches little, an ad-hoc `python -c` nothing
-        sig = signature(call.result) if call.failed else None
+        sig = signature(call.result) if call.failed and not probe else None
         for lesson in list(open_):
-            if lesson.call.command is None or not equivalent(cmd, lesson.call.command):
+            failed = lesson.call.command
+            if failed is None:
                 continue
-            if call.failed and (sig is None or sig.key == lesson.sig):
+            # Any step of a line that ran clean can be the re-run of a failed command.
+            step = next((st for st in call.clean if equivalent(st, failed)), None)
+            if step is None and call.failed and not probe and equivalent(cmd, failed) and sig is not None \
+                    and sig.key != lesson.sig:
+                step = cmd  # the same command failing differently: no longer this error
+            if step is None:
                 continue
-            lesson.fixed_by = call
+            lesson.fixed_by, lesson.fix_step, lesson.fix_clean = call, step, step in call.clean
             open_.remove(lesson)
-        if call.failed:
+        if call.failed and not probe:
             if sig is None or any(o.sig == sig.key and o.call.command is not None
                                   and equivalent(cmd, o.call.command) for o in open_):
                 continue
@@ -319,11 +365,11 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         lesson.edits = [c for c in between if c.tool in EDIT_TOOLS and c.answered and not _errored(c)]
         lesson.commands = [c for c in between if c.command is not None and not c.failed
                            and not c.command.is_read_only and c.command.exe]
-        if lesson.fixed_by is not None:
-            after = [c for c in calls if c.pos >= lesson.fixed_by.pos and c.command is not None
-                     and c.answered and lesson.call.command is not None
-                     and equivalent(c.command, lesson.call.command)]
-            lesson.verified = bool(after) and not after[-1].failed
+        failed = lesson.call.command
+        if lesson.fixed_by is not None and failed is not None:
+            after = [c for c in calls if c.pos >= lesson.fixed_by.pos and c.command is not None and c.answered
+                     and (equivalent(c.command, failed) or any(equivalent(st, failed) for st in c.clean))]
+            lesson.verified = bool(after) and any(equivalent(st, failed) for st in after[-1].clean)
     return lessons
 
 
@@ -439,17 +485,17 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
     for lesson in lessons:
         cmd = lesson.call.command
         assert cmd is not None
-        fixed = lesson.fixed_by
-        if fixed is None:
+        fixed = lesson.fix_step
+        if lesson.fixed_by is None or fixed is None:
             continue
-        assert fixed.command is not None
-        if fixed.failed and not lesson.verified:
+        if not lesson.fix_clean and not lesson.verified:
             continue  # it only failed differently, and nothing passed in the end: no fix seen
         edit_files = _uniq(f for e in lesson.edits for f in files_of(e, rel))
         other = [c.command.main for c in lesson.commands if c.command is not None][-3:]
         if _own_new_code(lesson, rel):
             continue  # a bug in code the agent wrote this session, fixed there: no lesson for later
-        same = relative(fixed.command.main) == relative(cmd.main) and (fixed.command.dir or ".") == (cmd.dir or ".")
+        same = (relative(fixed.main) == relative(cmd.main) and (fixed.dir or ".") == (cmd.dir or ".")
+                and not _with_env(fixed, cmd))
         if same and not edit_files and not other and not lesson.diagnosis:
             continue  # passed again unchanged: nothing learnt, maybe flaky
         asked = _uniq(c.command.main for c in lesson.commands
@@ -468,7 +514,7 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         if asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in asked) + ", as the error said")
         if not same and not asked:  # another command line, or the same one from another directory
-            fix_parts.append(f"`{_short(fixed.command.raw, 120)}` worked")
+            fix_parts.append(f"`{_short(fixed.raw, 120)}` worked" + _with_env(fixed, cmd))
         if other and not asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in other))
         if plausible:
@@ -478,25 +524,25 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         if lesson.diagnosis:
             head = " ".join(lesson.diagnosis)
         else:
-            error = re.sub(r"^(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
+            error = re.sub(rf"^(?:{re.escape(cmd.exe)}:\s*)?(?:error|fatal):\s*", "", lesson.error, flags=re.IGNORECASE)
             head = f"`{refused_step(cmd, lesson.call.result)}` fails with {_short(error, 100)}"
             if asked:
                 head += f"; run `{_short(asked[-1], 50)}` first"
             elif plausible:
                 head += f"; fixed in {', '.join(plausible[:2])}"
             elif not same:
-                head += f"; `{_short(fixed.command.main, 70)}` worked"
+                head += f"; `{_short(fixed.main, 70)}` worked" + _with_env(fixed, cmd)
         title = _short(head, 200)
         body = []
         if lesson.diagnosis:
             body.append(f"Why (the agent's diagnosis): {' '.join(lesson.diagnosis)}")
         body.append(f"Failed: `{_short(cmd.raw, 200)}` with {lesson.error}")
         body.append("Fix: " + ("; ".join(fix_parts) if fix_parts else "unknown (the command passed later)"))
-        if fixed.failed:
-            body.append(f"Then `{_short(fixed.command.raw, 160)}` no longer showed it (it failed "
+        if not lesson.fix_clean:
+            body.append(f"Then `{_short(fixed.raw, 160)}` no longer showed it (it failed "
                         "with another error), and the last run of it passed.")
         else:
-            body.append(f"Then `{_short(fixed.command.raw, 160)}` passed"
+            body.append(f"Then `{_short(fixed.raw, 160)}` passed"
                         + (", and the last run of it passed too." if lesson.verified else "."))
         drafts.append(Draft(
             kind="pitfall", title=title, body="\n".join(body),

@@ -173,6 +173,26 @@ def test_a_command_counts_as_the_fix_only_when_the_error_asked_for_it() -> None:
                      "hint: You may want to first integrate the remote changes\nhint: (e.g., 'git pull ...') before pushing again.")
 
 
+def test_the_failed_step_of_a_chained_line_is_the_failure_and_a_later_line_can_pass_it() -> None:
+    # held-out review (turbodiff 71ecda1c, shortened): the locale error came from initdb, not from
+    # the `docker rm` the line began with; the next line ran initdb clean with LANG set, then
+    # failed at pg_ctl. Nothing was learnt: each failure was filed under its line's first program.
+    pg = "S=/tmp/pgdata; PG=/opt/homebrew/opt/postgresql@18/bin"
+    drafts = (Session()
+              .run(f"docker rm pg-fix191 >/dev/null; {pg}; $PG/initdb -D $S -U postgres -A trust >/dev/null "
+                   "&& $PG/pg_ctl -D $S -l $S/log start >/dev/null && $PG/createdb -p 55432 turbodiff",
+                   "Exit code 1\ninitdb: error: invalid locale settings; check LANG and LC_* environment variables",
+                   error=True)
+              .run(f"export LANG=en_US.UTF-8 LC_ALL=en_US.UTF-8; {pg}; rm -rf $S; $PG/initdb -D $S -U postgres "
+                   "-A trust >/dev/null && $PG/pg_ctl -D $S -l $S/log start >/dev/null && $PG/createdb -p 55432 turbodiff",
+                   "Exit code 1\npg_ctl: could not start server\nExamine the log output.", error=True)
+              .end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    assert lesson.title.startswith("`initdb` fails with invalid locale settings"), lesson.title
+    assert "with LANG, LC_ALL set" in lesson.title
+    assert not [d for d in drafts if "docker" in d.title]
+
+
 @pytest.mark.parametrize("output", [
     "<tool_use_error>Sibling tool call errored</tool_use_error>",
     "The user doesn't want to proceed with this tool use. The tool use was rejected.",
@@ -641,11 +661,11 @@ def test_the_finding_that_motivates_an_edit_is_kept_with_its_message() -> None:
     # spotter ae4a77f8 and entire-cli 03a1382e (labelled noise): a plan after "the issue is", and a
     # suspicion the agent had not checked
     "The issue is that I need to make `with_span` work with do blocks.",
-    "The `EnableDotGitCommonDir` suspicion is stronger now — go-git needs to route index reads/writes "
-    "to `.git/worktrees/1/index` instead of `.git/index`.",
+    ("The `EnableDotGitCommonDir` suspicion is stronger now — go-git needs to route index reads/writes "
+     "to `.git/worktrees/1/index` instead of `.git/index`."),
     # held-out review (xiaofeng-blog): the agent saying what it will exercise next
-    "It uses `generateText`, not streaming — so no SSE plumbing, but let me still exercise the POST "
-    "server-function path under Bun.",
+    ("It uses `generateText`, not streaming — so no SSE plumbing, but let me still exercise the POST "
+     "server-function path under Bun."),
 ])
 def test_plans_headings_status_and_guesses_are_no_discoveries(said: str) -> None:
     session = Session().say(said).edit("lib/spotter_web/live/session_live.ex", "a", "b")
