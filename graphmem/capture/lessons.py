@@ -104,7 +104,8 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
-                    r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess)\b")
+                    r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
+                    r"false positives?)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
 MAX_LESSONS = 10
 
