@@ -192,3 +192,15 @@ def test_a_brief_with_room_left_lets_its_cut_lines_say_more(memory: Memory) -> N
     assert "or every LiveView test fails with a RuntimeError" in roomy.text and roomy.tokens <= 400
     tight = memory.brief(60)  # room for the lines at their usual size only
     assert tight.tokens <= 60 and "RuntimeError" not in tight.text
+
+
+def test_a_brief_line_that_only_repeats_a_line_above_it_is_left_out(memory: Memory) -> None:
+    # held-out review (turbodiff): the brief's two lines were the last session's summary, which
+    # names its commit, and the commit itself.
+    memory.add("Session 2026-09-28: committed \"Drop CLI cost from failed agent runs\"; 2 files changed",
+               kind="summary", source="user")
+    memory.add("Drop CLI cost from failed agent runs", kind="fact", source="user")
+    memory.add("Deploys need check:types, lint and test:integration green", kind="convention", source="user")
+    text = memory.brief(400).text
+    assert text.count("Drop CLI cost from failed agent runs") == 1, text
+    assert "check:types" in text

@@ -120,6 +120,9 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
         return Brief(project=project, text="", lines=[], item_ids=[], tokens=0, budget=budget)
     picked: list[MemoryItem] = []
     for item in chosen:
+        said = " ".join(item.title.lower().split()).rstrip(".…")
+        if len(said) >= 20 and any(said in " ".join(other.title.lower().split()) for other in picked):
+            continue  # `fact: <commit subject>` under `last session: committed "<commit subject>"`
         line = brief_line(item, line_tokens, tokens)
         cost = tokens.count(line)
         if used + cost > budget:
