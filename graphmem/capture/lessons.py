@@ -558,8 +558,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
 _HINT = re.compile(r"(?i)\b(?:run|try|use|please|to fix|to update|to resolve|to apply|fix (?:it|this|them) "
                    r"(?:with|by)|did you (?:mean|forget)|hint|consider)\b")
 _QUOTED_CMD = re.compile(r"[`'\"]([^`'\"]{3,120})[`'\"]")
-_HOOKED = (("git", "commit", re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b")),
-           ("git", "push", re.compile(r"(?i)\bpre-?push\b")))
+_HOOKED = {"git commit": re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b"),
+           "git push": re.compile(r"(?i)\bpre-?push\b")}  # the step a hook's refusal speaks of
 
 
 def asked_for(cmd: Command, output: str) -> bool:
@@ -583,11 +583,9 @@ def asked_for(cmd: Command, output: str) -> bool:
 def refused_step(cmd: Command, output: str) -> str:
     """The step of a command line a failure speaks of: the commit when a pre-commit hook refused
     `git add x && git commit`, else the line's main command."""
-    for exe, sub, mark in _HOOKED:
-        if mark.search(output[-6000:]):
-            step = next((part for part in [cmd.main, *cmd.others] if re.match(rf"{exe}\s+{sub}\b", part)), "")
-            if step:
-                return f"{exe} {sub}"
+    for step, mark in _HOOKED.items():
+        if mark.search(output[-6000:]) and any(re.match(rf"{step}\b", part) for part in [cmd.main, *cmd.others]):
+            return step
     return " ".join(filter(None, (cmd.exe, cmd.sub)))
 
 
