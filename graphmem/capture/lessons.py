@@ -337,12 +337,13 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
                 continue
             # Any step of a line that ran clean can be the re-run of a failed command.
             step = next((st for st in call.clean if equivalent(st, failed)), None)
-            if step is None and call.failed and not probe and equivalent(cmd, failed) and sig is not None \
+            clean = step is not None
+            if not clean and call.failed and not probe and equivalent(cmd, failed) and sig is not None \
                     and sig.key != lesson.sig:
                 step = cmd  # the same command failing differently: no longer this error
             if step is None:
                 continue
-            lesson.fixed_by, lesson.fix_step, lesson.fix_clean = call, step, step in call.clean
+            lesson.fixed_by, lesson.fix_step, lesson.fix_clean = call, step, clean
             open_.remove(lesson)
         if call.failed and not probe:
             if sig is None or any(o.sig == sig.key and o.call.command is not None

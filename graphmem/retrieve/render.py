@@ -119,9 +119,11 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     if used > budget:
         return Brief(project=project, text="", lines=[], item_ids=[], tokens=0, budget=budget)
     picked: list[MemoryItem] = []
+    titles: list[str] = []  # the picked lines' titles, lower-cased with their spaces collapsed
     for item in chosen:
-        said = " ".join(item.title.lower().split()).rstrip(".…")
-        if len(said) >= 20 and any(said in " ".join(other.title.lower().split()) for other in picked):
+        title = " ".join(item.title.lower().split())
+        said = title.rstrip(".…")
+        if len(said) >= 20 and any(said in other for other in titles):
             continue  # `fact: <commit subject>` under `last session: committed "<commit subject>"`
         line = brief_line(item, line_tokens, tokens)
         cost = tokens.count(line)
@@ -130,6 +132,7 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
         lines.append(line)
         ids.append(item.id)
         picked.append(item)
+        titles.append(title)
         used += cost
     # Room left over lets the cut lines say more, in the brief's order, up to twice a line's size.
     for n, item in enumerate(picked):
