@@ -1759,7 +1759,7 @@ def _last_agent_message(s: _Session) -> str:
 
 def _transcript_rules(s: _Session) -> list[Draft]:
     """With the agent's own words at hand: lessons, the person's answers, discoveries, open failures."""
-    from graphmem.capture import lessons
+    from graphmem.capture import compaction, lessons
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
@@ -1772,6 +1772,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
                if d.title.lower().rstrip(".…")[-80:] not in said]
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
+    drafts += compaction.compaction_drafts(s.transcript, s.session_id, drafts)
     for lesson in lessons.open_failures(found)[-2:]:
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:

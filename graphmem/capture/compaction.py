@@ -1,0 +1,204 @@
+"""What a compaction summary says was fixed: Claude Code's summary of a conversation it compacts
+has a fixed outline, and its "Errors and fixes" section lists each error met with its cause and
+fix, written by the model after the fact. Those bullets become pitfalls (or enrich the lesson
+the session's own events already gave for the same error); the summary stays context, never
+the person's words.
+
+Left out: bullets the summary itself calls expected or not real, errors in names the session
+was still writing (undefined or unused), corrections of the agent by the person, attempts it
+says failed, and errors left unresolved, whose stated cause is a guess (spotter's "Dialyzer
+false positive (UNRESOLVED)" was a real bug).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from graphmem.capture.compress import Draft, session_key
+from graphmem.capture.compress import short as _short
+
+MAX_NEW = 2  # per summary: the rest are routine or already known
+_SECTION = re.compile(r"(?im)^[ \t]*(?:\d+\.[ \t]*)?\**[ \t]*errors?[ \t]+(?:and|&)[ \t]+fix(?:es)?[ \t]*:?\**[ \t]*:?[ \t]*$")
+_NEXT_SECTION = re.compile(r"(?m)^[ \t]*(?:\d+\.[ \t]+\**[A-Z]|#{1,4} |\*\*[A-Z][^*\n]{2,60}\*\*:?[ \t]*$)")
+_BULLET = re.compile(r"^([ \t]*)(?:[-*•]|\d+[.)])[ \t]+(.+)$")
+_BOLD_HEAD = re.compile(r"^\*\*(.+?)\*\*[ \t]*(?::[ \t]*)?(.*)$")
+_NOT_KNOWLEDGE = re.compile(r"(?i)^\W*(?:user (?:correction|feedback|pushback)|the user (?:said|corrected|asked))\b")
+_ROUTINE = re.compile(r"(?i)\bexpected (?:during|while|when|behaviou?r of incremental)|\bnot (?:a )?real errors?\b|"
+                      r"^\W*(?:compile errors? ?:?\s*)?(?:undefined|unused|missing) (?:function|variable|import|"
+                      r"alias|module|attribute)s?\b|^\W*(?:compile errors?|unused \w+|undefined \w+)\W*$|"
+                      r"^\W*@\w+ undefined\b|\bafter renam(?:ing|ed)\b|"
+                      r"^\W*(?:\w+:? )?(?:nesting depth|(?:cyclomatic |cognitive )?complexity)\b")
+_UNRESOLVED = re.compile(r"(?i)\bunresolved\b|\bstill (?:failing|open|broken)\b")
+_IN_PROGRESS = re.compile(r"(?i)^\W*(?:current|in progress|ongoing|wip)\W+")
+_FAILED_TRY = re.compile(r"\bFAILED\b|(?i:\bdid(?:n't| not) work\b|\battempted fix|\bfirst attempt\b|\ball failed\b)")
+_CAUSE = re.compile(r"(?i)\b(?:root cause|caused? by|because|due to|doesn't|does not|don't|can't|cannot|isn't|"
+                    r"not supported|unsupported|requires?|required|instead of|must|(?:git)?ignored|blocked|"
+                    r"rejected|refused|not allowed|forbidden)\b")
+_CHECKER = re.compile(r"(?i)\b(?:credo|dialyzer|eslint|staticcheck|clippy|mypy|pyright|ruff|golangci(?:-lint)?|"
+                      r"rubocop|tsc|pylint|flake8|sobelow|biome|prettier|gofmt|lint(?:er)?)\b")
+_SPECIFIC = re.compile(r"`[^`]+`|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*\.\w+|\w+/\d\b|\b[A-Z]{2,}\d+\b|"
+                       r"\b[\w-]+\.(?:exs?|ya?ml|json|toml|go|py|ts|js|rb|lock)\b")
+_TOKEN = re.compile(r"`([^`]+)`|([A-Za-z_][\w.:/-]*\w)")
+_WEAK = frozenset(["the", "and", "for", "with", "from", "that", "this", "was", "were", "are", "not", "but", "into", "when", "then", "than", "its", "their", "added", "fixed", "using", "used", "error", "errors", "fix", "fixes", "test", "tests", "file", "files", "function", "functions", "code", "after", "before", "instead", "because", "caused", "needed", "needs", "run", "ran", "running", "missing", "undefined", "unused"])
+
+
+@dataclass
+class Fix:
+    """One bullet of the section: the error as the summary names it and what it says of it."""
+
+    error: str
+    said: list[str]
+    open: bool = False
+
+
+def errors_and_fixes(text: str) -> list[Fix]:
+    """The bullets of a compaction summary's "Errors and fixes" section, sub-bullets folded into
+    their parent; [] when it has none."""
+    start = _SECTION.search(text)
+    if not start:
+        return []
+    rest = text[start.end():]
+    end = _NEXT_SECTION.search(rest)
+    fixes: list[Fix] = []
+    top = None
+    below: int | None = None  # sub-bullets under "attempted fixes that all failed:" are not fixes
+    for line in (rest[:end.start()] if end else rest[:6000]).splitlines():
+        m = _BULLET.match(line)
+        if not m:
+            if fixes and line.strip() and top is not None:
+                fixes[-1].said.append(" ".join(line.split()))
+            continue
+        indent, body = len(m.group(1).expandtabs(4)), " ".join(m.group(2).split())
+        if below is not None and indent > below:
+            continue
+        below = None
+        if top is None or indent <= top:
+            top = indent
+            head = _BOLD_HEAD.match(body)
+            error, said = (head.group(1), head.group(2)) if head else _split_head(body)
+            if head and not re.match(r"\*\*.+?\*\*[ \t]*:", body) and ": " in said:
+                more, said = _split_head(said)
+                error = f"{error} {more}"
+            error = error.strip().rstrip(":").strip()
+            fixes.append(Fix(error=error, said=[said.strip()] if said.strip() else []))
+        elif fixes:
+            fixes[-1].said.append(body.replace("**", ""))
+            if _FAILED_TRY.search(body) and body.endswith(":"):
+                below = indent
+    for fix in fixes:
+        if _IN_PROGRESS.match(fix.error):
+            fix.error, fix.open = _IN_PROGRESS.sub("", fix.error), True
+    return fixes
+
+
+def _split_head(body: str) -> tuple[str, str]:
+    """`error: what was done`, split at the first colon outside a code span."""
+    depth = 0
+    for i, ch in enumerate(body):
+        depth ^= ch == "`"
+        if ch == ":" and not depth and body[i + 1:i + 2] in (" ", ""):
+            return body[:i], body[i + 1:]
+    return body, ""
+
+
+def worth_keeping(fix: Fix) -> bool:
+    whole = " ".join([fix.error, *fix.said])
+    if _NOT_KNOWLEDGE.match(fix.error) or _ROUTINE.search(fix.error) or _ROUTINE.search(whole):
+        return False
+    return not _UNRESOLVED.search(whole)
+
+
+def statement(fix: Fix) -> tuple[str, list[str]]:
+    """Title (the error, then its cause and fix) and body lines; failed attempts left out."""
+    said = [s for s in fix.said if s and not _FAILED_TRY.search(s)]
+    lead = [s for s in said if re.match(r"(?i)^(?:root cause|caused by|successful fix|fix(?:ed)?(?: identified)?)\b", s)]
+    gist = " ".join(lead or said[:1])
+    title = f"{fix.error} — {gist}" if gist else fix.error
+    if fix.open:
+        title = f"{fix.error} (was still being fixed when the conversation was compacted)"
+    return title, said
+
+
+def value(fix: Fix) -> float:
+    """How much a later session gains: a cause or constraint stated, code named."""
+    whole = " ".join([fix.error, *fix.said])
+    return (2.0 * bool(_CAUSE.search(whole)) + min(3, len(_SPECIFIC.findall(whole))) * 0.5
+            + 0.5 * bool(fix.said) + 1.0 * bool(_CHECKER.search(fix.error)))
+
+
+def tokens(text: str) -> set[str]:
+    """Distinctive words of a text, lowercase: code spans and identifiers whole and in parts
+    (`priv/static/assets/` shares `assets` with "the assets directory")."""
+    out: set[str] = set()
+    for span, word in _TOKEN.findall(text):
+        whole = (span or word).lower().strip(".:/")
+        for t in {whole, *re.split(r"[^\w]+|_", whole)}:
+            if len(t) >= 4 and t not in _WEAK:
+                out.add(t)
+    return out
+
+
+def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Draft]) -> list[Draft]:
+    """Pitfalls from every compaction summary of the session; a bullet about an error a draft
+    in `known` already holds is added to that draft's body instead of becoming an item."""
+    new: list[tuple[float, Draft]] = []
+    for n, msg in enumerate(m for m in transcript if getattr(m, "compact", False)):
+        fixes = [f for f in errors_and_fixes(msg.text) if worth_keeping(f)]
+        ranked: list[tuple[float, Draft]] = []
+        for fix in fixes:
+            title, said = statement(fix)
+            line = f"Per the compaction summary: {fix.error} — {' '.join(said)}".strip(" —")
+            words = tokens(" ".join([fix.error, *said]))
+            holder = _holder(words, known)
+            if holder is not None:
+                if line[:80] not in holder.body:
+                    holder.body = f"{holder.body}\n{_short(line, 400)}".strip()
+                if not fix.open and _sharper(title, holder.title):
+                    holder.body = f"{holder.title}\n{holder.body}"
+                    holder.title = _short(title, 200)
+                continue
+            body = [f"From the summary written when the conversation was compacted: {fix.error}", *said]
+            ranked.append((value(fix), Draft(
+                kind="pitfall", title=_short(title, 200), body="\n".join(body), confidence=0.6,
+                importance=0.6, source="rule",
+                key=_key(session_id, n, fix),
+                tags=["compaction", "open" if fix.open else "fixed"])))
+        ranked.sort(key=lambda r: -r[0])
+        new += [r for r in ranked if r[0] >= 2.5][:MAX_NEW]
+    return [d for _, d in new]
+
+
+def _sharper(title: str, held: str) -> bool:
+    """The bullet names more of the code than the agent's sentence that holds it ("the issue -
+    the configuration format for the batch processor is wrong"); a command's lesson keeps its
+    title."""
+    return not held.startswith("`") and len(_SPECIFIC.findall(title)) > len(_SPECIFIC.findall(held))
+
+
+def _key(session_id: str, n: int, fix: Fix) -> str:
+    """A checker's complaint about one construct is one pitfall in every session that meets it
+    (spotter's credo `length/1` warning, met in two); other bullets are the session's own."""
+    checker, span = _CHECKER.search(fix.error), re.search(r"`([^`]+)`", fix.error)
+    if checker and span:
+        return session_key("", "compaction", f"{checker.group(0).lower()}\x1f{span.group(1)}")
+    return session_key(session_id, "compaction", f"{n}\x1f{fix.error.lower()}")
+
+
+def _holder(words: set[str], known: list[Draft]) -> Draft | None:
+    """The draft already about this error: it holds three of the bullet's distinctive words and
+    a third of them, or two and half."""
+    best, best_share = None, 0.0
+    for d in known:
+        if d.kind == "summary":
+            continue
+        shared = words & tokens(f"{d.title}\n{d.body}")
+        share = len(shared) / max(1, len(words))
+        if (len(shared) >= 3 and share >= 1 / 3 or len(shared) >= 2 and share >= 0.5) and share > best_share:
+            best, best_share = d, share
+    return best
+
+
+__all__ = ["Fix", "compaction_drafts", "errors_and_fixes", "statement", "worth_keeping"]

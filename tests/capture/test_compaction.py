@@ -1,0 +1,126 @@
+"""The "Errors and fixes" section of Claude Code's compaction summary, read as lessons. Excerpts
+are verbatim from the dev transcripts' summaries (spotter 258c7280, ae4a77f8, 4d5611e5,
+8463c716, fa812bfe; entire-cli f022dad1)."""
+
+from __future__ import annotations
+
+from graphmem.capture.compaction import errors_and_fixes, worth_keeping
+from tests.capture.test_lessons import Session, texts
+
+HEAD = ("This session is being continued from a previous conversation that ran out of context. "
+        "The summary below covers the earlier portion of the conversation.\n\nSummary:\n"
+        "1. Primary Request and Intent:\n   Implement annotations.\n\n")
+TAIL = ("\n5. Problem Solving:\n   - Solved: migration rewrite\n\n"
+        "6. All user messages:\n   - \"fix the issues\"\n")
+
+SPOTTER_258C = """4. Errors and fixes:
+   - **Compile errors for missing AnnotationMessageRef**: Expected during incremental editing. Fixed by creating the module file.
+   - **Credo warning about `length/1` in guard**: Changed `when length(message_ids) > 0` to pattern match `[_ | _] = message_ids`.
+   - **LiveView test: sandbox isolation (Project not found)**: LiveView process can't access test sandbox checkout. Fixed by using `Sandbox.mode(Repo, {:shared, self()})` instead of just `Sandbox.checkout`.
+"""
+
+SPOTTER_AE4A = """4. Errors and Fixes:
+   - **`:opentelemetry.set_text_map_propagators/1` undefined**: The function doesn't exist. Fixed by configuring propagators via application environment config (`text_map_propagators: [:trace_context, :baggage]`).
+   - **Unused variable**: Changed `{:ok, tool_call}` to `{:ok, _tool_call}`.
+   - **Dialyzer false positive (UNRESOLVED)**: `get_current_trace_id()` returns `{:ok, String.t()} | :error` but Dialyzer infers only `:error` is possible (likely because `Tracer.current_span_ctx()` has incomplete type specs in the OTEL library). Attempted fixes that all failed:
+     - Adding `@spec` annotation
+     - Using `with` instead of `case`
+"""
+
+ENTIRE_F022 = """4. Errors and Fixes:
+   - **staticcheck SA5011 in CI but not locally**:
+     - Root cause: CI uses `--new-from-patch`, local uses `new-from-merge-base: main`; also platform differences (darwin/arm64 vs linux/amd64)
+     - First attempt: Add nolint comments - FAILED (stripped by nolintlint + fix:true)
+     - Successful fix: Add explicit `return` after `t.Fatal()` calls
+"""
+
+
+def compacted(section: str, session_id: str = "sess-1") -> list:
+    return (Session(session_id).user("add the review page")
+            .user(HEAD + section + TAIL, isCompactSummary=True)
+            .say("Continuing with the review page.").end())
+
+
+def test_each_error_of_the_summary_with_its_fix_becomes_a_pitfall() -> None:
+    drafts = compacted(SPOTTER_258C)
+    pitfalls = {d.title: d for d in drafts if "compaction" in d.tags}
+    guard = next(d for t, d in pitfalls.items() if "length/1" in t)
+    assert "[_ | _] = message_ids" in guard.title
+    sandbox = next(d for t, d in pitfalls.items() if "sandbox isolation" in t)
+    assert sandbox.title.startswith("LiveView test: sandbox isolation (Project not found) — LiveView process")
+    assert "Sandbox.mode(Repo, {:shared, self()})" in sandbox.body
+    assert all(d.kind == "pitfall" and d.source == "rule" for d in pitfalls.values())
+    # "Expected during incremental editing": the summary itself says it was no lesson.
+    assert not any("AnnotationMessageRef" in t for t in pitfalls)
+
+
+def test_guesses_of_an_unresolved_error_and_failed_attempts_are_not_kept() -> None:
+    # The "false positive" was a real bug, and `with` instead of `case` was one failed attempt:
+    # both are listed false claims of the spotter benchmark.
+    drafts = compacted(SPOTTER_AE4A)
+    said = "\n".join(texts(drafts)).lower()
+    assert "false positive" not in said and "with` instead of `case" not in said
+    assert "unused variable" not in said
+    assert any(d.title.startswith("`:opentelemetry.set_text_map_propagators/1` undefined — The function doesn't exist")
+               and "text_map_propagators: [:trace_context, :baggage]" in d.body for d in drafts)
+
+
+def test_sub_bullets_give_the_cause_and_the_fix_that_worked() -> None:
+    fixes = errors_and_fixes(HEAD + ENTIRE_F022 + TAIL)
+    assert [f.error for f in fixes] == ["staticcheck SA5011 in CI but not locally"]
+    drafts = compacted(ENTIRE_F022)
+    lesson = next(d for d in drafts if "SA5011" in d.title)
+    assert "--new-from-patch" in lesson.title and "explicit `return`" in lesson.body
+    assert "nolint comments - FAILED" not in lesson.body
+
+
+def test_an_error_still_being_fixed_is_kept_without_a_fix() -> None:
+    section = """4. Errors and Fixes:
+   - **CURRENT: Cannot invoke Access.get/2 inside guard** (line 171 of transcript_components.ex): `line[:result_line_index]` in a `when` guard clause. Need to restructure to avoid guard.
+   - **CURRENT: Credo nesting depth** (line 152 of transcript_components.ex): `case` inside `if` inside `Map.new` callback in `compute_expand_groups`.
+"""
+    drafts = [d for d in compacted(section) if "compaction" in d.tags]
+    assert len(drafts) == 1 and "Access.get/2 inside guard" in drafts[0].title
+    assert "still being fixed" in drafts[0].title and "line[:result_line_index]" in drafts[0].body
+
+
+def test_corrections_of_the_agent_are_not_project_knowledge() -> None:
+    fixes = errors_and_fixes(HEAD + """4. Errors and Fixes:
+   - **User correction - "are you sure?"**: I asserted that `worktree.Status()` writes the index. User pushed back.
+   - **`fatal: bad tree object 082c2c44...` / `fatal: failed to run repack`**: GC couldn't complete because worktree 1's index had a corrupted cache-tree referencing a missing object. Fixed by running `git read-tree HEAD` in worktree 1 first, then GC succeeded.
+""" + TAIL)
+    assert [worth_keeping(f) for f in fixes] == [False, True]
+
+
+def test_an_error_the_session_already_learnt_enriches_that_lesson() -> None:
+    failing = ("** (RuntimeError) lazy_html is required for LiveView tests. Add {:lazy_html, \">= 0.1.0\", "
+               "only: :test} to your mix.exs deps.\nExit code 1")
+    section = """4. Errors and fixes:
+   - **LiveView test: missing lazy_html dependency**: Added `{:lazy_html, ">= 0.1.0", only: :test}` to mix.exs deps.
+"""
+    drafts = (Session().user("add LiveView tests for SessionLive")
+              .run("mix test test/spotter_web/live/session_live_test.exs 2>&1", failing, error=True)
+              .say("Need `lazy_html` as a test dependency.")
+              .edit("mix.exs", "{:floki, \">= 0.30.0\", only: :test}",
+                    "{:floki, \">= 0.30.0\", only: :test},\n      {:lazy_html, \">= 0.1.0\", only: :test}")
+              .run("mix test test/spotter_web/live/session_live_test.exs 2>&1", "5 tests, 0 failures")
+              .user(HEAD + section + TAIL, isCompactSummary=True).end())
+    about = [d for d in drafts if "lazy_html" in d.title and d.kind != "summary"]
+    assert len(about) == 1 and "compaction" not in about[0].tags
+    assert "Per the compaction summary: LiveView test: missing lazy_html dependency" in about[0].body
+
+
+def test_a_checker_complaint_met_in_two_sessions_is_one_pitfall() -> None:
+    later = """4. Errors and fixes:
+   - **Credo `length/1` warnings** in tests: Changed `length(thinking_lines) > 0` and `length(result) > 0` to `thinking_lines != []` and `result != []`.
+"""
+    first = next(d for d in compacted(SPOTTER_258C, "sess-1") if "length/1" in d.title)
+    second = next(d for d in compacted(later, "sess-2") if "length/1" in d.title)
+    assert first.key == second.key
+    assert second.title.startswith("Credo `length/1` warnings in tests — Changed")
+
+
+def test_a_summary_without_the_section_gives_nothing() -> None:
+    assert errors_and_fixes(HEAD + TAIL) == []
+    drafts = compacted("4. Problem Solving:\n   - Fixed the build\n")
+    assert not [d for d in drafts if "compaction" in d.tags]
