@@ -42,7 +42,7 @@ import bench_extraction as b
 
 from graphmem.extract import text as tx
 
-SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
+SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
 KINDS = b.KINDS
 L2 = 1.0
 MIN_COUNT = 2
