@@ -3160,6 +3160,9 @@ _PKG_NOUN_RE = re.compile(r"\bthe[ \t]+(?P<q>`?)(?P<name>[a-z][\w.\-]*[a-z0-9])(
 _ERROR_CODE_RE = re.compile(r"\bcode[ \t:=]+(?P<q>[`\"'])(?P<a>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?P=q)|"
                             r"(?P<r>[`\"'])(?P<b>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?P=r)[ \t]+(?:to[ \t]+an?[ \t]+(?:\w+[ \t]+)?)?"
                             r"error\b")
+# "win-set": cmd.exe's `set NAME=value` heading a line or after a drive prompt is a command:
+# `D:\\QG>set PYTHONPATH=${PYTHONPATH}:D:\\QG\\SourcePackages`, `set SECRE_KEY=replace-this-text`
+_WIN_SET_RE = re.compile(r"(?m)(?:^[ \t]*|(?<=>))(?P<cmd>set[ \t]+[A-Za-z_]\w*=[^\s\"'`]+)[ \t]*$")
 
 
 def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
@@ -3198,6 +3201,8 @@ def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
             " gem", " crate", " package", " librar", " plugin") else ():
         if m.group("q") or _package_shaped(m.group("name")):
             yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    for m in _WIN_SET_RE.finditer(text) if "set " in text and "=" in text and "win-set" not in off else ():
+        yield _Cand("command", m.start("cmd"), m.end("cmd"), _command_norm(m.group("cmd")))
     for m in _ERROR_CODE_RE.finditer(text) if "_" in text and "error-code" not in off and has("code", "error") else ():
         g = m.lastgroup or "a"
         yield _Cand("error", m.start(g), m.end(g), m.group(g))
