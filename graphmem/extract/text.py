@@ -3120,7 +3120,8 @@ _DEP_LIST_RE = re.compile(
 _LIST_NAME_RE = re.compile(r"`?(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9])`?")
 # "switch-from": a changelog entry moving from one name to another: "- Switch from istanbul to nyc", "* Switch from
 # using Flake8 to using Ruff", "- BREAKING: Migrate date utilities from previously using moment to now using dayjs";
-# prose about tools ("we've spent the past year migrating projects from Webpack to Vite") is no such entry, and a
+# prose about tools ("we've spent the past year migrating projects from Webpack to Vite") is no such entry, nor a
+# move between functions ("Move from urlparse to parse_url"), and a
 # product of two words ("Travis CI", "GitHub Actions") does not end where the shape needs its name to
 _SWITCH_FROM_RE = re.compile(
     r"(?m)^[ \t]*(?:[-*•+][ \t]+)?(?:[a-z]+(?:\([^)\n]*\))?!?:[ \t]+)?(?:BREAKING(?: CHANGE)?:[ \t]+)?"
@@ -3176,7 +3177,7 @@ def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
                 yield _pkg(m.start("names") + n.start("name"), m.start("names") + n.end("name"), n.group("name"))
     for m in _SWITCH_FROM_RE.finditer(text) if " from " in text and " to " in text and "switch-from" not in off else ():
         names = [m.group(g) for g in "ab"]
-        if not any(n.lower() in not_names or n.isdigit() for n in names):
+        if not any(n.lower() in not_names or "_" in n for n in names):  # `parse_url` is a function
             for g in "ab":
                 yield _pkg(m.start(g), m.end(g), m.group(g))
     for m in _ARTIFACT_RE.finditer(text) if ":" in text and has("rtifact", "resolve") and "artifact" not in off else ():
