@@ -3117,6 +3117,8 @@ _DEP_LIST_RE = re.compile(
     r"(?i:\b(?:add|remov|drop|upgrad|updat|bump|vendor|pin|replac)\w*)[ \t]+(?:the[ \t]+)?(?P<names>"
     r"`?[A-Za-z@][\w.\-/]*`?(?:[ \t]*,[ \t]*`?[A-Za-z@][\w.\-/]*`?)+,?[ \t]+and[ \t]+`?[A-Za-z@][\w.\-/]*`?)[ \t]+"
     r"(?i:dependencies|deps|crates|gems|packages|libraries|modules|plugins)\b")
+_DEP_NOUN_RE = re.compile(r"(?i)dependencies|deps|crates|gems|packages|libraries|modules|plugins")
+_NOT_LISTED = NOT_PACKAGES | _STOP_WORDS
 _LIST_NAME_RE = re.compile(r"`?(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9])`?")
 # "switch-from": a changelog entry moving from one name to another: "- Switch from istanbul to nyc", "* Switch from
 # using Flake8 to using Ruff", "- BREAKING: Migrate date utilities from previously using moment to now using dayjs";
@@ -3170,8 +3172,9 @@ def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
     """Round 10: dependency lists and moves, resolver and build-tool output, environment-variable and manifest names."""
     off = _SHAPES_OFF
     has = _Has(text)
-    not_names = NOT_PACKAGES | _STOP_WORDS
-    for m in _DEP_LIST_RE.finditer(text) if has(", ") and " and " in text and "dep-list" not in off else ():
+    not_names = _NOT_LISTED
+    for m in _DEP_LIST_RE.finditer(text) if " and " in text and has(", ") and _DEP_NOUN_RE.search(text) and (
+            "dep-list" not in off) else ():
         for n in _LIST_NAME_RE.finditer(m.group("names")):
             if n.group("name").lower() not in not_names:
                 yield _pkg(m.start("names") + n.start("name"), m.start("names") + n.end("name"), n.group("name"))
@@ -3192,8 +3195,8 @@ def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
     if "env-named" not in off and "nvironment variable" in text:
         for m in _ENV_NAMED_RE.finditer(text):
             yield _Cand("envvar", m.start("name"), m.end("name"), m.group("name"))
-    for m in _MANIFEST_FILE_RE.finditer(text) if "." in text and "manifest-file" not in off and has(
-            "onfig", "ONFIG", "vm.args") else ():
+    for m in _MANIFEST_FILE_RE.finditer(text) if has(".config", ".Config", ".CONFIG", "vm.args") and (
+            "manifest-file" not in off) else ():
         yield _Cand("file", m.start("name"), m.end("name"), m.group("name"))
     for m in _IMPORT_PATH_RE.finditer(text) if "import " in text and "import-line" not in off else ():
         g = m.lastgroup or "a"
