@@ -287,7 +287,7 @@ ROUND9 = ("programs", "installers", "files", "cmdlet", "lone-program", "specifie
           "module-missing", "solver", "spaced-prompt", "keywords", "apt-output")
 # round 10's dependency cues (text.py, ``_scan_dependency_cues``); before = all of them off, which is main before round 10
 ROUND10 = ("dep-list", "switch-from", "artifact", "dep-table", "rebar3", "env-named", "manifest-file", "import-line",
-           "pkg-noun", "error-code", "win-set")
+           "pkg-noun", "error-code", "win-set", "prose-import")
 
 
 def base_module(rev: str):

@@ -3152,6 +3152,12 @@ _MANIFEST_FILE_RE = re.compile(r"(?<![\w./\\\-])(?P<name>(?i:rebar\.config|web\.
 # `6 │ import tiramisu/primitive`, `import lustre/internals/patch.{type Patch}`), and "add import X" (`-add import RxSwift`)
 _IMPORT_PATH_RE = re.compile(r"(?m)^[ \t]*(?:\d+[ \t]*[│|][ \t]*)?import[ \t]+(?P<a>[a-z_]\w*(?:/[a-z_]\w*)+)(?=[ \t]*$|\.\{)|"
                              r"\b(?i:add(?:ed|ing|s)?)[ \t]+import[ \t]+`?(?P<b>[A-Za-z_]\w*)`?(?=[ \t]+(?:to|in|for)\b|[ \t]*$)")
+# "prose-import": a backticked module a sentence imports, and the one it imports it from: "Trying to import
+# `gleam/string_builder`", "import the module `gleam`", "Update import for `pretty-format`", "Allow importing `moment`
+# directly from `moment-parseplus`"; Rust's "unresolved import `a::B`" quotes a path, a symbol
+_PROSE_IMPORT_RE = re.compile(
+    r"(?<!unresolved )\b(?i:import(?:s|ed|ing)?)[ \t]+(?:for[ \t]+|the[ \t]+(?:module|package|library|crate)[ \t]+)?"
+    r"`(?P<a>@?[a-z][\w.\-]*(?:/[\w.\-]+)*)`(?:[ \t]+(?:directly[ \t]+)?from[ \t]+`(?P<b>@?[a-z][\w.\-]*(?:/[\w.\-]+)*)`)?")
 # "pkg-noun": a name the sentence calls a gem, crate, package, library or plugin: "moved to the rubocop-rails gem",
 # "the readline package was removed"; "the pip package name", "the root package" are not
 _PKG_NOUN_RE = re.compile(r"\bthe[ \t]+(?P<q>`?)(?P<name>[a-z][\w.\-]*[a-z0-9])(?P=q)[ \t]+(?:gem|crate|package|library|plugin)\b"
@@ -3201,6 +3207,10 @@ def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
     for m in _IMPORT_PATH_RE.finditer(text) if "import " in text and "import-line" not in off else ():
         g = m.lastgroup or "a"
         yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _PROSE_IMPORT_RE.finditer(text) if "`" in text and "prose-import" not in off and has("import", "Import") else ():
+        for g in "ab":
+            if m.group(g):
+                yield _pkg(m.start(g), m.end(g), m.group(g))
     for m in _PKG_NOUN_RE.finditer(text) if "the " in text and "pkg-noun" not in off and has(
             " gem", " crate", " package", " librar", " plugin") else ():
         if m.group("q") or _package_shaped(m.group("name")):

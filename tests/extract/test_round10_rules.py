@@ -52,6 +52,9 @@ CASES = [
     # error-code: a quoted ALL_CAPS code said to be an error code or an error
     ("error-code", "h5-0426", "error", ["MODULE_INVALID"]),
     ("error-code", "h7-0010", "error", ["UNRESOLVED_IMPORT"]),
+    # prose-import: a backticked module a sentence imports, and the one it imports it from
+    ("prose-import", "h5-0337", "package", ["moment", "moment-parseplus"]),
+    ("prose-import", "h7-0094", "package", ["gleam/string_builder"]),
     # win-set: cmd.exe's `set NAME=value` is a command
     ("win-set", "h4-0115", "command", ["set PYTHONPATH=${PYTHONPATH}:D:\\QG\\SourcePackages"]),
     ("win-set", "h5-0336", "command", ["set SECRE_KEY=replace-this-text-with-a-suitable-key"]),
@@ -77,6 +80,9 @@ GUARDS = [
     ("flag beside error", "h4-0158", "error", []),
     # "the root package" is no package
     ("package noun", "h7-0393", "package", []),
+    # Rust's unresolved import quotes a path: a symbol
+    ("unresolved import", "h2-0180", "symbol", ["something::Foo", "something::Foo"]),
+    ("unresolved import", "h2-0180", "package", []),
     # "Set the X environment variable" is prose, not cmd.exe's set
     ("set in prose", "h4-0108", "command", []),
     # a markdown table of commands names no package
