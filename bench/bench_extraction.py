@@ -5,7 +5,7 @@
                                   # (e.g. `git archive main | tar -x -C /tmp/main`)
     python bench/bench_extraction.py --errors             # false positives/negatives on dev only
     python bench/bench_extraction.py --errors dev2        # ... on the second dev set
-    python bench/bench_extraction.py --heldout heldout7   # also an unseen split, named explicitly
+    python bench/bench_extraction.py --heldout heldoutN   # also an unseen split, named explicitly
 
 Exact: same kind and surface text (multiset). Lenient: same kind and overlapping spans (one-to-one).
 Speed: per-item CPU time (process time: the machine is shared) of ``extract_many`` over the set's
@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "extraction-fresh"
 TUNED = ROOT / "tests" / "data" / "entities.jsonl"
 KINDS = ("file", "symbol", "error", "commit", "package", "envvar", "command", "url")
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "heldout")
-TUNING = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "heldout")
+TUNING = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
 
 
 def load(path: Path) -> list[dict]:

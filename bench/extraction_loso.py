@@ -4,6 +4,7 @@
     python bench/extraction_loso.py --rules    # round 7's grammar shapes judged leave-one-set-out (below)
     python bench/extraction_loso.py --rules --round 8  # the same for round 8's shapes over dev … dev6
     python bench/extraction_loso.py --rules --round 9  # round 9's vocabulary parts over dev … dev7
+    python bench/extraction_loso.py --rules --round 10  # round 10's dependency cues over dev … dev8
     python bench/extraction_loso.py --learned  # + a logistic filter over symbol / package candidates, and
                                                #   liberal package candidates in dependency contexts + a scorer
     python bench/extraction_loso.py --learned --fixed 0.8  # the same at a fixed threshold
@@ -42,7 +43,7 @@ import bench_extraction as b
 
 from graphmem.extract import text as tx
 
-SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
+SETS = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8")
 KINDS = b.KINDS
 L2 = 1.0
 MIN_COUNT = 2
@@ -284,6 +285,9 @@ ROUND8 = ("quoted-type", "generated-frame", "mix-task", "go-mod", "go-env", "mod
 # round 9's vocabulary parts (text.py, ``_switch_shapes``); before = all of them off, which is main before round 9
 ROUND9 = ("programs", "installers", "files", "cmdlet", "lone-program", "specifier", "ivy", "lang-install", "dep-constraint",
           "module-missing", "solver", "spaced-prompt", "keywords", "apt-output")
+# round 10's dependency cues (text.py, ``_scan_dependency_cues``); before = all of them off, which is main before round 10
+ROUND10 = ("dep-list", "switch-from", "artifact", "dep-table", "rebar3", "env-named", "manifest-file", "import-line",
+           "pkg-noun", "error-code", "win-set", "prose-import")
 
 
 def base_module(rev: str):
@@ -374,10 +378,10 @@ def main() -> None:
     ap.add_argument("--fixed", type=float, help="a fixed threshold instead of the inner leave-one-set-out one")
     ap.add_argument("--rules", action="store_true", help="judge round 7's shapes leave-one-set-out")
     ap.add_argument("--base", default="6ef2f07", help="the commit before round 7 (--rules)")
-    ap.add_argument("--round", type=int, default=7, choices=(7, 8, 9), help="whose shapes --rules judges")
+    ap.add_argument("--round", type=int, default=7, choices=(7, 8, 9, 10), help="whose shapes --rules judges")
     args = ap.parse_args()
     if args.rules:
-        judge_rules(args.base, {7: ROUND7, 8: ROUND8, 9: ROUND9}[args.round])
+        judge_rules(args.base, {7: ROUND7, 8: ROUND8, 9: ROUND9, 10: ROUND10}[args.round])
         return
     data = {s: collect(s) for s in SETS}
     base = {s: figures(data[s]["counts"]) for s in SETS}

@@ -3108,6 +3108,119 @@ def _scan_vocabulary(text: str) -> Iterator[_Cand]:
         yield _pkg(m.start("name"), m.end("name"), m.group("name"))
 
 
+# Round 10 (issue #18): names the sentence or the tool's own output marks as dependencies, judged leave-one-set-out
+# over dev … dev8 (bench/extraction_loso.py --rules --round 10), each behind a literal cue.
+_R10_NAME = r"`?(?P<{g}>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9])`?"
+# "dep-list": a list of names a verb adds, removes or upgrades as dependencies: "Remove jQuery, Popper, and Axios
+# dependencies", "Upgrade syn, proc-macro2, quote and heck crates"
+_DEP_LIST_RE = re.compile(
+    r"(?i:\b(?:add|remov|drop|upgrad|updat|bump|vendor|pin|replac)\w*)[ \t]+(?:the[ \t]+)?(?P<names>"
+    r"`?[A-Za-z@][\w.\-/]*`?(?:[ \t]*,[ \t]*`?[A-Za-z@][\w.\-/]*`?)+,?[ \t]+and[ \t]+`?[A-Za-z@][\w.\-/]*`?)[ \t]+"
+    r"(?i:dependencies|deps|crates|gems|packages|libraries|modules|plugins)\b")
+_DEP_NOUN_RE = re.compile(r"(?i)dependencies|deps|crates|gems|packages|libraries|modules|plugins")
+_NOT_LISTED = NOT_PACKAGES | _STOP_WORDS
+_LIST_NAME_RE = re.compile(r"`?(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9])`?")
+# "switch-from": a changelog entry moving from one name to another: "- Switch from istanbul to nyc", "* Switch from
+# using Flake8 to using Ruff", "- BREAKING: Migrate date utilities from previously using moment to now using dayjs";
+# prose about tools ("we've spent the past year migrating projects from Webpack to Vite") is no such entry, nor a
+# move between functions ("Move from urlparse to parse_url"), and a
+# product of two words ("Travis CI", "GitHub Actions") does not end where the shape needs its name to
+_SWITCH_FROM_RE = re.compile(
+    r"(?m)^[ \t]*(?:[-*•+][ \t]+)?(?:[a-z]+(?:\([^)\n]*\))?!?:[ \t]+)?(?:BREAKING(?: CHANGE)?:[ \t]+)?"
+    r"(?i:(?:switch|migrate|move|port|transition)(?:e?d)?)(?:[ \t]+[\w\-]+){0,3}?[ \t]+from[ \t]+"
+    r"(?:(?:\w+ly[ \t]+)?using[ \t]+)?" + _R10_NAME.format(g="a") + r"[ \t]+to[ \t]+(?:(?:\w+[ \t]+)?using[ \t]+)?"
+    + _R10_NAME.format(g="b") + r"(?=[ \t]*(?:[.,;:)(]|$)|[ \t]+(?:for|to|because|since|as|in|and)\b)")
+# "artifact": the Maven coordinate a resolver could not fetch, as printed: `Could not find artifact
+# org.rubygems:haml:jar:3.1.7 in central`, Gradle's `Artifact 'com.google.guava:guava:11.0.2@jar' not found`
+_ARTIFACT_RE = re.compile(r"(?i:\bartifact|could not resolve)[ \t]+['\"]?(?P<name>[A-Za-z][\w.\-]*:[A-Za-z][\w.\-]*"
+                          r"(?::[\w.\-@]*\w)+)")
+# "dep-table": a dependency table row, name then versions: `| pulldown-cmark | 0.12 | 0.13.0 | minor |`
+_DEP_TABLE_RE = re.compile(r"(?m)^[ \t]*\|[ \t]*`?(?P<name>@?[A-Za-z][\w.\-]*(?:/[\w.\-]+)*[A-Za-z0-9])`?[ \t]*\|"
+                           r"[ \t]*v?\d[\w.\-]*[ \t]*\|[ \t]*v?\d")
+# "rebar3": rebar3's own lines name packages: `===> Compiling cuttlefish`, `{pkg,<<"hackney">>,<<"1.3.2">>}`,
+# `Plugin pc not available`, `Missing plugins: [rebar3_hex]`
+_REBAR3_RE = re.compile(r"(?m)^===> (?:Compiling|Fetching|Upgrading|Unlocking|Linking) (?P<a>[a-z]\w*)(?![\w.\-/])|"
+                        r"\{pkg,[ \t]*<<\"(?P<b>[a-z]\w*)\">>|\bPlugin (?P<c>[a-z]\w*) not available\b|"
+                        r"\bMissing plugins: \[(?P<list>[a-z]\w*(?:,[ \t]*[a-z]\w*)*)\]")
+# "env-named": the quoted ALL_CAPS names of a sentence about environment variables are env vars
+# (``PROGRAMDATA``, ``APPDATA``; "host environment variable `STAGE`")
+_ENV_NAMED_RE = re.compile(r"(?P<q>``|[`'\"])(?P<name>[A-Z][A-Z0-9_]{2,})(?P=q)")
+# "manifest-file": manifest names whose extension reads as an attribute: `rebar.config`, `web.config`
+_MANIFEST_FILE_RE = re.compile(r"(?<![\w./\\\-])(?P<name>(?i:rebar\.config|web\.config|app\.config|nuget\.config|"
+                               r"packages\.config|sys\.config|vm\.args))(?![\w\-]|\.\w)")
+# "import-line": an import of a module path on a source line, behind a compiler's gutter too (Gleam's
+# `6 │ import tiramisu/primitive`, `import lustre/internals/patch.{type Patch}`), and "add import X" (`-add import RxSwift`)
+_IMPORT_PATH_RE = re.compile(r"(?m)^[ \t]*(?:\d+[ \t]*[│|][ \t]*)?import[ \t]+(?P<a>[a-z_]\w*(?:/[a-z_]\w*)+)(?=[ \t]*$|\.\{)|"
+                             r"\b(?i:add(?:ed|ing|s)?)[ \t]+import[ \t]+`?(?P<b>[A-Za-z_]\w*)`?(?=[ \t]+(?:to|in|for)\b|[ \t]*$)")
+# "prose-import": a backticked module a sentence imports, and the one it imports it from: "Trying to import
+# `gleam/string_builder`", "import the module `gleam`", "Update import for `pretty-format`", "Allow importing `moment`
+# directly from `moment-parseplus`"; Rust's "unresolved import `a::B`" quotes a path, a symbol
+_PROSE_IMPORT_RE = re.compile(
+    r"(?<!unresolved )\b(?i:import(?:s|ed|ing)?)[ \t]+(?:for[ \t]+|the[ \t]+(?:module|package|library|crate)[ \t]+)?"
+    r"`(?P<a>@?[a-z][\w.\-]*(?:/[\w.\-]+)*)`(?:[ \t]+(?:directly[ \t]+)?from[ \t]+`(?P<b>@?[a-z][\w.\-]*(?:/[\w.\-]+)*)`)?")
+# "pkg-noun": a name the sentence calls a gem, crate, package, library or plugin: "moved to the rubocop-rails gem",
+# "the readline package was removed"; "the pip package name", "the root package" are not
+_PKG_NOUN_RE = re.compile(r"\bthe[ \t]+(?P<q>`?)(?P<name>[a-z][\w.\-]*[a-z0-9])(?P=q)[ \t]+(?:gem|crate|package|library|plugin)\b"
+                          r"(?![ \t]*(?:names?|managers?|versions?|registry|index|cache|files?|authors?|maintainers?|lists?|"
+                          r"json|\.json|directory|folder|root)\b)")
+# "error-code": a quoted ALL_CAPS code said to be an error code or an error: `triggers error with code
+# "MODULE_INVALID"`, "promotes `UNRESOLVED_IMPORT` to a hard error"; an identifier a compiler quotes stays a symbol
+# (`error C2065: 'SO_MARK'`, heldout2 decision 1)
+_ERROR_CODE_RE = re.compile(r"\bcode[ \t:=]+(?P<q>[`\"'])(?P<a>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?P=q)|"
+                            r"(?P<r>[`\"'])(?P<b>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?P=r)[ \t]+(?:to[ \t]+an?[ \t]+(?:\w+[ \t]+)?)?"
+                            r"error\b")
+# "win-set": cmd.exe's `set NAME=value` heading a line or after a drive prompt is a command:
+# `D:\\QG>set PYTHONPATH=${PYTHONPATH}:D:\\QG\\SourcePackages`, `set SECRE_KEY=replace-this-text`
+_WIN_SET_RE = re.compile(r"(?m)(?:^[ \t]*|(?<=>))(?P<cmd>set[ \t]+[A-Za-z_]\w*=[^\s\"'`]+)[ \t]*$")
+
+
+def _scan_dependency_cues(text: str) -> Iterator[_Cand]:
+    """Round 10: dependency lists and moves, resolver and build-tool output, environment-variable and manifest names."""
+    off = _SHAPES_OFF
+    has = _Has(text)
+    not_names = _NOT_LISTED
+    for m in _DEP_LIST_RE.finditer(text) if " and " in text and has(", ") and _DEP_NOUN_RE.search(text) and (
+            "dep-list" not in off) else ():
+        for n in _LIST_NAME_RE.finditer(m.group("names")):
+            if n.group("name").lower() not in not_names:
+                yield _pkg(m.start("names") + n.start("name"), m.start("names") + n.end("name"), n.group("name"))
+    for m in _SWITCH_FROM_RE.finditer(text) if " from " in text and " to " in text and "switch-from" not in off else ():
+        names = [m.group(g) for g in "ab"]
+        if not any(n.lower() in not_names or "_" in n for n in names):  # `parse_url` is a function
+            for g in "ab":
+                yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _ARTIFACT_RE.finditer(text) if ":" in text and has("rtifact", "resolve") and "artifact" not in off else ():
+        yield _Cand("package", m.start("name"), m.end("name"), m.group("name"), "")
+    for m in _DEP_TABLE_RE.finditer(text) if "|" in text and "dep-table" not in off else ():
+        yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    if "rebar3" not in off and has("===> ", "{pkg,", "Plugin ", "Missing plugins"):
+        for m in _REBAR3_RE.finditer(text):
+            g = m.lastgroup or "a"
+            for n in re.finditer(r"[a-z]\w*", m.group(g)):
+                yield _pkg(m.start(g) + n.start(), m.start(g) + n.end(), n.group(0))
+    if "env-named" not in off and "nvironment variable" in text:
+        for m in _ENV_NAMED_RE.finditer(text):
+            yield _Cand("envvar", m.start("name"), m.end("name"), m.group("name"))
+    for m in _MANIFEST_FILE_RE.finditer(text) if has(".config", ".Config", ".CONFIG", "vm.args") and (
+            "manifest-file" not in off) else ():
+        yield _Cand("file", m.start("name"), m.end("name"), m.group("name"))
+    for m in _IMPORT_PATH_RE.finditer(text) if "import " in text and "import-line" not in off else ():
+        g = m.lastgroup or "a"
+        yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _PROSE_IMPORT_RE.finditer(text) if "`" in text and "prose-import" not in off and has("import", "Import") else ():
+        for g in "ab":
+            if m.group(g):
+                yield _pkg(m.start(g), m.end(g), m.group(g))
+    for m in _PKG_NOUN_RE.finditer(text) if "the " in text and "pkg-noun" not in off and has(
+            " gem", " crate", " package", " librar", " plugin") else ():
+        if m.group("q") or _package_shaped(m.group("name")):
+            yield _pkg(m.start("name"), m.end("name"), m.group("name"))
+    for m in _WIN_SET_RE.finditer(text) if "set " in text and "=" in text and "win-set" not in off else ():
+        yield _Cand("command", m.start("cmd"), m.end("cmd"), _command_norm(m.group("cmd")))
+    for m in _ERROR_CODE_RE.finditer(text) if "_" in text and "error-code" not in off and has("code", "error") else ():
+        g = m.lastgroup or "a"
+        yield _Cand("error", m.start(g), m.end(g), m.group(g))
+
 
 _SCANNERS: tuple[Callable[[str], Iterable[_Cand]], ...] = (
     _scan_files,
@@ -3122,6 +3235,7 @@ _SCANNERS: tuple[Callable[[str], Iterable[_Cand]], ...] = (
     _scan_prose_commands,
     _scan_install_args,
     _scan_vocabulary,
+    _scan_dependency_cues,
 )
 _switch_shapes(frozenset())
 
