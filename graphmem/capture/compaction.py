@@ -13,11 +13,11 @@ false positive (UNRESOLVED)" was a real bug).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from graphmem.capture.compress import Draft, session_key
+from graphmem.capture.compress import BODY_MAX, Draft, session_key
 from graphmem.capture.compress import short as _short
 
 MAX_NEW = 2  # per summary: the rest are routine or already known
@@ -141,12 +141,16 @@ def tokens(text: str) -> set[str]:
     return out
 
 
-def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Draft]) -> list[Draft]:
+def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Draft],
+                      clean: Callable[[str], str] = lambda text: text) -> list[Draft]:
     """Pitfalls from every compaction summary of the session; a bullet about an error a draft
-    in `known` already holds is added to that draft's body instead of becoming an item."""
+    in `known` already holds is added to that draft's body instead of becoming an item.
+    `clean` (redaction, relative paths) is applied to each bullet's text before it is used."""
     new: list[tuple[float, Draft]] = []
     for n, msg in enumerate(m for m in transcript if getattr(m, "compact", False)):
         fixes = [f for f in errors_and_fixes(msg.text) if worth_keeping(f)]
+        for fix in fixes:
+            fix.error, fix.said = clean(fix.error), [clean(line) for line in fix.said]
         ranked: list[tuple[float, Draft]] = []
         for fix in fixes:
             title, said = statement(fix)
@@ -154,9 +158,9 @@ def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Dr
             words = tokens(" ".join([fix.error, *said]))
             holder = _holder(words, known)
             if holder is not None:
-                if line[:80] not in holder.body:
+                if line[:80] not in holder.body and len(holder.body) + len(line) < BODY_MAX - 40:
                     holder.body = f"{holder.body}\n{_short(line, 400)}".strip()
-                if not fix.open and _sharper(title, holder.title):
+                if not fix.open and holder.kind in ("fact", "pitfall") and _sharper(title, holder.title):
                     holder.body = f"{holder.title}\n{holder.body}"
                     holder.title = _short(title, 200)
                 continue
@@ -188,15 +192,16 @@ def _key(session_id: str, n: int, fix: Fix) -> str:
 
 
 def _holder(words: set[str], known: list[Draft]) -> Draft | None:
-    """The draft already about this error: it holds three of the bullet's distinctive words and
-    a third of them, or two and half."""
+    """The fact, pitfall or task (not what the person said) already about this error: of the
+    distinctive words of the shorter of the two, the other holds three and 40 %, or two and half."""
     best, best_share = None, 0.0
     for d in known:
-        if d.kind == "summary":
+        if d.kind not in ("fact", "pitfall", "task") or d.source == "user":
             continue
-        shared = words & tokens(f"{d.title}\n{d.body}")
-        share = len(shared) / max(1, len(words))
-        if (len(shared) >= 3 and share >= 1 / 3 or len(shared) >= 2 and share >= 0.5) and share > best_share:
+        held = tokens(f"{d.title}\n{d.body}")
+        shared = words & held
+        share = len(shared) / max(1, min(len(words), len(held)))
+        if (len(shared) >= 3 and share >= 0.4 or len(shared) >= 2 and share >= 0.5) and share > best_share:
             best, best_share = d, share
     return best
 

@@ -912,6 +912,7 @@ class _Session:
     transcript: Any
     headlines: dict[str, str] = field(default_factory=dict)
     findings: list[Any] = field(default_factory=list)  # lessons.ranked_findings of the transcript
+    set_aside: list[str] = field(default_factory=list)  # findings left to the summary's "Also found"
 
     edits: list[_Ev] = field(default_factory=list)
 
@@ -1598,7 +1599,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if settings:
         body.append("Configuration set:")
         body.extend(f"- {redact(line)}" for line in settings)
-    found = lessons.more_findings(s.findings)
+    found = _uniq([*s.set_aside, *lessons.more_findings(s.findings)])[:lessons.MORE_FINDINGS + len(s.set_aside)]
     if found:
         body.append("Also found:")
         body.extend(f"- {redact(line)}" for line in found)
@@ -1759,7 +1760,7 @@ def _last_agent_message(s: _Session) -> str:
 
 def _transcript_rules(s: _Session) -> list[Draft]:
     """With the agent's own words at hand: lessons, the person's answers, discoveries, open failures."""
-    from graphmem.capture import compaction, lessons
+    from graphmem.capture import lessons
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
@@ -1772,7 +1773,6 @@ def _transcript_rules(s: _Session) -> list[Draft]:
                if d.title.lower().rstrip(".…")[-80:] not in said]
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
-    drafts += compaction.compaction_drafts(s.transcript, s.session_id, drafts)
     for lesson in lessons.open_failures(found)[-2:]:
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:
@@ -1786,6 +1786,28 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
     return _as_said(s, drafts)
+
+
+def _compaction_rules(s: _Session, drafts: list[Draft]) -> list[Draft]:
+    """Errors a compaction summary says were fixed: new pitfalls, or lines of the drafts that
+    already hold them. They take the places of the agent's in-the-moment discoveries that no
+    bullet confirmed, weakest first; those go to the summary's "Also found" (removed from
+    `drafts`)."""
+    from graphmem.capture import compaction, lessons
+    from graphmem.capture.redact import redact
+
+    fixed = compaction.compaction_drafts(s.transcript, s.session_id, drafts,
+                                         clean=lambda text: s.paths.relative_text(redact(text)))
+    for d in fixed:
+        d.observation_ids = [e.id for e in s.events[-1:]]
+
+    rank = {_norm(f[2]): n for n, f in enumerate(s.findings)}
+    unconfirmed = [d for d in drafts if "discovery" in d.tags and "Per the compaction summary" not in d.body]
+    unconfirmed.sort(key=lambda d: rank.get(_norm(d.title.rstrip("…")), len(rank)))
+    for d in unconfirmed[max(0, lessons.MAX_DISCOVERIES - len(fixed)):]:
+        drafts.remove(d)
+        s.set_aside.append(d.title)
+    return fixed
 
 
 def _as_said(s: _Session, drafts: list[Draft]) -> list[Draft]:
@@ -1841,6 +1863,8 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
     drafts += _safe(lambda: _env_rules(session), "env")
     drafts += _safe(lambda: _user_rules(session), "user")
     drafts += _safe(lambda: _commit_rules(session), "commit")
+    if parsed is not None:
+        drafts += _safe(lambda: _compaction_rules(session, drafts), "compaction")
     drafts = _merge(drafts)
     summary = _safe(lambda: _summary(session, drafts), "summary")
     order = {"summary": 0, "task": 1, "pitfall": 2, "decision": 3, "convention": 4, "env": 5,
