@@ -193,7 +193,7 @@ def _key(session_id: str, n: int, fix: Fix) -> str:
 
 def _holder(words: set[str], known: list[Draft]) -> Draft | None:
     """The fact, pitfall or task (not what the person said) already about this error: of the
-    distinctive words of the shorter of the two, the other holds three and 40 %, or two and half."""
+    distinctive words of the shorter of the two, the other holds three and a third, or two and half."""
     best, best_share = None, 0.0
     for d in known:
         if d.kind not in ("fact", "pitfall", "task") or d.source == "user":
@@ -201,7 +201,7 @@ def _holder(words: set[str], known: list[Draft]) -> Draft | None:
         held = tokens(f"{d.title}\n{d.body}")
         shared = words & held
         share = len(shared) / max(1, min(len(words), len(held)))
-        if (len(shared) >= 3 and share >= 0.4 or len(shared) >= 2 and share >= 0.5) and share > best_share:
+        if (len(shared) >= 3 and share >= 1 / 3 or len(shared) >= 2 and share >= 0.5) and share > best_share:
             best, best_share = d, share
     return best
 

@@ -912,7 +912,6 @@ class _Session:
     transcript: Any
     headlines: dict[str, str] = field(default_factory=dict)
     findings: list[Any] = field(default_factory=list)  # lessons.ranked_findings of the transcript
-    set_aside: list[str] = field(default_factory=list)  # findings left to the summary's "Also found"
 
     edits: list[_Ev] = field(default_factory=list)
 
@@ -1599,7 +1598,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if settings:
         body.append("Configuration set:")
         body.extend(f"- {redact(line)}" for line in settings)
-    found = _uniq([*s.set_aside, *lessons.more_findings(s.findings)])[:lessons.MORE_FINDINGS + len(s.set_aside)]
+    found = lessons.more_findings(s.findings)
     if found:
         body.append("Also found:")
         body.extend(f"- {redact(line)}" for line in found)
@@ -1790,23 +1789,14 @@ def _transcript_rules(s: _Session) -> list[Draft]:
 
 def _compaction_rules(s: _Session, drafts: list[Draft]) -> list[Draft]:
     """Errors a compaction summary says were fixed: new pitfalls, or lines of the drafts that
-    already hold them. They take the places of the agent's in-the-moment discoveries that no
-    bullet confirmed, weakest first; those go to the summary's "Also found" (removed from
-    `drafts`)."""
-    from graphmem.capture import compaction, lessons
+    already hold them."""
+    from graphmem.capture import compaction
     from graphmem.capture.redact import redact
 
     fixed = compaction.compaction_drafts(s.transcript, s.session_id, drafts,
                                          clean=lambda text: s.paths.relative_text(redact(text)))
     for d in fixed:
         d.observation_ids = [e.id for e in s.events[-1:]]
-
-    rank = {_norm(f[2]): n for n, f in enumerate(s.findings)}
-    unconfirmed = [d for d in drafts if "discovery" in d.tags and "Per the compaction summary" not in d.body]
-    unconfirmed.sort(key=lambda d: rank.get(_norm(d.title.rstrip("…")), len(rank)))
-    for d in unconfirmed[max(0, lessons.MAX_DISCOVERIES - len(fixed)):]:
-        drafts.remove(d)
-        s.set_aside.append(d.title)
     return fixed
 
 
