@@ -1518,6 +1518,10 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 
+_UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting|running|building|compiling|loading)\b"
+                        r"|\bin the background\b|\bwaiting for\b|\bwill (?:report|let you know)\b")
+
+
 def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     from graphmem.capture import lessons  # it imports this module
 
@@ -1561,9 +1565,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     if not headline:
         closing = _first_sentence(_closing_words(s))
-        if len(closing.split()) < 4:
+        # "Phoenix server is starting in the background": what it ran has no outcome yet.
+        under_way = bool(_UNDER_WAY.search(closing))
+        if len(closing.split()) < 4 or under_way:
             closing = ""
-        if not (closing or changed or s.runs or drafts):
+        if not (closing or changed or drafts or s.runs and not under_way):
             return []  # a session that did, decided and learnt nothing leaves no handoff
         gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")

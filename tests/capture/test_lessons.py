@@ -1002,3 +1002,20 @@ def test_a_fix_the_person_later_rejects_is_no_discovery() -> None:
     session.user("arrggghh that is no good.  can we restructure the code in any way (call an explicit "
                  "exit at each block?) to workaround?")
     assert _discoveries(session) == []
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_a_session_that_only_started_something_leaves_no_handoff(events: bool) -> None:
+    # spotter d6e0bada: the whole session was "start phoenix in background"; its one item was the
+    # summary "Phoenix server is starting in the background".
+    session = (Session().user("start phoenix in background")
+               .run("mix phx.server", "Command running in background with ID: bash_1")
+               .say("Phoenix server is starting in the background. Let me check the MCP servers status."))
+    drafts = session.end() if events else compress_session(
+        [], transcript="\n".join(json.dumps(r) for r in session.records))
+    assert not [d for d in drafts if d.kind == "summary"]
+    # Once it has an outcome (a change, a check), the session is summarised as before.
+    worked = (session.edit("config/dev.exs", "port: 4000", "port: 4001")
+              .run("mix test", "12 tests, 0 failures").end())
+    summary = next(d for d in worked if d.kind == "summary")
+    assert "config/dev.exs" in summary.title and "starting in the background" not in summary.title
