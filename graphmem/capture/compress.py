@@ -1775,7 +1775,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     said = " ".join(d.title for d in drafts).lower()
     s.findings = lessons.ranked_findings(s.transcript)
     drafts += [d for d in lessons.discoveries(s.transcript, s.session_id, s.findings)
-               if d.title.lower().rstrip(".…")[-80:] not in said]
+               if d.title.lower().rstrip(".…")[-80:] not in said and not _told_by_a_lesson(d, drafts)]
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:
@@ -1791,6 +1791,25 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
     return _as_said(s, drafts)
+
+
+def _told_by_a_lesson(found: Draft, drafts: list[Draft]) -> bool:
+    """A discovery that a lesson of the session already tells (three and half of its distinctive
+    words): it becomes a line of that lesson instead of an item (entire-cli f6833005 had "`entire
+    enable --agent` doesn't create it" beside the lesson "setupAgentHooksNonInteractive doesn't
+    create the .entire/.gitignore")."""
+    from graphmem.capture.compaction import tokens
+
+    words = tokens(found.title)
+    for d in drafts:
+        if d.kind != "pitfall":
+            continue
+        shared = words & tokens(f"{d.title}\n{d.body}")
+        if len(shared) >= 3 and len(shared) >= len(words) / 2:
+            if found.title[:60] not in d.body:
+                d.body = f"{d.body}\nThe agent found: {found.title}".strip()
+            return True
+    return False
 
 
 def _compaction_rules(s: _Session, drafts: list[Draft]) -> list[Draft]:

@@ -1019,3 +1019,21 @@ def test_a_session_that_only_started_something_leaves_no_handoff(events: bool) -
               .run("mix test", "12 tests, 0 failures").end())
     summary = next(d for d in worked if d.kind == "summary")
     assert "config/dev.exs" in summary.title and "starting in the background" not in summary.title
+
+
+def test_a_discovery_a_lesson_already_tells_is_a_line_of_that_lesson() -> None:
+    # entire-cli f6833005: the discovery and the lesson were two items saying one thing.
+    failing = ("--- FAIL: TestEnableAgentNonInteractive (0.02s)\n    setup_test.go:88: .entire/.gitignore "
+               "does not exist\nFAIL\nFAIL\tentire.io/cli/cmd/entire/cli\t0.412s")
+    drafts = (Session().user("after `entire enable --agent claude-code` there is no .entire/.gitignore, why?")
+              .run("go test ./cmd/entire/cli/ -run TestEnableAgentNonInteractive", failing, error=True)
+              .say("`setupAgentHooksNonInteractive` (used with `--agent` flag) doesn't create the "
+                   "`.entire/.gitignore`. It only installs hooks and saves settings.")
+              .say("The issue is that `entire enable --agent` doesn't create it (only the interactive enable does).")
+              .edit("cmd/entire/cli/setup.go", "\treturn nil", "\tstrategy.EnsureEntireGitignore()\n\treturn nil")
+              .run("go test ./cmd/entire/cli/ -run TestEnableAgentNonInteractive", "ok  \tentire.io/cli/cmd/entire/cli\t0.398s")
+              .end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    assert "setupAgentHooksNonInteractive" in lesson.title
+    assert not [d for d in drafts if "discovery" in d.tags and "interactive enable" in d.title]
+    assert "The agent found: The issue is that `entire enable --agent` doesn't create it" in lesson.body
