@@ -28,6 +28,7 @@ _TYPED = [
     re.compile(r"^npm (?:ERR!|error) (?:code )?(\w+)\s*(.*)$"),
     re.compile(r"^(\S+?\.\w+:\d+(?::\d+)?):\s*(?:error|warning)?:?\s*(.+)$"),     # path:line: message
 ]
+_CHECKER_ISSUE = re.compile(r"^┃?\s*\[[A-Z]\] [↘↗→↓↑] (.+)$")
 _GENERIC = re.compile(r"(?i)\b(?:error|failed|failure|fatal|cannot|can't|could not|couldn't|unable|"
                       r"not found|denied|refused|no such|invalid|missing|undefined|timed out|"
                       r"exception|unknown|ignored)\b")
@@ -85,6 +86,10 @@ def signature(output: str) -> Signature | None:
             if message.endswith(":") and n + 1 < len(lines):  # `Pre-commit validation failed:` says why next
                 message += " " + lines[n + 1].strip()
             return Signature("", _short(message), frame)
+    # A checker that names no error: credo's first issue, not its "Checking 3 source files ...".
+    issue = next((m for m in (_CHECKER_ISSUE.match(ln.strip()) for ln in lines[:200]) if m), None)
+    if issue:
+        return Signature("credo", _short(issue.group(1)), frame)
     ruled = [m.group(1) for m in map(_RULED.match, lines) if m]
     return Signature("", _short(ruled[-1] if ruled else lines[0].strip()), frame)
 

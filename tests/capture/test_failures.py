@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.capture.failures import LintFinding, lint_findings
+from graphmem.capture.failures import LintFinding, lint_findings, signature
 
 GOLANGCI = """Exit code 1
 [lint] $ golangci-lint run ./...
@@ -47,3 +47,17 @@ def test_linter_complaints_are_read_with_their_rule(output: str, expected: list[
 def test_a_dialyzer_complaint_takes_its_message_from_the_next_line() -> None:
     [found] = lint_findings("lib/a.ex:57:13:pattern_match\nThe pattern can never match the type.")
     assert found == LintFinding("lib/a.ex", 57, "pattern_match", "The pattern can never match the type.")
+
+
+def test_credos_issue_line_is_the_error_not_its_progress_line() -> None:
+    # spotter fa812bfe, verbatim: the lesson read "`mix credo` fails with Checking 3 source files ...".
+    output = ("Exit code 2\nChecking 3 source files ...\n\n  Software Design\n┃ \n"
+              "┃ [D] ↘ Nested modules could be aliased at the top of the invoking module.\n"
+              "┃       lib/spotter/services/active_session_registry.ex:135:5 "
+              "#(Spotter.Services.ActiveSessionRegistry.check_pane_present)\n\n"
+              "Please report incorrect results: https://github.com/rrrene/credo/issues\n\n"
+              "Analysis took 0.08 seconds (0.01s to load, 0.07s running 69 checks on 3 files)\n"
+              "40 mods/funs, found 1 software design suggestion.\n")
+    sig = signature(output)
+    assert sig is not None and sig.type == "credo"
+    assert sig.message == "Nested modules could be aliased at the top of the invoking module."
