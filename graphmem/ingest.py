@@ -127,9 +127,11 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
         item_id = ids[draft.key]
         before = earlier.get(item_id)
         if before is not None and (before["session_id"] != session_id or "recurring" in before["tags"]):
-            # The same lesson met again in another session: a pitfall that recurs.
+            # The same lesson met again in another session: a pitfall that recurs, with what each
+            # session said of it (credo's `length/1` in a guard, then in tests).
             draft.tags = [*draft.tags, "recurring"]
             draft.importance = min(1.0, draft.importance + 0.1)
+            draft.body = _with_earlier(draft, before)
         created = max((e.ts for e in events if e.id in set(draft.observation_ids)),
                       default=time.time())
         items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,
@@ -155,6 +157,18 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
                               dedupe=True)
     retire_vanished(memory, session_id, {i.id for i in items})
     return [i.id for i in saved], path
+
+
+def _with_earlier(draft: Any, before: dict[str, Any]) -> str:
+    """The draft's body, then the earlier item's title and body lines it does not repeat."""
+    lines = draft.body.splitlines()
+    seen = {" ".join(line.split()).lower() for line in [draft.title, *lines]}
+    for line in [before["title"], *(before.get("body") or "").splitlines()]:
+        key = " ".join(line.split()).lower()
+        if key and key not in seen:
+            seen.add(key)
+            lines.append(line)
+    return "\n".join(lines)[:4000]
 
 
 def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:

@@ -57,6 +57,27 @@ def test_a_pitfall_met_in_two_sessions_is_one_recurring_item_the_brief_shows(mem
     assert any(pushes[0]["id"] in line for line in brief.lines[1:3])
 
 
+def test_a_recurring_pitfall_keeps_what_each_session_said_of_it(memory: Any, tmp_path: Path) -> None:
+    # spotter 258c7280 then 8463c716 (compaction summaries): credo's `length/1` warning, first in
+    # a guard over message_ids, then in tests; the later text replaced the earlier, and the prompt
+    # about message_ids found nothing.
+    head = ("This session is being continued from a previous conversation that ran out of context.\n"
+            "Summary:\n1. Primary Request and Intent:\n   Work on the task.\n\n4. Errors and fixes:\n")
+    bullets = {"s-a": "   - **Credo warning about `length/1` in guard**: Changed `when length(message_ids) > 0` "
+                      "to pattern match `[_ | _] = message_ids`.\n",
+               "s-b": "   - **Credo `length/1` warnings** in tests: Changed `length(thinking_lines) > 0` and "
+                      "`length(result) > 0` to `thinking_lines != []` and `result != []`.\n"}
+    for sid, bullet in bullets.items():
+        session = (Session(sid).user("continue the task")
+                   .user(head + bullet + "\n5. Problem Solving:\n   - done\n", isCompactSummary=True)
+                   .say("Continuing."))
+        ingest(memory, session, tmp_path)
+    credo = [r for r in live(memory) if "length/1" in r["title"]]
+    assert len(credo) == 1 and "recurring" in credo[0]["tags"]
+    assert credo[0]["title"].startswith("Credo `length/1` warnings in tests")
+    assert "[_ | _] = message_ids" in credo[0]["body"] and "result != []" in credo[0]["body"]
+
+
 def test_two_lessons_about_one_test_file_stay_two_items(memory: Any, tmp_path: Path) -> None:
     session = (Session("s-c")
                .run("mix test test/live_test.exs", "Exit code 2\n** (RuntimeError) no :secret_key_base "
