@@ -89,7 +89,7 @@ def signature(output: str) -> Signature | None:
     # A checker that names no error: credo's first issue, not its "Checking 3 source files ...".
     issue = next((m for m in (_CHECKER_ISSUE.match(ln.strip()) for ln in lines[:200]) if m), None)
     if issue:
-        return Signature("credo", _short(issue.group(1)), frame)
+        return Signature("", _short(issue.group(1)), frame)
     ruled = [m.group(1) for m in map(_RULED.match, lines) if m]
     return Signature("", _short(ruled[-1] if ruled else lines[0].strip()), frame)
 

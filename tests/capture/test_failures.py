@@ -59,5 +59,5 @@ def test_credos_issue_line_is_the_error_not_its_progress_line() -> None:
               "Analysis took 0.08 seconds (0.01s to load, 0.07s running 69 checks on 3 files)\n"
               "40 mods/funs, found 1 software design suggestion.\n")
     sig = signature(output)
-    assert sig is not None and sig.type == "credo"
+    assert sig is not None and sig.type == ""
     assert sig.message == "Nested modules could be aliased at the top of the invoking module."
