@@ -131,7 +131,7 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
             # session said of it (credo's `length/1` in a guard, then in tests).
             draft.tags = [*draft.tags, "recurring"]
             draft.importance = min(1.0, draft.importance + 0.1)
-            draft.body = _with_earlier(draft, before)
+            draft.body = _with_earlier(draft, before, session_id)
         created = max((e.ts for e in events if e.id in set(draft.observation_ids)),
                       default=time.time())
         items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,
@@ -159,16 +159,26 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
     return [i.id for i in saved], path
 
 
-def _with_earlier(draft: Any, before: dict[str, Any]) -> str:
-    """The draft's body, then the earlier item's title and body lines it does not repeat."""
-    lines = draft.body.splitlines()
-    seen = {" ".join(line.split()).lower() for line in [draft.title, *lines]}
-    for line in [before["title"], *(before.get("body") or "").splitlines()]:
+EARLIER = "Met before:"
+
+
+def _with_earlier(draft: Any, before: dict[str, Any], session_id: str) -> str:
+    """The draft's body, then under "Met before:" what earlier sessions said of the lesson (the
+    earlier item's title and lines this draft does not repeat). The same session compressed
+    again keeps only that block of its previous version: its own old lines were replaced."""
+    previous, _, kept = (before.get("body") or "").partition(f"\n{EARLIER}\n")
+    earlier = kept.splitlines()
+    if before["session_id"] != session_id:
+        earlier = [before["title"], *previous.splitlines(), *earlier]
+    own = draft.body.splitlines()
+    seen = {" ".join(line.split()).lower() for line in [draft.title, *own]}
+    block = []
+    for line in earlier:
         key = " ".join(line.split()).lower()
         if key and key not in seen:
             seen.add(key)
-            lines.append(line)
-    return "\n".join(lines)[:4000]
+            block.append(line)
+    return "\n".join([*own, EARLIER, *block] if block else own)[:4000]
 
 
 def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:

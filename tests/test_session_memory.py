@@ -265,3 +265,20 @@ def test_a_second_item_that_holds_the_fix_is_shortened_to_fit_not_dropped(memory
                                         budget=budget)
         assert task.id in context and fact.id in context, (budget, context)
         assert memory.tokens.count(context) <= budget
+
+
+def test_a_session_compressed_again_replaces_its_own_lines_and_keeps_the_earlier_sessions() -> None:
+    # Review: after the first merge the item is this session's; compressing it again kept its old
+    # "Fix: unknown" beside the new "Fix: edits in lib/b.ex".
+    from graphmem.ingest import _with_earlier
+
+    class Draft:
+        title = "`mix test` fails with KeyError"
+        body = "Fix: edits in lib/b.ex"
+
+    before = {"session_id": "s-b", "title": "`mix test` fails with KeyError",
+              "body": "Fix: unknown (the command passed later)\nMet before:\nFix: edits in lib/a.ex"}
+    assert _with_earlier(Draft(), before, "s-b") == "Fix: edits in lib/b.ex\nMet before:\nFix: edits in lib/a.ex"
+    first = {"session_id": "s-a", "title": "`mix test` fails with KeyError: 'x'", "body": "Fix: edits in lib/a.ex"}
+    assert _with_earlier(Draft(), first, "s-b") == (
+        "Fix: edits in lib/b.ex\nMet before:\n`mix test` fails with KeyError: 'x'\nFix: edits in lib/a.ex")

@@ -20,27 +20,28 @@ from typing import Any
 from graphmem.capture.compress import BODY_MAX, Draft, session_key
 from graphmem.capture.compress import short as _short
 
-MAX_NEW = 2  # per summary: the rest are routine or already known
-_SECTION = re.compile(r"(?im)^[ \t]*(?:\d+\.[ \t]*)?\**[ \t]*errors?[ \t]+(?:and|&)[ \t]+fix(?:es)?[ \t]*:?\**[ \t]*:?[ \t]*$")
-_NEXT_SECTION = re.compile(r"(?m)^[ \t]*(?:\d+\.[ \t]+\**[A-Z]|#{1,4} |\*\*[A-Z][^*\n]{2,60}\*\*:?[ \t]*$)")
+MAX_NEW = 2  # per summary the session holds: the rest are routine or already known
+_SECTION = re.compile(r"(?im)^([ \t]*)(?:\d+\.)?[ \t*]*errors?[ \t]+(?:and|&)[ \t]+fix(?:es)?[ \t:*]*$")
+_NEXT_SECTION = re.compile(r"(?m)^(?:\d+\.[ \t]+\**[A-Z]|#{1,4} |\*\*[A-Z][^*\n]{2,60}\*\*:?[ \t]*$)")
 _BULLET = re.compile(r"^([ \t]*)(?:[-*•]|\d+[.)])[ \t]+(.+)$")
 _BOLD_HEAD = re.compile(r"^\*\*(.+?)\*\*[ \t]*(?::[ \t]*)?(.*)$")
 _NOT_KNOWLEDGE = re.compile(r"(?i)^\W*(?:user (?:correction|feedback|pushback)|the user (?:said|corrected|asked))\b")
-_ROUTINE = re.compile(r"(?i)\bexpected (?:during|while|when|behaviou?r of incremental)|\bnot (?:a )?real errors?\b|"
-                      r"^\W*(?:compile errors? ?:?\s*)?(?:undefined|unused|missing) (?:function|variable|import|"
+_ROUTINE = re.compile(r"(?i)\bexpected (?:during|while) (?:incremental )?edit(?:ing|s)?\b|\bnot (?:a )?real errors?\b|"
+                      r"^\W*(?:compile errors? ?:?\s*)?(?:undefined|unused) (?:function|variable|import|"
                       r"alias|module|attribute)s?\b|^\W*(?:compile errors?|unused \w+|undefined \w+)\W*$|"
-                      r"^\W*@\w+ undefined\b|\bafter renam(?:ing|ed)\b|"
+                      r"^\W*@\w+ undefined\b|"
                       r"^\W*(?:\w+:? )?(?:nesting depth|(?:cyclomatic |cognitive )?complexity)\b")
 _UNRESOLVED = re.compile(r"(?i)\bunresolved\b|\bstill (?:failing|open|broken)\b")
-_IN_PROGRESS = re.compile(r"(?i)^\W*(?:current|in progress|ongoing|wip)\W+")
+_IN_PROGRESS = re.compile(r"(?i)^\W*(?:current|in progress|ongoing|wip)\s*[:\-–—)]\W*")
 _FAILED_TRY = re.compile(r"\bFAILED\b|(?i:\bdid(?:n't| not) work\b|\battempted fix|\bfirst attempt\b|\ball failed\b)")
 _CAUSE = re.compile(r"(?i)\b(?:root cause|caused? by|because|due to|doesn't|does not|don't|can't|cannot|isn't|"
                     r"not supported|unsupported|requires?|required|instead of|must|(?:git)?ignored|blocked|"
                     r"rejected|refused|not allowed|forbidden)\b")
 _CHECKER = re.compile(r"(?i)\b(?:credo|dialyzer|eslint|staticcheck|clippy|mypy|pyright|ruff|golangci(?:-lint)?|"
                       r"rubocop|tsc|pylint|flake8|sobelow|biome|prettier|gofmt|lint(?:er)?)\b")
-_SPECIFIC = re.compile(r"`[^`]+`|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*\.\w+|\w+/\d\b|\b[A-Z]{2,}\d+\b|"
-                       r"\b[\w-]+\.(?:exs?|ya?ml|json|toml|go|py|ts|js|rb|lock)\b")
+_SPECIFIC = re.compile(r"`[^`]+`|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z]\w*\.\w+|\b\w+/\d\b|\b[A-Z]{2,}\d+\b|"
+                       r"(?<![\w-])[\w-]+\.(?:exs?|ya?ml|json|toml|go|py|ts|js|rb|lock)\b")
+_PATH_LIKE = re.compile(r"\.\w{1,5}$|/.*/|/$|^[.~]/")
 _TOKEN = re.compile(r"`([^`]+)`|([A-Za-z_][\w.:/-]*\w)")
 _WEAK = frozenset(["the", "and", "for", "with", "from", "that", "this", "was", "were", "are", "not", "but", "into", "when", "then", "than", "its", "their", "added", "fixed", "using", "used", "error", "errors", "fix", "fixes", "test", "tests", "file", "files", "function", "functions", "code", "after", "before", "instead", "because", "caused", "needed", "needs", "run", "ran", "running", "missing", "undefined", "unused"])
 
@@ -65,7 +66,7 @@ def errors_and_fixes(text: str) -> list[Fix]:
     fixes: list[Fix] = []
     top = None
     below: int | None = None  # sub-bullets under "attempted fixes that all failed:" are not fixes
-    for line in (rest[:end.start()] if end else rest[:6000]).splitlines():
+    for line in (rest[:end.start()] if end else rest)[:6000].splitlines():
         m = _BULLET.match(line)
         if not m:
             if fixes and line.strip() and top is not None:
@@ -143,36 +144,41 @@ def tokens(text: str) -> set[str]:
 
 def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Draft],
                       clean: Callable[[str], str] = lambda text: text) -> list[Draft]:
-    """Pitfalls from every compaction summary of the session; a bullet about an error a draft
-    in `known` already holds is added to that draft's body instead of becoming an item.
-    `clean` (redaction, relative paths) is applied to each bullet's text before it is used."""
-    new: list[tuple[float, Draft]] = []
-    for n, msg in enumerate(m for m in transcript if getattr(m, "compact", False)):
-        fixes = [f for f in errors_and_fixes(msg.text) if worth_keeping(f)]
-        for fix in fixes:
-            fix.error, fix.said = clean(fix.error), [clean(line) for line in fix.said]
-        ranked: list[tuple[float, Draft]] = []
-        for fix in fixes:
-            title, said = statement(fix)
-            line = f"Per the compaction summary: {fix.error} — {' '.join(said)}".strip(" —")
-            words = tokens(" ".join([fix.error, *said]))
-            holder = _holder(words, known)
-            if holder is not None:
-                if line[:80] not in holder.body and len(holder.body) + len(line) < BODY_MAX - 40:
-                    holder.body = f"{holder.body}\n{_short(line, 400)}".strip()
-                if not fix.open and holder.kind in ("fact", "pitfall") and _sharper(title, holder.title):
-                    holder.body = f"{holder.title}\n{holder.body}"
-                    holder.title = _short(title, 200)
-                continue
-            body = [f"From the summary written when the conversation was compacted: {fix.error}", *said]
-            ranked.append((value(fix), Draft(
-                kind="pitfall", title=_short(title, 200), body="\n".join(body), confidence=0.6,
-                importance=0.6, source="rule",
-                key=_key(session_id, n, fix),
-                tags=["compaction", "open" if fix.open else "fixed"])))
-        ranked.sort(key=lambda r: -r[0])
-        new += [r for r in ranked if r[0] >= 2.5][:MAX_NEW]
-    return [d for _, d in new]
+    """Pitfalls from the compaction summaries of the session; a bullet about an error a draft in
+    `known` already holds is added to that draft's body instead of becoming an item. A later
+    summary repeats the earlier one's bullets: the latest wording of each error is used.
+    `clean` (redaction, relative paths) runs on each summary before it is read: a secret named
+    by its key ("password: …") is masked before the bullet is split at its colon."""
+    summaries = [m.text for m in transcript if getattr(m, "compact", False)]
+    latest: dict[str, Fix] = {}
+    for text in summaries:
+        for fix in errors_and_fixes(clean(text)):
+            if worth_keeping(fix):
+                latest.pop(_norm(fix.error), None)
+                latest[_norm(fix.error)] = fix
+    ranked: list[tuple[float, Draft]] = []
+    for fix in latest.values():
+        title, said = statement(fix)
+        line = f"Per the compaction summary: {fix.error} — {' '.join(said)}".strip(" —")
+        holder = _holder(tokens(" ".join([fix.error, *said])), known)
+        if holder is not None:
+            if line[:80] not in holder.body and len(holder.body) + len(line) < BODY_MAX - 40:
+                holder.body = f"{holder.body}\n{_short(line, 400)}".strip()
+            if not fix.open and holder.kind in ("fact", "pitfall") and _sharper(title, holder.title):
+                holder.body = f"{holder.title}\n{holder.body}"
+                holder.title = _short(title, 200)
+            continue
+        body = [f"From the summary written when the conversation was compacted: {fix.error}", *said]
+        ranked.append((value(fix), Draft(
+            kind="pitfall", title=_short(title, 200), body="\n".join(body), confidence=0.6,
+            importance=0.6, source="rule", key=_key(session_id, fix),
+            tags=["compaction", "open" if fix.open else "fixed"])))
+    ranked.sort(key=lambda r: -r[0])
+    return [d for score, d in ranked if score >= 2.5][:MAX_NEW * len(summaries)]
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _sharper(title: str, held: str) -> bool:
@@ -182,13 +188,14 @@ def _sharper(title: str, held: str) -> bool:
     return not held.startswith("`") and len(_SPECIFIC.findall(title)) > len(_SPECIFIC.findall(held))
 
 
-def _key(session_id: str, n: int, fix: Fix) -> str:
-    """A checker's complaint about one construct is one pitfall in every session that meets it
-    (spotter's credo `length/1` warning, met in two); other bullets are the session's own."""
+def _key(session_id: str, fix: Fix) -> str:
+    """A checker's complaint about one construct (`length/1`, not a file) is one pitfall in every
+    session that meets it (spotter's credo `length/1` warning, met in two); other bullets are the
+    session's own."""
     checker, span = _CHECKER.search(fix.error), re.search(r"`([^`]+)`", fix.error)
-    if checker and span:
+    if checker and span and not _PATH_LIKE.search(span.group(1)):
         return session_key("", "compaction", f"{checker.group(0).lower()}\x1f{span.group(1)}")
-    return session_key(session_id, "compaction", f"{n}\x1f{fix.error.lower()}")
+    return session_key(session_id, "compaction", _norm(fix.error))
 
 
 def _holder(words: set[str], known: list[Draft]) -> Draft | None:

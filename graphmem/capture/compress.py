@@ -1518,8 +1518,8 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 
-_UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting|running|building|compiling|loading)\b"
-                        r"|\bin the background\b|\bwaiting for\b|\bwill (?:report|let you know)\b")
+_UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin the background\b|"
+                        r"\b(?:I'll|I will|will) (?:report|let you know)\b")
 
 
 def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:

@@ -149,3 +149,56 @@ def test_a_secret_in_a_bullet_is_masked_before_it_is_kept() -> None:
     drafts = compacted(section)
     assert any("401 Bad credentials" in d.title for d in drafts)
     assert not any(token in t for t in texts(drafts))
+
+
+def test_a_secret_named_by_its_key_is_masked_before_the_bullet_is_split() -> None:
+    # Review: "password: hunter2…" split at its colon left "hunter2…" with no key to mask it by.
+    section = ("4. Errors and Fixes:\n   - password: hunter2hunter2 was rejected by `db_config.exs` because "
+               "`POSTGRES_USER` requires quoting\n")
+    drafts = compacted(section)
+    assert not any("hunter2hunter2" in t for t in texts(drafts))
+
+
+def test_a_bullet_repeated_by_a_later_summary_is_one_item_in_its_latest_words() -> None:
+    first = """4. Errors and Fixes:
+   - **`:opentelemetry.set_text_map_propagators/1` undefined**: The function doesn't exist. Fixed by configuring propagators in config.
+"""
+    later = """4. Errors and Fixes:
+   - **`:opentelemetry.set_text_map_propagators/1` undefined**: The function doesn't exist. Fixed by configuring propagators via application environment config (`text_map_propagators: [:trace_context, :baggage]`).
+"""
+    drafts = (Session().user("add tracing").user(HEAD + first + TAIL, isCompactSummary=True)
+              .say("Continuing.").user(HEAD + later + TAIL, isCompactSummary=True).end())
+    about = [d for d in drafts if "set_text_map_propagators" in d.title and d.kind != "summary"]
+    assert len(about) == 1 and "[:trace_context, :baggage]" in about[0].body
+    alone = next(d for d in compacted(later) if "set_text_map_propagators" in d.title)
+    assert alone.key == about[0].key  # the key does not depend on which summary said it
+
+
+def test_a_checker_complaint_about_a_file_stays_the_sessions_own() -> None:
+    section = """4. Errors and Fixes:
+   - **ESLint error in `src/app_main.ts`**: no-unused-vars because `handler` was never read. Fixed by removing it.
+"""
+    a = next(d for d in compacted(section, "sess-1") if "ESLint" in d.title)
+    b = next(d for d in compacted(section, "sess-2") if "ESLint" in d.title)
+    assert a.key != b.key
+
+
+def test_the_section_is_read_whatever_its_spacing_and_numbering() -> None:
+    padded = HEAD + "4. Errors and fixes" + " " * 8000 + "x\n   - **A**: b\n" + TAIL
+    assert errors_and_fixes(padded) == []  # not a heading: the line goes on after the spaces
+    numbered = errors_and_fixes(HEAD + """4. Errors and fixes:
+   1. TypeError in `foo`: fixed by casting the id because `Repo.get/2` requires an integer
+   2. Current branch detection broke on detached HEAD: `git symbolic-ref` fails there; use `git rev-parse`
+""" + TAIL)
+    assert [f.error for f in numbered] == ["TypeError in `foo`",
+                                           "Current branch detection broke on detached HEAD"]
+    assert not numbered[1].open
+
+
+def test_an_ordinary_cause_is_no_reason_to_drop_a_bullet() -> None:
+    fixes = errors_and_fixes(HEAD + """4. Errors and Fixes:
+   - **`Repo.get/2` returned nil in `fetch_user`**: a map was expected when the cache was cold; fixed by preloading in `UserCache.warm/0`.
+   - **Missing module `Spotter.Repo` in releases**: caused by `runtime.exs` not loading in `mix release`.
+   - **Compile errors for missing AnnotationMessageRef**: Expected during incremental editing. Fixed by creating the module file.
+""" + TAIL)
+    assert [worth_keeping(f) for f in fixes] == [True, True, False]

@@ -1037,3 +1037,14 @@ def test_a_discovery_a_lesson_already_tells_is_a_line_of_that_lesson() -> None:
     assert "setupAgentHooksNonInteractive" in lesson.title
     assert not [d for d in drafts if "discovery" in d.tags and "interactive enable" in d.title]
     assert "The agent found: The issue is that `entire enable --agent` doesn't create it" in lesson.body
+
+
+def test_a_finished_state_is_an_outcome_not_something_under_way() -> None:
+    # Review: "is running" and "waiting for" describe what was reached, too.
+    for closing in ("The app is running on port 4001 and the login page loads.",
+                    "Fixed: the worker no longer hangs waiting for the lock."):
+        drafts = (Session().user("get the app to start")
+                  .run("mix phx.server", "Command running in background with ID: bash_1")
+                  .say(closing).end())
+        summary = next(d for d in drafts if d.kind == "summary")
+        assert closing.split()[1] in summary.title
