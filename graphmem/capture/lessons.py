@@ -767,11 +767,14 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_FINDINGS:]
 
 
-_REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?(?:summary|what)|summary of|(?:is|are|now) (?:fully )?"
+_REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we|was) (?:changed|did|built|implemented|fixed)|summary of|(?:is|are|now) (?:fully )?"
                      r"(?:complete|completed|done|implemented)\b|all done\b|successfully completed|"
                      r"changes made|what (?:was|i) (?:changed|did|built|implemented))")
 _AHEAD = re.compile(r"(?i)^\W*(?:next steps?|remaining|still to do|todo|follow[- ]ups?|what'?s next|"
                     r"test results?|verification)\b")
+_NOT_DONE = re.compile(r"(?i)\b(?:needs? to|to be done|missing|gaps?|not (?:yet )?(?:implemented|done|supported)|"
+                       r"did(?:n't| not) change|not change|concessions?|left (?:as is|alone)|unchanged|skipped|"
+                       r"proposed|plan(?:ned)?|there is no)\b")  # ida-hcli e6dd9346: an audit's gaps read as done
 _KEY_LINE = re.compile(r"(?i)^\W*(?:key (?:fix|finding|change|decision)s?|root cause|the fix|note|"
                        r"important|gotcha|caveat)\b[^:]{0,30}:\s*(.{20,})")
 MAX_REPORT_LINES = 8
@@ -867,7 +870,7 @@ def reported(transcript: Iterable[Any]) -> list[str]:
                 continue
             bullet = _BULLET.match(plain)
             if _heading(line, plain) and not bullet:
-                ahead = bool(_AHEAD.match(plain))
+                ahead = bool(_AHEAD.match(plain) or _NOT_DONE.search(plain))
                 continue
             said = bullet.group(1) if bullet and not ahead and not _KEY_LINE.match(plain) else ""
             if len(said.split()) >= 4 and _CODE.search(said):
@@ -883,11 +886,12 @@ def _report_lines(text: str) -> list[str]:
     """A wrap-up's lines from where it says it reports: from the start when its first lines say
     so, else from a heading such as "Summary of changes:" below the closing words."""
     lines = text.splitlines()
-    if _REPORT.search(" ".join(lines[:3])):
+    if _REPORT.search(" ".join(lines[:3])) and not _NOT_DONE.search(" ".join(lines[:3])):
         return lines
     for n, line in enumerate(lines):
         plain = " ".join(line.replace("**", "").split())
-        if _heading(line, plain) and not _BULLET.match(plain) and _REPORT.search(plain):
+        if (_heading(line, plain) and not _BULLET.match(plain) and _REPORT.search(plain)
+                and not _NOT_DONE.search(plain)):  # "Summary of what needs to happen:"
             return lines[n + 1:]
     return []
 

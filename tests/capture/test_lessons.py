@@ -1048,3 +1048,30 @@ def test_a_finished_state_is_an_outcome_not_something_under_way() -> None:
                   .say(closing).end())
         summary = next(d for d in drafts if d.kind == "summary")
         assert closing.split()[1] in summary.title
+
+
+def test_an_audits_gaps_and_a_reports_concessions_are_not_reported_done() -> None:
+    # Held-out review (HexRaysSA/ida-hcli e6dd9346, cbba33a6), verbatim excerpts: the audit's list
+    # of what is missing, and the things the agent did NOT change, came back as "Reported done".
+    audit = ("Clear. Here's what the audit found:\n\n---\n\n**Finding 2: Settings/configuration is NOT recursive "
+             "for components.** Confirmed gap.\n\nIn `install.py:266-357` (the install command), the settings "
+             "block operates entirely on `metadata.plugin.settings` -- the root plugin only. There is no "
+             "iteration over component metadata to:\n- Prompt the user for component settings\n"
+             "- Accept `--config key=value` flags targeting component settings\n"
+             "- Write component settings to `ida-config.json`\n\n---\n\n**Summary of what needs to happen:**\n\n"
+             "1. **Python deps** -- During install, walk the component tree (already possible via "
+             "`walk_component_tree_from_archive`) and aggregate `pythonDependencies` from all component "
+             "manifests alongside the root's.\n\nWant me to implement these fixes?")
+    done = ("**All 52/52 jobs passed.**\n\nHere's the full summary:\n\n**What I changed (2 files, 8 insertions, "
+            "5 deletions):**\n\n- **`test_install.yml`**: Added `--accept-eula` and `IDA_LICENSE_ID` env var to "
+            "both Unix and Windows install steps.\n\n**Concessions (things I did NOT change):**\n\n"
+            "1. **`uv run hcli`** instead of `uv run --with ida-hcli hcli` — this IS hcli's test suite\n")
+    audited = Session().user("audit whether component deps and settings are installed recursively").say(audit).end()
+    summary = next(d for d in audited if d.kind == "summary")
+    assert "Reported done" not in summary.body and "ida-config.json" not in summary.body
+    changed = (Session().user("align the workflows with the skill")
+               .edit(".github/workflows/test_install.yml", "--license-id", "--accept-eula --license-id")
+               .say(done).end())
+    summary = next(d for d in changed if d.kind == "summary")
+    assert "Added `--accept-eula` and `IDA_LICENSE_ID` env var" in summary.body
+    assert "uv run --with ida-hcli" not in summary.body
