@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from graphmem.capture.compress import BODY_MAX, Draft, session_key
+from graphmem.capture.compress import BODY_MAX, Draft, norm, session_key
 from graphmem.capture.compress import short as _short
 
 MAX_NEW = 2  # per summary the session holds: the rest are routine or already known
@@ -154,8 +154,9 @@ def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Dr
     for text in summaries:
         for fix in errors_and_fixes(clean(text)):
             if worth_keeping(fix):
-                latest.pop(_norm(fix.error), None)
-                latest[_norm(fix.error)] = fix
+                said_before = norm(fix.error)
+                latest.pop(said_before, None)  # kept in the order of its latest wording
+                latest[said_before] = fix
     ranked: list[tuple[float, Draft]] = []
     for fix in latest.values():
         title, said = statement(fix)
@@ -177,10 +178,6 @@ def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Dr
     return [d for score, d in ranked if score >= 2.5][:MAX_NEW * len(summaries)]
 
 
-def _norm(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
 def _sharper(title: str, held: str) -> bool:
     """The bullet names more of the code than the agent's sentence that holds it ("the issue -
     the configuration format for the batch processor is wrong"); a command's lesson keeps its
@@ -195,7 +192,7 @@ def _key(session_id: str, fix: Fix) -> str:
     checker, span = _CHECKER.search(fix.error), re.search(r"`([^`]+)`", fix.error)
     if checker and span and not _PATH_LIKE.search(span.group(1)):
         return session_key("", "compaction", f"{checker.group(0).lower()}\x1f{span.group(1)}")
-    return session_key(session_id, "compaction", _norm(fix.error))
+    return session_key(session_id, "compaction", norm(fix.error))
 
 
 def _holder(words: set[str], known: list[Draft]) -> Draft | None:

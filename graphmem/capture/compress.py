@@ -98,6 +98,9 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
 
 
+norm = _norm  # and the one phrase identity, for keys
+
+
 def _clip(text: str, head: int = HEAD, tail: int = TAIL) -> str:
     if len(text) <= head + tail:
         return text
