@@ -1377,7 +1377,7 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _OUTPUT_LINE = re.compile(r"^\s*(?:\$ |>>> |File \"|E {2,}|Traceback|at \S+ \(|\S+:\d+:|[-=+#*]{3,}\s*$|"
                           r"npm (?:ERR!|error)|FAILED |PASSED )")
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|stop|wait|great|thanks|thank you|cool|"
+    r"^(?:(?:ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|hmm+|um+|uh+|stop|wait|great|thanks|thank you|cool|"
     r"nice|perfect|good|alright|right|actually|plus|one more thing|and also|oh and|please note)\b"
     r"[\s,.!:—–-]*)+", re.IGNORECASE)
 _TASK_PREFIX = re.compile(r"^(?:todo|to-do|to do)\b\s*[:,\-–—]?\s*(.+)$", re.IGNORECASE)
@@ -1418,6 +1418,18 @@ def _sentences(text: str) -> Iterable[str]:
                     yield sub
 
 
+# What the person reports of the system's history or behaviour: a change made to it, or what makes a
+# problem go away. Said once, it is what nobody can find in the code later.
+_CHANGED = re.compile(
+    r"(?i)\b(?:we|i)(?:'ve| have)?\s+(?:\w+\s+){0,2}?(?:did an? (?:\w+ )?(?:migration|move|switch|rewrite|"
+    r"upgrade)|migrated|moved (?:to|from|over)|switched (?:to|from|over)|replaced .{1,60}? with|upgraded|"
+    r"downgraded|renamed .{1,60}? to)\b")
+_CURED = re.compile(
+    r"(?i)\b(?:is|was|gets|got|goes|went)\s+(?:\w+\s+)?(?:solved|fixed|resolved|away|gone)\s+"
+    r"(?:when|by|if|after|once|with)\b|\b(?:only|always) (?:happens|fails|breaks|occurs|works)\s+"
+    r"(?:when|if|with|on|in|after)\b")
+_TAG_QUESTION = re.compile(r",\s*(?:could|can|would|might|is|was|does|did|should)\s+(?:this|that|it)\b[^,]*\?\s*$",
+                           re.IGNORECASE)
 _REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|change|diff|file|output|"
                        r"message|docs?|readme)) (?:has|have|had|says|said|reads|shows|contains|wrote|"
                        r"added)\s*:|:\s*(?:#|//)")
@@ -1426,6 +1438,9 @@ _REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|chan
 def _statement(sentence: str) -> tuple[str, str] | None:
     """(kind, text) for a sentence that states a durable fact, or None."""
     s = _FILLER.sub("", sentence).strip(" ,")
+    told = _TAG_QUESTION.sub("", s)  # "we replaced X with Y, could this be related?" tells X → Y
+    if told != s and (_CHANGED.search(told) or _CURED.search(told)):
+        s = told
     if len(s) < 8 or len(s) > 400 or not re.search(r"[A-Za-z]{3}", s):
         return None
     if re.sub(r"[^\w?)\]]+$", "", s).endswith("?") or re.match(r"\s*[#>]|\s*//", s):
@@ -1446,6 +1461,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return "decision", s
     if _CONVENTION.search(s):
         return "convention", s
+    if _CHANGED.search(s) or _CURED.search(s):
+        return "fact", s
     return None
 
 
