@@ -1792,10 +1792,8 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.lint_lessons(s.transcript, s.paths.rel, s.session_id)
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
-    said = " ".join(d.title for d in drafts).lower()
-    s.findings = lessons.ranked_findings(s.transcript)
-    drafts += [d for d in lessons.discoveries(s.transcript, s.session_id, s.findings)
-               if d.title.lower().rstrip(".…")[-80:] not in said and not _told_by_a_lesson(d, drafts)]
+    s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)
+    drafts += lessons.discoveries(s.transcript, s.session_id, s.findings)
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:
@@ -1811,6 +1809,23 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
     return _as_said(s, drafts)
+
+
+def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> list[tuple[float, int, str, str]]:
+    """The session's findings but those its lessons already tell, so that a finding told twice
+    takes no place among the few kept as discoveries (spotter 4d5611e5: the pre-commit lesson's own
+    diagnosis had kept "LLMChain.run returns a 3-tuple" out)."""
+    from graphmem.capture.lessons import MAX_DISCOVERIES
+
+    said = " ".join(d.title for d in drafts).lower()
+    kept: list[tuple[float, int, str, str]] = []
+    for found in ranked:
+        if len(kept) < MAX_DISCOVERIES:
+            title = short(found[2], 200)
+            if title.lower().rstrip(".…")[-80:] in said or _told_by_a_lesson(Draft("fact", title), drafts):
+                continue
+        kept.append(found)
+    return kept
 
 
 def _told_by_a_lesson(found: Draft, drafts: list[Draft]) -> bool:

@@ -78,6 +78,7 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
                      r"^compiles? clean")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
+_TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:\w+ed|done|split|rewritten) (?:into|in|to|with|from)\b")  # _TO_DO, passive
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
@@ -727,7 +728,7 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
     weight += 0.7 if _BEHAVES.search(sentence) else 0.0
     weight += 1.2 if before_edit else 0.0
     weight += 1.0 if after_failure else 0.0
-    if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence):
+    if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence) or _TO_BE_DONE.search(sentence):
         weight -= 2.5
     if _PROPOSAL.search(sentence) or _DONE.match(sentence):
         weight -= 2.5  # a way it proposes, or an edit it reports: what it did, not what it found
