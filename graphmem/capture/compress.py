@@ -1847,6 +1847,36 @@ def _told_by_a_lesson(found: Draft, drafts: list[Draft]) -> bool:
     return False
 
 
+def _fold_told(drafts: list[Draft]) -> list[Draft]:
+    """A discovery that another draft of the session already tells (three and half of its
+    distinctive words) becomes a line of the draft that shares most with it. Seen on the dev
+    sessions: two findings on `current_span_ctx()`'s return (spotter ae4a77f8), a finding on the
+    alias in `rescue` beside the compaction's lesson on it (fa812bfe), the fix of ENT-228 beside its
+    ticket (entire-cli f022dad1)."""
+    from graphmem.capture.compaction import tokens
+
+    folded: set[int] = set()
+    for n, found in enumerate(drafts):
+        if "discovery" not in found.tags:
+            continue
+        words = tokens(found.title)
+        best, most = None, 0
+        for m, holder in enumerate(drafts):
+            if m == n or m in folded or holder.kind == "summary":
+                continue
+            shared = len(words & tokens(f"{holder.title}\n{holder.body}"))
+            if shared >= 3 and shared >= len(words) / 2 and shared > most:
+                best, most = holder, shared
+        if best is None:
+            continue
+        folded.add(n)
+        if found.title[:60] not in best.body:
+            best.body = f"{best.body}\nThe agent found: {found.title}".strip()
+        best.files = _uniq([*best.files, *found.files])
+        best.symbols = _uniq([*best.symbols, *found.symbols])
+    return [d for n, d in enumerate(drafts) if n not in folded]
+
+
 def _compaction_rules(s: _Session, drafts: list[Draft]) -> list[Draft]:
     """Errors a compaction summary says were fixed: new pitfalls, or lines of the drafts that
     already hold them."""
@@ -1915,7 +1945,7 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
     drafts += _safe(lambda: _commit_rules(session), "commit")
     if parsed is not None:
         drafts += _safe(lambda: _compaction_rules(session, drafts), "compaction")
-    drafts = _merge(drafts)
+    drafts = _fold_told(_merge(drafts))
     summary = _safe(lambda: _summary(session, drafts), "summary")
     order = {"summary": 0, "task": 1, "pitfall": 2, "decision": 3, "convention": 4, "env": 5,
              "fact": 6, "note": 7}
