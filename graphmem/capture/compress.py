@@ -1793,7 +1793,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)
-    drafts += lessons.discoveries(s.transcript, s.session_id, s.findings)
+    drafts += lessons.discoveries(s.transcript, s.session_id, s.findings, s.paths.rel)
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:

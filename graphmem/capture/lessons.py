@@ -78,7 +78,7 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
                      r"^compiles? clean")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
-_TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:\w+ed|done|split|rewritten) (?:into|in|to|with|from)\b")  # _TO_DO, passive
+_TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:\w+ed|done|split|rewritten) (?:into|in|to|with|from)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
@@ -692,24 +692,51 @@ def more_findings(ranked: list[tuple[float, int, str, str]]) -> list[str]:
 
 
 def discoveries(transcript: Iterable[Any], session_id: str,
-                ranked: list[tuple[float, int, str, str]] | None = None) -> list[Draft]:
+                ranked: list[tuple[float, int, str, str]] | None = None,
+                rel: Callable[[str], str] = lambda path: path) -> list[Draft]:
     """What the agent found out about the code: the few sentences of its prose that read most like a
     finding (they name code, state how it behaves, often against expectation), said right after a
     failure or right before the edit it motivated; one per message, at most MAX_DISCOVERIES per
-    session, each kept with the message it was said in (`ranked`: ranked_findings, if known)."""
+    session, each kept with the message it was said in and the files that edit changed
+    (`ranked`: ranked_findings, if known)."""
+    transcript = list(transcript)
     kept = (ranked_findings(transcript) if ranked is None else ranked)[:MAX_DISCOVERIES]
+    msgs = [m for m in transcript if not m.sidechain and not m.compact]
     drafts = []
-    for _, _, sentence, text in sorted(kept, key=lambda k: k[1]):
+    for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
         rest = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
         rest = [s for s in rest if s != sentence and len(s) > 3]
         while len("\n".join(rest)) > 900:
             rest.pop()
+        # The file the finding led to edit names the part of the code it is about ("the waiting
+        # summary service"), which the sentence itself often does not (spotter 4d5611e5).
+        edited = _edited_next(msgs, n, rel)
+        if edited:
+            rest.append("Then edited: " + ", ".join(edited))
         drafts.append(Draft(
-            kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence,
+            kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
             confidence=0.6, importance=0.6, source="rule",
             key=session_key(session_id, "discovery", sentence.lower()), tags=["discovery"]))
     return drafts
+
+
+def _edited_next(msgs: list[Any], n: int, rel: Callable[[str], str]) -> list[str]:
+    """The files of the agent's next edit, if it only reads on the way there."""
+    for msg in msgs[n:n + 8]:
+        if msg.role == "user" and not msg.tool_use_id and not msg.meta:
+            return []
+        if msg.role != "assistant" or not msg.tool_uses:
+            continue
+        paths = [u.input.get("file_path") or u.input.get("path") for u in msg.tool_uses if u.name in EDIT_TOOLS]
+        if paths:
+            return _uniq(rel(p) for p in paths if isinstance(p, str) and p)[:3]
+        if any(u.name not in _LOOKS for u in msg.tool_uses):
+            return []
+    return []
+
+
+_LOOKS = frozenset({"Read", "Grep", "Glob", "LS", "read_file", "grep", "glob"})
 
 
 def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> float | None:
@@ -728,13 +755,13 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
     weight += 0.7 if _BEHAVES.search(sentence) else 0.0
     weight += 1.2 if before_edit else 0.0
     weight += 1.0 if after_failure else 0.0
-    if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence) or _TO_BE_DONE.search(sentence):
+    if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence):
         weight -= 2.5
     if _PROPOSAL.search(sentence) or _DONE.match(sentence):
         weight -= 2.5  # a way it proposes, or an edit it reports: what it did, not what it found
     if _STATUS.match(sentence):
         weight -= 3.0
-    if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence):
+    if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence) or _TO_BE_DONE.search(sentence):
         return None  # the agent's work in progress, or a spot in today's file: stale by the next edit
     return weight
 

@@ -668,6 +668,9 @@ def test_the_finding_that_motivates_an_edit_is_kept_with_its_message() -> None:
      "server-function path under Bun."),
     # spotter ae4a77f8: the agent's verdict on a checker, taken back when it found the real bug
     "This is a Dialyzer false positive - the function objectively returns both `{:ok, ...}` and `:error`.",
+    # spotter 4d5611e5 (labelled noise), verbatim: "needs to be merged into" is the plan, said passively
+    ("Since we're using a shared `transcript_panel` component with `phx-hook=\"TranscriptHighlighter\"`, the "
+     "selection behavior needs to be merged into TranscriptHighlighter."),
 ])
 def test_plans_headings_status_and_guesses_are_no_discoveries(said: str) -> None:
     session = Session().say(said).edit("lib/spotter_web/live/session_live.ex", "a", "b")
@@ -1075,3 +1078,69 @@ def test_an_audits_gaps_and_a_reports_concessions_are_not_reported_done() -> Non
     summary = next(d for d in changed if d.kind == "summary")
     assert "Added `--accept-eula` and `IDA_LICENSE_ID` env var" in summary.body
     assert "uv run --with ida-hcli" not in summary.body
+
+
+def test_a_finding_a_lesson_tells_takes_no_place_among_the_few_discoveries() -> None:
+    # spotter 4d5611e5: the pre-commit lesson's own diagnosis was also the session's first finding and
+    # kept the fourth ("LLMChain.run returns a 3-tuple") out of the three discoveries.
+    failing = ("Pre-commit validation failed: all 10 dialyzer errors are in `waiting_summary.ex`\n"
+               "lib/spotter/services/waiting_summary.ex:12: pattern_match")
+    drafts = (Session().user("add the annotation panel")
+              .run("git commit -m 'feat: panel'", failing, error=True)
+              .say("The pre-commit hook is failing on pre-existing issues only: all 10 dialyzer errors are in "
+                   "`waiting_summary.ex`, which this branch never touched.")
+              .edit("lib/spotter/services/waiting_summary.ex", "a", "b")
+              .run("git commit -m 'feat: panel'", "[main 1a2b3c4] feat: panel")
+              .say("Found it: `AshComputer` auto-generates `handle_event(\"toggle\", params, socket)` for every event.")
+              .edit("lib/spotter_web/live/session_live.ex", "a", "b")
+              .say("Turns out `Config.runtime` reads `SECRET_KEY_BASE` only in prod, never in test.")
+              .edit("config/runtime.exs", "a", "b")
+              .say("Dialyzer says `LLMChain.run` returns `{:error, %LLMChain{}, reason}` — the error is a 3-tuple "
+                   "with the chain, not `{:error, reason}`.")
+              .edit("lib/spotter/services/waiting_summary.ex", "c", "d")
+              .end())
+    found = [d.title for d in drafts if "discovery" in d.tags]
+    assert any("LLMChain.run" in t for t in found) and len(found) == 3
+    assert not any("pre-existing" in t for t in found)
+
+
+def test_a_discovery_another_draft_tells_is_folded_into_it() -> None:
+    # spotter ae4a77f8, verbatim: two findings on one return value were two items.
+    drafts = (Session().user("put the trace id into a response header")
+              .say("Found it: `current_span_ctx()` returns a `span_ctx` record directly (or `:undefined` when no "
+                   "span), never `{:ok, ctx}`.")
+              .edit("lib/spotter_web/otel.ex", "{:ok, ctx}", "ctx")
+              .say("Turns out `current_span_ctx()` returns a `#span_ctx{}` record (not `{:ok, ...}`), and it has "
+                   "`trace_id` as an integer and `hex_trace_id` as a hex string already.")
+              .edit("lib/spotter_web/otel.ex", "trace_id", "hex_trace_id")
+              .end())
+    about = [d for d in drafts if "current_span_ctx()" in d.title and d.kind != "summary"]
+    assert len(about) == 1
+    assert "hex_trace_id" in f"{about[0].title}\n{about[0].body}" and "record" in about[0].title
+
+
+def test_a_discovery_keeps_the_file_it_led_to_edit() -> None:
+    # spotter 4d5611e5, verbatim finding: the later prompt speaks of "the waiting summary service",
+    # a name only the path of the edit carries.
+    finding = ("Dialyzer says `LLMChain.run` returns `{:error, %LLMChain{}, ...}` — the error is a 3-tuple "
+               "with the chain.")
+    drafts = (Session().user("fix the dialyzer warnings")
+              .run("mix dialyzer", "Exit code 2\nlib/spotter/services/waiting_summary.ex:112:pattern_match\n"
+                   "The pattern can never match the type.", error=True)
+              .say(finding)
+              .run("lib/spotter/services/waiting_summary.ex", "108→  chain |> LLMChain.run()", tool="Read")
+              .edit("lib/spotter/services/waiting_summary.ex", "{:error, reason}", "{:error, _chain, reason}")
+              .end())
+    found = next(d for d in drafts if "discovery" in d.tags)
+    assert "Then edited: lib/spotter/services/waiting_summary.ex" in found.body
+    assert found.files == ["lib/spotter/services/waiting_summary.ex"]
+    # entire-cli f022dad1: the person spoke before the edit (and then rejected it): no file of its own
+    drafts = (Session().user("make the migration script idempotent")
+              .run("./scripts/migrate-sessions.sh --apply", "Exit code 1\nfatal: migration failed", error=True)
+              .say("Commands in `if` conditionals are exempt from `set -e`, so when `migrate_checkpoint` "
+                   "returns 1 (skip), it won't exit the script.")
+              .user("yes, we only need to do it once")
+              .edit("scripts/migrate-sessions.sh", "a", "b")
+              .end())
+    found = next(d for d in drafts if "discovery" in d.tags)
+    assert "Then edited" not in found.body and found.files == []
