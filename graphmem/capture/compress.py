@@ -1947,6 +1947,9 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
         drafts += _safe(lambda: _compaction_rules(session, drafts), "compaction")
     drafts = _fold_told(_merge(drafts))
     summary = _safe(lambda: _summary(session, drafts), "summary")
+    if summary:  # a discovery whose sentence became the summary's title is said once, there
+        drafts = [d for d in drafts if "discovery" not in d.tags or _short(d.title, 60).rstrip("…")
+                  not in summary[0].title]
     order = {"summary": 0, "task": 1, "pitfall": 2, "decision": 3, "convention": 4, "env": 5,
              "fact": 6, "note": 7}
     out = _merge(summary + drafts)

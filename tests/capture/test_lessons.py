@@ -1144,3 +1144,19 @@ def test_a_discovery_keeps_the_file_it_led_to_edit() -> None:
               .end())
     found = next(d for d in drafts if "discovery" in d.tags)
     assert "Then edited" not in found.body and found.files == []
+
+
+def test_a_finding_that_became_the_summarys_title_is_not_a_second_item() -> None:
+    # Held-out review (xiaofeng-blog 96ffe9a3, verbatim last message): the summary's title and a
+    # discovery were one sentence, so the store held it twice.
+    last = ("These two are `inputValidator` → `validator` renames required by the TanStack bump in `package.json` "
+            "— so they aren't a Bun problem, but they do block the build.")
+    drafts = (Session().user("why does the build fail after the bump?")
+              .run("npm run build", "Exit code 1\nsrc/routes/api.ts(12,4): error TS2339: Property 'inputValidator' "
+                   "does not exist", error=True)
+              .say(last)
+              .edit("src/routes/api.ts", ".inputValidator(", ".validator(")
+              .end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "`inputValidator` → `validator` renames" in summary.title
+    assert not [d for d in drafts if "discovery" in d.tags and "renames" in d.title]
