@@ -1113,6 +1113,7 @@ def test_a_discovery_another_draft_tells_is_folded_into_it() -> None:
               .say("Turns out `current_span_ctx()` returns a `#span_ctx{}` record (not `{:ok, ...}`), and it has "
                    "`trace_id` as an integer and `hex_trace_id` as a hex string already.")
               .edit("lib/spotter_web/otel.ex", "trace_id", "hex_trace_id")
+              .say("Done: the controller now sets the trace header.")
               .end())
     about = [d for d in drafts if "current_span_ctx()" in d.title and d.kind != "summary"]
     assert len(about) == 1
@@ -1130,6 +1131,7 @@ def test_a_discovery_keeps_the_file_it_led_to_edit() -> None:
               .say(finding)
               .run("lib/spotter/services/waiting_summary.ex", "108→  chain |> LLMChain.run()", tool="Read")
               .edit("lib/spotter/services/waiting_summary.ex", "{:error, reason}", "{:error, _chain, reason}")
+              .say("Done: dialyzer is clean.")
               .end())
     found = next(d for d in drafts if "discovery" in d.tags)
     assert "Then edited: lib/spotter/services/waiting_summary.ex" in found.body
@@ -1141,6 +1143,7 @@ def test_a_discovery_keeps_the_file_it_led_to_edit() -> None:
                    "returns 1 (skip), it won't exit the script.")
               .user("yes, we only need to do it once")
               .edit("scripts/migrate-sessions.sh", "a", "b")
+              .say("Done: the script skips migrated checkpoints.")
               .end())
     found = next(d for d in drafts if "discovery" in d.tags)
     assert "Then edited" not in found.body and found.files == []
