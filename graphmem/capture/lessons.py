@@ -1015,3 +1015,68 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             confidence=0.9, importance=0.8, source="user",
             key=session_key(session_id, "rejection", said.lower()), tags=["user-stated", "rejection"]))
     return drafts
+
+
+_NOT_ON_PATH = re.compile(
+    r"(?m)command not found:\s*([\w.+-]+)\s*$|(?:^|:\s)([\w.+-]+): (?:command )?not found\s*$|"
+    r"exec: \"?([\w.+-]+)\"?: executable file not found in \$PATH|"
+    r"'([\w.+-]+)' is not recognized as an internal or external command")
+_UNQUOTED_GLOB = re.compile(r"(?m)no matches found: (-[\w-]*=\S*[*?\[]\S*)")
+_RUN_VIA = (r"(?:pnpm(?: exec| dlx)?|npx|yarn(?: exec| dlx)?|bunx|bun x|uv run|uvx|poetry run|pipenv run|pdm run|"
+            r"hatch run|python3? -m|bundle exec|mise exec --|mise x --|[\w.~${}()-]*/)")
+
+
+def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
+    """What the shell itself refused, which often comes back with exit status 0 (a pipe's last
+    step decides it): a tool that is not on PATH, and the way that did run or install it; an
+    unquoted glob in an option that zsh expanded and found nothing for (held-out luke, ktn, turbodiff)."""
+    calls, _ = _walk(transcript, rel)
+    drafts: dict[str, Draft] = {}
+    for n, call in enumerate(calls):
+        raw = call.input.get("command") if call.command is not None else None
+        if not isinstance(raw, str) or not call.answered or _ELSEWHERE.search(raw):
+            continue
+        for match in _NOT_ON_PATH.finditer(call.result[:4000]):
+            tool = next(g for g in match.groups() if g)
+            key = session_key("", "not-on-path", tool)
+            if key in drafts or not re.search(rf"(?<![\w./-]){re.escape(tool)}(?![\w-])", raw):
+                continue  # a log it printed (CI's), not this shell's word
+            title = f"`{tool}` is not on PATH here (command not found)"
+            body = [f"`{_short(' '.join(raw.split()), 160)}` printed: {_short(match.group(0).strip(), 120)}"]
+            how = _ran_after(calls[n + 1:], tool)
+            if how:
+                title += f"; {how}"
+                body.append(f"Then: {how}.")
+            drafts[key] = Draft(
+                kind="env", title=title, body="\n".join(body), confidence=0.8 if how else 0.65,
+                importance=0.6, source="rule", key=key, tags=["path", "environment", tool])
+        glob = _UNQUOTED_GLOB.search(call.result[:4000])
+        key = session_key("", "unquoted-glob")
+        if glob and key not in drafts and glob.group(1) in raw:
+            drafts[key] = Draft(
+                kind="env", title=f"The shell here is zsh: an unquoted glob such as `{glob.group(1)}` fails "
+                                  "with 'no matches found'; quote it",
+                body=f"`{_short(' '.join(raw.split()), 160)}` printed: {_short(glob.group(0), 120)}",
+                confidence=0.8, importance=0.6, source="rule", key=key, tags=["zsh", "environment", "shell"])
+    return list(drafts.values())
+
+
+_ELSEWHERE = re.compile(r"\b(?:docker|podman) (?:run|exec|compose)\b|\bssh\s|\bkubectl exec\b")  # another shell's words
+_SEGMENT = r"(?:^|[;&|(]\s*|\b(?:then|do)\s+)"
+_INSTALLS = re.compile(r"\b(?:go install|brew install|npm (?:i|install) (?:-g|--global)|pnpm (?:add|i|install) (?:-g|--global)|"
+                       r"pipx? install|uv tool install|cargo install|apt(?:-get)? install|gem install)\b")
+
+
+def _ran_after(later: list[_Call], tool: str) -> str:
+    """How a later call ran the tool that was not on PATH (a runner or a path to it), or installed it."""
+    for call in later:
+        raw = str(call.input.get("command") or "")
+        if not call.answered or call.command is None or _NOT_ON_PATH.search(call.result[:4000]):
+            continue
+        via = re.search(rf"{_SEGMENT}({_RUN_VIA}\s*{re.escape(tool)})(?![\w-])", raw, re.MULTILINE)
+        if via:
+            return f"`{' '.join(via.group(1).split())}` runs it"
+        for segment in re.split(r"&&|\|\||;|\|", raw):
+            if _INSTALLS.search(segment) and re.search(rf"\b{re.escape(tool)}\b", segment) and not call.failed:
+                return f"installed with `{_short(' '.join(segment.split()), 100)}`"
+    return ""

@@ -379,8 +379,8 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         # entire-cli 03a1382e and cde341db, verbatim: what the person reports of the system's history
         ("we did a migration from entire/sessions to entire/checkpoints/v1", "fact",
          "We did a migration from entire/sessions to entire/checkpoints/v1"),
-        ("hmm, we made a change recently to shadow tracking where we replaced go-git with git status, "
-         "could this be related?", "fact",
+        (("hmm, we made a change recently to shadow tracking where we replaced go-git with git status, "
+         "could this be related?"), "fact",
          "We made a change recently to shadow tracking where we replaced go-git with git status"),
         ("It is definitely solved when i disable telemetry with ENTIRE_TELEMETRY_OPTOUT.", "fact",
          "It is definitely solved when i disable telemetry with ENTIRE_TELEMETRY_OPTOUT"),

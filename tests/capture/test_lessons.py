@@ -1163,3 +1163,47 @@ def test_a_finding_that_became_the_summarys_title_is_not_a_second_item() -> None
     summary = next(d for d in drafts if d.kind == "summary")
     assert "`inputValidator` → `validator` renames" in summary.title
     assert not [d for d in drafts if "discovery" in d.tags and "renames" in d.title]
+
+
+def _env(drafts: list[Any]) -> list[str]:
+    return [d.title for d in drafts if d.kind == "env" and "environment" in d.tags]
+
+
+def test_a_tool_not_on_path_and_the_way_that_ran_it_is_an_env_item() -> None:
+    # Held-out luke ae3e52ac, verbatim commands: exit status 0 (the pipe's `tail` decided it).
+    drafts = (Session().user("commit the hook files")
+              .run("biome check --write --unsafe .opencode/plugins/entire.ts 2>&1 | tail -20",
+                   "(eval):1: command not found: biome")
+              .run("pnpm exec biome check --write --unsafe .opencode/plugins/entire.ts 2>&1 | tail -20",
+                   "Checked 1 file in 4ms. Fixed 1 file.")
+              .end())
+    assert _env(drafts) == ["`biome` is not on PATH here (command not found); `pnpm exec biome` runs it"]
+    # entire-cli f022dad1: installed instead
+    drafts = (Session().user("why does CI flag SA5011?")
+              .run("staticcheck --version 2>&1; golangci-lint linters 2>&1 | grep -A2 staticcheck",
+                   "(eval):1: command not found: staticcheck\nstaticcheck: enabled")
+              .run("which staticcheck || go install honnef.co/go/tools/cmd/staticcheck@latest", "")
+              .end())
+    assert _env(drafts) == [("`staticcheck` is not on PATH here (command not found); installed with "
+                            "`go install honnef.co/go/tools/cmd/staticcheck@latest`")]
+
+
+def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
+    # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
+    drafts = (Session().user("fix the ci issue")
+              .run("gh run view 33276638069 --log-failed 2>&1 | tail -5", "build\tsh: 1: vp: not found")
+              .run("docker run --rm node:24-slim sh -c 'npm i -g vite-plus && vp build'",
+                   "bash: line 6: vp: command not found")
+              .end())
+    assert _env(drafts) == []
+
+
+def test_an_unquoted_glob_zsh_refused_is_an_env_item() -> None:
+    # Held-out kill-the-newsletter.rs 43c11ab9, verbatim command; exit status 0 (2>/dev/null | grep)
+    drafts = (Session().user("make the copyright year dynamic")
+              .run('grep -rniE "copyright" --include=*.tsx --include=*.html -l . 2>/dev/null | grep -v target',
+                   "(eval):1: no matches found: --include=*.tsx")
+              .run("ls templates/*.html 2>&1", "zsh: no matches found: templates/*.html")
+              .end())
+    assert _env(drafts) == [("The shell here is zsh: an unquoted glob such as `--include=*.tsx` fails with "
+                            "'no matches found'; quote it")]
