@@ -1398,7 +1398,8 @@ _CONVENTION = re.compile(
     r"(?i)\b(?:use|using)\s+\S.{0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
     r"^(?:please\s+)?(?:always|never)\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
-    r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|don't|do not|never|always)\b|"
+    r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"
+    r"\bwe\s+(?:don't|do not)\s+(?!worry|know|think|understand|see|care|mind|get\b|have\b|need\b|want\b)|"
     r"^(?:please\s+)?(?:prefer|avoid)\b|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
@@ -1430,6 +1431,8 @@ _CURED = re.compile(
     r"(?:when|if|with|on|in|after)\b")
 _TAG_QUESTION = re.compile(r",\s*(?:could|can|would|might|is|was|does|did|should)\s+(?:this|that|it)\b[^,]*\?\s*$",
                            re.IGNORECASE)
+_CHECKING = re.compile(r"(?i)\bfrom wh?at you(?:'ve)? (?:explained|said|told)|\bif i (?:understand|get) (?:it|this|you)\b|"
+                       r"^\W*(?:right|ok(?:ay)?|so)[,.]?\s+so\b|^\W*so basically\b|\bin other words\b")
 _REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|change|diff|file|output|"
                        r"message|docs?|readme)) (?:has|have|had|says|said|reads|shows|contains|wrote|"
                        r"added)\s*:|:\s*(?:#|//)")
@@ -1445,6 +1448,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return None
     if re.sub(r"[^\w?)\]]+$", "", s).endswith("?") or re.match(r"\s*[#>]|\s*//", s):
         return None  # a question (an emoji may follow it), or a quoted comment or heading
+    if _CHECKING.search(sentence):
+        return None  # the person checking they understood the agent, not setting a rule
     if re.match(r"(?i)i (?:saw|see|noticed|notice|think|wonder|guess|found)\b", s):
         return None  # an observation or a musing, not a rule the person sets
     if _REPORTED.search(s):

@@ -609,9 +609,20 @@ def open_failures(lessons: list[Lesson]) -> list[Lesson]:
             and not _slip(lesson)]
 
 
+_MISSING = re.compile(r"(?m)no such file or directory:\s*(\S+)\s*$")  # zsh's words for a step it could not run
+
+
 def _slip(lesson: Lesson) -> bool:
+    """A command pointed at a path that is not there, or a step the shell could not run at all (a
+    stray token like `.venv=../.venv`, a tool not on PATH: shell_pitfalls says that one)."""
     cmd = lesson.call.command
-    return cmd is not None and bool(_NOT_THERE.search(lesson.error)) and any(
+    if cmd is None:
+        return False
+    missing = _MISSING.search(lesson.error)
+    if _NOT_ON_PATH.search(lesson.error) or missing and re.search(
+            rf"(?:^|&&|\|\||;|\|)\s*{re.escape(missing.group(1))}(?:\s|$)", cmd.raw):
+        return True
+    return bool(_NOT_THERE.search(lesson.error)) and any(
         t in lesson.error or t.rsplit("/", 1)[-1] in lesson.error for t in cmd.targets)
 
 

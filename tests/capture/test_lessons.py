@@ -1207,3 +1207,30 @@ def test_an_unquoted_glob_zsh_refused_is_an_env_item() -> None:
               .end())
     assert _env(drafts) == [("The shell here is zsh: an unquoted glob such as `--include=*.tsx` fails with "
                             "'no matches found'; quote it")]
+
+
+def test_a_step_the_shell_could_not_run_leaves_no_open_task() -> None:
+    # Held-out review 4 (DefaultWatch), verbatim but for the path: the retry left the stray token out
+    # and passed; the store said "Unresolved", in the brief.
+    line = ('cd notebooks && .venv=../.venv && ../.venv/bin/python -W error::FutureWarning cells.py > /dev/null '
+            '&& echo "ALL CELLS EXECUTED CLEANLY"')
+    session = Session().user("fix the EDA notebook")
+    for n in range(8):  # the work before it: the failure is near the session's end
+        session.run(f"uv run python scratch_{n}.py", f"step {n} ok")
+    drafts = (session
+              .run(line, "Exit code 127\n(eval):1: no such file or directory: .venv=../.venv", error=True)
+              .run(line.replace(".venv=../.venv && ", ""), "ALL CELLS EXECUTED CLEANLY")
+              .say("Fixed. All 14 code cells execute cleanly in order.")
+              .end())
+    assert not [t for t in texts(drafts) if t.startswith("task: Unresolved")]
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "open task" not in summary.title
+
+
+def test_a_learners_paraphrase_is_no_convention() -> None:
+    # Held-out review 4 (DefaultWatch), verbatim: "a person we don't know" is no rule.
+    said = ("right, so from wht you explained, the dataset's y value is basically saying if the person has made "
+            "the payment for october or not. and we are trying to predict if this payment for october will happen "
+            "or not for a person we don't know for.")
+    drafts = Session().user(said).say("Close: `1` means the person defaulted.").end()
+    assert not [d for d in drafts if d.source == "user"]
