@@ -1399,7 +1399,7 @@ _CONVENTION = re.compile(
     r"^(?:please\s+)?(?:always|never)\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
     r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"
-    r"\bwe\s+(?:don't|do not)\s+(?!worry|know|think|understand|see|care|mind|get\b|have\b|need\b|want\b)|"
+    r"\bwe\s+(?:don't|do not)\s+(?!worry|know|think|understand|see|care|mind)|"
     r"^(?:please\s+)?(?:prefer|avoid)\b|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
@@ -1429,10 +1429,13 @@ _CURED = re.compile(
     r"(?i)\b(?:is|was|gets|got|goes|went)\s+(?:\w+\s+)?(?:solved|fixed|resolved|away|gone)\s+"
     r"(?:when|by|if|after|once|with)\b|\b(?:only|always) (?:happens|fails|breaks|occurs|works)\s+"
     r"(?:when|if|with|on|in|after)\b")
+_NAMED = re.compile(r"`[^`]+`|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|[\w.-]+/[\w./-]+|\b\w+[-_.]\w+\b|'[^']{2,40}'|\"[^\"]{2,40}\"")
+_ASKED = re.compile(r"(?i)(?:have|has|had|did|do|does|is|are|was|were|can|could|should|would|will)\s+(?:we|i|you|it|they)\b")
+_BIDDING = re.compile(r"(?i),\s*(?:now\s+)?(?:try|please|rebase|check|run|fix|can you|could you|go)\b|\bby your\b")
 _TAG_QUESTION = re.compile(r",\s*(?:could|can|would|might|is|was|does|did|should)\s+(?:this|that|it)\b[^,]*\?\s*$",
                            re.IGNORECASE)
 _CHECKING = re.compile(r"(?i)\bfrom wh?at you(?:'ve)? (?:explained|said|told)|\bif i (?:understand|get) (?:it|this|you)\b|"
-                       r"^\W*(?:right|ok(?:ay)?|so)[,.]?\s+so\b|^\W*so basically\b|\bin other words\b")
+                       r"\bin other words\b")
 _REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|change|diff|file|output|"
                        r"message|docs?|readme)) (?:has|have|had|says|said|reads|shows|contains|wrote|"
                        r"added)\s*:|:\s*(?:#|//)")
@@ -1466,7 +1469,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return "decision", s
     if _CONVENTION.search(s):
         return "convention", s
-    if _CHANGED.search(s) or _CURED.search(s):
+    if (_CHANGED.search(s) or _CURED.search(s)) and _NAMED.search(s) and not _ASKED.match(s) \
+            and not _BIDDING.search(s):
         return "fact", s
     return None
 
@@ -1862,20 +1866,22 @@ def _fold_told(drafts: list[Draft]) -> list[Draft]:
     from graphmem.capture.compaction import tokens
 
     folded: set[int] = set()
+    holding: set[int] = set()
     for n, found in enumerate(drafts):
-        if "discovery" not in found.tags:
-            continue
+        if "discovery" not in found.tags or n in holding:
+            continue  # a draft that holds another's finding keeps it, standing on its own
         words = tokens(found.title)
-        best, most = None, 0
+        best, most, at = None, 0, -1
         for m, holder in enumerate(drafts):
-            if m == n or m in folded or holder.kind == "summary":
-                continue
+            if m == n or m in folded or holder.kind == "summary" or holder.source == "user":
+                continue  # the person's words are theirs: the agent's finding is not one of them
             shared = len(words & tokens(f"{holder.title}\n{holder.body}"))
             if shared >= 3 and shared >= len(words) / 2 and shared > most:
-                best, most = holder, shared
+                best, most, at = holder, shared, m
         if best is None:
             continue
         folded.add(n)
+        holding.add(at)
         if found.title[:60] not in best.body:
             best.body = f"{best.body}\nThe agent found: {found.title}".strip()
         best.files = _uniq([*best.files, *found.files])
@@ -1902,6 +1908,7 @@ def _as_said(s: _Session, drafts: list[Draft]) -> list[Draft]:
 
     for d in drafts:
         d.title, d.body = s.paths.relative_text(redact(d.title)), s.paths.relative_text(redact(d.body))
+        d.tags = [redact(t) for t in d.tags]
         d.observation_ids = d.observation_ids or [e.id for e in s.events[-1:]]
     return drafts
 

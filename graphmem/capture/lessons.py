@@ -78,7 +78,8 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
                      r"^compiles? clean")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
-_TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:\w+ed|done|split|rewritten) (?:into|in|to|with|from)\b")
+_TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
+                         r"combined|refactored) (?:into|to)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
@@ -618,9 +619,9 @@ def _slip(lesson: Lesson) -> bool:
     cmd = lesson.call.command
     if cmd is None:
         return False
-    missing = _MISSING.search(lesson.error)
-    if _NOT_ON_PATH.search(lesson.error) or missing and re.search(
-            rf"(?:^|&&|\|\||;|\|)\s*{re.escape(missing.group(1))}(?:\s|$)", cmd.raw):
+    unrun = _MISSING.search(lesson.error) or _NOT_ON_PATH.search(lesson.error)
+    word = next((g for g in unrun.groups() if g), "") if unrun else ""
+    if word and re.search(rf"{_SEGMENT}{re.escape(word)}(?:\s|$)", cmd.raw[:4000], re.MULTILINE):
         return True
     return bool(_NOT_THERE.search(lesson.error)) and any(
         t in lesson.error or t.rsplit("/", 1)[-1] in lesson.error for t in cmd.targets)
@@ -1045,13 +1046,14 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     drafts: dict[str, Draft] = {}
     for n, call in enumerate(calls):
         raw = call.input.get("command") if call.command is not None else None
-        if not isinstance(raw, str) or not call.answered or _ELSEWHERE.search(raw):
+        if not isinstance(raw, str) or not call.answered or _ELSEWHERE.search(raw[:4000]):
             continue
+        raw = raw[:4000]
         for match in _NOT_ON_PATH.finditer(call.result[:4000]):
             tool = next(g for g in match.groups() if g)
             key = session_key("", "not-on-path", tool)
-            if key in drafts or not re.search(rf"(?<![\w./-]){re.escape(tool)}(?![\w-])", raw):
-                continue  # a log it printed (CI's), not this shell's word
+            if key in drafts or not re.search(rf"{_SEGMENT}{re.escape(tool)}(?![\w./-])", raw, re.MULTILINE):
+                continue  # a log it printed or grepped (CI's), not a step this shell ran
             title = f"`{tool}` is not on PATH here (command not found)"
             body = [f"`{_short(' '.join(raw.split()), 160)}` printed: {_short(match.group(0).strip(), 120)}"]
             how = _ran_after(calls[n + 1:], tool)
@@ -1072,7 +1074,8 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     return list(drafts.values())
 
 
-_ELSEWHERE = re.compile(r"\b(?:docker|podman) (?:run|exec|compose)\b|\bssh\s|\bkubectl exec\b")  # another shell's words
+_ELSEWHERE = re.compile(r"\b(?:docker|podman)(?:-compose| compose| container)? (?:run|exec)\b|\bdocker compose\b|"
+                        r"\bssh\s|\bkubectl exec\b|\bnix (?:develop|shell|run)\b|\bsudo\s")  # another shell's words
 _SEGMENT = r"(?:^|[;&|(]\s*|\b(?:then|do)\s+)"
 _INSTALLS = re.compile(r"\b(?:go install|brew install|npm (?:i|install) (?:-g|--global)|pnpm (?:add|i|install) (?:-g|--global)|"
                        r"pipx? install|uv tool install|cargo install|apt(?:-get)? install|gem install)\b")
@@ -1081,8 +1084,8 @@ _INSTALLS = re.compile(r"\b(?:go install|brew install|npm (?:i|install) (?:-g|--
 def _ran_after(later: list[_Call], tool: str) -> str:
     """How a later call ran the tool that was not on PATH (a runner or a path to it), or installed it."""
     for call in later:
-        raw = str(call.input.get("command") or "")
-        if not call.answered or call.command is None or _NOT_ON_PATH.search(call.result[:4000]):
+        raw = str(call.input.get("command") or "")[:4000]
+        if not call.answered or call.command is None or call.errored or _NOT_ON_PATH.search(call.result[:4000]):
             continue
         via = re.search(rf"{_SEGMENT}({_RUN_VIA}\s*{re.escape(tool)})(?![\w-])", raw, re.MULTILINE)
         if via:

@@ -387,6 +387,13 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         ("I moved the file, can you check?", None, None),
         ("we replaced it, is that ok?", None, None),
         ("switch to the other branch", None, None),
+        # review of the rules above: a change or cure names something, and is neither asked nor bid
+        ("I switched to the feature branch, rebase it on main", None, None),
+        ("It was fixed by your last change", None, None),
+        ("have we upgraded React already, is that done?", None, None),
+        ("I moved from Berlin to Paris", None, None),
+        ("ok so we always use pnpm, never npm", "convention", "We always use pnpm, never npm"),
+        ("we don't need the cache layer anymore", "convention", "We don't need the cache layer anymore"),
     ],
 )
 def test_user_statement_rules(said: str, kind: str | None, title: str | None) -> None:

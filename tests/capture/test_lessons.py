@@ -1234,3 +1234,43 @@ def test_a_learners_paraphrase_is_no_convention() -> None:
             "or not for a person we don't know for.")
     drafts = Session().user(said).say("Close: `1` means the person defaulted.").end()
     assert not [d for d in drafts if d.source == "user"]
+
+
+
+@pytest.mark.parametrize("finding", [
+    # whole-diff review: a constraint said with "needs to be … to/with" is a finding, not a plan
+    "Turns out `PHX_HOST` needs to be exported from the shell, since `runtime.exs` reads it at boot.",
+    "Found it: `Repo.insert_all` needs to be called with `returning: true`, otherwise ids come back nil.",
+])
+def test_a_constraint_said_passively_is_still_a_discovery(finding: str) -> None:
+    session = Session().run("mix test", "Exit code 1\n** (KeyError) key :host not found", error=True)
+    assert [d.title for d in _discoveries(session.say(finding).edit("config/runtime.exs", "a", "b"))]
+
+
+def test_a_tool_missing_inside_a_script_is_still_an_open_failure() -> None:
+    # whole-diff review: only a step this shell ran is a slip; `lookup: not found` is Go's error
+    # and `tsc` was missing inside the npm script
+    session = Session().user("build it")
+    for n in range(8):
+        session.run(f"ls src/part_{n}", "a.ts")
+    drafts = session.run("npm run build", "Exit code 127\nsh: 1: tsc: not found", error=True).end()
+    assert [t for t in texts(drafts) if t.startswith("task: Unresolved: `npm run build`")]
+    assert _env(drafts) == []
+
+
+def test_a_finding_is_not_folded_into_the_persons_words_nor_credited_to_a_failed_runner() -> None:
+    drafts = (Session().user("we always read settings through `load_config()` in `settings_loader.py`, never from "
+                             "`config.toml` directly")
+              .run("pytest -q", "Exit code 1\nFAILED tests/test_settings.py::test_env", error=True)
+              .say("Turns out `load_config()` in `settings_loader.py` silently drops unknown keys of `config.toml`.")
+              .edit("app/settings_loader.py", "a", "b")
+              .say("Done.")
+              .end())
+    assert [d for d in drafts if "discovery" in d.tags and "drops unknown keys" in d.title]
+    drafts = (Session().user("lint").run("biome check .", "(eval):1: command not found: biome")
+              .run("npx biome check .", "Exit code 1\nnpm error could not determine executable to run", error=True)
+              .end())
+    assert _env(drafts) == ["`biome` is not on PATH here (command not found)"]
+    drafts = (Session().user("fix ci").run("gh run view 1 --log-failed | grep -i vp", "build\tsh: 1: vp: not found")
+              .end())
+    assert _env(drafts) == []
