@@ -1758,9 +1758,12 @@ def _notified(msg: Any) -> bool:
 def _last_agent_message(s: _Session) -> str:
     """The agent's last words to the person: a turn the harness started (a background task's
     notification) is no answer to them, so its words count only when nothing else was said,
-    unless the agent worked in that turn (the awaited run failed and it fixed the next thing)."""
+    unless the agent worked in that turn (the awaited run failed and it fixed the next thing).
+    Turns of questions and answers after the work (no edit, no command) do not say what the
+    session did: its last working turn's words do (held-out review 4, DefaultWatch: four hours of
+    Q&A after the notebooks were rewritten titled the session "My fault — I used plain-English names")."""
     prompted = worked = False
-    answers: list[str] = []
+    answers: list[tuple[str, bool]] = []
     stops: list[str] = []
     for ev in s.events:
         if ev.event == "user-prompt":
@@ -1768,25 +1771,38 @@ def _last_agent_message(s: _Session) -> str:
         elif ev.event == "post-tool" and (ev.is_edit or ev.command.strip()):
             worked = True
         elif ev.event == "stop" and ev.text.strip():
-            (answers if prompted or worked else stops).append(ev.text)
+            if prompted or worked:
+                answers.append((ev.text, worked))
+            else:
+                stops.append(ev.text)
             prompted = worked = False
-    if answers or stops:
-        return (answers or stops)[-1]
+    if answers:
+        return next((text for text, did in reversed(answers) if did), answers[-1][0])
+    if stops:
+        return stops[-1]
     if s.transcript is not None:
         from graphmem.capture.redact import redact
 
-        asked, spoken, replies, worked = None, [], [], False
+        from graphmem.capture.lessons import COMMAND_TOOLS
+
+        asked, spoken, replies, worked, did = None, [], [], False, False
+        working: list[Any] = []  # the replies of turns that ran or edited something
         for m in s.transcript:
             if m.sidechain:
                 continue
             if m.role == "user":
-                asked, worked = m, False
+                asked, worked, did = m, False, False
             elif m.role == "assistant":
                 worked = worked or bool(m.tool_uses)
+                did = did or any(u.name in EDIT_TOOLS or u.name in COMMAND_TOOLS for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
                     if not _notified(asked) or worked:
                         replies.append(m)
+                        if did:
+                            working.append(m)
+        if working and replies and replies[-1] is not working[-1]:
+            replies = [m for m in replies if m is not working[-1]] + [working[-1]]
         last = (replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""

@@ -1274,3 +1274,19 @@ def test_a_finding_is_not_folded_into_the_persons_words_nor_credited_to_a_failed
     drafts = (Session().user("fix ci").run("gh run view 1 --log-failed | grep -i vp", "build\tsh: 1: vp: not found")
               .end())
     assert _env(drafts) == []
+
+
+def test_questions_after_the_work_do_not_title_the_session() -> None:
+    # Held-out review 4 (DefaultWatch), verbatim closings: the notebook was fixed, then a long
+    # question-and-answer tail ended the session and titled it.
+    drafts = (Session().user("fix the EDA notebook")
+              .edit("notebooks/eda.ipynb", "pd.read_csv", "pd.read_excel")
+              .run("uv run python cells.py", "ALL CELLS EXECUTED CLEANLY")
+              .say("Fixed. All 14 code cells execute cleanly in order, with no FutureWarnings.")
+              .user("what does the y value mean?")
+              .say("`1` means the person defaulted: they did not make the October payment.")
+              .user("why did you rename the columns?")
+              .say("My fault — I used plain-English names for columns you already have.")
+              .end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "All 14 code cells execute cleanly" in summary.title
