@@ -1781,9 +1781,8 @@ def _last_agent_message(s: _Session) -> str:
     if stops:
         return stops[-1]
     if s.transcript is not None:
-        from graphmem.capture.redact import redact
-
         from graphmem.capture.lessons import COMMAND_TOOLS
+        from graphmem.capture.redact import redact
 
         asked, spoken, replies, worked, did = None, [], [], False, False
         working: list[Any] = []  # the replies of turns that ran or edited something
