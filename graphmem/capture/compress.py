@@ -1800,9 +1800,7 @@ def _last_agent_message(s: _Session) -> str:
                         replies.append(m)
                         if did:
                             working.append(m)
-        if working and replies and replies[-1] is not working[-1]:
-            replies = [m for m in replies if m is not working[-1]] + [working[-1]]
-        last = (replies or spoken)[-1:]
+        last = (working or replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""
 
@@ -1854,30 +1852,38 @@ def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> l
 
 
 def _told_by_a_lesson(found: Draft, drafts: list[Draft]) -> bool:
-    """A discovery that a lesson of the session already tells (three and half of its distinctive
-    words): it becomes a line of that lesson instead of an item (entire-cli f6833005 had "`entire
-    enable --agent` doesn't create it" beside the lesson "setupAgentHooksNonInteractive doesn't
-    create the .entire/.gitignore")."""
+    """A discovery that a lesson of the session already tells: it becomes a line of that lesson
+    instead of an item (entire-cli f6833005 had "`entire enable --agent` doesn't create it" beside
+    the lesson "setupAgentHooksNonInteractive doesn't create the .entire/.gitignore")."""
     from graphmem.capture.compaction import tokens
 
     words = tokens(found.title)
-    for d in drafts:
-        if d.kind != "pitfall":
-            continue
-        shared = words & tokens(f"{d.title}\n{d.body}")
-        if len(shared) >= 3 and len(shared) >= len(words) / 2:
-            if found.title[:60] not in d.body:
-                d.body = f"{d.body}\nThe agent found: {found.title}".strip()
-            return True
-    return False
+    holder = next((d for d in drafts if d.kind == "pitfall" and _tells(d, words)), None)
+    if holder is not None:
+        _fold_into(holder, found)
+    return holder is not None
+
+
+def _tells(holder: Draft, words: set[str]) -> int:
+    """How many of a finding's distinctive words a draft holds, if that is three and half of them."""
+    from graphmem.capture.compaction import tokens
+
+    shared = len(words & tokens(f"{holder.title}\n{holder.body}"))
+    return shared if shared >= 3 and shared >= len(words) / 2 else 0
+
+
+def _fold_into(holder: Draft, found: Draft) -> None:
+    if found.title[:60] not in holder.body:
+        holder.body = f"{holder.body}\nThe agent found: {found.title}".strip()
+    holder.files = _uniq([*holder.files, *found.files])
+    holder.symbols = _uniq([*holder.symbols, *found.symbols])
 
 
 def _fold_told(drafts: list[Draft]) -> list[Draft]:
-    """A discovery that another draft of the session already tells (three and half of its
-    distinctive words) becomes a line of the draft that shares most with it. Seen on the dev
-    sessions: two findings on `current_span_ctx()`'s return (spotter ae4a77f8), a finding on the
-    alias in `rescue` beside the compaction's lesson on it (fa812bfe), the fix of ENT-228 beside its
-    ticket (entire-cli f022dad1)."""
+    """A discovery that another draft of the session already tells becomes a line of the draft
+    that shares most with it. Seen on the dev sessions: two findings on `current_span_ctx()`'s
+    return (spotter ae4a77f8), a finding on the alias in `rescue` beside the compaction's lesson on
+    it (fa812bfe), the fix of ENT-228 beside its ticket (entire-cli f022dad1)."""
     from graphmem.capture.compaction import tokens
 
     folded: set[int] = set()
@@ -1886,21 +1892,15 @@ def _fold_told(drafts: list[Draft]) -> list[Draft]:
         if "discovery" not in found.tags or n in holding:
             continue  # a draft that holds another's finding keeps it, standing on its own
         words = tokens(found.title)
-        best, most, at = None, 0, -1
-        for m, holder in enumerate(drafts):
-            if m == n or m in folded or holder.kind == "summary" or holder.source == "user":
-                continue  # the person's words are theirs: the agent's finding is not one of them
-            shared = len(words & tokens(f"{holder.title}\n{holder.body}"))
-            if shared >= 3 and shared >= len(words) / 2 and shared > most:
-                best, most, at = holder, shared, m
-        if best is None:
+        # the person's words are theirs: the agent's finding is not one of them
+        told = [(_tells(holder, words), m) for m, holder in enumerate(drafts)
+                if m != n and m not in folded and holder.kind != "summary" and holder.source != "user"]
+        most, at = max(told, key=lambda t: (t[0], -t[1]), default=(0, -1))
+        if not most:
             continue
         folded.add(n)
         holding.add(at)
-        if found.title[:60] not in best.body:
-            best.body = f"{best.body}\nThe agent found: {found.title}".strip()
-        best.files = _uniq([*best.files, *found.files])
-        best.symbols = _uniq([*best.symbols, *found.symbols])
+        _fold_into(drafts[at], found)
     return [d for n, d in enumerate(drafts) if n not in folded]
 
 
