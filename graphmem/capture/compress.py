@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import posixpath
 import re
 import shlex
 from bisect import bisect_left, bisect_right
@@ -396,6 +397,7 @@ class Command:
     background: bool = False
     setups: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+    writes: tuple[str, ...] = ()  # files the line writes (redirects, tee, sed -i, cp/mv targets)
 
     @property
     def family(self) -> str:
@@ -432,6 +434,12 @@ class Command:
             return self.sub in _GIT_READ or not self.sub
         # `python -c ...`, `node -e ...`, version queries
         return self.exe in ("python", "node") and not self.targets and not self.sub
+
+    @property
+    def changes_things(self) -> bool:
+        """Whether running it did work rather than looked: a Q&A turn's `python -c` or `grep`
+        does not make the turn a working one; a build, an install or a written file does."""
+        return bool(self.writes) or not self.is_read_only
 
     @property
     def is_probe(self) -> bool:
@@ -548,12 +556,86 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
             main, cmd.env, cmd.dir = seg, env, directory
         else:
             cmd.others.append(" ".join(seg))
+    cmd.writes = _written(text, cwd_rel, rel)
     if main is None:
         cmd.main = text[:200]
         cmd.dir = directory
         return
     cmd.main = " ".join(shlex.quote(t) if re.search(r"\s", t) else t for t in main)
     _classify(cmd, main, rel)
+
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
+_WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
+_COPIES = {"cp", "mv", "install", "ln", "rsync"}
+
+
+def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, ...]:
+    """The files a shell line writes, as the session would name them (relative to the checkout
+    where they are in it): redirect and `tee` targets, `sed -i`/`perl -i` and `nbconvert
+    --inplace` files, the target of a copy or move, `touch`. A heredoc's body is text, not shell.
+    Without these, a session that wrote its notebooks from Bash "changed nothing" (held-out
+    review 4, DefaultWatch)."""
+    if not re.search(r">|\btee\b|-[a-z]*i\b|--in-?place|\b(?:cp|mv|install|ln|rsync|touch)\b", text):
+        return ()
+    found: list[str] = []
+    directory = cwd_rel
+
+    def where(target: str) -> str:
+        if target.startswith("/"):
+            return rel(target)
+        if directory.startswith("/"):
+            return rel(posixpath.normpath(f"{directory}/{target}"))
+        return _join_dir(directory, rel(target))
+
+    for seg, _piped in _segments(_split(_HEREDOC.sub("<< _", text))):
+        for i, tok in enumerate(seg[:-1]):
+            if tok in _WRITE_REDIRECTS:
+                found.append(where(seg[i + 1]))
+        words = _strip_redirects(seg)
+        while words and _ASSIGN.match(words[0]):
+            words = words[1:]
+        if not words:
+            continue
+        head = _exe_name(words[0])
+        if head in ("cd", "pushd") and len(words) > 1:
+            directory = where(words[1])
+            continue
+        if head in ("sudo", "command", "exec", "nice") and len(words) > 1:
+            words, head = words[1:], _exe_name(words[1])
+        args = words[1:]
+        targets: list[str] = []
+        if head in ("tee", "touch"):
+            targets = [a for a in args if not a.startswith("-")]
+        elif head in ("sed", "gsed", "perl") and any(re.fullmatch(r"-[a-zA-Z]*i\S*", a) or a == "--in-place"
+                                                     for a in args):
+            scripted = any(a == "-e" or a.endswith("e") and a.startswith("-") and head == "perl"
+                           for a in args)
+            plain: list[str] = []
+            skip = False
+            for a in args:
+                if skip:
+                    skip = False
+                    continue
+                if a in ("-e", "-f") or a.startswith("-") and a.endswith("e") and head == "perl":
+                    skip = True
+                    continue
+                if a.startswith("-") or not a:
+                    continue
+                plain.append(a)
+            targets = plain if scripted else plain[1:]
+        elif "nbconvert" in args and "--inplace" in args:  # also under `uv run --with …`
+            targets = [a for a in args if a.endswith(".ipynb")]
+        elif head in _COPIES or head == "git" and args[:1] == ["mv"]:
+            plain = [a for a in (args[1:] if head == "git" else args) if not a.startswith("-")]
+            # the target names a file, not a directory it lands in
+            targets = [t for t in plain[-1:] if len(plain) >= 2 and "." in t.rstrip("/").rsplit("/", 1)[-1]
+                       and not t.endswith("/")]
+        found.extend(where(t) for t in targets)
+    return tuple(_uniq(
+        f for f in (t.removeprefix("./") for t in found)
+        if f and not f.startswith(("/", "~", "&", "$", "-")) and f != "." and not f.isdigit()
+        and not re.search(r"[*?${}`<>|]", f) and not f.endswith("/")))
 
 
 def _join_dir(base: str, target: str) -> str:
@@ -1578,9 +1660,14 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         day = "undated"
     fixed = [d for d in drafts if d.kind == "pitfall" and "flaky" not in d.tags]
     open_tasks = [d for d in drafts if d.kind == "task"]
-    changed = _uniq(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files)
+    changed = _uniq([*(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files),
+                     *(f for r in s.runs if not r.failed for f in r.cmd.writes)])
     if not changed and s.transcript is not None:  # imported without its hook events
-        changed = lessons.edited_files(s.transcript, s.paths.rel)
+        changed = _uniq([*lessons.edited_files(s.transcript, s.paths.rel),
+                         *(f for c in lessons.passed_commands(s.transcript, s.paths.rel) for f in c.writes)])
+    # `cd notebooks && nbconvert --inplace x.ipynb`, then `nbconvert … x.ipynb` from the shell's
+    # remembered directory: one file named two ways.
+    changed = [f for f in changed if "/" in f or not any(g.endswith("/" + f) for g in changed)]
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.
@@ -1765,10 +1852,11 @@ def _last_agent_message(s: _Session) -> str:
     prompted = worked = False
     answers: list[tuple[str, bool]] = []
     stops: list[str] = []
+    ran = {id(r.ev): r.cmd for r in s.runs}
     for ev in s.events:
         if ev.event == "user-prompt":
             prompted, worked = True, False
-        elif ev.event == "post-tool" and (ev.is_edit or ev.command.strip()):
+        elif ev.event == "post-tool" and (ev.is_edit or id(ev) in ran and ran[id(ev)].changes_things):
             worked = True
         elif ev.event == "stop" and ev.text.strip():
             if prompted or worked:
@@ -1785,7 +1873,8 @@ def _last_agent_message(s: _Session) -> str:
         from graphmem.capture.redact import redact
 
         asked, spoken, replies, worked, did = None, [], [], False, False
-        working: list[Any] = []  # the replies of turns that ran or edited something
+        working: list[Any] = []  # the replies of turns that edited, wrote or built something
+        looked: list[Any] = []  # the replies of turns that only read and searched
         for m in s.transcript:
             if m.sidechain:
                 continue
@@ -1793,16 +1882,26 @@ def _last_agent_message(s: _Session) -> str:
                 asked, worked, did = m, False, False
             elif m.role == "assistant":
                 worked = worked or bool(m.tool_uses)
-                did = did or any(u.name in EDIT_TOOLS or u.name in COMMAND_TOOLS for u in m.tool_uses)
+                did = did or any(u.name in EDIT_TOOLS or u.name in COMMAND_TOOLS and _changes_things(u.input)
+                                 for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
                     if not _notified(asked) or worked:
                         replies.append(m)
                         if did:
                             working.append(m)
-        last = (working or replies or spoken)[-1:]
+                        elif worked:
+                            looked.append(m)
+        last = (working or looked or replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""
+
+
+def _changes_things(tool_input: dict[str, Any]) -> bool:
+    line = tool_input.get("command") or tool_input.get("cmd")
+    if isinstance(line, list):
+        line = " ".join(str(p) for p in line)
+    return not isinstance(line, str) or not line.strip() or parse_command(line).changes_things
 
 
 def _transcript_rules(s: _Session) -> list[Draft]:

@@ -1290,3 +1290,75 @@ def test_questions_after_the_work_do_not_title_the_session() -> None:
               .end())
     summary = next(d for d in drafts if d.kind == "summary")
     assert "All 14 code cells execute cleanly" in summary.title
+
+
+@pytest.mark.parametrize(("line", "written"), [
+    # verbatim from held-out sessions: a Dockerfile from a heredoc (xiaofeng-blog), sed -i on macOS
+    # (turbodiff), notebooks executed in place under `uv run` (DefaultWatch)
+    ("cat > Dockerfile <<'EOF'\n# syntax = docker/dockerfile:1\nARG NODE_VERSION=24\nRUN a > b\nEOF",
+     ("Dockerfile",)),
+    (("sed -i '' '/cost_usd = COALESCE(\\${error.usage?.costUsd ?? null}, cost_usd),/d' src/data/execution.ts"
+     " && git diff"), ("src/data/execution.ts",)),
+    (("cd notebooks && uv run --with nbconvert --with ipykernel jupyter nbconvert --to notebook --execute"
+     " --inplace eda.ipynb 2>&1 | tail -5"), ("notebooks/eda.ipynb",)),
+    ("perl -pi -e 's/a/b/' lib/x.pm", ("lib/x.pm",)),
+    ("npm test 2>&1 | tee build.log", ("build.log",)),
+    (f"mv {ROOT}/scripts/tail.sh {ROOT}/priv/scripts/tail.sh", ("priv/scripts/tail.sh",)),
+    ("echo hi >> README.md 2>&1", ("README.md",)),
+    # looked, wrote nothing of the project's
+    ("cat > /tmp/verify.py <<'PY'\nprint(df[df.x > 0])\nPY\nuv run python /tmp/verify.py", ()),
+    ("grep -rn foo src 2>/dev/null > /dev/null", ()),
+    ('uv run python -c "print(1 > 2)"', ()),
+    ("cd /Users/me/.claude/memory && echo '- note' >> MEMORY.md", ()),
+    ("mkdir -p out && cp a.txt out/", ()),
+    ("sed -n '1,20p' src/app.py", ()),
+])
+def test_files_a_shell_line_writes(line: str, written: tuple[str, ...]) -> None:
+    assert parse_command(line, "", lambda p: p.removeprefix(ROOT + "/")).writes == written
+
+
+def test_files_written_from_the_shell_are_files_the_session_changed() -> None:
+    # Held-out review 4 (DefaultWatch s1): .gitignore and the notebook were written from Bash, and
+    # the summary said "talked, changed nothing".
+    drafts = (Session().user("verify my project setup")
+              .run("cat > .gitignore <<'EOF'\ndata/*\n!data/.gitkeep\nEOF", "")
+              .run("git mv src/notebooks/main.ipynb notebooks/eda.ipynb", "")
+              .run("cat > /tmp/check.py <<'PY'\nprint(1)\nPY", "")
+              .say("The layout is fixed: the notebook lives in notebooks/ and data/ is ignored.")
+              .end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert summary.files == [".gitignore", "notebooks/eda.ipynb"]
+    assert "2 files changed" in summary.title
+
+
+def test_a_question_answered_with_a_quick_computation_does_not_title_the_session() -> None:
+    # Held-out review 4 (DefaultWatch s3), verbatim: the notebooks were rewritten and re-run, then the
+    # person asked questions; one answer computed a table with `uv run python -c` and titled the session.
+    drafts = (Session().user("rewrite the notebooks in plain English")
+              .run("cd notebooks && uv run --with nbconvert jupyter nbconvert --to notebook --execute"
+                   " --inplace eda.ipynb", "[NbConvertApp] Writing 120000 bytes to eda.ipynb")
+              .say("Both notebooks rewritten in plain English and re-run clean.")
+              .user("sorry but i really don't understand this particular calculation")
+              .run("uv run python -c \"import pandas as pd; print(pd.read_excel('data/x.xls').head())\"",
+                   "   LIMIT_BAL  BILL_AMT1\n0  20000  3913")
+              .say("Real ones. Here's why. **A bill of NT$50,000 tells you nothing on its own.**")
+              .end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Both notebooks rewritten in plain English" in summary.title
+    assert summary.files == ["notebooks/eda.ipynb"]
+
+
+def test_hook_only_sessions_judge_a_working_turn_by_what_its_commands_did() -> None:
+    events = [HookEvent("user-prompt", "claude-code", "s", ROOT, ROOT, text="fix the build", ts=1.0),
+              HookEvent("post-tool", "claude-code", "s", ROOT, ROOT, tool="Bash",
+                        command="sed -i 's/old/new/' src/build.ts", exit_code=0, ts=2.0),
+              HookEvent("stop", "claude-code", "s", ROOT, ROOT,
+                        text="The build script now uses the new bundler entry point.", ts=3.0),
+              HookEvent("user-prompt", "claude-code", "s", ROOT, ROOT, text="what is a bundler?", ts=4.0),
+              HookEvent("post-tool", "claude-code", "s", ROOT, ROOT, tool="Bash",
+                        command="cat package.json", text="{}", exit_code=0, ts=5.0),
+              HookEvent("stop", "claude-code", "s", ROOT, ROOT,
+                        text="A bundler joins many modules into one file for the browser.", ts=6.0)]
+    summary = next(d for d in compress_session(events) if d.kind == "summary")
+    assert "new bundler entry point" in summary.title
+    assert summary.files == ["src/build.ts"]
