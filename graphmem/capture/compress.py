@@ -1468,6 +1468,8 @@ _TASK_ANY = re.compile(r"(?i)\b(?:next time|still needs? to|remaining work|follo
                        r"don't forget to|do not forget to)\b")
 _FACT_PREFIX = re.compile(r"^(?:please\s+)?(?:remember|keep in mind|for the record|bear in mind|"
                           r"important)\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
+_STANDING_ORDER = re.compile(r"(?i)(?:keep|use|write|answer|explain|avoid|prefer|always|never|don'?t|do not|"
+                             r"make sure|be)\b")
 _NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|for your information)"
                           r"\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _DECISION = re.compile(
@@ -1542,7 +1544,9 @@ def _statement(sentence: str) -> tuple[str, str] | None:
     if m := _TASK_PREFIX.match(s):
         return "task", m.group(1)
     if m := _FACT_PREFIX.match(s):
-        return "fact", m.group(1)
+        said = m.group(1).rstrip(" :")
+        # "Remember, keep it short, straight to the point…" is how to work, not a fact
+        return ("convention" if _STANDING_ORDER.match(said) else "fact"), said
     if m := _NOTE_PREFIX.match(s):
         return "note", m.group(1)
     if _TASK_ANY.search(s):

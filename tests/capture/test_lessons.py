@@ -1362,3 +1362,65 @@ def test_hook_only_sessions_judge_a_working_turn_by_what_its_commands_did() -> N
     summary = next(d for d in compress_session(events) if d.kind == "summary")
     assert "new bundler entry point" in summary.title
     assert summary.files == ["src/build.ts"]
+
+
+def test_a_reply_explaining_its_own_words_is_no_discovery() -> None:
+    # Held-out review 4 (DefaultWatch s3), verbatim: the person asks what the agent meant; the
+    # answer teaches what it knew, before it looked at anything.
+    found = ("`default payment next month` has spaces, so you can't write `df.default payment next month`.")
+    explained = (Session().user("rewrite the notebook")
+                 .edit("notebooks/eda.ipynb", "a", "b")
+                 .say("Done.")
+                 .user('What do you mean by "in `formula=` APIs and in SQL"? Your wordings are really weird')
+                 .say(f"You're right, that's jargon. {found}")
+                 .end())
+    assert not [d for d in explained if d.kind == "fact"]
+    # the same sentence said after looking is a finding
+    looked = (Session().user("why does the notebook fail?")
+              .run("uv run python -c \"import pandas as pd; df = pd.read_csv('x.csv'); df.default\"",
+                   "AttributeError: 'DataFrame' object has no attribute 'default'", error=True)
+              .say(found)
+              .edit("notebooks/eda.ipynb", "df.default", "df['default payment next month']")
+              .say("The notebook now reads the target column by its full name.")
+              .end())
+    assert [d.title for d in looked if d.kind == "fact"] == [found]
+
+
+def test_a_missing_package_the_session_then_installed_is_not_stated_as_missing() -> None:
+    # Held-out review 4 (DefaultWatch s2), verbatim: "which isn't installed" held two commands.
+    unreadable = ("UnicodeDecodeError: 'utf-8' codec can't decode byte 0xd0 in position 0: invalid "
+                  "continuation byte")
+    drafts = (Session().user("fix the EDA notebook")
+              .run("uv run python -c \"import pandas as pd; pd.read_csv('data/x.xls')\"", unreadable, error=True)
+              .say("It's a genuine legacy Excel file (OLE2 compound document), not a CSV — that's the `0xd0` "
+                   "byte. pandas needs `xlrd` for `.xls`, which isn't installed. Let me add it and inspect "
+                   "the real structure.")
+              .run('(which uv && uv add xlrd 2>&1 | tail -20) || echo "NO UV"',
+                   "/Users/me/.local/bin/uv\nResolved 44 packages in 303ms\n + xlrd==2.0.2")
+              .edit("notebooks/eda.ipynb", "pd.read_csv", "pd.read_excel")
+              .say("All 14 code cells execute cleanly in order.")
+              .end())
+    found = next(d for d in drafts if "`xlrd`" in d.title)
+    assert found.title.endswith("pandas needs `xlrd` for `.xls`.")
+    assert "Then installed: `uv add xlrd`" in found.body
+    # not installed, and never installed: the sentence stands
+    drafts = (Session().user("fix the EDA notebook")
+              .run("uv run python -c \"import pandas as pd; pd.read_csv('data/x.xls')\"", unreadable, error=True)
+              .say("It's a genuine legacy Excel file (OLE2 compound document), not a CSV — that's the `0xd0` "
+                   "byte. pandas needs `xlrd` for `.xls`, which isn't installed.")
+              .run("uv add xlrd", "error: Failed to resolve dependencies", error=True)
+              .edit("notebooks/eda.ipynb", "pd.read_csv", "pd.read_excel")
+              .say("The notebook reads the sheet with `pd.read_excel` now.")
+              .end())
+    assert any(d.title.endswith("which isn't installed.") for d in drafts)
+
+
+def test_remember_with_an_instruction_is_a_convention() -> None:
+    # Held-out review 4 (DefaultWatch s3), verbatim; the agent saved it as a memory note itself.
+    drafts = (Session().user("i have more questions. Remember, keep it short, straight to the point and simple "
+                             "to understand: - what does pay duly mean")
+              .say("Pay duly = paid on time.").end())
+    said = next(d for d in drafts if d.source == "user")
+    assert (said.kind, said.title) == ("convention", "Keep it short, straight to the point and simple to understand")
+    facts = Session().user("Remember that the staging database is shared with QA.").say("Noted.").end()
+    assert next(d for d in facts if d.source == "user").kind == "fact"
