@@ -731,7 +731,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     drafts = []
     for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
-        rest = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
+        rest = [" ".join(s.replace("**", "").split()) for s in _sentences(_short_code_inline(text))]
         rest = [s for s in rest if s != sentence and len(s) > 3]
         while len("\n".join(rest)) > 900:
             rest.pop()
@@ -751,6 +751,20 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             confidence=0.6, importance=0.6, source="rule",
             key=session_key(session_id, "discovery", said.lower()), tags=["discovery"]))
     return drafts
+
+
+def _short_code_inline(text: str) -> str:
+    """A message with its one- or two-line code blocks as inline code lines: "Your entry point
+    already works:" means nothing without the `uv run personal-projects` under it (held-out
+    review 4, DefaultWatch). Longer blocks (listings, diffs) stay out of a memory's body."""
+
+    def inline(block: re.Match[str]) -> str:
+        lines = [ln.strip() for ln in block.group(1).splitlines() if ln.strip()]
+        if not lines or len(lines) > 2 or sum(map(len, lines)) > 160 or any("`" in ln for ln in lines):
+            return block.group(0)
+        return "".join(f"\n`{ln}`\n" for ln in lines)
+
+    return re.sub(r"```[\w+-]*[ \t]*\n(.*?)```", inline, text, flags=re.DOTALL)
 
 
 def _edited_next(msgs: list[Any], n: int, rel: Callable[[str], str]) -> list[str]:

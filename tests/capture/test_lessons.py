@@ -1424,3 +1424,22 @@ def test_remember_with_an_instruction_is_a_convention() -> None:
     assert (said.kind, said.title) == ("convention", "Keep it short, straight to the point and simple to understand")
     facts = Session().user("Remember that the staging database is shared with QA.").say("Noted.").end()
     assert next(d for d in facts if d.source == "user").kind == "fact"
+
+
+def test_a_discovery_keeps_the_short_command_its_message_showed() -> None:
+    # Held-out review 4 (DefaultWatch s1), verbatim: the command sat in a code block under the
+    # line that introduced it, and the item's body kept the line without it.
+    reply = ("`uv run` syncs the env first, so you never need to activate `.venv` manually.\n\n"
+             "Your entry point already works:\n\n```bash\nuv run personal-projects\n```\n\n"
+             "A listing stays out:\n\n```\na\nb\nc\n```\n")
+    drafts = (Session().user("how do I run it?")
+              .run("uv run python -m personal_projects",
+                   "No module named personal_projects.__main__; 'personal_projects' is a package", error=True)
+              .say(reply)
+              .edit("src/personal_projects/__main__.py", "", "from personal_projects import main\nmain()")
+              .say("Added `__main__.py`, so `python -m personal_projects` runs too.")
+              .end())
+    found = next(d for d in drafts if d.title.startswith("`uv run` syncs"))
+    lines = found.body.splitlines()
+    assert lines[lines.index("Your entry point already works:") + 1] == "`uv run personal-projects`"
+    assert "`a`" not in lines and "a" not in lines
