@@ -36,7 +36,7 @@ import shlex
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from typing import Any, TypeVar
@@ -985,6 +985,75 @@ class _Run:
     cmd: Command
     failed: bool
     err: _Err | None = None
+    pending: bool = False  # started in the background; its outcome never came back
+
+
+# ---------------------------------------------------------------------------------------------
+# Background commands: "Command running in background with ID: b2ed671" is no outcome. The outcome
+# comes later, from TaskOutput/BashOutput (`<exit_code>`), from the harness's notification
+# ("completed (exit code 0)"), or from the agent reading the task's output file.
+# ---------------------------------------------------------------------------------------------
+
+TASK_OUTPUT_TOOLS = frozenset({"TaskOutput", "BashOutput"})
+_BACKGROUND = re.compile(r"\s*Command running in background with ID: ([\w-]+)")
+_TASK_ID = re.compile(r"<task-id>([\w-]+)</task-id>")
+_TASK_EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>|\bexit code (-?\d+)")
+_TASK_FILE = re.compile(r"/tasks/([\w-]+)\.output\b")
+_TASK_BODY = re.compile(r"<(output|stdout|stderr)>\n?(.*?)(?:</\1>|$)", re.DOTALL)
+
+
+def background_id(output: str) -> str:
+    """The task id of a command the harness started in the background ("" if it ran in the foreground)."""
+    match = _BACKGROUND.match(output[:300])
+    return match.group(1) if match else ""
+
+
+def task_outcome(tool: str, tool_input: dict[str, Any], output: str) -> tuple[str, int | None, str]:
+    """(task id, exit code or None while it runs, its output) from a TaskOutput/BashOutput call,
+    or from the harness's `<task-notification>` (tool "", no output)."""
+    if tool in TASK_OUTPUT_TOOLS:
+        task = tool_input.get("task_id") or tool_input.get("bash_id") or ""
+    else:
+        found = _TASK_ID.search(output[:400])
+        task = found.group(1) if found else ""
+    code = _TASK_EXIT.search(output[:2000] if not tool else output)
+    exit_code = int(code.group(1) or code.group(2)) if code else None
+    if not tool:
+        return str(task), exit_code, ""
+    body = "\n".join(m.group(2).strip() for m in _TASK_BODY.finditer(output))
+    return str(task), exit_code, body or output
+
+
+def _settle_background(runs: list[_Run], events: list[_Ev], transcript: Any, paths: _Paths) -> None:
+    started = {bid: run for run in runs if (bid := background_id(run.ev.text))}
+    if not started:
+        return
+    outcome: dict[str, int] = {}
+    output: dict[str, str] = {}
+    for ev in events:
+        if ev.event == "post-tool" and ev.tool in TASK_OUTPUT_TOOLS:
+            task, code, text = task_outcome(ev.tool, ev.tool_input, ev.text)
+            if task in started and code is not None:
+                outcome[task], output[task] = code, text
+        elif ev.event == "post-tool" and (read := _TASK_FILE.search(ev.command or str(ev.tool_input.get("file_path") or ""))):
+            if read.group(1) in started and ev.text.strip() and not ev.failed_tool:
+                output.setdefault(read.group(1), ev.text)
+        elif ev.event == "user-prompt" and "<task-notification>" in ev.text[:300]:
+            task, code, _ = task_outcome("", {}, ev.text)
+            if task in started and code is not None:
+                outcome.setdefault(task, code)
+    for msg in transcript or ():
+        if msg.role == "user" and "<task-notification>" in msg.text[:300]:
+            task, code, _ = task_outcome("", {}, msg.text)
+            if task in started and code is not None:
+                outcome.setdefault(task, code)
+    for task, run in started.items():
+        if task not in outcome:
+            run.pending, run.failed, run.err = True, False, None
+            continue
+        run.ev = replace(run.ev, text=output.get(task) or run.ev.text, exit_code=outcome[task])
+        run.failed = outcome[task] != 0 or _fails(run.ev, run.cmd)
+        run.err = _error_of(run.ev, paths) if run.failed else None
 
 
 @dataclass
@@ -1034,6 +1103,7 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
             cmd.background = True
         failed = _fails(ev, cmd)
         runs.append(_Run(ev, cmd, failed, _error_of(ev, paths) if failed else None))
+    _settle_background(runs, events, transcript, paths)
     for e in events:
         if e.event == "user-prompt":
             e.text = _IDE_CONTEXT.sub("", e.text).strip()
@@ -1062,7 +1132,7 @@ def _failure_rules(s: _Session) -> list[Draft]:
     failing_cmds: dict[str, Command] = {}
     for run in s.runs:
         cmd = run.cmd
-        if cmd.is_read_only or cmd.is_probe or not cmd.exe:
+        if cmd.is_read_only or cmd.is_probe or not cmd.exe or run.pending:
             continue
         # resolve open failures this run covers
         for key, errors in list(open_by_cmd.items()):
@@ -1174,7 +1244,7 @@ def _pitfall(s: _Session, op: _Open, fixed: _Run) -> Draft:
         fix_parts.append(f"running `{_short(other_cmds[-1], 50)}`")
     flaky = not fix_parts
     verified = not flaky and (fixed.cmd.is_check and not fixed.failed or any(
-        r.cmd.is_check and not r.failed for r in s.runs if r.ev.pos > fixed.ev.pos))
+        r.cmd.is_check and not r.failed and not r.pending for r in s.runs if r.ev.pos > fixed.ev.pos))
     cmd_text = f"`{fail.cmd.display}`{fail.cmd.where}"
     if flaky:
         title = f"{_short(err.text, 80)} in {cmd_text}: passed on a re-run without visible changes (flaky?)"
@@ -1705,7 +1775,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Asked: {_short(goal_text, 200)}")
     if commits:
         body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))
-    checks = [r for r in s.runs if r.cmd.is_check and not r.failed]
+    checks = [r for r in s.runs if r.cmd.is_check and not r.failed and not r.pending]
     if checks:
         body.append(f"Verified: `{_short(checks[-1].cmd.main, 80)}` passed")
     done = lessons.reported(s.transcript) if s.transcript is not None else []
@@ -1717,7 +1787,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
              or (lessons.transcript_edits(s.transcript, s.paths.rel) if s.transcript is not None else []))
     settings = lessons.config_changes(edits)
     settings += [f"installed: {line}" for line in lessons.installs(
-        [r.cmd for r in s.runs if not r.failed]
+        [r.cmd for r in s.runs if not r.failed and not r.pending]
         or (lessons.passed_commands(s.transcript, s.paths.rel) if s.transcript is not None else []))]
     from graphmem.capture.redact import redact
 

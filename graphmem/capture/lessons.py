@@ -24,11 +24,14 @@ from typing import Any
 
 from graphmem.capture.compress import (
     EDIT_TOOLS,
+    TASK_OUTPUT_TOOLS,
     WRITE_TOOLS,
     Command,
     Draft,
+    background_id,
     parse_command,
     session_key,
+    task_outcome,
 )
 from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import uniq as _uniq
@@ -174,6 +177,7 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
     calls: dict[str, _Call] = {}
     ordered: list[_Call] = []
     prose: list[tuple[int, str]] = []
+    started: dict[str, _Call] = {}  # background commands by task id, until their outcome comes
     pos = 0
     for msg in transcript:
         if msg.sidechain:
@@ -194,18 +198,33 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
             answered = calls.get(msg.tool_use_id)
             if answered is None:
                 continue
-            call = answered
-            call.result, call.answered, call.errored = msg.text, True, bool(msg.is_error)
-            call.failed = is_command_failure(call.tool, msg.is_error, msg.text)
-            if not call.failed and call.command is not None and not msg.is_error:
-                call.failed = _exit_failure(msg.text) or _shows_exception(msg.text)
-            if call.command is not None:
-                steps = [call.command, *(_step(call.command, step, rel) for step in call.command.others)]
-                if call.failed:
-                    call.command, call.clean = _failed_step(steps, msg.text)
-                else:
-                    call.clean = steps
+            if answered.command is not None and (task := background_id(msg.text)):
+                answered.result, started[task] = msg.text, answered  # no outcome yet
+                continue
+            _answer(answered, msg.text, bool(msg.is_error), rel)
+            if answered.tool in TASK_OUTPUT_TOOLS:
+                task, code, output = task_outcome(answered.tool, answered.input, msg.text)
+                if code is not None and (bg := started.pop(task, None)) is not None:
+                    _answer(bg, output, False, rel, code)
+        elif msg.role == "user" and started and "<task-notification>" in msg.text[:300]:
+            task, code, _ = task_outcome("", {}, msg.text)
+            if code is not None and (bg := started.pop(task, None)) is not None:
+                _answer(bg, msg.text, False, rel, code)
     return ordered, prose
+
+
+def _answer(call: _Call, text: str, is_error: bool, rel: Callable[[str], str], exit_code: int | None = None) -> None:
+    """Record a call's result (a background command's comes later, with its exit code)."""
+    call.result, call.answered, call.errored = text, True, is_error
+    call.failed = is_command_failure(call.tool, is_error, text) or bool(exit_code)
+    if not call.failed and call.command is not None and not is_error:
+        call.failed = _exit_failure(text) or _shows_exception(text)
+    if call.command is not None:
+        steps = [call.command, *(_step(call.command, step, rel) for step in call.command.others)]
+        if call.failed:
+            call.command, call.clean = _failed_step(steps, text)
+        else:
+            call.clean = steps
 
 
 _SPEAKER = re.compile(r"(?m)^\s*([\w.+-]+): ")

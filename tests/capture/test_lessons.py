@@ -59,6 +59,15 @@ class Session:
                                          exit_code=1 if error else 0, is_error=error, ts=self.t))
         return self
 
+    def call(self, tool: str, tool_input: dict[str, Any], output: str) -> Session:
+        self.n += 1
+        tid = f"toolu_{self.n}"
+        self._record("assistant", [{"type": "tool_use", "id": tid, "name": tool, "input": tool_input}])
+        self._record("user", [{"type": "tool_result", "tool_use_id": tid, "content": output}])
+        self.events.append(HookEvent("post-tool", "claude-code", self.sid, ROOT, ROOT, tool=tool,
+                                     tool_input=tool_input, text=output, exit_code=0, ts=self.t))
+        return self
+
     def edit(self, path: str, old: str, new: str) -> Session:
         self.n += 1
         tid = f"toolu_{self.n}"
@@ -1443,3 +1452,79 @@ def test_a_discovery_keeps_the_short_command_its_message_showed() -> None:
     lines = found.body.splitlines()
     assert lines[lines.index("Your entry point already works:") + 1] == "`uv run personal-projects`"
     assert "`a`" not in lines and "a" not in lines
+
+
+BACKGROUND = ("Command running in background with ID: {}. Output is being written to: "
+              "/private/tmp/claude-501/-Users-alex-workspace-cli/tasks/{}.output")
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_a_fix_rerun_in_the_background_that_never_reported_is_not_a_verified_fix(events: bool) -> None:
+    failing = ("--- FAIL: TestRewind (0.31s)\n    rewind_test.go:42: expected 3 checkpoints, got 2\n"
+               "FAIL\tentire.io/cli/cmd/entire/cli/integration_test\t4.2s\nFAIL")
+    line = "go test -count=1 ./cmd/entire/cli/integration_test/..."
+    session = (Session().user("fix the rewind test").run(line, failing, error=True)
+               .say("The rewind test fails because `count()` runs before the shadow branch is written, "
+                    "so it sees 2 checkpoints.")
+               .edit("cmd/entire/cli/integration_test/rewind_test.go", "got := count()", "waitForShadow()\ngot := count()")
+               .run(line, BACKGROUND.format("b1", "b1"))
+               .say("Re-running the tests in the background."))
+    if not events:
+        session.events = [e for e in session.events if e.event == "user-prompt"]
+    assert not [d for d in session.end() if d.kind == "pitfall"]  # "fixed" by a run nobody saw finish
+
+
+def test_a_command_started_in_the_background_has_no_outcome_until_one_comes_back() -> None:
+    # entire-cli afb1dd35, verbatim shapes: the Bash result only says the command started.
+    session = (Session().user("make the integration tests faster")
+               .edit("cmd/entire/cli/integration_test/hooks_test.go", "func TestA(t *testing.T) {",
+                     "func TestA(t *testing.T) {\n\tt.Parallel()")
+               .run("go test -tags=integration -count=1 ./cmd/entire/cli/integration_test/...",
+                    BACKGROUND.format("b2ed671", "b2ed671"))
+               .call("TaskOutput", {"task_id": "b2ed671", "block": False, "timeout": 5000},
+                     "<retrieval_status>not_ready</retrieval_status>\n<task_id>b2ed671</task_id>\n"
+                     "<status>running</status>")
+               .say("The tests are running in the background; I'll check back."))
+    summary = next(d for d in session.end() if d.kind == "summary")
+    assert "Verified" not in summary.body
+
+
+@pytest.mark.parametrize("events", [True, False])
+def test_a_background_run_settled_later_counts_as_the_run_it_was(events: bool) -> None:
+    # A background test that failed (its exit code came back through TaskOutput) and passed after
+    # an edit leaves the same memories as the same run in the foreground.
+    failing = ("--- FAIL: TestRewind (0.31s)\n    rewind_test.go:42: expected 3 checkpoints, got 2\n"
+               "FAIL\tentire.io/cli/cmd/entire/cli/integration_test\t4.2s\nFAIL")
+    line = "go test -count=1 ./cmd/entire/cli/integration_test/..."
+
+    def rest(session: Session) -> list[Any]:
+        session = (session.say("The rewind test counts checkpoints before the shadow branch is written.")
+                   .edit("cmd/entire/cli/integration_test/rewind_test.go", "got := count()",
+                         "waitForShadow()\ngot := count()")
+                   .run(line, "ok  \tentire.io/cli/cmd/entire/cli/integration_test\t4.0s")
+                   .say("Fixed: the test now waits for the shadow branch."))
+        if not events:
+            session.events = [e for e in session.events if e.event == "user-prompt"]
+        return [(d.kind, d.title, d.body) for d in session.end()]
+
+    background = rest(Session().user("fix the rewind test")
+                      .run(line, BACKGROUND.format("bc95948", "bc95948"))
+                      .call("TaskOutput", {"task_id": "bc95948", "block": True, "timeout": 600000},
+                            "<retrieval_status>success</retrieval_status>\n<task_id>bc95948</task_id>\n"
+                            "<status>completed</status>\n<exit_code>1</exit_code>\n<output>\n" + failing
+                            + "\n</output>"))
+    foreground = rest(Session().user("fix the rewind test").run(line, failing, error=True))
+    if events:
+        assert "Commands: 2 run, 1 failed" in background[0][2]
+    assert [(k, t) for k, t, _ in background] == [(k, t) for k, t, _ in foreground]
+
+
+def test_the_harness_notification_settles_a_background_run() -> None:
+    from graphmem.capture.compress import task_outcome
+
+    note = ("<task-notification>\n<task-id>bd0afab</task-id>\n<output-file>/tmp/claude-1000/x/tasks/bd0afab.output"
+            "</output-file>\n<status>completed</status>\n<summary>Background command \"Run resource and renderer "
+            "tests\" completed (exit code 0)</summary>\n</task-notification>")
+    assert task_outcome("", {}, note) == ("bd0afab", 0, "")
+    assert task_outcome("BashOutput", {"bash_id": "dce0af"},
+                        "<status>running</status>\n<stdout>\nVITE v5.4.21 ready</stdout>")[:2] == ("dce0af", None)
