@@ -1734,7 +1734,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         day = "undated"
     fixed = [d for d in drafts if d.kind == "pitfall" and "flaky" not in d.tags]
     open_tasks = [d for d in drafts if d.kind == "task"]
-    changed = _uniq([*(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files),
+    # A plan written to ~/Obsidian or /tmp is no change to the project (ida-hcli e6dd9346's summary
+    # was "changed /Users/…/recusive plugin … plan.md").
+    changed = _uniq([*(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files if s.paths.in_project(f)),
                      *(f for r in s.runs if not r.failed for f in r.cmd.writes)])
     if not changed and s.transcript is not None:  # imported without its hook events
         changed = _uniq([*lessons.edited_files(s.transcript, s.paths.rel),

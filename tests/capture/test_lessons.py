@@ -1528,3 +1528,16 @@ def test_the_harness_notification_settles_a_background_run() -> None:
     assert task_outcome("", {}, note) == ("bd0afab", 0, "")
     assert task_outcome("BashOutput", {"bash_id": "dce0af"},
                         "<status>running</status>\n<stdout>\nVITE v5.4.21 ready</stdout>")[:2] == ("dce0af", None)
+
+
+def test_a_file_written_outside_the_project_is_not_a_change_to_it() -> None:
+    # ida-hcli e6dd9346: the plan went to an Obsidian vault, and the summary read
+    # "changed /Users/…/recusive plugin component dep installation and config plan.md".
+    session = Session().user("write the plan to my vault").edit("src/hcli/settings.py", "a", "b")
+    plan = "/Users/me/Obsidian/hex-rays/hcli/recusive plugin component dep installation and config plan.md"
+    session.events.append(HookEvent("post-tool", "claude-code", session.sid, ROOT, ROOT, tool="Write",
+                                    tool_input={"file_path": plan, "content": "# Plan"}, text="",
+                                    files=[plan], exit_code=0, ts=session.t + 0.5))
+    summary = next(d for d in session.say("Plan is written to the vault.").end() if d.kind == "summary")
+    assert summary.files == ["src/hcli/settings.py"]
+    assert "Obsidian" not in summary.title + summary.body.split("Agent's last message")[0]
