@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test demo bench lint clean
+.PHONY: install test demo bench sessbench lint clean
 
 install: $(STAMP)
 
@@ -30,6 +30,15 @@ bench: install
 	$(BIN)/python bench/bench_store.py
 	$(BIN)/python bench/bench_hooks.py
 	$(BIN)/python bench/bench_retrieval.py --data $(DATA)
+
+# Real agent sessions replayed through the installed hooks (~12 min on 2 cores): the two shared
+# projects, then the three in bench/sessions.
+SESSBENCH := ../shared/sessbench
+sessbench: install
+	$(BIN)/python $(SESSBENCH)/replay.py spotter entire-cli --owner-idle 5
+	$(BIN)/python $(SESSBENCH)/score.py spotter entire-cli
+	$(BIN)/python $(SESSBENCH)/replay.py ida-hcli napoli dndsheets --corpus bench/sessions --owner-idle 5
+	$(BIN)/python $(SESSBENCH)/score.py ida-hcli napoli dndsheets --corpus bench/sessions
 
 lint: install
 	$(BIN)/ruff check graphmem tests bench
