@@ -1993,6 +1993,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)
     drafts += lessons.discoveries(s.transcript, s.session_id, s.findings, s.paths.rel)
     drafts += lessons.findings(s.transcript, s.session_id)
+    drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     for lesson in lessons.open_failures(found)[-2:]:
         cmd = lesson.call.command

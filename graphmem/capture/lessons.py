@@ -888,6 +888,51 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_FINDINGS:]
 
 
+# A report's list of the choices it made and why: "**Concessions (things I did NOT change, with
+# reasons):**", "Design decisions:", "Trade-offs:" (ida-hcli cbba33a6: six, each "X instead of Y —
+# why"). These are the "why A over B" a later session asks about.
+_CHOICES = re.compile(
+    r"(?i)^\W*(?:concessions?|(?:key |design |technical )?decisions?(?: made)?|trade-?offs?(?: made)?|"
+    r"judgment calls?|deliberate (?:choices|omissions)|(?:things |what )?i (?:did not|didn't) change|"
+    r"(?:intentionally|deliberately) (?:not changed|left (?:as is|alone)|kept))\b[^:\n]{0,60}:?\W*$")
+_REASONED = re.compile(r"\s[—–-]\s|:\s|\bbecause\b|\bsince\b|\bso that\b")
+MAX_CHOICES = 6
+
+
+def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """Each bullet under a heading of choices in the agent's report, as a decision with its reason;
+    a choice the report repeats keeps its first, fuller wording."""
+    drafts: list[Draft] = []
+    seen: list[set[str]] = []
+    for msg in transcript:
+        if msg.role != "assistant" or msg.sidechain or not msg.text:
+            continue
+        lines = msg.text.splitlines()
+        for n, line in enumerate(lines):
+            if not _CHOICES.match(line.replace("**", "")):
+                continue
+            for following in lines[n + 1 : n + 24]:
+                bullet = _BULLET.match(following)
+                if not bullet:
+                    if following.strip():
+                        break
+                    continue
+                raw = bullet.group(1)
+                lead = re.match(r"\*\*(.+?)\*\*", raw)
+                text = " ".join(raw.replace("**", "").split())
+                if len(text) < 30 or not _REASONED.search(text[len(lead.group(1)) if lead else 0:]):
+                    continue
+                words = set(re.findall(r"\w{3,}", (lead.group(1) if lead else text[:80]).lower()))
+                if any(len(words & w) * 2 >= min(len(words), len(w)) for w in seen):
+                    continue
+                seen.append(words)
+                drafts.append(Draft(
+                    kind="decision", title=_short(text, 200), body=f"The agent's report lists it under \"{line.strip(' *#')}\":\n{text}",
+                    confidence=0.6, importance=0.6, source="rule",
+                    key=session_key(session_id, "choice", " ".join(sorted(words))), tags=["choice"]))
+    return drafts[:MAX_CHOICES]
+
+
 _REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we|was) (?:changed|did|built|implemented|fixed)|summary of|(?:is|are|now) (?:fully )?"
                      r"(?:complete|completed|done|implemented)\b|all done\b|successfully completed|"
                      r"changes made|what (?:was|i) (?:changed|did|built|implemented))")

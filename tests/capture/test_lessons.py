@@ -1541,3 +1541,31 @@ def test_a_file_written_outside_the_project_is_not_a_change_to_it() -> None:
     summary = next(d for d in session.say("Plan is written to the vault.").end() if d.kind == "summary")
     assert summary.files == ["src/hcli/settings.py"]
     assert "Obsidian" not in summary.title + summary.body.split("Agent's last message")[0]
+
+
+def test_the_choices_a_report_lists_with_their_reasons_are_decisions() -> None:
+    # ida-hcli cbba33a6, verbatim (abridged to three of six); the final report repeats them shorter.
+    report = ("CI is running in the background. While it runs, here's my summary of all changes and concessions.\n\n"
+              "**Changes made:**\n\n1. **`test_install.yml`** — Added `--accept-eula` to both Unix and Windows "
+              "install commands.\n\n**Concessions (things I did NOT change, with reasons):**\n\n"
+              "1. **Full slugs in matrix instead of short tags** (`release/9.4/ida-essential/...` vs `ida-pro:9.4`) — "
+              "This repo tests specific product variants (Essential, Pro, Free) across specific architectures. "
+              "Short tags can't express product variant + architecture combinations.\n\n"
+              "2. **`uv run hcli` instead of `uv run --with ida-hcli hcli`** — The skill says use `--with ida-hcli` "
+              "\"unless the step is testing HCLI itself.\" This IS HCLI's test suite, so it uses the local dev install.\n\n"
+              "3. **No uv version pin in `test.yml`** — `release.yml` pins to `0.10.6` due to a specific PyInstaller "
+              "regression. Test workflows using latest uv is fine.\n\nI'll report the CI results once the background "
+              "run completes.")
+    final = ("**All 52/52 jobs passed.**\n\n**Concessions (things I did NOT change):**\n\n"
+             "1. **Full slugs in matrix** instead of short tags (`ida-pro:9.4`) — this repo tests specific product "
+             "variants\n2. **`uv run hcli`** instead of `uv run --with ida-hcli hcli` — this IS hcli's test suite\n")
+    drafts = (Session().user("update the GHA for IDA; make reasonable concessions but list everything to me")
+              .edit(".github/workflows/test_install.yml", "ida install", "ida install --accept-eula")
+              .say(report).run("gh run watch 1 --exit-status", "✓ Test completed").say(final).end())
+    choices = [d for d in drafts if d.kind == "decision"]
+    assert [c.title.split(" — ")[0] for c in choices] == [
+        "Full slugs in matrix instead of short tags (`release/9.4/ida-essential/...` vs `ida-pro:9.4`)",
+        "`uv run hcli` instead of `uv run --with ida-hcli hcli`", "No uv version pin in `test.yml`"]
+    assert "PyInstaller" in choices[2].body
+    # "Changes made:" is what was done, not a choice
+    assert not any("accept-eula" in c.title for c in choices)
