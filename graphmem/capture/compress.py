@@ -1557,7 +1557,8 @@ _CONVENTION = re.compile(
     r"^(?:please\s+)?(?:prefer|avoid)\b|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
-    r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b")
+    r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b|"
+    r"^(?:please\s+)?(?:ensure|make sure)\b.{0,200}?\b(?:always|never)\b")
 
 
 def _sentences(text: str) -> Iterable[str]:

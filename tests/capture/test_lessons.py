@@ -1569,3 +1569,13 @@ def test_the_choices_a_report_lists_with_their_reasons_are_decisions() -> None:
     assert "PyInstaller" in choices[2].body
     # "Changes made:" is what was done, not a choice
     assert not any("accept-eula" in c.title for c in choices)
+
+
+def test_ensure_that_something_always_holds_is_a_convention() -> None:
+    # napoli 73c62e14, verbatim: the person's standing requirement for the PR test.
+    said = ('Ensure that when @request_queue/pr_creation_test.md is ran as a test, the status is always set as '
+            '"Backlog" or the test will not work.')
+    drafts = Session().user("create a PR creation test").user(said).say("Good point!").end()
+    rule = next(d for d in drafts if d.source == "user")
+    assert rule.kind == "convention" and "always set as \"Backlog\"" in rule.title
+    assert not [d for d in Session().user("make sure the build passes").say("ok").end() if d.source == "user"]
