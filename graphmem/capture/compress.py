@@ -1996,7 +1996,22 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
+    for lesson in found:
+        # A failure the agent showed was already there before its change (on main too): the next
+        # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on
+        # every PR because of ruff errors on main).
+        said = next((d for d in lesson.diagnosis if _PRE_EXISTING.search(d)), "")
+        if lesson.fixed_by is None and said and lesson.call.command is not None:
+            cmd = lesson.call.command
+            drafts.append(Draft(
+                kind="pitfall", title=_short(said, TITLE_MAX),
+                body=f"`{_short(cmd.raw, 200)}` failed with {_short(lesson.error, 300)}\n"
+                     "The agent's diagnosis: " + " ".join(lesson.diagnosis),
+                confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
+                key=session_key(s.session_id, "pre-existing", cmd.key), tags=["pre-existing", cmd.exe]))
     for lesson in lessons.open_failures(found)[-2:]:
+        if any(_PRE_EXISTING.search(d) for d in lesson.diagnosis):
+            continue  # not this session's to finish
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:
             continue
@@ -2009,6 +2024,11 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
     return _as_said(s, drafts)
+
+
+_PRE_EXISTING = re.compile(r"(?i)\bpre-?existing\b|\b(?:fails?|failing|broken) on main\b|\bon main (?:too|as well)\b|"
+                           r"\bsame failures? on main\b|\bnot (?:related to|caused by|from) (?:my|our|these|the) "
+                           r"(?:\w+ )?changes\b")
 
 
 def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> list[tuple[float, int, str, str]]:

@@ -1579,3 +1579,19 @@ def test_ensure_that_something_always_holds_is_a_convention() -> None:
     rule = next(d for d in drafts if d.source == "user")
     assert rule.kind == "convention" and "always set as \"Backlog\"" in rule.title
     assert not [d for d in Session().user("make sure the build passes").say("ok").end() if d.source == "user"]
+
+
+def test_a_failure_the_agent_showed_was_already_on_main_is_a_pitfall_not_an_open_task() -> None:
+    # ida-hcli cbba33a6, verbatim: code_style fails on the PR because of ruff errors on main.
+    checks = ("code_style\tfail\t8s\thttps://github.com/HexRaysSA/ida-hcli/actions/runs/33168331367/job/98839021093\t\n"
+              "initial test run\tpending\t0\thttps://github.com/HexRaysSA/ida-hcli/actions/runs/33168331399")
+    drafts = (Session().user("update the GHA workflows, push and babysit CI")
+              .edit(".github/workflows/test.yml", "ida install", "ida install --accept-eula")
+              .run("gh pr checks 309 --repo HexRaysSA/ida-hcli 2>&1", "Exit code 1\n" + checks, error=True)
+              .say("`code_style` failed — that's the pre-existing ruff lint issue on main, not from my changes. "
+                   "The `initial test run` (basic-test) is pending.")
+              .end())
+    pitfall = next(d for d in drafts if d.kind == "pitfall")
+    assert pitfall.title.startswith("`code_style` failed — that's the pre-existing ruff lint issue on main")
+    assert "gh pr checks 309" in pitfall.body
+    assert not [d for d in drafts if d.kind == "task"]
