@@ -2001,14 +2001,14 @@ def _transcript_rules(s: _Session) -> list[Draft]:
         # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on
         # every PR because of ruff errors on main).
         said = next((d for d in lesson.diagnosis if _PRE_EXISTING.search(d)), "")
-        if lesson.fixed_by is None and said and lesson.call.command is not None:
-            cmd = lesson.call.command
+        ran = lesson.call.command
+        if lesson.fixed_by is None and said and ran is not None:
             drafts.append(Draft(
                 kind="pitfall", title=_short(said, TITLE_MAX),
-                body=f"`{_short(cmd.raw, 200)}` failed with {_short(lesson.error, 300)}\n"
+                body=f"`{_short(ran.raw, 200)}` failed with {_short(lesson.error, 300)}\n"
                      "The agent's diagnosis: " + " ".join(lesson.diagnosis),
                 confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
-                key=session_key(s.session_id, "pre-existing", cmd.key), tags=["pre-existing", cmd.exe]))
+                key=session_key(s.session_id, "pre-existing", ran.key), tags=["pre-existing", ran.exe]))
     for lesson in lessons.open_failures(found)[-2:]:
         if any(_PRE_EXISTING.search(d) for d in lesson.diagnosis):
             continue  # not this session's to finish
