@@ -17,6 +17,7 @@ same pitfall met in two sessions stays one item.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -1155,6 +1156,7 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts
 
 
+_TOOL_NEEDS = re.compile(r"[Ee]xecutable (?:file )?not found in \$PATH:?\s*\\?\"?([\w.+-]+)")
 _NOT_ON_PATH = re.compile(
     r"(?m)command not found:\s*([\w.+-]+)\s*$|(?:^|:\s)([\w.+-]+): (?:command )?not found\s*$|"
     r"exec: \"?([\w.+-]+)\"?: executable file not found in \$PATH|"
@@ -1171,6 +1173,16 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     calls, _ = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
     for n, call in enumerate(calls):
+        if call.command is None and call.answered and (needs := _TOOL_NEEDS.search(call.result[:2000])):
+            # a tool of the harness (LSP, a language server) that runs an executable this machine lacks
+            key = session_key("", "not-on-path", needs.group(1))
+            drafts.setdefault(key, Draft(
+                kind="env", title=f"`{needs.group(1)}` is not on PATH here: the {call.tool} tool fails without it",
+                body=f"{call.tool} ({_short(json.dumps(call.input, sort_keys=True), 160)}) returned: "
+                     f"{_short(needs.group(0), 160)}",
+                confidence=0.7, importance=0.5, source="rule", key=key,
+                tags=["path", "environment", needs.group(1)]))
+            continue
         raw = call.input.get("command") if call.command is not None else None
         if not isinstance(raw, str) or not call.answered or _ELSEWHERE.search(raw[:4000]):
             continue

@@ -1595,3 +1595,15 @@ def test_a_failure_the_agent_showed_was_already_on_main_is_a_pitfall_not_an_open
     assert pitfall.title.startswith("`code_style` failed — that's the pre-existing ruff lint issue on main")
     assert "gh pr checks 309" in pitfall.body
     assert not [d for d in drafts if d.kind == "task"]
+
+
+def test_a_harness_tool_missing_its_executable_is_an_env_item() -> None:
+    # ida-hcli e6dd9346, verbatim: the LSP tool's goToDefinition needs pyright-langserver.
+    drafts = (Session().user("audit the plugin component install path")
+              .call("LSP", {"operation": "goToDefinition", "filePath": f"{ROOT}/src/hcli/lib/ida/plugin/install.py",
+                            "line": 772, "character": 28},
+                    'Error performing goToDefinition: Failed to start server: pyright-langserver --stdio\n'
+                    'Executable not found in $PATH: "pyright-langserver"')
+              .say("The LSP isn't available; I'll use grep instead.").end())
+    env = next(d for d in drafts if d.kind == "env")
+    assert env.title == "`pyright-langserver` is not on PATH here: the LSP tool fails without it"
