@@ -934,7 +934,8 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[:MAX_CHOICES]
 
 
-_REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we|was) (?:changed|did|built|implemented|fixed)|summary of|(?:is|are|now) (?:fully )?"
+_REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we|was) (?:changed|did|built|implemented|fixed|"
+                     r"created|added|set up)|summary of|(?:is|are|now) (?:fully )?"
                      r"(?:complete|completed|done|implemented)\b|all done\b|successfully completed|"
                      r"changes made|what (?:was|i) (?:changed|did|built|implemented))")
 _AHEAD = re.compile(r"(?i)^\W*(?:next steps?|remaining|still to do|todo|follow[- ]ups?|what'?s next|"

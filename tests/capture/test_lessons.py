@@ -1607,3 +1607,16 @@ def test_a_harness_tool_missing_its_executable_is_an_env_item() -> None:
               .say("The LSP isn't available; I'll use grep instead.").end())
     env = next(d for d in drafts if d.kind == "env")
     assert env.title == "`pyright-langserver` is not on PATH here: the LSP tool fails without it"
+
+
+def test_a_report_of_what_was_created_is_what_the_session_did() -> None:
+    # napoli 73c62e14, verbatim (abridged): "Here's what was created:" had not read as a report.
+    report = ("Perfect! I've created a comprehensive test setup for you. Here's what was created:\n\n"
+              "## Created Files:\n\n### 1. `/tests/pr_creation_test.mts`\nA test that:\n"
+              "- Runs the main loop (`src/index.ts`)\n\n### 2. Updated `package.json`\n"
+              "Added npm scripts for easy execution:\n- `npm run test:pr` - Run the PR creation test\n"
+              "- `npm start` - Run the main loop\n")
+    drafts = (Session().user("create a PR creation test").edit("package.json", "{", '{"scripts": {}')
+              .say(report).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "- `npm run test:pr` - Run the PR creation test" in summary.body.split("Reported done:\n", 1)[1]
