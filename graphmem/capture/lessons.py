@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -864,29 +864,34 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """The bullets under an agent's "Key findings:" (or "Root cause:") heading: what it learnt
     from its research, in its own words."""
     drafts = []
+    for _, below in _under_headings(transcript, _FINDINGS):
+        bullets = []
+        for following in below[:11]:
+            bullet = _BULLET.match(following)
+            if bullet:
+                bullets.append(" ".join(bullet.group(1).replace("**", "").split()))
+            elif following.strip() and bullets:
+                break
+        bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b)][:6]
+        if not bullets:
+            continue
+        drafts.append(Draft(
+            kind="fact", title=_short(bullets[0], 200),
+            body="The agent found:\n" + "\n".join(f"- {b}" for b in bullets),
+            confidence=0.65, importance=0.6, source="rule",
+            key=session_key(session_id, "findings", bullets[0].lower()), tags=["finding"]))
+    return drafts[-MAX_FINDINGS:]
+
+
+def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str]) -> Iterator[tuple[str, list[str]]]:
+    """Each heading line of the agent's messages that `heading` finds, with the lines below it."""
     for msg in transcript:
         if msg.role != "assistant" or msg.sidechain or not msg.text:
             continue
         lines = msg.text.splitlines()
         for n, line in enumerate(lines):
-            if not _FINDINGS.search(line.replace("**", "")):
-                continue
-            bullets = []
-            for following in lines[n + 1 : n + 12]:
-                bullet = _BULLET.match(following)
-                if bullet:
-                    bullets.append(" ".join(bullet.group(1).replace("**", "").split()))
-                elif following.strip() and bullets:
-                    break
-            bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b)][:6]
-            if not bullets:
-                continue
-            drafts.append(Draft(
-                kind="fact", title=_short(bullets[0], 200),
-                body="The agent found:\n" + "\n".join(f"- {b}" for b in bullets),
-                confidence=0.65, importance=0.6, source="rule",
-                key=session_key(session_id, "findings", bullets[0].lower()), tags=["finding"]))
-    return drafts[-MAX_FINDINGS:]
+            if heading.search(line.replace("**", "")):
+                yield line, lines[n + 1:]
 
 
 # A report's list of the choices it made and why: "**Concessions (things I did NOT change, with
@@ -905,32 +910,27 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     a choice the report repeats keeps its first, fuller wording."""
     drafts: list[Draft] = []
     seen: list[set[str]] = []
-    for msg in transcript:
-        if msg.role != "assistant" or msg.sidechain or not msg.text:
-            continue
-        lines = msg.text.splitlines()
-        for n, line in enumerate(lines):
-            if not _CHOICES.match(line.replace("**", "")):
+    for line, below in _under_headings(transcript, _CHOICES):
+        for following in below[:23]:
+            bullet = _BULLET.match(following)
+            if not bullet:
+                if following.strip():
+                    break
                 continue
-            for following in lines[n + 1 : n + 24]:
-                bullet = _BULLET.match(following)
-                if not bullet:
-                    if following.strip():
-                        break
-                    continue
-                raw = bullet.group(1)
-                lead = re.match(r"\*\*(.+?)\*\*", raw)
-                text = " ".join(raw.replace("**", "").split())
-                if len(text) < 30 or not _REASONED.search(text[len(lead.group(1)) if lead else 0:]):
-                    continue
-                words = set(re.findall(r"\w{3,}", (lead.group(1) if lead else text[:80]).lower()))
-                if any(len(words & w) * 2 >= min(len(words), len(w)) for w in seen):
-                    continue
-                seen.append(words)
-                drafts.append(Draft(
-                    kind="decision", title=_short(text, 200), body=f"The agent's report lists it under \"{line.strip(' *#')}\":\n{text}",
-                    confidence=0.6, importance=0.6, source="rule",
-                    key=session_key(session_id, "choice", " ".join(sorted(words))), tags=["choice"]))
+            raw = bullet.group(1)
+            lead = re.match(r"\*\*(.+?)\*\*", raw)
+            text = " ".join(raw.replace("**", "").split())
+            if len(text) < 30 or not _REASONED.search(text[len(lead.group(1)) if lead else 0:]):
+                continue
+            words = set(re.findall(r"\w{3,}", (lead.group(1) if lead else text[:80]).lower()))
+            if any(len(words & w) * 2 >= min(len(words), len(w)) for w in seen):
+                continue
+            seen.append(words)
+            drafts.append(Draft(
+                kind="decision", title=_short(text, 200),
+                body=f"The agent's report lists it under \"{line.strip(' *#')}\":\n{text}",
+                confidence=0.6, importance=0.6, source="rule",
+                key=session_key(session_id, "choice", " ".join(sorted(words))), tags=["choice"]))
     return drafts[:MAX_CHOICES]
 
 
