@@ -647,6 +647,7 @@ def _slip(lesson: Lesson) -> bool:
         t in lesson.error or t.rsplit("/", 1)[-1] in lesson.error for t in cmd.targets)
 
 
+_RECOMMENDED = re.compile(r"\s*\((?:recommended|suggested|default)\)", re.IGNORECASE)
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
 
 
@@ -666,12 +667,19 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                      if isinstance(q, dict)}
         for question, answer in _ANSWER.findall(msg.text):
             answer = answer.replace('\\"', '"')
-            options = [o.get("label", "") for o in (questions.get(question) or {}).get("options") or []
-                       if isinstance(o, dict)]
+            offered = [o for o in (questions.get(question) or {}).get("options") or [] if isinstance(o, dict)]
+            options = [str(o.get("label") or "") for o in offered]
             # Options are turned down only by picking others: a free-text answer picks none.
             chosen = [o for o in options if o and (o == answer or o in answer.split(", "))]
-            title = _short(f"{answer} (the user's answer to: {question})", 200)
+            # The label is the agent's shorthand ("Trial install (Recommended)"); what it means is
+            # in the option's description (held-out review 5: the meaning was lost).
+            meant = [str(o.get("description") or "").strip() for o in offered
+                     if o.get("label") in chosen and isinstance(o.get("description"), str)]
+            picked = _RECOMMENDED.sub("", answer).strip() or answer
+            gloss = f": {_short(meant[0], 120)}" if len(meant) == 1 and meant[0] else ""
+            title = _short(f"{picked}{gloss} (the user's answer to: {question})", 240)
             body = [f"Asked: {question}", f"The user answered: {answer}"]
+            body += [f"Meaning: {m}" for m in meant if m]
             if chosen and len(chosen) < len(options):
                 body.append("Not chosen: " + "; ".join(o for o in options if o and o not in chosen))
             elif options and not chosen:
@@ -1124,6 +1132,9 @@ _DIRECTIVE = re.compile(r"(?i)\b(?:use|don't|do not|dont|instead|rather|should|m
                         r"prefer|let's|lets|not\b|avoid|only|stop|remove|rename|change|switch)\b")
 _SHELL_ERROR = re.compile(r"\(eval\):\d+:|parse error|syntax error near unexpected token|"
                           r"unexpected EOF while looking for", re.IGNORECASE)
+_ON_SELECTION = re.compile(r"(?i)\s*on selected text:?\s*$")
+_IMPERATIVE = re.compile(r"(?i)(?:make|put|keep|add|drop|split|merge|move|write|call|name|inline|combine|"
+                         r"return|show|hide|skip)\b")  # "Make it single file"
 _REJECTION = re.compile(r"(?:reason for the rejection:|the user said:)\s*(.+)", re.IGNORECASE | re.DOTALL)
 
 
@@ -1139,12 +1150,19 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if msg.role != "tool_result" or not msg.is_error:
             continue
         found = _REJECTION.search(msg.text[:4000])
-        said = " ".join(found.group(1).split()) if found else ""
+        # "On selected text:\n> 3. site/ (new; …)\nMake it single file": the quote is what the words are about
+        lines = found.group(1).splitlines() if found else []
+        quoted = " ".join(ln.strip()[1:].strip() for ln in lines if ln.strip().startswith(">"))
+        said = " ".join(" ".join(ln for ln in lines if not ln.strip().startswith(">")
+                                 and not _ON_SELECTION.match(ln)).split())
         use = calls.get(msg.tool_use_id)
         if not said and use is not None and persons_words(use.name, msg.text):
             said = " ".join(msg.text.split())
-        if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or "?" in said[-4:] or not _DIRECTIVE.search(said):
+        if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or "?" in said[-4:] or not (
+                _DIRECTIVE.search(said) or _IMPERATIVE.match(said)):
             continue  # a question back to the agent, or "I've done it, go on", is no instruction
+        if quoted:
+            said = f"{said} (about: {_short(quoted, 120)})"
         what = ""
         if use is not None:
             target = use.input.get("command") or use.input.get("file_path") or use.input.get("plan") or ""

@@ -1620,3 +1620,38 @@ def test_a_report_of_what_was_created_is_what_the_session_did() -> None:
               .say(report).end())
     summary = next(d for d in drafts if d.kind == "summary")
     assert "- `npm run test:pr` - Run the PR creation test" in summary.body.split("Reported done:\n", 1)[1]
+
+
+def test_a_correction_given_on_selected_plan_text_is_the_persons_decision() -> None:
+    # Held-out review 5 (onion-sellers s3), verbatim: the plan was turned down with a remark on one line.
+    session = Session().user("plan a GitHub Pages site for the daily ranking")
+    session.n += 1
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode",
+                                   "input": {"plan": "### 3. site/ (new; plain HTML/CSS/JS, no dependencies)"}}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": "toolu_plan", "is_error": True, "content":
+                              "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+                              "it was a file edit, the new_string was NOT written to the file). To tell you how to "
+                              "proceed, the user said:\nOn selected text:\n> 3. site/ (new; plain HTML/CSS/JS, no "
+                              "dependencies)\nMake it single file"}])
+    drafts = session.say("Updated the plan: `site/index.html`, one file.").end()
+    said = next(d for d in drafts if "rejection" in d.tags)
+    assert said.title == "Make it single file (about: 3. site/ (new; plain HTML/CSS/JS, no dependencies))"
+
+
+def test_a_picked_option_keeps_what_it_means() -> None:
+    # Held-out review 5 (solar-dashboard s3), verbatim option: the label alone lost its meaning.
+    session = Session().user("install DevRelay")
+    session.n += 1
+    question = "How should I install DevRelay?"
+    options = [{"label": "Trial install (Recommended)",
+                "description": "Connect it to Claude Code only, with no daily background update and no telemetry."},
+               {"label": "Full default install", "description": "Everything the installer does by default."}]
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_q", "name": "AskUserQuestion", "input": {
+        "questions": [{"question": question, "header": "Q", "multiSelect": False, "options": options}]}}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": "toolu_q", "content":
+                              f'User has answered your questions: "{question}"="Trial install (Recommended)". '
+                              "You can now continue with the user's answers in mind."}])
+    decision = next(d for d in session.end() if d.kind == "decision")
+    assert decision.title == ("Trial install: Connect it to Claude Code only, with no daily background update and "
+                              "no telemetry. (the user's answer to: How should I install DevRelay?)")
+    assert "Not chosen: Full default install" in decision.body
