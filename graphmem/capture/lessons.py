@@ -718,6 +718,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if weight is not None and (best is None or weight > best[0]):
                 best = (weight, sentence)
         if best is not None and best[0] >= DISCOVERY_FLOOR:
+            if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
+                continue  # "… has never been committed", then committed: that moment's state, now false
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
                 continue
@@ -738,6 +740,46 @@ _ASKS_TO_EXPLAIN = re.compile(
     r"(?i)\bwhat (?:do|did) you mean\b|\bi (?:still )?do(?:n'?t|n’t| not) (?:really )?(?:understand|get)\b|"
     r"\bnot making sense\b|\bexplain (?:it|this|that|why|what|how)\b|\bcan you explain\b|"
     r"\bwhat does [^?\n]{1,60} mean\b")
+
+
+# What a repository holds or lacks at one moment (held-out review 5: "There's no shared
+# `.entire/settings.json`, and `.entire/` … have never been committed." two minutes before the
+# commit that added them; "this restored `model-mapping.json` exists only locally — it won't be
+# committed" a minute before it was moved and committed).
+_REPO_STATE = re.compile(
+    r"(?i)\b(?:never been (?:committed|tracked|pushed)|(?:is|are)n['’]t (?:tracked|committed|pushed)|"
+    r"(?:is|are) not (?:yet )?(?:tracked|committed|pushed)|untracked|exists? only (?:locally|on disk)|"
+    r"only (?:lives|exists) (?:locally|on disk)|won['’]t be (?:committed|tracked)|there['’]?s no (?:shared )?`|"
+    r"there is no (?:shared )?`|nothing is committed|(?:does|do)n['’]t exist yet|not created yet)")
+_CREATED = re.compile(r"(?i)\bcreate mode \d+ |^\s*A\s{1,2}\S|\bConfigured\b|\bCreated\b|\bWrote\b", re.MULTILINE)
+
+
+def _changed_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether the session, after message n, wrote, added or committed a file the sentence names."""
+    near = " ".join(sentence[max(0, m.start() - 80):m.end() + 40] for m in _REPO_STATE.finditer(sentence))
+    names = {w.rstrip("/").rsplit("/", 1)[-1].lower() for w in re.findall(r"`([^`\s]+)`", near)
+             if re.search(r"\w\.\w|/", w)}
+    names.discard("")
+    if not names:
+        return False
+    results = {m.tool_use_id: m for m in msgs[n:] if m.role == "tool_result"}
+    for msg in msgs[n + 1:]:
+        text = msg.text.lower()
+        if msg.role == "user" and not msg.tool_use_id and any(x in text for x in names) and _CREATED.search(msg.text):
+            return True  # the person's own `!` command reporting it
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            result = results.get(use.id)
+            if result is None or result.is_error:
+                continue
+            said = json.dumps(use.input).lower()
+            if not any(x in said or x in result.text.lower() for x in names):
+                continue
+            line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+            if use.name in EDIT_TOOLS or isinstance(line, str) and (
+                    re.search(r"\bgit\s+(?:add|commit|mv)\b", line) or parse_command(line).writes) or \
+                    _CREATED.search(result.text[:4000]) and any(x in result.text.lower() for x in names):
+                return True
+    return False
 
 
 def more_findings(ranked: list[tuple[float, int, str, str]]) -> list[str]:

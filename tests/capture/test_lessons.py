@@ -1655,3 +1655,26 @@ def test_a_picked_option_keeps_what_it_means() -> None:
     assert decision.title == ("Trial install: Connect it to Claude Code only, with no daily background update and "
                               "no telemetry. (the user's answer to: How should I install DevRelay?)")
     assert "Not chosen: Full default install" in decision.body
+
+
+def test_a_repository_state_the_session_then_changed_is_not_kept() -> None:
+    # Held-out review 5 (solar-dashboard s3), verbatim: two minutes later the files were added and committed.
+    said = ("There's no shared `.entire/settings.json`, and `.entire/` and `.claude/settings.json` have never "
+            "been committed.")
+    session = (Session().user("why aren't my sessions searchable?")
+               .run("git ls-files .entire .claude", "", error=False)
+               .run("cat .entire/settings.local.json", '{"push_sessions": false}')
+               .say(f"The settings file is private. {said}")
+               .edit("src/app.ts", "a", "b")
+               .run("git add .entire/.gitignore .entire/settings.json .claude/settings.json && git commit -m 'Enable Entire'",
+                    "[master 6482221] Enable Entire\n 3 files changed\n create mode 100644 .entire/settings.json")
+               .say("Committed and pushed."))
+    assert said not in [d.title for d in session.end()]
+    # never changed afterwards: the state is still true, and it is kept
+    kept = (Session().user("why aren't my sessions searchable?")
+            .run("git ls-files .entire .claude", "", error=False)
+            .run("cat .entire/settings.local.json", '{"push_sessions": false}')
+            .say(f"The settings file is private. {said}")
+            .edit("src/app.ts", "a", "b")
+            .say("Tell me if you want them committed."))
+    assert said in [d.title for d in kept.end()]
