@@ -439,7 +439,9 @@ class Command:
     def changes_things(self) -> bool:
         """Whether running it did work rather than looked: a Q&A turn's `python -c` or `grep`
         does not make the turn a working one; a build, an install or a written file does."""
-        return bool(self.writes) or not self.is_read_only
+        if self.writes or not self.is_read_only:
+            return True
+        return any(not parse_command(step).is_read_only for step in self.others)  # `git remote add … && git push`
 
     @property
     def is_probe(self) -> bool:
@@ -565,7 +567,7 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
     _classify(cmd, main, rel)
 
 
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
 _WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
 _COPIES = {"cp", "mv", "install", "ln", "rsync"}
 
@@ -576,7 +578,7 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
     --inplace` files, the target of a copy or move, `touch`. A heredoc's body is text, not shell.
     Without these, a session that wrote its notebooks from Bash "changed nothing" (held-out
     review 4, DefaultWatch)."""
-    if not re.search(r">|\btee\b|-[a-z]*i\b|--in-?place|\b(?:cp|mv|install|ln|rsync|touch)\b", text):
+    if not re.search(r">|\btee\b|-[a-z]*i|--in-?place|\b(?:cp|mv|install|ln|rsync|touch)\b", text):
         return ()
     found: list[str] = []
     directory = cwd_rel
@@ -588,7 +590,7 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
             return rel(posixpath.normpath(f"{directory}/{target}"))
         return _join_dir(directory, rel(target))
 
-    for seg, _piped in _segments(_split(_HEREDOC.sub("<< _", text))):
+    for seg, _piped in _segments(_split(_HEREDOC.sub(lambda m: "<< _" + m.group(3), text))):
         for i, tok in enumerate(seg[:-1]):
             if tok in _WRITE_REDIRECTS:
                 found.append(where(seg[i + 1]))
@@ -607,9 +609,10 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
         targets: list[str] = []
         if head in ("tee", "touch"):
             targets = [a for a in args if not a.startswith("-")]
-        elif head in ("sed", "gsed", "perl") and any(re.fullmatch(r"-[a-zA-Z]*i\S*", a) or a == "--in-place"
-                                                     for a in args):
-            scripted = any(a == "-e" or a.endswith("e") and a.startswith("-") and head == "perl"
+        elif head in ("sed", "gsed", "perl") and any(
+                re.fullmatch(r"-[nrEsulz]*i\S*" if head != "perl" else r"-[lnpaw0]*i\S*", a)
+                or a.startswith("--in-place") for a in args):
+            scripted = any(a in ("-e", "-f", "--expression", "--file") or head == "perl" and re.fullmatch(r"-\w*e", a)
                            for a in args)
             plain: list[str] = []
             skip = False
@@ -617,7 +620,7 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
                 if skip:
                     skip = False
                     continue
-                if a in ("-e", "-f") or a.startswith("-") and a.endswith("e") and head == "perl":
+                if a in ("-e", "-f", "--expression", "--file") or head == "perl" and re.fullmatch(r"-\w*e", a):
                     skip = True
                     continue
                 if a.startswith("-") or not a:
@@ -626,7 +629,8 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
             targets = plain if scripted else plain[1:]
         elif "nbconvert" in args and "--inplace" in args:  # also under `uv run --with …`
             targets = [a for a in args if a.endswith(".ipynb")]
-        elif head in _COPIES or head == "git" and args[:1] == ["mv"]:
+        elif head in _COPIES and not any(a == "-t" or a.startswith("--target-directory") for a in args) \
+                or head == "git" and args[:1] == ["mv"]:
             plain = [a for a in (args[1:] if head == "git" else args) if not a.startswith("-")]
             # the target names a file, not a directory it lands in
             targets = [t for t in plain[-1:] if len(plain) >= 2 and "." in t.rstrip("/").rsplit("/", 1)[-1]
@@ -634,8 +638,8 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
         found.extend(where(t) for t in targets)
     return tuple(_uniq(
         f for f in (t.removeprefix("./") for t in found)
-        if f and not f.startswith(("/", "~", "&", "$", "-")) and f != "." and not f.isdigit()
-        and not re.search(r"[*?${}`<>|]", f) and not f.endswith("/")))
+        if f and not f.startswith(("/", "~", "&", "$", "-", "../")) and f not in (".", "..") and not f.isdigit()
+        and not re.search(r"[*?${}`<>|]", f) and not f.endswith("/") and not re.match(r"[\w.-]+@?[\w.-]*:", f)))
 
 
 def _join_dir(base: str, target: str) -> str:
@@ -996,15 +1000,19 @@ class _Run:
 
 TASK_OUTPUT_TOOLS = frozenset({"TaskOutput", "BashOutput"})
 _BACKGROUND = re.compile(r"\s*Command running in background with ID: ([\w-]+)")
+_BACKGROUND_KEY = re.compile(r'"backgroundTaskId":\s*"([\w-]+)"')  # the hook payload's tool_response
 _TASK_ID = re.compile(r"<task-id>([\w-]+)</task-id>")
-_TASK_EXIT = re.compile(r"<exit_code>(-?\d+)</exit_code>|\bexit code (-?\d+)")
+_TASK_EXIT = re.compile(r"<exit_code>(-?\d{1,4})</exit_code>")
+_TASK_DONE = re.compile(r"<status>\s*(?:completed|failed|killed)\s*</status>")
+_NOTIFIED_EXIT = re.compile(r"<summary>[^<]*?\bexit code (-?\d{1,4})\)?[^<]*</summary>")
 _TASK_FILE = re.compile(r"/tasks/([\w-]+)\.output\b")
 _TASK_BODY = re.compile(r"<(output|stdout|stderr)>\n?(.*?)(?:</\1>|$)", re.DOTALL)
 
 
 def background_id(output: str) -> str:
-    """The task id of a command the harness started in the background ("" if it ran in the foreground)."""
-    match = _BACKGROUND.match(output[:300])
+    """The task id of a command the harness started in the background ("" if it ran in the
+    foreground): the transcript's words for it, or the hook payload's `backgroundTaskId`."""
+    match = _BACKGROUND.match(output[:300]) or _BACKGROUND_KEY.search(output[:2000])
     return match.group(1) if match else ""
 
 
@@ -1013,11 +1021,14 @@ def task_outcome(tool: str, tool_input: dict[str, Any], output: str) -> tuple[st
     or from the harness's `<task-notification>` (tool "", no output)."""
     if tool in TASK_OUTPUT_TOOLS:
         task = tool_input.get("task_id") or tool_input.get("bash_id") or ""
+        # only the harness's own tag, and only once the task ended: "exit code 2" in a running
+        # task's output is what its program printed
+        code = _TASK_EXIT.search(output) if _TASK_DONE.search(output) else None
     else:
         found = _TASK_ID.search(output[:400])
         task = found.group(1) if found else ""
-    code = _TASK_EXIT.search(output[:2000] if not tool else output)
-    exit_code = int(code.group(1) or code.group(2)) if code else None
+        code = _NOTIFIED_EXIT.search(output[:2000])
+    exit_code = int(code.group(1)) if code else None
     if not tool:
         return str(task), exit_code, ""
     body = "\n".join(m.group(2).strip() for m in _TASK_BODY.finditer(output))
@@ -1026,6 +1037,9 @@ def task_outcome(tool: str, tool_input: dict[str, Any], output: str) -> tuple[st
 
 def _settle_background(runs: list[_Run], events: list[_Ev], transcript: Any, paths: _Paths) -> None:
     started = {bid: run for run in runs if (bid := background_id(run.ev.text))}
+    for run in runs:
+        if run.ev.tool_input.get("run_in_background") is True and all(run is not r for r in started.values()):
+            run.pending, run.failed, run.err = True, False, None  # started, and no id to hear back by
     if not started:
         return
     outcome: dict[str, int] = {}
@@ -1103,7 +1117,10 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
             cmd.background = True
         failed = _fails(ev, cmd)
         runs.append(_Run(ev, cmd, failed, _error_of(ev, paths) if failed else None))
-    _settle_background(runs, events, transcript, paths)
+    try:
+        _settle_background(runs, events, transcript, paths)
+    except Exception:
+        log.warning("background runs left unsettled", exc_info=True)
     for e in events:
         if e.event == "user-prompt":
             e.text = _IDE_CONTEXT.sub("", e.text).strip()
@@ -1539,7 +1556,7 @@ _TASK_ANY = re.compile(r"(?i)\b(?:next time|still needs? to|remaining work|follo
 _FACT_PREFIX = re.compile(r"^(?:please\s+)?(?:remember|keep in mind|for the record|bear in mind|"
                           r"important)\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _STANDING_ORDER = re.compile(r"(?i)(?:keep|use|write|answer|explain|avoid|prefer|always|never|don'?t|do not|"
-                             r"make sure|be)\b")
+                             r"make sure|be)\s(?!access\b|permissions?\b|rights\b|mode\b)")
 _NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|for your information)"
                           r"\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _DECISION = re.compile(
@@ -1558,7 +1575,8 @@ _CONVENTION = re.compile(
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
     r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b|"
-    r"^(?:please\s+)?(?:ensure|make sure)\b.{0,200}?\b(?:always|never)\b")
+    r"^(?:please\s+)?(?:ensure|make sure)\b(?!.{0,200}?\b(?:fix|investigat|debug|look into|find)\w*)"
+    r".{0,200}?\b(?<!that )(?<!which )(?<!who )(?:always|never)\s")
 
 
 def _sentences(text: str) -> Iterable[str]:
@@ -1737,14 +1755,15 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     open_tasks = [d for d in drafts if d.kind == "task"]
     # A plan written to ~/Obsidian or /tmp is no change to the project (ida-hcli e6dd9346's summary
     # was "changed /Users/…/recusive plugin … plan.md").
-    changed = _uniq([*(s.paths.rel(f) for e in s.events if e.is_edit for f in e.files if s.paths.in_project(f)),
-                     *(f for r in s.runs if not r.failed for f in r.cmd.writes)])
-    if not changed and s.transcript is not None:  # imported without its hook events
-        changed = _uniq([*lessons.edited_files(s.transcript, s.paths.rel),
-                         *(f for c in lessons.passed_commands(s.transcript, s.paths.rel) for f in c.writes)])
+    edited = [s.paths.rel(f) for e in s.events if e.is_edit for f in e.files if s.paths.in_project(f)]
+    written = [f for r in s.runs if not r.failed for f in r.cmd.writes]
+    if not edited and not written and s.transcript is not None:  # imported without its hook events
+        edited = lessons.edited_files(s.transcript, s.paths.rel)
+        written = [f for c in lessons.passed_commands(s.transcript, s.paths.rel) for f in c.writes]
     # `cd notebooks && nbconvert --inplace x.ipynb`, then `nbconvert … x.ipynb` from the shell's
-    # remembered directory: one file named two ways.
-    changed = [f for f in changed if "/" in f or not any(g.endswith("/" + f) for g in changed)]
+    # remembered directory: one file the shell named two ways.
+    written = [f for f in written if "/" in f or not any(g.endswith("/" + f) for g in written)]
+    changed = _uniq([*edited, *written])
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.
@@ -1929,11 +1948,11 @@ def _last_agent_message(s: _Session) -> str:
     prompted = worked = False
     answers: list[tuple[str, bool]] = []
     stops: list[str] = []
-    ran = {id(r.ev): r.cmd for r in s.runs}
+    ran = {r.ev.pos: r.cmd for r in s.runs}  # by position: a settled run holds a copy of its event
     for ev in s.events:
         if ev.event == "user-prompt":
             prompted, worked = True, False
-        elif ev.event == "post-tool" and (ev.is_edit or id(ev) in ran and ran[id(ev)].changes_things):
+        elif ev.event == "post-tool" and (ev.is_edit or ev.pos in ran and ran[ev.pos].changes_things):
             worked = True
         elif ev.event == "stop" and ev.text.strip():
             if prompted or worked:
@@ -1959,7 +1978,7 @@ def _last_agent_message(s: _Session) -> str:
                 asked, worked, did = m, False, False
             elif m.role == "assistant":
                 worked = worked or bool(m.tool_uses)
-                did = did or any(u.name in EDIT_TOOLS or u.name in COMMAND_TOOLS and _changes_things(u.input)
+                did = did or any(u.name in EDIT_TOOLS or u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel)
                                  for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
@@ -1974,16 +1993,17 @@ def _last_agent_message(s: _Session) -> str:
     return ""
 
 
-def _changes_things(tool_input: dict[str, Any]) -> bool:
+def _changes_things(tool_input: dict[str, Any], rel: Callable[[str], str]) -> bool:
     line = tool_input.get("command") or tool_input.get("cmd")
     if isinstance(line, list):
         line = " ".join(str(p) for p in line)
-    return not isinstance(line, str) or not line.strip() or parse_command(line).changes_things
+    return not isinstance(line, str) or not line.strip() or parse_command(line, "", rel).changes_things
 
 
 def _transcript_rules(s: _Session) -> list[Draft]:
     """With the agent's own words at hand: lessons, the person's answers, discoveries, open failures."""
     from graphmem.capture import lessons
+    from graphmem.capture.redact import redact
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
@@ -2000,17 +2020,17 @@ def _transcript_rules(s: _Session) -> list[Draft]:
         # A failure the agent showed was already there before its change (on main too): the next
         # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on
         # every PR because of ruff errors on main).
-        said = next((d for d in lesson.diagnosis if _PRE_EXISTING.search(d)), "")
+        said = next((d for d in lesson.diagnosis if _PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d)), "")
         ran = lesson.call.command
         if lesson.fixed_by is None and said and ran is not None:
             drafts.append(Draft(
                 kind="pitfall", title=_short(said, TITLE_MAX),
-                body=f"`{_short(ran.raw, 200)}` failed with {_short(lesson.error, 300)}\n"
+                body=f"`{_short(redact(ran.raw), 200)}` failed with {_short(redact(lesson.error), 300)}\n"
                      "The agent's diagnosis: " + " ".join(lesson.diagnosis),
                 confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
                 key=session_key(s.session_id, "pre-existing", ran.key), tags=["pre-existing", ran.exe]))
     for lesson in lessons.open_failures(found)[-2:]:
-        if any(_PRE_EXISTING.search(d) for d in lesson.diagnosis):
+        if any(_PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d) for d in lesson.diagnosis):
             continue  # not this session's to finish
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:
@@ -2026,9 +2046,11 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     return _as_said(s, drafts)
 
 
-_PRE_EXISTING = re.compile(r"(?i)\bpre-?existing\b|\b(?:fails?|failing|broken) on main\b|\bon main (?:too|as well)\b|"
-                           r"\bsame failures? on main\b|\bnot (?:related to|caused by|from) (?:my|our|these|the) "
-                           r"(?:\w+ )?changes\b")
+_PRE_EXISTING = re.compile(r"(?i)(?<!not )(?<!n't )(?<!never )\bpre-?existing\b|\b(?:fails?|failing|broken) on main\b|"
+                           r"(?<!not )\bon main (?:too|as well)\b|\bsame failures? on main\b|"
+                           r"\bnot (?:related to|caused by|from) (?:my|our|these|the) (?:\w+ )?changes\b")
+_NOT_PRE_EXISTING = re.compile(r"(?i)\b(?:not|isn't|wasn't|aren't|weren't|never)\s+(?:a\s+)?pre-?existing|"
+                               r"\bnot (?:on|from) main\b|\bpasses on main\b")
 
 
 def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> list[tuple[float, int, str, str]]:

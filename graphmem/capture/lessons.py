@@ -38,6 +38,7 @@ from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import uniq as _uniq
 from graphmem.capture.failures import lint_findings, signature
 from graphmem.capture.failures import unescaped as _unescaped
+from graphmem.capture.redact import redact
 
 __all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "lint_lessons", "user_answers"]
 
@@ -737,9 +738,9 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
 # knew (held-out review 4, DefaultWatch: "What do you mean by …" → "`default payment next month`
 # has spaces, so you can't write `df.default payment next month`.").
 _ASKS_TO_EXPLAIN = re.compile(
-    r"(?i)\bwhat (?:do|did) you mean\b|\bi (?:still )?do(?:n'?t|n’t| not) (?:really )?(?:understand|get)\b|"
-    r"\bnot making sense\b|\bexplain (?:it|this|that|why|what|how)\b|\bcan you explain\b|"
-    r"\bwhat does [^?\n]{1,60} mean\b")
+    r"(?i)\bwhat (?:do|did) you mean\b|\bi (?:still )?do(?:n'?t|n’t| not) (?:really )?(?:understand|get) "
+    r"(?:what you|your (?:answer|explanation|point))|\b(?:you(?:'re| are)|that'?s|it'?s) not making sense\b|"
+    r"\bexplain (?:what you (?:said|meant)|your (?:answer|explanation))\b")
 
 
 # What a repository holds or lacks at one moment (held-out review 5: "There's no shared
@@ -811,10 +812,14 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         if edited:
             rest.append("Then edited: " + ", ".join(edited))
         said = sentence
-        installed = _installed_later(msgs, n, sentence) if _NOT_INSTALLED.search(sentence) else ""
+        missing = _NOT_INSTALLED.search(sentence)
+        # the packages of the clause that says it is missing ("pandas needs `xlrd` for `.xls`")
+        clause = re.split(r"[.;:]\s|,\s(?:but|and|so|while)\s|\s[—–]\s", sentence[:missing.start()])[-1] if missing else ""
+        package = re.findall(r"`[\w.\-\[\]]+`", clause)
+        installed = _installed_later(msgs, n, " ".join(package)) if package else ""
         if installed:
-            sentence = _NOT_INSTALLED.sub("", sentence).rstrip(" ,;") + "."
-            sentence = re.sub(r"\.{2,}$", ".", sentence)
+            if missing and missing.end() >= len(sentence.rstrip(" .")):  # only a closing clause goes
+                sentence = sentence[:missing.start()].rstrip(" ,;") + "."
             rest.append(f"Then installed: `{installed}`")
         drafts.append(Draft(
             kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
@@ -856,7 +861,7 @@ def _edited_next(msgs: list[Any], n: int, rel: Callable[[str], str]) -> list[str
 # (held-out review 4): the need is the finding, the missing package was that moment's state.
 _NOT_INSTALLED = re.compile(
     r"(?i),?\s*(?:(?:which|that|but it|and it)\s+)?(?:is|was|are|were)(?:n['’]t|\s+not)\s+(?:yet\s+)?installed"
-    r"(?:\s+(?:here|yet|in (?:this|the) (?:env|environment|venv|project)))?")
+    r"(?:\s+(?:here|yet|in (?:this|the) (?:env|environment|venv|project)))?(?=[\s.,;:!)]|$)")
 
 
 def _installed_later(msgs: list[Any], n: int, sentence: str) -> str:
@@ -950,8 +955,11 @@ def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str]) -> Iter
 _CHOICES = re.compile(
     r"(?i)^\W*(?:concessions?|(?:key |design |technical )?decisions?(?: made)?|trade-?offs?(?: made)?|"
     r"judgment calls?|deliberate (?:choices|omissions)|(?:things |what )?i (?:did not|didn't) change|"
-    r"(?:intentionally|deliberately) (?:not changed|left (?:as is|alone)|kept))\b[^:\n]{0,60}:?\W*$")
+    r"(?:intentionally|deliberately) (?:not changed|left (?:as is|alone)|kept))\b"
+    r"(?![^:\n]*\b(?:needed|open|pending|to make|for you|required|to take)\b)[^:\n]{0,60}:\W*$")
 _REASONED = re.compile(r"\s[—–-]\s|:\s|\bbecause\b|\bsince\b|\bso that\b")
+_CHOSEN = re.compile(r"(?i)\binstead of\b|\brather than\b|\bover\b|\bkeeps?\b|\bkept\b|^\W*no\b|\bnot\b|"
+                     r"\bskip|\bwithout\b|\bleft\b|\bintentional|\bdeliberate|\bchose\b|\bprefer")
 MAX_CHOICES = 6
 
 
@@ -970,12 +978,14 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             raw = bullet.group(1)
             lead = re.match(r"\*\*(.+?)\*\*", raw)
             text = " ".join(raw.replace("**", "").split())
-            if len(text) < 30 or not _REASONED.search(text[len(lead.group(1)) if lead else 0:]):
+            if (len(text) < 30 or not _REASONED.search(text[len(lead.group(1)) if lead else 0:])
+                    or not _CHOSEN.search(text) or text.rstrip().endswith("?")):
                 continue
             words = set(re.findall(r"\w{3,}", (lead.group(1) if lead else text[:80]).lower()))
             if any(len(words & w) * 2 >= min(len(words), len(w)) for w in seen):
                 continue
             seen.append(words)
+            text = redact(text)
             drafts.append(Draft(
                 kind="decision", title=_short(text, 200),
                 body=f"The agent's report lists it under \"{line.strip(' *#')}\":\n{text}",
@@ -1217,7 +1227,8 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts
 
 
-_TOOL_NEEDS = re.compile(r"[Ee]xecutable (?:file )?not found in \$PATH:?\s*\\?\"?([\w.+-]+)")
+_TOOL_NEEDS = re.compile(r"[Ee]xecutable not found in \$PATH:[ \t]*\\?\"([\w.+-]+)\\?\"")
+_READERS = frozenset({"WebFetch", "WebSearch", "NotebookRead", "TaskOutput", "BashOutput", "Task", "Agent"})
 _NOT_ON_PATH = re.compile(
     r"(?m)command not found:\s*([\w.+-]+)\s*$|(?:^|:\s)([\w.+-]+): (?:command )?not found\s*$|"
     r"exec: \"?([\w.+-]+)\"?: executable file not found in \$PATH|"
@@ -1234,12 +1245,14 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     calls, _ = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
     for n, call in enumerate(calls):
-        if call.command is None and call.answered and (needs := _TOOL_NEEDS.search(call.result[:2000])):
+        if (call.command is None and call.answered and call.tool not in _LOOKS
+                and (call.errored or re.match(r"\s*(?:error|failed)\b", call.result[:200], re.IGNORECASE))
+                and call.tool not in _READERS and (needs := _TOOL_NEEDS.search(call.result[:2000]))):
             # a tool of the harness (LSP, a language server) that runs an executable this machine lacks
             key = session_key("", "not-on-path", needs.group(1))
             drafts.setdefault(key, Draft(
                 kind="env", title=f"`{needs.group(1)}` is not on PATH here: the {call.tool} tool fails without it",
-                body=f"{call.tool} ({_short(json.dumps(call.input, sort_keys=True), 160)}) returned: "
+                body=f"{call.tool} ({_short(redact(json.dumps(call.input, sort_keys=True)), 160)}) returned: "
                      f"{_short(needs.group(0), 160)}",
                 confidence=0.7, importance=0.5, source="rule", key=key,
                 tags=["path", "environment", needs.group(1)]))
