@@ -2028,7 +2028,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
                 body=f"`{_short(redact(ran.raw), 200)}` failed with {_short(redact(lesson.error), 300)}\n"
                      "The agent's diagnosis: " + " ".join(lesson.diagnosis),
                 confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
-                key=session_key(s.session_id, "pre-existing", ran.key), tags=["pre-existing", ran.exe]))
+                key=session_key("", "pre-existing", ran.key), tags=["pre-existing", ran.exe]))
     for lesson in lessons.open_failures(found)[-2:]:
         if any(_PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d) for d in lesson.diagnosis):
             continue  # not this session's to finish

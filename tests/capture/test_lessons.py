@@ -1603,6 +1603,12 @@ def test_a_failure_the_agent_showed_was_already_on_main_is_a_pitfall_not_an_open
     assert pitfall.title.startswith("`code_style` failed — that's the pre-existing ruff lint issue on main")
     assert "gh pr checks 309" in pitfall.body
     assert not [d for d in drafts if d.kind == "task"]
+    # met again in the next session's PR: the same pitfall, not a second one
+    again = (Session("sess-2").user("open the next PR and babysit CI")
+             .edit(".github/workflows/test.yml", "ida install", "ida install --accept-eula")
+             .run("gh pr checks 309 --repo HexRaysSA/ida-hcli 2>&1", "Exit code 1\n" + checks, error=True)
+             .say("`code_style` fails again — the pre-existing ruff lint issue on main, not from my changes.").end())
+    assert next(d for d in again if d.kind == "pitfall").key == pitfall.key
 
 
 def test_a_harness_tool_missing_its_executable_is_an_env_item() -> None:
