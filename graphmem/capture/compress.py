@@ -612,15 +612,15 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
         elif head in ("sed", "gsed", "perl") and any(
                 re.fullmatch(r"-[nrEsulz]*i\S*" if head != "perl" else r"-[lnpaw0]*i\S*", a)
                 or a.startswith("--in-place") for a in args):
-            scripted = any(a in ("-e", "-f", "--expression", "--file") or head == "perl" and re.fullmatch(r"-\w*e", a)
-                           for a in args)
+            perl = head == "perl"
+            scripted = any(_gives_script(a, perl) for a in args)
             plain: list[str] = []
             skip = False
             for a in args:
                 if skip:
                     skip = False
                     continue
-                if a in ("-e", "-f", "--expression", "--file") or head == "perl" and re.fullmatch(r"-\w*e", a):
+                if _gives_script(a, perl):
                     skip = True
                     continue
                 if a.startswith("-") or not a:
@@ -640,6 +640,11 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
         f for f in (t.removeprefix("./") for t in found)
         if f and not f.startswith(("/", "~", "&", "$", "-", "../")) and f not in (".", "..") and not f.isdigit()
         and not re.search(r"[*?${}`<>|]", f) and not f.endswith("/") and not re.match(r"[\w.-]+@?[\w.-]*:", f)))
+
+
+def _gives_script(arg: str, perl: bool) -> bool:
+    """Whether a `sed`/`perl` option carries the script (then the next word is not a file)."""
+    return arg in ("-e", "-f", "--expression", "--file") or perl and bool(re.fullmatch(r"-\w*e", arg))
 
 
 def _join_dir(base: str, target: str) -> str:
@@ -1049,16 +1054,14 @@ def _settle_background(runs: list[_Run], events: list[_Ev], transcript: Any, pat
             task, code, text = task_outcome(ev.tool, ev.tool_input, ev.text)
             if task in started and code is not None:
                 outcome[task], output[task] = code, text
-        elif ev.event == "post-tool" and (read := _TASK_FILE.search(ev.command or str(ev.tool_input.get("file_path") or ""))):
-            if read.group(1) in started and ev.text.strip() and not ev.failed_tool:
-                output.setdefault(read.group(1), ev.text)
-        elif ev.event == "user-prompt" and "<task-notification>" in ev.text[:300]:
-            task, code, _ = task_outcome("", {}, ev.text)
-            if task in started and code is not None:
-                outcome.setdefault(task, code)
-    for msg in transcript or ():
-        if msg.role == "user" and "<task-notification>" in msg.text[:300]:
-            task, code, _ = task_outcome("", {}, msg.text)
+        elif (ev.event == "post-tool" and (read := _TASK_FILE.search(ev.command or str(ev.tool_input.get("file_path") or "")))
+              and read.group(1) in started and ev.text.strip() and not ev.failed_tool):
+            output.setdefault(read.group(1), ev.text)  # the output only: the outcome is the exit code
+    notes = [*(ev.text for ev in events if ev.event == "user-prompt"),
+             *(msg.text for msg in transcript or () if msg.role == "user")]
+    for note in notes:
+        if "<task-notification>" in note[:300]:
+            task, code, _ = task_outcome("", {}, note)
             if task in started and code is not None:
                 outcome.setdefault(task, code)
     for task, run in started.items():
@@ -2020,7 +2023,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
         # A failure the agent showed was already there before its change (on main too): the next
         # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on
         # every PR because of ruff errors on main).
-        said = next((d for d in lesson.diagnosis if _PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d)), "")
+        said = _pre_existing(lesson.diagnosis)
         ran = lesson.call.command
         if lesson.fixed_by is None and said and ran is not None:
             drafts.append(Draft(
@@ -2030,7 +2033,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
                 confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
                 key=session_key("", "pre-existing", ran.key), tags=["pre-existing", ran.exe]))
     for lesson in lessons.open_failures(found)[-2:]:
-        if any(_PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d) for d in lesson.diagnosis):
+        if _pre_existing(lesson.diagnosis):
             continue  # not this session's to finish
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:
@@ -2051,6 +2054,11 @@ _PRE_EXISTING = re.compile(r"(?i)(?<!not )(?<!n't )(?<!never )\bpre-?existing\b|
                            r"\bnot (?:related to|caused by|from) (?:my|our|these|the) (?:\w+ )?changes\b")
 _NOT_PRE_EXISTING = re.compile(r"(?i)\b(?:not|isn't|wasn't|aren't|weren't|never)\s+(?:a\s+)?pre-?existing|"
                                r"\bnot (?:on|from) main\b|\bpasses on main\b")
+
+
+def _pre_existing(diagnosis: list[str]) -> str:
+    """The sentence of a diagnosis saying the failure was already there before the change."""
+    return next((d for d in diagnosis if _PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d)), "")
 
 
 def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> list[tuple[float, int, str, str]]:

@@ -763,23 +763,19 @@ def _changed_later(msgs: list[Any], n: int, sentence: str) -> bool:
     names.discard("")
     if not names:
         return False
-    results = {m.tool_use_id: m for m in msgs[n:] if m.role == "tool_result"}
     for msg in msgs[n + 1:]:
-        text = msg.text.lower()
-        if msg.role == "user" and not msg.tool_use_id and any(x in text for x in names) and _CREATED.search(msg.text):
+        if (msg.role == "user" and not msg.tool_use_id and any(x in msg.text.lower() for x in names)
+                and _CREATED.search(msg.text)):
             return True  # the person's own `!` command reporting it
-        for use in msg.tool_uses if msg.role == "assistant" else ():
-            result = results.get(use.id)
-            if result is None or result.is_error:
-                continue
-            said = json.dumps(use.input).lower()
-            if not any(x in said or x in result.text.lower() for x in names):
-                continue
-            line = use.input.get("command") if use.name in COMMAND_TOOLS else None
-            if use.name in EDIT_TOOLS or isinstance(line, str) and (
-                    re.search(r"\bgit\s+(?:add|commit|mv)\b", line) or parse_command(line).writes) or \
-                    _CREATED.search(result.text[:4000]) and any(x in result.text.lower() for x in names):
-                return True
+    for use, result in _answered_after(msgs, n + 1):
+        said = json.dumps(use.input).lower()
+        if not any(x in said or x in result.text.lower() for x in names):
+            continue
+        line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+        if use.name in EDIT_TOOLS or isinstance(line, str) and (
+                re.search(r"\bgit\s+(?:add|commit|mv)\b", line) or parse_command(line).writes) or \
+                _CREATED.search(result.text[:4000]) and any(x in result.text.lower() for x in names):
+            return True
     return False
 
 
@@ -869,20 +865,25 @@ def _installed_later(msgs: list[Any], n: int, sentence: str) -> str:
     names = {w.lower() for w in re.findall(r"`([\w.\-\[\]]+)`", sentence)}
     if not names:
         return ""
-    results = {m.tool_use_id: m for m in msgs[n:] if m.role == "tool_result"}
-    for msg in msgs[n:]:
-        for use in msg.tool_uses if msg.role == "assistant" else ():
-            line = use.input.get("command") if use.name in COMMAND_TOOLS else None
-            if not isinstance(line, str):
-                continue
-            result = results.get(use.id)
-            if result is None or result.is_error or _exit_failure(result.text):
-                continue
-            first = parse_command(line)
-            for cmd in (first, *(parse_command(step) for step in first.others)):
-                if cmd.is_install and names & {t.lower().split("==")[0].split("[")[0] for t in cmd.targets}:
-                    return cmd.main
+    for use, result in _answered_after(msgs, n):
+        line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+        if not isinstance(line, str) or _exit_failure(result.text):
+            continue
+        first = parse_command(line)
+        for cmd in (first, *(parse_command(step) for step in first.others)):
+            if cmd.is_install and names & {t.lower().split("==")[0].split("[")[0] for t in cmd.targets}:
+                return cmd.main
     return ""
+
+
+def _answered_after(msgs: list[Any], start: int) -> Iterator[tuple[Any, Any]]:
+    """The tool calls from message `start` on, each with its result, those that did not error."""
+    results = {m.tool_use_id: m for m in msgs[start:] if m.role == "tool_result"}
+    for msg in msgs[start:]:
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            result = results.get(use.id)
+            if result is not None and not result.is_error:
+                yield use, result
 
 
 _LOOKS = frozenset({"Read", "Grep", "Glob", "LS", "read_file", "grep", "glob"})
@@ -1228,7 +1229,7 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 
 
 _TOOL_NEEDS = re.compile(r"[Ee]xecutable not found in \$PATH:[ \t]*\\?\"([\w.+-]+)\\?\"")
-_READERS = frozenset({"WebFetch", "WebSearch", "NotebookRead", "TaskOutput", "BashOutput", "Task", "Agent"})
+_READERS = _LOOKS | {"WebFetch", "WebSearch", "NotebookRead", "TaskOutput", "BashOutput", "Task", "Agent"}
 _NOT_ON_PATH = re.compile(
     r"(?m)command not found:\s*([\w.+-]+)\s*$|(?:^|:\s)([\w.+-]+): (?:command )?not found\s*$|"
     r"exec: \"?([\w.+-]+)\"?: executable file not found in \$PATH|"
@@ -1245,9 +1246,9 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     calls, _ = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
     for n, call in enumerate(calls):
-        if (call.command is None and call.answered and call.tool not in _LOOKS
+        if (call.command is None and call.answered and call.tool not in _READERS
                 and (call.errored or re.match(r"\s*(?:error|failed)\b", call.result[:200], re.IGNORECASE))
-                and call.tool not in _READERS and (needs := _TOOL_NEEDS.search(call.result[:2000]))):
+                and (needs := _TOOL_NEEDS.search(call.result[:2000]))):
             # a tool of the harness (LSP, a language server) that runs an executable this machine lacks
             key = session_key("", "not-on-path", needs.group(1))
             drafts.setdefault(key, Draft(
