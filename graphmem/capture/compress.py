@@ -2019,6 +2019,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.findings(s.transcript, s.session_id)
     drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
+    drafts += lessons.handoffs(s.transcript, s.session_id)
     for lesson in found:
         # A failure the agent showed was already there before its change (on main too): the next
         # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on

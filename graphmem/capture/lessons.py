@@ -1181,6 +1181,66 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_ANSWERS:]
 
 
+# What the agent's last words leave for the person to do: "Before the first run, you need to:",
+# "run these yourself:", "Decision for you: …" (held-out review 5, onion 80c1d691 and solar).
+_FOR_YOU = re.compile(
+    r"(?i)(?<!\bif )(?<!\bwhen )(?<!\bwhenever )(?<!\bonce )\byou(?:'ll| will)? (?:still |first |also )?"
+    r"(?:need|have) to\b(?! know\b)|\brun (?:these|this|them|it|the following)(?: \w+)? yourself\b|"
+    r"^\W*(?:(?:a|one|the) )?(?:decisions?|questions?|actions?|steps?|to-?dos?) "
+    r"(?:for|needed from|left (?:for|to)) you\b|\b(?:left|remaining) (?:for|to) you\b")
+_CONDITION = re.compile(r"(?i)^\W*(?:if|when|whenever|in case|should)\b")
+_HANDED = re.compile(r"(?i)^\W*(?:(?:a|one|the) )?(?:decisions?|questions?)\b[^:]{0,30}:")
+MAX_HANDOFF_STEPS = 6
+
+
+def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """What the session's last agent message leaves to the person: the steps it lists under
+    "you need to:" or "run these yourself:", or the decision it hands over. Nothing later in the
+    session could have done them, and the next session starts where they stand."""
+    msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    last = next((n for n in range(len(msgs) - 1, -1, -1)
+                 if msgs[n].role == "assistant" and msgs[n].text.strip()), None)
+    if last is None or any(m.role == "user" and not m.meta and m.text.strip() for m in msgs[last + 1:]):
+        return []  # the person spoke after it: the hand-over was taken up
+    lines = msgs[last].text.splitlines()
+    leads: list[tuple[str, list[str]]] = []
+    n = 0
+    while n < len(lines):
+        plain = " ".join(lines[n].replace("**", "").split()).lstrip("#> ")
+        n += 1
+        said = next((s for s in _sentences(plain) if _FOR_YOU.search(s) and not _CONDITION.match(s)), "")
+        if not said:
+            continue
+        if _HANDED.match(plain):
+            said = plain  # "Decision for you: …" and the question it ends on
+        steps: list[str] = []
+        leads.append((said, steps))
+        fenced = False
+        while plain.endswith(":") and n < len(lines) and len(steps) < MAX_HANDOFF_STEPS:
+            line = lines[n].strip()
+            if line.startswith("```"):
+                fenced = not fenced
+            elif fenced and line:
+                steps.append(f"`{_short(line.lstrip('!$ '), 160)}`")
+            elif (bullet := _BULLET.match(line)) and not fenced:
+                steps.append(_short(bullet.group(1).replace("**", ""), 160))
+            elif line and not fenced and steps:
+                break
+            n += 1
+    if not leads:
+        return []
+    lead, steps = next((lead for lead in leads if lead[1]), leads[0])
+    title = f"Left to the user: {lead.rstrip(' :.')}" + (": " + "; ".join(s.rstrip(".") for s in steps)
+                                                       if steps else "")
+    body = ["The session's last message left this to the person:"]
+    for said, listed in leads:
+        body += [said, *(f"- {s}" for s in listed)]
+    return [Draft(
+        kind="task", title=_short(redact(title), 200), body=redact("\n".join(body)),
+        confidence=0.6, importance=0.7, source="rule",
+        key=session_key(session_id, "left-to-user", ""), tags=["handoff", "left-to-user"])]
+
+
 _DIRECTIVE = re.compile(r"(?i)\b(?:use|don't|do not|dont|instead|rather|should|must|never|always|keep the|"
                         r"prefer|let's|lets|not\b|avoid|only|stop|remove|rename|change|switch)\b")
 _SHELL_ERROR = re.compile(r"\(eval\):\d+:|parse error|syntax error near unexpected token|"

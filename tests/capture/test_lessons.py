@@ -1799,3 +1799,60 @@ def test_a_push_after_a_read_only_first_step_is_work() -> None:
     # solar s1: "cd … && git remote add origin … && git push" titled nothing; the Q&A before it did.
     assert parse_command("git remote -v && git push -u origin master").changes_things
     assert not parse_command("git remote -v && git status").changes_things
+
+
+ONION_LAST = ("I committed the changes and opened [PR #3](https://github.com/KuzniAI/onion-sellers/pull/3) against "
+              "`main`.\n\nBefore the first run, you need to:\n1. Add the `AA_API_KEY` repository secret.\n"
+              "2. Set Settings → Pages → Source to **GitHub Actions**.\n"
+              "3. Set Settings → Actions → Workflow permissions to **Read and write**.\n"
+              "4. Start the first run by hand:\n```bash\ngh workflow run daily.yml\n```\n\n"
+              "After that run, check that the `data` branch exists.")
+
+
+def test_steps_the_last_message_leaves_to_the_person_are_an_open_task() -> None:
+    # Held-out review 5 (onion-sellers 80c1d691), verbatim: the one-time setup never became a task.
+    drafts = Session().user("commit it and open a PR").run("git commit -m 'Daily run'", "[main 72d7fc6] Daily run") \
+        .say(ONION_LAST).end()
+    task = next(d for d in drafts if "left-to-user" in d.tags)
+    assert task.kind == "task"
+    assert task.title.startswith("Left to the user: Before the first run, you need to: Add the `AA_API_KEY` "
+                                 "repository secret; Set Settings → Pages → Source to GitHub Actions;")
+    assert "- `gh workflow run daily.yml`" in task.body
+    assert "- Set Settings → Actions → Workflow permissions to Read and write." in task.body
+
+
+def test_a_decision_handed_to_the_person_keeps_its_question() -> None:
+    # Held-out review 5 (solar-dashboard 4b2b2b4d), verbatim closing paragraph.
+    last = ("The code is now on GitHub in your private repo.\n\n**Decision for you:** the Vercel project still "
+            "isn't connected to GitHub, so the site only updates when I deploy from this PC. Should I set that up?")
+    task = next(d for d in Session().user("make a private repo").say(last).end() if "left-to-user" in d.tags)
+    assert task.title.startswith("Left to the user: Decision for you: the Vercel project still isn't connected")
+    assert "Should I set that up?" in task.body
+
+
+def test_commands_to_run_yourself_are_the_task_the_steps_belong_to() -> None:
+    # solar-dashboard dba26b0a, verbatim (abridged): the steps follow the second lead, not the first.
+    last = ("I tried to change that and the permission check blocked it, so you'll need to run the change "
+            "yourself.\n\nTo turn it on, run these yourself:\n\n```\n! sed -i 's/\"push_sessions\": false/"
+            "\"push_sessions\": true/' .entire/settings.local.json\n! entire hooks git pre-push origin\n```\n")
+    task = next(d for d in Session().user("search the commits in entire").say(last).end()
+                if "left-to-user" in d.tags)
+    assert task.title.startswith("Left to the user: To turn it on, run these yourself: `sed -i ")
+    assert "you'll need to run the change yourself." in task.body
+    assert "- `entire hooks git pre-push origin`" in task.body
+
+
+@pytest.mark.parametrize("last", [
+    "2. **Force reinstall**: `uv tool upgrade --reinstall extractor` - when you need to force a complete rebuild",
+    "If you need to change the port, edit `config/dev.exs`.",
+    "The last step is to **restart Claude Code** so this session loads the connection.",
+    "Done. All 15 tests pass and the branch is pushed.",
+])
+def test_a_closing_without_work_for_the_person_leaves_no_task(last: str) -> None:
+    assert not [d for d in Session().user("finish it").say(last).end() if "left-to-user" in d.tags]
+
+
+def test_steps_the_person_answered_later_are_no_open_task() -> None:
+    drafts = Session().user("commit it").say(ONION_LAST).user("done, secret added and run started") \
+        .say("The run passed and the `data` branch exists.").end()
+    assert not [d for d in drafts if "left-to-user" in d.tags]
