@@ -90,6 +90,10 @@ _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
                        r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
                        r"(?:approach|solution|option|way|fix)\b")
+# What the person is told to do ("Simplest: create an empty private repo at https://github.com/new"):
+# an instruction of the moment, not a finding (held-out review 5, solar 4b2b2b4d).
+_INSTRUCTION = re.compile(r"(?i)^(?:[\w ]{1,25}:\s*)?(?:create|open|go to|click|sign in|log in|type|paste|enter|"
+                          r"restart|visit|grant|approve|install)\b")
 _DONE = re.compile(r"(?i)^(?:fixed|added|updated|removed|changed|created|renamed|moved|implemented|"
                    r"refactored|replaced|wrote|rewrote)\b")
 DISCOVERY_FLOOR = 3.0
@@ -907,7 +911,7 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
     weight += 1.0 if after_failure else 0.0
     if _ACTION.match(sentence) or _INTENT.search(sentence) or _TO_DO.match(sentence):
         weight -= 2.5
-    if _PROPOSAL.search(sentence) or _DONE.match(sentence):
+    if _PROPOSAL.search(sentence) or _DONE.match(sentence) or _INSTRUCTION.match(sentence):
         weight -= 2.5  # a way it proposes, or an edit it reports: what it did, not what it found
     if _STATUS.match(sentence):
         weight -= 3.0
@@ -1294,6 +1298,7 @@ _NOT_ON_PATH = re.compile(
     r"(?m)command not found:\s*([\w.+-]+)\s*$|(?:^|:\s)([\w.+-]+): (?:command )?not found\s*$|"
     r"exec: \"?([\w.+-]+)\"?: executable file not found in \$PATH|"
     r"'([\w.+-]+)' is not recognized as an internal or external command")
+_ALIAS_OF = {"py": "python", "python3": "python", "pip3": "pip", "nodejs": "node"}
 _UNQUOTED_GLOB = re.compile(r"(?m)no matches found: (-[\w-]*=\S*[*?\[]\S*)")
 _RUN_VIA = (r"(?:pnpm(?: exec| dlx)?|npx|yarn(?: exec| dlx)?|bunx|bun x|uv run|uvx|poetry run|pipenv run|pdm run|"
             r"hatch run|python3? -m|bundle exec|mise exec --|mise x --|[\w.~${}()-]*/)")
@@ -1324,9 +1329,16 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
         raw = raw[:4000]
         for match in _NOT_ON_PATH.finditer(call.result[:4000]):
             tool = next(g for g in match.groups() if g)
-            key = session_key("", "not-on-path", tool)
-            if key in drafts or not re.search(rf"{_SEGMENT}{re.escape(tool)}(?![\w./-])", raw, re.MULTILINE):
+            key = session_key("", "not-on-path", _ALIAS_OF.get(tool, tool))
+            if not re.search(rf"{_SEGMENT}{re.escape(tool)}(?![\w./-])", raw, re.MULTILINE):
                 continue  # a log it printed or grepped (CI's), not a step this shell ran
+            if key in drafts:  # `python`, then `py`: one missing tool under two names
+                known = drafts[key]
+                names = known.title.split(" not on PATH", 1)[0]
+                if f"`{tool}`" not in names:
+                    known.title = known.title.replace(names, names.rsplit(" ", 1)[0] + f" and `{tool}` are", 1)
+                    known.tags.append(tool)
+                continue
             title = f"`{tool}` is not on PATH here (command not found)"
             body = [f"`{_short(' '.join(raw.split()), 160)}` printed: {_short(match.group(0).strip(), 120)}"]
             how = _ran_after(calls[n + 1:], tool)

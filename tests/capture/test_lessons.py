@@ -1856,3 +1856,26 @@ def test_steps_the_person_answered_later_are_no_open_task() -> None:
     drafts = Session().user("commit it").say(ONION_LAST).user("done, secret added and run started") \
         .say("The run passed and the `data` branch exists.").end()
     assert not [d for d in drafts if "left-to-user" in d.tags]
+
+
+def test_one_tool_missing_under_two_names_is_one_env_item() -> None:
+    # Held-out review 5 (onion-sellers 80c1d691), verbatim output: `py` was split from `python`.
+    drafts = Session().user("set up the daily workflow").run(
+        "git --version && (python --version || py --version) 2>&1",
+        "git version 2.55.0.windows.1\n/usr/bin/bash: line 1: python: command not found\n"
+        "/usr/bin/bash: line 1: py: command not found", error=True).end()
+    env = [d for d in drafts if d.kind == "env"]
+    assert [d.title for d in env] == ["`python` and `py` are not on PATH here (command not found)"]
+    assert "py" in env[0].tags
+
+
+def test_an_instruction_to_the_person_is_no_discovery() -> None:
+    # Held-out review 5 (solar-dashboard 4b2b2b4d), verbatim: kept as a one-year "discovery".
+    said = ("Stopping the hook let the commit finish. The Vercel rule is committed as `a66b0e9`, and git is no "
+            "longer locked.\n\nThe next step is creating the repo, which needs one of these from you:\n\n"
+            "- **Simplest:** create an empty **private** repo named `solar-dashboard` at https://github.com/new, with "
+            "no README, .gitignore or license. Then say \"done\" and I'll push.\n- **Or** run `! winget install "
+            "GitHub.cli`, then `! gh auth login`, and I'll create the repo and push from here.")
+    drafts = Session().user("make a private repo").run("git log --oneline -3", "a66b0e9 Skip Vercel deployments",
+                                                      error=True).say(said).end()
+    assert not [d for d in drafts if "discovery" in d.tags and "github.com/new" in d.title]
