@@ -1004,7 +1004,11 @@ class _Run:
 # ---------------------------------------------------------------------------------------------
 
 TASK_OUTPUT_TOOLS = frozenset({"TaskOutput", "BashOutput"})
-_BACKGROUND = re.compile(r"\s*Command running in background with ID: ([\w-]+)")
+# Started in the background, or moved there: past the Bash tool's timeout, or so that a message
+# could reach the agent ("Command did not complete within its 120s timeout and was moved to the
+# background (ID: bhd7n484s)", held-out review 5, solar d6ced6b4).
+_BACKGROUND = re.compile(r"\s*Command (?:running in background with ID: ([\w-]+)|(?:did not complete within its "
+                         r"\d+s timeout and )?was moved to the background \(ID: ([\w-]+)\))")
 _BACKGROUND_KEY = re.compile(r'"backgroundTaskId":\s*"([\w-]+)"')  # the hook payload's tool_response
 _TASK_ID = re.compile(r"<task-id>([\w-]+)</task-id>")
 _TASK_EXIT = re.compile(r"<exit_code>(-?\d{1,4})</exit_code>")
@@ -1018,7 +1022,7 @@ def background_id(output: str) -> str:
     """The task id of a command the harness started in the background ("" if it ran in the
     foreground): the transcript's words for it, or the hook payload's `backgroundTaskId`."""
     match = _BACKGROUND.match(output[:300]) or _BACKGROUND_KEY.search(output[:2000])
-    return match.group(1) if match else ""
+    return next((g for g in match.groups() if g), "") if match else ""
 
 
 def task_outcome(tool: str, tool_input: dict[str, Any], output: str) -> tuple[str, int | None, str]:
@@ -2012,6 +2016,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
     drafts += lessons.lint_lessons(s.transcript, s.paths.rel, s.session_id)
     drafts += lessons.shell_pitfalls(s.transcript, s.paths.rel)
+    drafts += lessons.hung_commands(s.transcript, s.paths.rel)
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)

@@ -1359,6 +1359,76 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     return list(drafts.values())
 
 
+# A command that never came back: no result at all, or past the Bash tool's timeout, and the agent
+# says it hangs ("The commit is hanging, probably on Entire's git hook.", held-out review 5, solar
+# 4b2b2b4d and d6ced6b4: the same hook hung a commit in two sessions).
+_HUNG = re.compile(r"(?i)^(?:[-*•\d.)\s]*)(?:the |this |that |my |your |our )?`?([\w.-]+)`?(?: \w+)?\s+"
+                   r"(?:is |was |got |keeps )?(?:still )?(?:hanging|hung|hangs|stuck|frozen|froze)\b|"
+                   r"^(?:[-*•\d.)\s]*)(?:the |this |that )?`?([\w.-]+)`?(?: \w+)?\s+never (?:returns|returned|finishes|"
+                   r"finished|completes|completed|exits|exited)\b")
+_TIMED_OUT = re.compile(r"\s*Command did not complete within its \d+s timeout")
+_WAITS = re.compile(r"(?i)\bwait(?:s|ing)\b|\bprompt|\binteractive\b|\bstdin\b|\btty\b|\block(?:s|ed)?\b|"
+                    r"\bbecause\b|\bblock(?:s|ed|ing)\b|\bsitting idle\b|\bstill running\b")
+_WAITS_ON = re.compile(r"(?i)\bwait|\bprompt|\binteractive\b|\bstdin\b|\btty\b")
+_NON_INTERACTIVE = re.compile(r"core\.hooksPath|--no-verify\b|</dev/null|\bCI=\S|--yes\b|\s-y\b|--non-interactive\b|"
+                              r"GIT_TERMINAL_PROMPT=0|--no-input\b")
+
+
+def _steps_of(cmd: Command) -> list[str]:
+    return [cmd.main, *cmd.others] if cmd.main else [cmd.raw]
+
+
+def _named(word: str, text: str) -> bool:
+    return bool(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE))
+
+
+def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
+    """A command the agent saw hang (it never answered, or outran the tool's timeout), what the
+    agent said it waits on, and the non-interactive way the session then got past it; keyed by the
+    program and subcommand, so a hang that recurs in a later session is the same pitfall."""
+    calls, prose = _walk(transcript, rel)
+    drafts: dict[str, Draft] = {}
+    for at, (pos, text) in enumerate(prose):
+        sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
+        for n, sentence in enumerate(sentences):
+            said = _HUNG.match(sentence)
+            if not said or _CONDITION.match(sentence):
+                continue
+            word = (said.group(1) or said.group(2)).lower()
+            hung = next((c for c in reversed(calls) if c.pos < pos and c.command is not None
+                         and (not c.result or _TIMED_OUT.match(c.result)) and _named(word, c.command.raw)), None)
+            if hung is None or hung.command is None:
+                continue
+            step = next((parse_command(part, hung.command.dir, rel) for part in _steps_of(hung.command)
+                         if _named(word, part)), hung.command)
+            name = " ".join(x for x in (step.exe, step.sub) if x) or step.display
+            key = session_key("", "hang", name)
+            if key in drafts:
+                continue
+            # what it waits on: this sentence, or the next ones, here or in the next two messages
+            later = sentences[n:n + 3] + [" ".join(x.replace("**", "").split())
+                                          for _, more in prose[at + 1:at + 3] for x in _sentences(more)[:4]]
+            said_more = sentence[said.end():].lstrip(" ,:;.")
+            later = [said_more if x == sentence else x for x in later]
+            told = [x.rstrip(" .") for x in later if len(x.split()) >= 3 and _WAITS.search(x)
+                    and not (_CONDITION.match(x) or _ACTION.match(x) or _INTENT.search(x))]
+            why = next((x for x in told if _WAITS_ON.search(x)), told[0] if told else "")
+            around = next((part for c in calls if c.pos > pos and c.command is not None and c.answered
+                           and not c.failed for part in _steps_of(c.command)
+                           if _NON_INTERACTIVE.search(part) and parse_command(part, "", rel).exe == step.exe), "")
+            title = f"`{name}` hangs here" + (f": {_short(why, 110)}" if why else "")
+            body = [f"`{_short(' '.join(hung.command.raw.split()), 200)}` "
+                    + ("outran the tool's timeout" if hung.result else "never returned") + ".",
+                    "The agent said: " + sentence + (f" {why}" if why and why not in sentence else "")]
+            if around:
+                title += f"; `{_short(' '.join(around.split()), 80)}` got past it"
+                body.append(f"Then, without the prompt: `{_short(' '.join(around.split()), 200)}`")
+            drafts[key] = Draft(
+                kind="pitfall", title=_short(redact(title), 200), body=redact("\n".join(body)),
+                confidence=0.6, importance=0.6, source="rule", key=key, tags=["hang", step.exe])
+    return list(drafts.values())
+
+
 _ELSEWHERE = re.compile(r"\b(?:docker|podman)(?:-compose| compose| container)? (?:run|exec)\b|\bdocker compose\b|"
                         r"\bssh\s|\bkubectl exec\b|\bnix (?:develop|shell|run)\b|\bsudo\s")  # another shell's words
 _SEGMENT = r"(?:^|[;&|(]\s*|\b(?:then|do)\s+)"

@@ -1879,3 +1879,74 @@ def test_an_instruction_to_the_person_is_no_discovery() -> None:
     drafts = Session().user("make a private repo").run("git log --oneline -3", "a66b0e9 Skip Vercel deployments",
                                                       error=True).say(said).end()
     assert not [d for d in drafts if "discovery" in d.tags and "github.com/new" in d.title]
+
+
+MOVED = [("Command did not complete within its 120s timeout and was moved to the background (ID: bhd7n484s). "
+          "Output is being written to: /tmp/claude/tasks/bhd7n484s.output. You will be notified when it completes."),
+         ("Command was moved to the background (ID: bvup3m1hz) so that a message that arrived while it was running can "
+         "reach you; it was not interrupted. Output is being written to: /tmp/claude/tasks/bvup3m1hz.output.")]
+
+
+@pytest.mark.parametrize("events", [True, False])
+@pytest.mark.parametrize("moved", MOVED)
+def test_a_run_the_harness_moved_to_the_background_has_no_outcome_yet(moved: str, events: bool) -> None:
+    # Held-out review 5 (solar d6ced6b4), verbatim shape: a run past the Bash tool's timeout read as
+    # a finished one, so a fix could rest on a run nobody saw end.
+    failing = "FAILED tests/test_rewind.py::test_count - assert 2 == 3\n1 failed in 0.4s"
+    session = (Session().user("fix the rewind test").run("pytest -q tests/test_rewind.py", failing, error=True)
+               .say("The rewind test fails because `count()` runs before the shadow branch is written.")
+               .edit("src/rewind.py", "got = count()", "wait_for_shadow()\ngot = count()")
+               .run("pytest -q tests/test_rewind.py", moved).say("The tests are still running."))
+    if not events:
+        session.events = [e for e in session.events if e.event == "user-prompt"]
+    drafts = session.end()
+    assert not [d for d in drafts if d.kind == "pitfall"]
+    assert "Verified" not in next(d for d in drafts if d.kind == "summary").body
+
+
+def _hung(session: Session, command: str) -> Session:
+    session.n += 1
+    session._record("assistant", [{"type": "tool_use", "id": f"toolu_{session.n}", "name": "Bash",
+                                   "input": {"command": command}}])
+    return session
+
+
+COMMIT = 'git add vercel.json && git commit -q -m "Skip Vercel deployments for entire/** branches"'
+
+
+def test_a_command_that_hangs_is_a_pitfall_with_its_cause_and_the_way_past_it() -> None:
+    # Held-out review 5 (solar-dashboard 4b2b2b4d), verbatim sentences: the commit never returned.
+    session = _hung(Session().user("make a private repo"), COMMIT)
+    drafts = (session.say("The commit is hanging, probably on Entire's git hook.")
+              .run("ls .git/hooks", "prepare-commit-msg\npre-push")
+              .say("Entire's commit hook is waiting for an answer to an interactive prompt that never shows up here. "
+                   "I'm stopping it and looking for the non-interactive setting.")
+              .run("git remote add origin https://github.com/a/solar.git && timeout 90 git -c core.hooksPath=/dev/null "
+                   "push -u origin master", "branch 'master' set up to track 'origin/master'.")
+              .end())
+    hang = next(d for d in drafts if "hang" in d.tags)
+    assert hang.kind == "pitfall"
+    assert hang.title.startswith("`git commit` hangs here: Entire's commit hook is waiting for an answer to an "
+                                 "interactive prompt")
+    assert "Then, without the prompt: `timeout 90 git -c core.hooksPath=/dev/null push -u origin master`" in hang.body
+    # d6ced6b4, the next session: the same hook, past the tool's timeout this time; one pitfall, met twice
+    later = (Session("sess-2").user("commit and push").run(COMMIT.replace("vercel.json", "settings.json"), MOVED[0])
+             .say("The commit is stuck: Entire's git commit hook is still running.").end())
+    again = next(d for d in later if "hang" in d.tags)
+    assert again.key == hang.key
+    assert again.title == "`git commit` hangs here: Entire's git commit hook is still running"
+
+
+@pytest.mark.parametrize("said", [
+    "If the hook ever hangs when you commit in your own terminal, run `entire doctor`.",
+    "You're stuck with `df[\"default payment next month\"]` everywhere.",
+    "The server is hanging on the database connection.",  # no call of the server never returned
+])
+def test_no_hang_without_a_command_that_never_came_back(said: str) -> None:
+    drafts = _hung(Session().user("commit it"), COMMIT).say(said).run("git status", "clean").end()
+    assert not [d for d in drafts if "hang" in d.tags]
+
+
+def test_a_command_that_finished_is_no_hang() -> None:
+    drafts = Session().user("commit it").run(COMMIT, "[main a66b0e9] Skip").say("The commit is hanging, I think.").end()
+    assert not [d for d in drafts if "hang" in d.tags]
