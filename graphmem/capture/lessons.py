@@ -723,6 +723,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if weight is not None and (best is None or weight > best[0]):
                 best = (weight, sentence)
         if best is not None and best[0] >= DISCOVERY_FLOOR:
+            if _NOT_YET.search(best[1]):
+                continue  # "two models don't yet have mappings": true until someone acts, then false
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _FIX_CLAIM.search(best[1]) and any(
@@ -756,6 +758,8 @@ _REPO_STATE = re.compile(
     r"(?:is|are) not (?:yet )?(?:tracked|committed|pushed)|untracked|exists? only (?:locally|on disk)|"
     r"only (?:lives|exists) (?:locally|on disk)|won['’]t be (?:committed|tracked)|there['’]?s no (?:shared )?`|"
     r"there is no (?:shared )?`|nothing is committed|(?:does|do)n['’]t exist yet|not created yet)")
+_NOT_YET = re.compile(r"(?i)\b(?:not|no|nothing|none|never)\b[^.;:]{0,40}\byet\b|n't\b[^.;:]{0,40}\byet\b|"
+                      r"\byet to be\b")
 _CREATED = re.compile(r"(?i)\bcreate mode \d+ |^\s*A\s{1,2}\S|\bConfigured\b|\bCreated\b|\bWrote\b", re.MULTILINE)
 
 

@@ -1950,3 +1950,15 @@ def test_no_hang_without_a_command_that_never_came_back(said: str) -> None:
 def test_a_command_that_finished_is_no_hang() -> None:
     drafts = Session().user("commit it").run(COMMIT, "[main a66b0e9] Skip").say("The commit is hanging, I think.").end()
     assert not [d for d in drafts if "hang" in d.tags]
+
+
+def test_a_state_that_holds_only_until_someone_acts_is_no_discovery() -> None:
+    # Held-out review 5 (onion-sellers f19d8c84), verbatim: fixed in the next session, kept for a year.
+    said = ("The original error is gone and the pipeline completed. Two new provider models don't yet have mappings "
+            "(`MiniMax M2.5` on opencode-go and the Copilot list looks otherwise consistent) — those just get skipped "
+            "with a warning, which is expected behaviour.")
+    drafts = Session().user("run it again").run("npm start", "Pipeline completed").say(said).end()
+    assert not [d for d in drafts if "MiniMax" in d.title]
+    found = Session().user("run it again").run("npm start", "Pipeline completed") \
+        .say(said.replace("don't yet have", "have no")).end()
+    assert [d for d in found if "MiniMax" in d.title]  # the same finding, stated as how the code behaves
