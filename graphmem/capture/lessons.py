@@ -928,7 +928,7 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """The bullets under an agent's "Key findings:" (or "Root cause:") heading: what it learnt
     from its research, in its own words."""
     drafts = []
-    for _, below in _under_headings(transcript, _FINDINGS):
+    for _, below, _ in _under_headings(transcript, _FINDINGS):
         bullets = []
         for following in below[:11]:
             bullet = _BULLET.match(following)
@@ -947,15 +947,31 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_FINDINGS:]
 
 
-def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str]) -> Iterator[tuple[str, list[str]]]:
-    """Each heading line of the agent's messages that `heading` finds, with the lines below it."""
+def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str],
+                    plans: bool = False) -> Iterator[tuple[str, list[str], bool]]:
+    """Each heading line of the agent's messages that `heading` finds, with the lines below it;
+    with `plans`, of the plans the person approved too."""
+    texts: list[tuple[str, bool]] = []
+    approved: dict[str, str] = {}
     for msg in transcript:
-        if msg.role != "assistant" or msg.sidechain or not msg.text:
+        if msg.sidechain:
             continue
-        lines = msg.text.splitlines()
+        if msg.role == "assistant" and msg.text:
+            texts.append((msg.text, False))
+        for use in msg.tool_uses if plans and msg.role == "assistant" else ():
+            if use.name == "ExitPlanMode" and isinstance(use.input.get("plan"), str):
+                approved[use.id] = use.input["plan"]
+        if msg.role == "tool_result" and msg.tool_use_id in approved and not msg.is_error \
+                and _APPROVED.match(msg.text):
+            texts.append((approved.pop(msg.tool_use_id), True))
+    for text, planned in texts:
+        lines = text.splitlines()
         for n, line in enumerate(lines):
             if heading.search(line.replace("**", "")):
-                yield line, lines[n + 1:]
+                yield line, lines[n + 1:], planned
+
+
+_APPROVED = re.compile(r"\s*User has approved (?:your plan|exiting plan mode)")
 
 
 # A report's list of the choices it made and why: "**Concessions (things I did NOT change, with
@@ -977,7 +993,7 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     a choice the report repeats keeps its first, fuller wording."""
     drafts: list[Draft] = []
     seen: list[set[str]] = []
-    for line, below in _under_headings(transcript, _CHOICES):
+    for line, below, planned in _under_headings(transcript, _CHOICES, plans=True):
         for following in below[:23]:
             bullet = _BULLET.match(following)
             if not bullet:
@@ -997,9 +1013,11 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             text = redact(text)
             drafts.append(Draft(
                 kind="decision", title=_short(text, 200),
-                body=f"The agent's report lists it under \"{line.strip(' *#')}\":\n{text}",
-                confidence=0.6, importance=0.6, source="rule",
-                key=session_key(session_id, "choice", " ".join(sorted(words))), tags=["choice"]))
+                body=("The plan the person approved" if planned else "The agent's report")
+                + f" lists it under \"{line.strip(' *#')}\":\n{text}",
+                confidence=0.7 if planned else 0.6, importance=0.6, source="rule",
+                key=session_key(session_id, "choice", " ".join(sorted(words))),
+                tags=["choice", "approved-plan"] if planned else ["choice"]))
     return drafts[:MAX_CHOICES]
 
 

@@ -1962,3 +1962,35 @@ def test_a_state_that_holds_only_until_someone_acts_is_no_discovery() -> None:
     found = Session().user("run it again").run("npm start", "Pipeline completed") \
         .say(said.replace("don't yet have", "have no")).end()
     assert [d for d in found if "MiniMax" in d.title]  # the same finding, stated as how the code behaves
+
+
+ONION_PLAN = ("# Daily pipeline on GitHub Actions + data branch + GitHub Pages\n\n## Context\nThe pipeline runs only "
+              "locally today.\n\nDecisions made:\n- **Storage:** an orphan `data` branch holds `latest/` plus "
+              "`history/YYYY-MM-DD/` snapshots.\n- **AA data:** the raw Artificial Analysis dump "
+              "(`language-models.json`) is **not** committed or published, because the repo is public and AA's "
+              "free-tier terms require attribution and limit redistribution.\n\n## Changes\n")
+
+
+@pytest.mark.parametrize("answer, kept", [
+    ("User has approved your plan. You can now start coding. Start with updating your todo list if applicable", True),
+    ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the "
+     "new_string was NOT written to the file). To tell you how to proceed, the user said:\nkeep the raw data", False),
+])
+def test_a_reasoned_choice_in_the_plan_the_person_approved_is_a_decision(answer: str, kept: bool) -> None:
+    # Held-out review 5 (onion-sellers 80c1d691), verbatim plan: the licence reason lived only there.
+    session = Session().user("run the pipeline daily on GitHub Actions")
+    session.n += 1
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode",
+                                   "input": {"plan": ONION_PLAN}}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": "toolu_plan", "content": answer,
+                              "is_error": not kept}])
+    drafts = session.say("Starting with the workflow.").end()
+    chosen = [d for d in drafts if "approved-plan" in d.tags]
+    if not kept:
+        assert not chosen
+        return
+    assert len(chosen) == 1
+    assert chosen[0].title.startswith("AA data: the raw Artificial Analysis dump (`language-models.json`) is not "
+                                      "committed or published, because the repo is public")
+    assert chosen[0].body.startswith('The plan the person approved lists it under "Decisions made:"')
+    assert chosen[0].body.endswith("require attribution and limit redistribution.")
