@@ -1973,8 +1973,8 @@ ONION_PLAN = ("# Daily pipeline on GitHub Actions + data branch + GitHub Pages\n
 
 @pytest.mark.parametrize("answer, kept", [
     ("User has approved your plan. You can now start coding. Start with updating your todo list if applicable", True),
-    ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the "
-     "new_string was NOT written to the file). To tell you how to proceed, the user said:\nkeep the raw data", False),
+    (("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the "
+     "new_string was NOT written to the file). To tell you how to proceed, the user said:\nkeep the raw data"), False),
 ])
 def test_a_reasoned_choice_in_the_plan_the_person_approved_is_a_decision(answer: str, kept: bool) -> None:
     # Held-out review 5 (onion-sellers 80c1d691), verbatim plan: the licence reason lived only there.
