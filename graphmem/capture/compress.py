@@ -1751,9 +1751,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             goal_text = redact(first.text[:2000])
     if not goal_text and not has_tools:
         return []
-    start_ts = next((e.ts for e in s.events if e.ts > 0), 0.0)
-    if not start_ts:
-        start_ts = next((m.ts for m in transcript_msgs if m.ts), 0.0) or 0.0
+    # The transcript's clock says when the work happened; an imported or replayed session's hook
+    # events carry the time they were fed in (held-out reviews 4 and 5: every title "Session <today>").
+    start_ts = next((m.ts for m in transcript_msgs if m.ts), 0.0) or next((e.ts for e in s.events if e.ts > 0), 0.0)
     try:
         day = datetime.fromtimestamp(start_ts).strftime("%Y-%m-%d") if start_ts else "undated"
     except (OverflowError, OSError, ValueError):

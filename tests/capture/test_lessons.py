@@ -1994,3 +1994,14 @@ def test_a_reasoned_choice_in_the_plan_the_person_approved_is_a_decision(answer:
                                       "committed or published, because the repo is public")
     assert chosen[0].body.startswith('The plan the person approved lists it under "Decisions made:"')
     assert chosen[0].body.endswith("require attribution and limit redistribution.")
+
+
+def test_a_replayed_session_is_dated_by_its_transcript_not_by_when_it_was_fed_in() -> None:
+    from datetime import datetime
+
+    session = Session().user("fix the build").edit("src/app.ts", "a", "b").say("Fixed the build in `src/app.ts`.")
+    then = time.time() - 80 * 86_400
+    for n, record in enumerate(session.records):
+        record["timestamp"] = then + n
+    summary = next(d for d in session.end() if d.kind == "summary")
+    assert summary.title.startswith(f"Session {datetime.fromtimestamp(then).strftime('%Y-%m-%d')}:")
