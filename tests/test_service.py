@@ -204,3 +204,19 @@ def test_a_brief_line_that_only_repeats_a_line_above_it_is_left_out(memory: Memo
     text = memory.brief(400).text
     assert text.count("Drop CLI cost from failed agent runs") == 1, text
     assert "check:types" in text
+
+
+def test_the_brief_shows_what_the_last_session_handed_over_and_dates_it_by_the_session(memory: Memory) -> None:
+    # Held-out review 5 (onion-sellers): the one-time setup left to the person is what the next session needs first.
+    memory.add("Session 2026-09-15: I committed the changes and opened PR #3; 5 files changed", kind="summary",
+               source="rule", tags=["session-summary", "handoff"])
+    memory.add("Left to the user: Before the first run, you need to: Add the `AA_API_KEY` repository secret",
+               kind="task", source="rule", tags=["handoff", "left-to-user"])
+    memory.add("`git commit` hangs here: Entire's commit hook is waiting for an answer to a prompt", kind="pitfall",
+               source="rule", tags=["hang", "git"])
+    memory.add("Confirms the pattern: `config/` holds inputs, `data/` holds generated output", kind="fact",
+               source="rule", tags=["discovery"])
+    text = memory.brief(400).text
+    assert "- last session (2026-09-15): I committed the changes" in text
+    assert "AA_API_KEY" in text and "hangs here" in text
+    assert "Confirms the pattern" not in text  # a rule's inference with no evidence yet

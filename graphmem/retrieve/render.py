@@ -78,13 +78,14 @@ def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ..
     return (order, -weight, -item.updated_at)
 
 
-EVIDENCE_TAGS = frozenset({"verified", "commit", "unresolved", "user-stated"})
+EVIDENCE_TAGS = frozenset({"verified", "commit", "unresolved", "user-stated", "left-to-user", "hang"})
 
 
 def has_evidence(item: MemoryItem) -> bool:
     """Whether an item has shown it is right: recorded on purpose (by the person, or by the agent
     through memory_add), verified by a later pass, a record of what was committed or still
-    fails, confirmed by use, or pinned. What rules or an LLM inferred needs one of these."""
+    fails (or never came back), what the session's last message handed to the person, confirmed
+    by use, or pinned. What rules or an LLM inferred needs one of these."""
     return (item.source.value in ("user", "agent") or item.pinned or item.hit_count > 0
             or bool(EVIDENCE_TAGS.intersection(item.tags)))
 
@@ -95,8 +96,10 @@ def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens) -> str:
     prefix = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: "
     title = item.title.replace("\n", " ")
     if item.kind.value == "summary":  # "Session 2026-12-01: …" says again what the label says
+        dated = re.match(r"Session (\d{4}-\d\d-\d\d): ", title)
         title = re.sub(r"^Session (\S+): ", "", title)
-        prefix = f"- {KIND_LABEL['summary']} ({time.strftime('%Y-%m-%d', time.localtime(item.created_at))}): "
+        day = dated.group(1) if dated else time.strftime('%Y-%m-%d', time.localtime(item.created_at))
+        prefix = f"- {KIND_LABEL['summary']} ({day}): "
     suffix = f" [{item.id}]"
     room = max(1, line_tokens - tokens.count(prefix) - tokens.count(suffix))
     return prefix + tokens.truncate(title, room) + suffix
