@@ -1770,7 +1770,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     # `cd notebooks && nbconvert --inplace x.ipynb`, then `nbconvert … x.ipynb` from the shell's
     # remembered directory: one file the shell named two ways.
     written = [f for f in written if "/" in f or not any(g.endswith("/" + f) for g in written)]
-    changed = _uniq([*edited, *written])
+    # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
+    changed = [f for f in _uniq([*edited, *written]) if not re.match(r"(?:.*/)?\.git/", f)]
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.

@@ -2005,3 +2005,15 @@ def test_a_replayed_session_is_dated_by_its_transcript_not_by_when_it_was_fed_in
         record["timestamp"] = then + n
     summary = next(d for d in session.end() if d.kind == "summary")
     assert summary.title.startswith(f"Session {datetime.fromtimestamp(then).strftime('%Y-%m-%d')}:")
+
+
+def test_gits_own_files_are_no_file_the_session_changed() -> None:
+    # entire-cli (2026-02-07): the summary read "changed docs/KNOWN_LIMITATIONS.md, .git/hooks/prepare-commit-msg, …".
+    drafts = (Session().user("document the hook limitation")
+              .edit("docs/KNOWN_LIMITATIONS.md", "# Known", "# Known limitations\n- hooks")
+              .edit(".git/hooks/post-commit", "#!/bin/sh", "#!/bin/sh\nentire hooks git post-commit")
+              .run("echo 'exit 0' >> .git/hooks/prepare-commit-msg", "")
+              .say("Documented the limitation.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert summary.files == ["docs/KNOWN_LIMITATIONS.md"]
+    assert ".git/" not in summary.title and ".git/" not in summary.body
