@@ -2241,7 +2241,11 @@ def _merge(drafts: list[Draft]) -> list[Draft]:
 
 def _finish(d: Draft) -> Draft:
     d.kind = d.kind if d.kind in KINDS else "note"
-    d.title = _short(d.title, TITLE_MAX) or d.kind
+    full = " ".join(d.title.split())
+    d.title = _short(full, TITLE_MAX) or d.kind
+    tail = full[len(d.title.rstrip("…")):].strip()
+    if tail and d.kind != "summary" and " ".join(tail.split()[:6]) not in " ".join(d.body.split()):
+        d.body = f"{full}\n{d.body}" if d.body else full  # what the cut title leaves out is said first
     d.body = _cap_body(d.body, SUMMARY_BODY_MAX if d.kind == "summary" else BODY_MAX)
     d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
     d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]

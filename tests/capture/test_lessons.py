@@ -2017,3 +2017,15 @@ def test_gits_own_files_are_no_file_the_session_changed() -> None:
     summary = next(d for d in drafts if d.kind == "summary")
     assert summary.files == ["docs/KNOWN_LIMITATIONS.md"]
     assert ".git/" not in summary.title and ".git/" not in summary.body
+
+
+def test_what_a_cut_title_leaves_out_stays_in_the_body() -> None:
+    # entire-cli f022dad1, verbatim: the title stopped at "the `if` block just doesn't…" and the rest was lost.
+    said = ("Commands in `if` conditionals are exempt from `set -e`, so when `migrate_checkpoint` returns 1 (skip), "
+            "it won't exit the script - the `if` block just doesn't execute and the loop continues naturally.")
+    drafts = (Session().user("make the migration skip checkpoints it already did").say(said)
+              .edit("scripts/migrate.sh", "set -e", "set -e\n# skips are fine")
+              .say("Added a comment on the skip; the script itself was right.").end())
+    found = next(d for d in drafts if d.title.startswith("Commands in `if` conditionals are exempt"))
+    assert found.title.endswith("…")
+    assert "the loop continues naturally." in found.body
