@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,6 +157,7 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
     saved += memory.add_items(stated, files=files, symbols=symbols, observations=provenance,
                               dedupe=True)
     retire_vanished(memory, session_id, {i.id for i in items})
+    close_done_tasks(memory, session_id, events, transcript)
     return [i.id for i in saved], path
 
 
@@ -194,6 +196,47 @@ def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:
         memory.writer.write(ops.UpdateItems(gone, {
             "status": "superseded", "stale_reason": "no longer true at the end of its session",
             "updated_at": time.time()}))
+
+
+_STEP = re.compile(r"^- `([^`\n]+)`$", re.MULTILINE)
+_UNRESOLVED = re.compile(r"^`([^`\n]+)`(?: in \S+/)? still failed (?:when the session ended|at the end of the session)",
+                         re.MULTILINE)
+_WHERE = re.compile(r"^Unresolved: `[^`]*` in (\S+)/ fails")
+
+
+def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
+    """Open tasks an earlier session left that this one did: a command that still failed then and
+    passes now, or every command the last message left to the person, run and passed. They leave
+    retrieval as superseded, with the session that did them."""
+    from graphmem.capture.compress import parse_command, passed_commands
+    from graphmem.capture.lessons import equivalent
+    from graphmem.store.base import ItemFilter
+
+    tasks = [r for r in memory.store.list_items(ItemFilter(project=memory.project, kinds=("task",),
+                                                           statuses=("active", "stale")), limit=10_000)
+             if r["session_id"] != session_id and {"unresolved", "left-to-user"} & set(r["tags"])]
+    if not tasks:
+        return
+    passed = passed_commands(events, transcript=transcript)
+    if not passed:
+        return
+    done: dict[str, str] = {}
+    for row in tasks:
+        if "unresolved" in row["tags"]:
+            where = _WHERE.match(row["title"])
+            wanted = [parse_command(raw, where.group(1) if where else "", lambda path: path)
+                      for raw in _UNRESOLVED.findall(row["body"])[:1] if not raw.endswith("…")]
+        else:
+            wanted = [parse_command(raw, "", lambda path: path) for raw in _STEP.findall(row["body"])
+                      if not raw.endswith("…")]
+        wanted = [w for w in wanted if w.exe]
+        if wanted and all(any(equivalent(ran, w) for ran in passed) for w in wanted):
+            done[row["id"]] = wanted[0].display
+    now = time.time()
+    for item_id, display in done.items():
+        memory.writer.write(ops.UpdateItems([item_id], {
+            "status": "superseded", "stale_reason": f"done in session {session_id}: `{display}` passed",
+            "updated_at": now}))
 
 
 def write_brief_file(memory: Any) -> None:

@@ -282,3 +282,38 @@ def test_a_session_compressed_again_replaces_its_own_lines_and_keeps_the_earlier
     first = {"session_id": "s-a", "title": "`mix test` fails with KeyError: 'x'", "body": "Fix: edits in lib/a.ex"}
     assert _with_earlier(Draft(), first, "s-b") == (
         "Fix: edits in lib/b.ex\nMet before:\n`mix test` fails with KeyError: 'x'\nFix: edits in lib/a.ex")
+
+
+def _statuses(memory: Any) -> dict[str, str]:
+    rows = memory.store.list_items(ItemFilter(project=memory.project, kinds=("task",),
+                                              statuses=("active", "superseded")), limit=100)
+    return {r["title"]: r["status"] for r in rows}
+
+
+def test_a_task_an_earlier_session_left_open_is_done_when_a_later_one_passes_it(memory: Any, tmp_path: Path) -> None:
+    failing = "FAILED tests/test_mapping.py::test_slugs - KeyError: 'minimax-m2-5'\n1 failed in 0.3s"
+    first = (Session("s-1").user("fix the mapping test").run("pytest tests/test_mapping.py", failing, error=True)
+             .say("The mapping has no slug for MiniMax M2.5, so `test_slugs` raises KeyError."))
+    ingest(memory, first, tmp_path)
+    opened = [t for t, status in _statuses(memory).items() if t.startswith("Unresolved") and status == "active"]
+    assert len(opened) == 1
+    unrelated = Session("s-2").user("update the docs").run("pytest tests/test_docs.py", "1 passed in 0.1s")
+    ingest(memory, unrelated, tmp_path)
+    assert _statuses(memory)[opened[0]] == "active"  # another test passing closes nothing
+    later = Session("s-3").user("add the MiniMax slug").edit("config/model-mapping.json", "{", '{"minimax": 1,') \
+        .run("pytest tests/test_mapping.py", "1 passed in 0.2s")
+    ingest(memory, later, tmp_path)
+    assert _statuses(memory)[opened[0]] == "superseded"
+    row = next(r for r in memory.store.list_items(ItemFilter(project=memory.project, statuses=("superseded",)),
+                                                 limit=10) if r["title"] == opened[0])
+    assert row["stale_reason"] == "done in session s-3: `pytest tests/test_mapping.py` passed"
+
+
+def test_steps_left_to_the_person_are_done_when_a_later_session_runs_them_all(memory: Any, tmp_path: Path) -> None:
+    last = ("I opened PR #3.\n\nBefore the first run, you need to:\n1. Add the `AA_API_KEY` repository secret.\n"
+            "2. Start the first run by hand:\n```bash\ngh workflow run daily.yml\n```\n")
+    ingest(memory, Session("s-1").user("open a PR").say(last), tmp_path)
+    task, = [t for t in _statuses(memory) if t.startswith("Left to the user")]
+    ingest(memory, Session("s-2").user("start the workflow").run("gh workflow run daily.yml --ref main",
+                                                                 "Created workflow_dispatch event"), tmp_path)
+    assert _statuses(memory)[task] == "superseded"

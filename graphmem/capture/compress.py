@@ -2188,6 +2188,25 @@ def compress_session(events: Sequence[HookEvent], *, transcript: str | None = No
         return []
 
 
+def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = None) -> list[Command]:
+    """The commands a session ran that passed (a background run only once its outcome came back)."""
+    try:
+        parsed = None
+        if transcript:
+            from graphmem.capture.transcript import parse_transcript
+
+            parsed = parse_transcript(transcript)
+        session = _analyse(_prepare(events), parsed)
+        if not session.runs and parsed is not None:  # imported without its hook events
+            from graphmem.capture import lessons
+
+            return lessons.passed_commands(parsed, session.paths.rel)
+        return [r.cmd for r in session.runs if not r.failed and not r.pending]
+    except Exception:  # pragma: no cover - closing tasks is a courtesy; nothing is lost without it
+        log.warning("passed commands unknown", exc_info=True)
+        return []
+
+
 def _compress(events: Any, transcript: Any) -> list[Draft]:
     prepared = _prepare(events)
     parsed = None
