@@ -220,3 +220,11 @@ def test_the_brief_shows_what_the_last_session_handed_over_and_dates_it_by_the_s
     assert "- last session (2026-09-15): I committed the changes" in text
     assert "AA_API_KEY" in text and "hangs here" in text
     assert "Confirms the pattern" not in text  # a rule's inference with no evidence yet
+
+
+def test_the_last_session_is_the_latest_by_its_own_day_not_by_when_it_was_stored(memory: Memory) -> None:
+    memory.add("Session 2026-12-01: shipped the cron job; 2 files changed", kind="summary", source="rule",
+               tags=["session-summary"])
+    memory.add("Session 2026-09-15: imported from an old transcript; 1 file changed", kind="summary", source="rule",
+               tags=["session-summary"])  # stored later
+    assert memory.brief(400).lines[0].startswith("- last session (2026-12-01): shipped the cron job")

@@ -1753,7 +1753,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         return []
     # The transcript's clock says when the work happened; an imported or replayed session's hook
     # events carry the time they were fed in (held-out reviews 4 and 5: every title "Session <today>").
-    start_ts = next((m.ts for m in transcript_msgs if m.ts), 0.0) or next((e.ts for e in s.events if e.ts > 0), 0.0)
+    # Its last message, not its first: a resumed session's file starts with the old conversation.
+    start_ts = next((m.ts for m in reversed(transcript_msgs) if m.ts), 0.0) \
+        or next((e.ts for e in s.events if e.ts > 0), 0.0)
     try:
         day = datetime.fromtimestamp(start_ts).strftime("%Y-%m-%d") if start_ts else "undated"
     except (OverflowError, OSError, ValueError):
@@ -1771,7 +1773,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     # remembered directory: one file the shell named two ways.
     written = [f for f in written if "/" in f or not any(g.endswith("/" + f) for g in written)]
     # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
-    changed = [f for f in _uniq([*edited, *written]) if not re.match(r"(?:.*/)?\.git/", f)]
+    changed = [f for f in _uniq([*edited, *written]) if not re.match(r"(?:.*[/\\])?\.git[/\\]", f)]
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.
@@ -2053,7 +2055,22 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             kind="task", title=_short(title, TITLE_MAX), body="\n".join(body), confidence=BASE_CONFIDENCE,
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
-    return _as_said(s, drafts)
+    return _as_said(s, _fold_handoff(drafts))
+
+
+def _fold_handoff(drafts: list[Draft]) -> list[Draft]:
+    """What the last message left to the person about a command that still fails ("run `npm i -D
+    typescript` yourself, then rerun `npm run build`") is part of that open task, not a second one."""
+    left = next((d for d in drafts if "left-to-user" in d.tags), None)
+    if left is None:
+        return drafts
+    for task in drafts:
+        named = re.match(r"Unresolved: `([^`]+)`", task.title)
+        if "unresolved" in task.tags and named and f"`{named.group(1)}`" in left.body:
+            task.body = f"{task.body}\n" + left.body.replace("The session's last message left this to the person:",
+                                                             "Left to the person:", 1)
+            return [d for d in drafts if d is not left]
+    return drafts
 
 
 _PRE_EXISTING = re.compile(r"(?i)(?<!not )(?<!n't )(?<!never )\bpre-?existing\b|\b(?:fails?|failing|broken) on main\b|"

@@ -93,7 +93,7 @@ _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b
 # What the person is told to do ("Simplest: create an empty private repo at https://github.com/new"):
 # an instruction of the moment, not a finding (held-out review 5, solar 4b2b2b4d).
 _INSTRUCTION = re.compile(r"(?i)^(?:[\w ]{1,25}:\s*)?(?:create|open|go to|click|sign in|log in|type|paste|enter|"
-                          r"restart|visit|grant|approve|install)\b")
+                          r"restart|visit|grant|approve|install)\s+(?:a|an|the|your|this|that|these|it|`|https?://)")
 _DONE = re.compile(r"(?i)^(?:fixed|added|updated|removed|changed|created|renamed|moved|implemented|"
                    r"refactored|replaced|wrote|rewrote)\b")
 DISCOVERY_FLOOR = 3.0
@@ -134,6 +134,8 @@ class _Call:
     answered: bool = False
     errored: bool = False  # the tool result said it was an error
     clean: list[Command] = field(default_factory=list)  # the steps of its line that ran without error
+    answered_at: int | None = None  # the position of the message that brought its outcome
+    started: str = ""  # the harness's words when it ran on in the background
 
 
 @dataclass
@@ -205,17 +207,21 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
             if answered is None:
                 continue
             if answered.command is not None and (task := background_id(msg.text)):
-                answered.result, started[task] = msg.text, answered  # no outcome yet
+                answered.result = answered.started = msg.text  # no outcome yet
+                started[task] = answered
                 continue
             _answer(answered, msg.text, bool(msg.is_error), rel)
+            answered.answered_at = pos
             if answered.tool in TASK_OUTPUT_TOOLS:
                 task, code, output = task_outcome(answered.tool, answered.input, msg.text)
                 if code is not None and (bg := started.pop(task, None)) is not None:
                     _answer(bg, output, False, rel, code)
+                    bg.answered_at = pos
         elif msg.role == "user" and started and "<task-notification>" in msg.text[:300]:
             task, code, _ = task_outcome("", {}, msg.text)
             if code is not None and (bg := started.pop(task, None)) is not None:
                 _answer(bg, msg.text, False, rel, code)
+                bg.answered_at = pos
     return ordered, prose
 
 
@@ -758,7 +764,8 @@ _REPO_STATE = re.compile(
     r"(?:is|are) not (?:yet )?(?:tracked|committed|pushed)|untracked|exists? only (?:locally|on disk)|"
     r"only (?:lives|exists) (?:locally|on disk)|won['’]t be (?:committed|tracked)|there['’]?s no (?:shared )?`|"
     r"there is no (?:shared )?`|nothing is committed|(?:does|do)n['’]t exist yet|not created yet)")
-_NOT_YET = re.compile(r"(?i)\b(?:not|no|nothing|none|never)\b[^.;:]{0,40}\byet\b|n't\b[^.;:]{0,40}\byet\b|"
+_NOT_YET = re.compile(r"(?i)(?:\b(?:not|no|nothing|none|never)\b|n't\b)[^.;:]{0,40}\byet\b"
+                      r"(?!\s+(?:when|before|while|at the time|by the time|on the first|the first time)\b)|"
                       r"\byet to be\b")
 _CREATED = re.compile(r"(?i)\bcreate mode \d+ |^\s*A\s{1,2}\S|\bConfigured\b|\bCreated\b|\bWrote\b", re.MULTILINE)
 
@@ -936,7 +943,7 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 bullets.append(" ".join(bullet.group(1).replace("**", "").split()))
             elif following.strip() and bullets:
                 break
-        bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b)][:6]
+        bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)][:6]
         if not bullets:
             continue
         drafts.append(Draft(
@@ -977,11 +984,13 @@ _APPROVED = re.compile(r"\s*User has approved (?:your plan|exiting plan mode)")
 # A report's list of the choices it made and why: "**Concessions (things I did NOT change, with
 # reasons):**", "Design decisions:", "Trade-offs:" (ida-hcli cbba33a6: six, each "X instead of Y —
 # why"). These are the "why A over B" a later session asks about.
-_CHOICES = re.compile(
-    r"(?i)^\W*(?:concessions?|(?:key |design |technical )?decisions?(?: made)?|trade-?offs?(?: made)?|"
+_CHOICE_WORDS = (
+    r"(?:concessions?|(?:key |design |technical )?decisions?(?: made)?|trade-?offs?(?: made)?|"
     r"judgment calls?|deliberate (?:choices|omissions)|(?:things |what )?i (?:did not|didn't) change|"
     r"(?:intentionally|deliberately) (?:not changed|left (?:as is|alone)|kept))\b"
-    r"(?![^:\n]*\b(?:needed|open|pending|to make|for you|required|to take)\b)[^:\n]{0,60}:\W*$")
+    r"(?![^:\n]*\b(?:needed|open|pending|to make|for you|required|to take)\b)[^:\n]{0,60}")
+# "Design decisions:", or a markdown heading with no colon ("## Decisions made", in plans)
+_CHOICES = re.compile(rf"(?i)^\W*{_CHOICE_WORDS}:\W*$|^\s*#{{1,6}}\s*{_CHOICE_WORDS}$")
 _REASONED = re.compile(r"\s[—–-]\s|:\s|\bbecause\b|\bsince\b|\bso that\b")
 _CHOSEN = re.compile(r"(?i)\binstead of\b|\brather than\b|\bover\b|\bkeeps?\b|\bkept\b|^\W*no\b|\bnot\b|"
                      r"\bskip|\bwithout\b|\bleft\b|\bintentional|\bdeliberate|\bchose\b|\bprefer")
@@ -1212,37 +1221,77 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 _FOR_YOU = re.compile(
     r"(?i)(?<!\bif )(?<!\bwhen )(?<!\bwhenever )(?<!\bonce )\byou(?:'ll| will)? (?:still |first |also )?"
     r"(?:need|have) to\b(?! know\b)|\brun (?:these|this|them|it|the following)(?: \w+)? yourself\b|"
-    r"^\W*(?:(?:a|one|the) )?(?:decisions?|questions?|actions?|steps?|to-?dos?) "
-    r"(?:for|needed from|left (?:for|to)) you\b|\b(?:left|remaining) (?:for|to) you\b")
+    r"^\W*(?:(?:a|one|the|two|three|\d) )?(?:(?:next|remaining|manual|open|pending|one-time) )*"
+    r"(?:decisions?|questions?|actions?|steps?|to-?dos?)(?: \w+)? (?:for|needed from|left (?:for|to)) you\b|"
+    r"\b(?:left|remaining) (?:for|to) you\b|^\W*(?:action|input) (?:required|needed)\b|"
+    r"^\W*remaining (?:manual |one-time )?steps\b")
 _CONDITION = re.compile(r"(?i)^\W*(?:if|when|whenever|in case|should)\b")
-_HANDED = re.compile(r"(?i)^\W*(?:(?:a|one|the) )?(?:decisions?|questions?)\b[^:]{0,30}:")
+_HANDED = re.compile(r"(?i)^\W*(?:(?:a|one|the|two|three|\d) )?(?:open |pending )?(?:decisions?|questions?)\b[^:]{0,30}:")
+_DONE_FOR_THEM = re.compile(r"(?i)\b(?:does|handles|takes care of|did) (?:that|this|it)\b|\bautomatically\b")
+_ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|thanks?|thank you|thx|great|cool|perfect|nice|got it|will do|sounds good|"
+                  r"awesome)\b[^?]{0,50}$")
+_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 MAX_HANDOFF_STEPS = 6
+
+
+def _handoff_message(msgs: list[Any]) -> int | None:
+    """The position of the agent's last words before the end, past a closing "thanks" and its
+    reply; None when the person went on after them (the hand-over was taken up)."""
+    end = len(msgs)
+    for _ in range(3):
+        last = next((n for n in range(end - 1, -1, -1) if msgs[n].role == "assistant" and msgs[n].text.strip()), None)
+        if last is None:
+            return None
+        said = [m for m in msgs[last + 1:end] if m.role == "user" and not m.meta and m.text.strip()]
+        if said and not all(_ACK.match(m.text.strip()) for m in said):
+            return None
+        if _has_handoff(msgs[last].text):
+            return last
+        ack = next((n for n in range(last - 1, -1, -1) if msgs[n].role == "user" and not msgs[n].meta
+                    and msgs[n].text.strip()), None)
+        if ack is None or not _ACK.match(msgs[ack].text.strip()) or any(
+                getattr(m, "tool_uses", None) for m in msgs[ack:end]):
+            return last
+        end = ack
+    return None
+
+
+def _has_handoff(text: str) -> bool:
+    return any(_lead(" ".join(line.replace("**", "").split()).lstrip("#> ")) for line in text.splitlines())
+
+
+def _lead(plain: str) -> str:
+    return next((s for s in _sentences(plain) if _FOR_YOU.search(s) and not _CONDITION.match(s)
+                 and not _DONE_FOR_THEM.search(s)), "")
 
 
 def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """What the session's last agent message leaves to the person: the steps it lists under
     "you need to:" or "run these yourself:", or the decision it hands over. Nothing later in the
-    session could have done them, and the next session starts where they stand."""
+    session could have done them, and the next session starts where they stand; a command the
+    person then ran themselves (`! cmd`) is done."""
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
-    last = next((n for n in range(len(msgs) - 1, -1, -1)
-                 if msgs[n].role == "assistant" and msgs[n].text.strip()), None)
-    if last is None or any(m.role == "user" and not m.meta and m.text.strip() for m in msgs[last + 1:]):
-        return []  # the person spoke after it: the hand-over was taken up
-    lines = msgs[last].text.splitlines()
+    at = _handoff_message(msgs)
+    if at is None:
+        return []
+    ran = [" ".join(c.split()).lstrip("!$ ") for m in msgs[at + 1:] if m.role == "user"
+           for c in _BASH_INPUT.findall(m.text)]
+    lines = msgs[at].text.splitlines()
     leads: list[tuple[str, list[str]]] = []
     n = 0
     while n < len(lines):
-        plain = " ".join(lines[n].replace("**", "").split()).lstrip("#> ")
+        raw = lines[n]
+        plain = " ".join(raw.replace("**", "").split()).lstrip("#> ")
         n += 1
-        said = next((s for s in _sentences(plain) if _FOR_YOU.search(s) and not _CONDITION.match(s)), "")
+        said = _lead(plain)
         if not said:
             continue
         if _HANDED.match(plain):
             said = plain  # "Decision for you: …" and the question it ends on
         steps: list[str] = []
-        leads.append((said, steps))
         fenced = False
-        while plain.endswith(":") and n < len(lines) and len(steps) < MAX_HANDOFF_STEPS:
+        listing = plain.endswith(":") or raw.lstrip().startswith("#")
+        while listing and n < len(lines) and len(steps) < MAX_HANDOFF_STEPS:
             line = lines[n].strip()
             if line.startswith("```"):
                 fenced = not fenced
@@ -1250,9 +1299,15 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 steps.append(f"`{_short(line.lstrip('!$ '), 160)}`")
             elif (bullet := _BULLET.match(line)) and not fenced:
                 steps.append(_short(bullet.group(1).replace("**", ""), 160))
-            elif line and not fenced and steps:
+            elif line and not fenced:
+                if not steps and not line.endswith(":") and not line.startswith("#"):
+                    steps.append(_short(line.replace("**", ""), 160))  # the one step, said as prose
                 break
             n += 1
+        done = [st for st in steps if st.startswith("`") and any(r and st.strip("`").startswith(r) for r in ran)]
+        steps = [st for st in steps if st not in done]
+        if not done or steps:
+            leads.append((said, steps))
     if not leads:
         return []
     lead, steps = next((lead for lead in leads if lead[1]), leads[0])
@@ -1332,6 +1387,7 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     unquoted glob in an option that zsh expanded and found nothing for (held-out luke, ktn, turbodiff)."""
     calls, _ = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
+    named: dict[str, str] = {}
     for n, call in enumerate(calls):
         if (call.command is None and call.answered and call.tool not in _READERS
                 and (call.errored or re.match(r"\s*(?:error|failed)\b", call.result[:200], re.IGNORECASE))
@@ -1351,10 +1407,12 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
         raw = raw[:4000]
         for match in _NOT_ON_PATH.finditer(call.result[:4000]):
             tool = next(g for g in match.groups() if g)
-            key = session_key("", "not-on-path", _ALIAS_OF.get(tool, tool))
+            # `python`, then `py`: one missing tool under two names is one item, keyed by the first
+            # (a session where only `python3` is missing is another fact, with its own key)
+            key = named.setdefault(_ALIAS_OF.get(tool, tool), session_key("", "not-on-path", tool))
             if not re.search(rf"{_SEGMENT}{re.escape(tool)}(?![\w./-])", raw, re.MULTILINE):
                 continue  # a log it printed or grepped (CI's), not a step this shell ran
-            if key in drafts:  # `python`, then `py`: one missing tool under two names
+            if key in drafts:
                 known = drafts[key]
                 names = known.title.split(" not on PATH", 1)[0]
                 if f"`{tool}`" not in names:
@@ -1384,10 +1442,13 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
 # A command that never came back: no result at all, or past the Bash tool's timeout, and the agent
 # says it hangs ("The commit is hanging, probably on Entire's git hook.", held-out review 5, solar
 # 4b2b2b4d and d6ced6b4: the same hook hung a commit in two sessions).
-_HUNG = re.compile(r"(?i)^(?:[-*•\d.)\s]*)(?:the |this |that |my |your |our )?`?([\w.-]+)`?(?: \w+)?\s+"
-                   r"(?:is |was |got |keeps )?(?:still )?(?:hanging|hung|hangs|stuck|frozen|froze)\b|"
-                   r"^(?:[-*•\d.)\s]*)(?:the |this |that )?`?([\w.-]+)`?(?: \w+)?\s+never (?:returns|returned|finishes|"
-                   r"finished|completes|completed|exits|exited)\b")
+_HUNG = re.compile(
+    r"(?i)^(?:[-*•]\s+|\d+[.)]\s+)?(?:(?:it )?(?:looks|seems) like |it seems |apparently )?"
+    r"(?:the |this |that |my |your |our )?(?:`(?P<code>[^`\n]{1,80})`|(?P<w1>[\w.-]+)"
+    r"(?: (?!(?:is|was|got|keeps|seems|appears|looks|still|never)\b)(?P<w2>[\w.-]+))?)\s+"
+    r"(?:(?:is|was|got|keeps|seems to be|appears to be|looks) )?(?:still )?(?:hanging|hung|hangs|stuck|frozen|froze|"
+    r"never (?:returns|returned|finishes|finished|completes|completed|exits|exited))\b")
+_GENERIC = frozenset({"command", "process", "call", "script", "shell", "terminal", "it", "job", "run"})
 _TIMED_OUT = re.compile(r"\s*Command did not complete within its \d+s timeout")
 _WAITS = re.compile(r"(?i)\bwait(?:s|ing)\b|\bprompt|\binteractive\b|\bstdin\b|\btty\b|\block(?:s|ed)?\b|"
                     r"\bbecause\b|\bblock(?:s|ed|ing)\b|\bsitting idle\b|\bstill running\b")
@@ -1404,44 +1465,63 @@ def _named(word: str, text: str) -> bool:
     return bool(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE))
 
 
+def _hanging(call: _Call, pos: int, words: list[str], generic: bool) -> bool:
+    """A command of `call` had not come back by message `pos`, and the words name it."""
+    return (call.pos < pos and call.command is not None and (call.answered_at is None or call.answered_at > pos)
+            and (generic or any(_named(w, call.command.raw) for w in words)))
+
+
+def _same_program(cmd: Command, other: Command) -> bool:
+    return cmd.exe == other.exe and cmd.sub == other.sub
+
+
 def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
-    """A command the agent saw hang (it never answered, or outran the tool's timeout), what the
-    agent said it waits on, and the non-interactive way the session then got past it; keyed by the
-    program and subcommand, so a hang that recurs in a later session is the same pitfall."""
+    """A command the agent saw hang (it had not come back when the agent said so: no result, or
+    moved to the background past the tool's timeout), what the agent said it waits on, and the
+    non-interactive way the session then got past it; keyed by the program and subcommand, so a
+    hang that recurs in a later session is the same pitfall. A hang a later plain run of the same
+    command no longer shows was a bug the session fixed, not a pitfall of this place."""
     calls, prose = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
     for at, (pos, text) in enumerate(prose):
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
         for n, sentence in enumerate(sentences):
-            said = _HUNG.match(sentence)
-            if not said or _CONDITION.match(sentence):
+            said = _HUNG.match(sentence)  # anchored: "If the hook ever hangs…" is no report of one
+            if not said:
                 continue
-            word = (said.group(1) or said.group(2)).lower()
-            hung = next((c for c in reversed(calls) if c.pos < pos and c.command is not None
-                         and (not c.result or _TIMED_OUT.match(c.result)) and _named(word, c.command.raw)), None)
+            words = [w.lower() for w in (said["code"].split() if said["code"] else [said["w1"], said["w2"]]) if w]
+            generic = words[-1] in _GENERIC
+            hung = next((c for c in reversed(calls) if _hanging(c, pos, words, generic)), None)
             if hung is None or hung.command is None:
                 continue
-            step = next((parse_command(part, hung.command.dir, rel) for part in _steps_of(hung.command)
-                         if _named(word, part)), hung.command)
+            steps = _steps_of(hung.command)
+            matching = [part for part in steps if not generic and all(_named(w, part) for w in words)] or \
+                [part for part in steps if not generic and any(_named(w, part) for w in words)] or steps[-1:]
+            step = parse_command(matching[-1], hung.command.dir, rel)  # the last step of a chain is the one left
             name = " ".join(x for x in (step.exe, step.sub) if x) or step.display
             key = session_key("", "hang", name)
-            if key in drafts:
-                continue
-            # what it waits on: this sentence, or the next ones, here or in the next two messages
-            later = sentences[n:n + 3] + [" ".join(x.replace("**", "").split())
-                                          for _, more in prose[at + 1:at + 3] for x in _sentences(more)[:4]]
+            later_runs = [c for c in calls if c.pos > pos and c.command is not None and c.answered and not c.failed]
+            if key in drafts or any(
+                    any(not _NON_INTERACTIVE.search(part) and equivalent(parse_command(part, c.command.dir, rel), step)
+                        for part in _steps_of(c.command)) for c in later_runs if c.command is not None):
+                continue  # said already, or a plain run of it came back later: a bug, since fixed
+            # what it waits on: this sentence or the next two; in the next two messages, only a
+            # sentence that names it or a wait
             said_more = sentence[said.end():].lstrip(" ,:;.")
-            later = [said_more if x == sentence else x for x in later]
-            told = [x.rstrip(" .") for x in later if len(x.split()) >= 3 and _WAITS.search(x)
+            here = [said_more, *sentences[n + 1:n + 3]]
+            there = [" ".join(x.replace("**", "").split()) for _, more in prose[at + 1:at + 3]
+                     for x in _sentences(more)[:4]]
+            there = [x for x in there if _WAITS_ON.search(x) or any(_named(w, x) for w in words if w not in _GENERIC)]
+            told = [x.rstrip(" .") for x in here + there if len(x.split()) >= 3 and _WAITS.search(x)
                     and not (_CONDITION.match(x) or _ACTION.match(x) or _INTENT.search(x))]
             why = next((x for x in told if _WAITS_ON.search(x)), told[0] if told else "")
-            around = next((part for c in calls if c.pos > pos and c.command is not None and c.answered
-                           and not c.failed for part in _steps_of(c.command)
-                           if _NON_INTERACTIVE.search(part) and parse_command(part, "", rel).exe == step.exe), "")
+            around = next((part for c in later_runs if c.command is not None for part in _steps_of(c.command)
+                           if _NON_INTERACTIVE.search(part) and _same_program(parse_command(part, "", rel), step)), "")
+            how = ("outran the tool's timeout" if _TIMED_OUT.match(hung.started) else
+                   "was moved to the background" if hung.started else "had not returned")
             title = f"`{name}` hangs here" + (f": {_short(why, 110)}" if why else "")
-            body = [f"`{_short(' '.join(hung.command.raw.split()), 200)}` "
-                    + ("outran the tool's timeout" if hung.result else "never returned") + ".",
-                    "The agent said: " + sentence + (f" {why}" if why and why not in sentence else "")]
+            body = [f"`{_short(' '.join(hung.command.raw.split()), 200)}` {how} when the agent said it hangs.",
+                    "The agent said: " + sentence + (f" {why}." if why and why not in sentence else "")]
             if around:
                 title += f"; `{_short(' '.join(around.split()), 80)}` got past it"
                 body.append(f"Then, without the prompt: `{_short(' '.join(around.split()), 200)}`")

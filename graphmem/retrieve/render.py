@@ -90,16 +90,20 @@ def has_evidence(item: MemoryItem) -> bool:
             or bool(EVIDENCE_TAGS.intersection(item.tags)))
 
 
+def _session_day(item: MemoryItem) -> str:
+    """The day a summary's session took place: its title's, else the day it was stored."""
+    dated = re.match(r"Session (\d{4}-\d\d-\d\d): ", item.title)
+    return dated.group(1) if dated else time.strftime("%Y-%m-%d", time.localtime(item.created_at))
+
+
 def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens) -> str:
     """`- kind: title [id]` with the title shortened so the line stays within line_tokens."""
     stale = " (stale)" if item.status.value == "stale" else ""
     prefix = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: "
     title = item.title.replace("\n", " ")
     if item.kind.value == "summary":  # "Session 2026-12-01: …" says again what the label says
-        dated = re.match(r"Session (\d{4}-\d\d-\d\d): ", title)
         title = re.sub(r"^Session (\S+): ", "", title)
-        day = dated.group(1) if dated else time.strftime('%Y-%m-%d', time.localtime(item.created_at))
-        prefix = f"- {KIND_LABEL['summary']} ({day}): "
+        prefix = f"- {KIND_LABEL['summary']} ({_session_day(item)}): "
     suffix = f" [{item.id}]"
     room = max(1, line_tokens - tokens.count(prefix) - tokens.count(suffix))
     return prefix + tokens.truncate(title, room) + suffix
@@ -111,7 +115,7 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     now = time.time()
     header = "graphmem: what this project remembers (memory_search / memory_get for more)"
     summaries = [i for i in items if i.kind.value == "summary"]
-    latest_summary = max(summaries, key=lambda i: i.created_at, default=None)
+    latest_summary = max(summaries, key=lambda i: (_session_day(i), i.created_at), default=None)
     chosen = [i for i in items if i.kind.value != "summary" and has_evidence(i)]
     if latest_summary is not None:
         chosen.append(latest_summary)
