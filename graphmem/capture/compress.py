@@ -1865,6 +1865,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
 _COMMIT_MSG = re.compile(
     r"""git\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?-[a-zA-Z]*m\s+(?:"\$\(cat\s+<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\1|"((?:[^"\\]|\\.)+)"|'([^']+)')""",
     re.DOTALL)
+# `git commit -F - <<'EOF' … EOF`: the message on stdin (held-out review 6, zoia 91de1feb)
+_COMMIT_STDIN = re.compile(r"""git\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?(?:-[a-zA-Z]*F\s*-|--file[= ]-)(?=\s)[^\n]*?"""
+                           r"""<<-?\s*(['"]?)(\w+)\1[^\n]*\n(.*?)\n\s*\2\b""", re.DOTALL)
+_GIT_ADD = re.compile(r"git add ([^&|;\n]+)")  # a line ends the targets: a commit message may follow
 
 
 _TRAILER = re.compile(r"(?im)^(?:co-authored-by|signed-off-by|change-id|generated with)\b.*$|^🤖.*$")
@@ -1876,10 +1880,12 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
     (amended, retried after a hook) keeps its last message."""
     found: dict[str, tuple[str, _Run]] = {}
     for run in s.runs:
-        if run.failed or "commit" not in run.ev.command:
-            continue
-        for match in _COMMIT_MSG.finditer(run.ev.command):
-            message = (match.group(2) or match.group(3) or match.group(4) or "").replace("\\n", "\n")
+        if run.failed or "commit" not in run.ev.command or _elsewhere(run.cmd.dir):
+            continue  # `cd ~/Developer/site && git commit …`: another repository's history
+        messages = [(m.group(2) or m.group(3) or m.group(4) or "") for m in _COMMIT_MSG.finditer(run.ev.command)]
+        messages += [m.group(3) for m in _COMMIT_STDIN.finditer(run.ev.command)]
+        for message in messages:
+            message = message.replace("\\n", "\n")
             lines = [ln.rstrip() for ln in message.splitlines()]
             subject = next((ln.strip() for ln in lines if ln.strip()), "")
             if not subject:
@@ -1888,6 +1894,11 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
             found.pop(subject, None)
             found[subject] = (body.strip(), run)
     return found
+
+
+def _elsewhere(path: str) -> bool:
+    """A directory or file outside the project, as the session names it."""
+    return path.startswith(("/", "~", "../")) or path == ".."
 
 
 def _commit_subjects(s: _Session) -> list[str]:
@@ -1901,8 +1912,9 @@ def _commit_rules(s: _Session) -> list[Draft]:
     explained = [(subject, body, run) for subject, (body, run) in _commits(s).items() if len(body) >= 80]
     explained.sort(key=lambda c: -len(c[1]))
     for subject, body, run in explained[:MAX_COMMIT_ITEMS]:
-        added = [t for t in re.findall(r"git add ([^&|;]+)", run.ev.command) for t in t.split()]
-        files = _uniq(s.paths.rel(f) for f in added if not f.startswith("-") and "." in f)
+        added = [t for t in _GIT_ADD.findall(run.ev.command) for t in t.split()]
+        files = _uniq(s.paths.rel(f) for f in added if not f.startswith(("-", "http")) and re.search(r"\.[A-Za-z]\w*$", f))
+        files = [f for f in files if not _elsewhere(f)]
         drafts.append(Draft(
             kind="fact", title=_short(subject, TITLE_MAX), body=_cap_body(f"Committed: {subject}\n{body}"),
             files=files[:12], confidence=0.8, importance=0.6, source="rule",
@@ -1924,6 +1936,8 @@ def _closing_words(s: _Session) -> str:
     a list ("The label now shows one of:") comes with its items: an item alone is a fragment."""
     lines = _last_agent_message(s).splitlines()
     for n, raw in enumerate(lines):
+        if raw.lstrip().startswith("|"):
+            continue  # a table's row ("| Платформа | Build ID | Время |", held-out review 6)
         line = _FILLER_OPENER.sub("", _LIST_ITEM.sub("", re.sub(r"^[#>*\s-]+|\*+", "", raw)).strip())
         if line.endswith(":") and len(line) > 25 and not _AGENT_ACTION.match(line):
             items = []

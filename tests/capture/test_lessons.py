@@ -2191,3 +2191,42 @@ def test_a_plans_markdown_heading_of_decisions_counts() -> None:
                               "content": "User has approved your plan. You can now start coding."}])
     assert [d for d in session.say("Starting.").end() if "approved-plan" in d.tags]
 
+
+
+def test_a_commit_in_another_repository_is_not_this_projects() -> None:
+    # Held-out review 6 (zoia-canvas 53a47d1d): the site repository's commit was filed under the app.
+    message = "site: zoia-canvas project card with 1.0.0 macOS download\n\nAdds the card and the screenshot to the grid."
+    drafts = (Session().user("add the app to my site")
+              .run(f"cd ~/Developer/ash4d.com && git add site/index.html && git commit -m \"{message}\"",
+                   "[main 1a2b3c4] site: zoia-canvas project card")
+              .say("Added the card to your site.").end())
+    assert not [d for d in drafts if "commit" in d.tags]
+    assert "site: zoia-canvas" not in next(d for d in drafts if d.kind == "summary").title
+
+
+def test_a_commit_message_given_on_stdin_is_read() -> None:
+    # Held-out review 6 (zoia-canvas 91de1feb), verbatim shape: `git commit -q -F - <<'EOF'`.
+    line = ("git add Sources/Sequencer.swift && git commit -q -F - <<'EOF'\nTypable param values, semitone-snapped "
+            "note slider\n\nA click on a value opens a field; the note slider snaps to semitones so a note can be "
+            "typed instead of dragged to.\nEOF\ngit push origin main")
+    drafts = Session().user("let me type a note").run(line, "To github.com:x/y.git\n   a..b  main -> main") \
+        .say("Committed and pushed to `origin/main`.").end()
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert summary.title.split(": ", 1)[1].startswith('committed "Typable param values, semitone-snapped note slider"')
+    commit = next(d for d in drafts if "commit" in d.tags)
+    assert commit.files == ["Sources/Sequencer.swift"]
+
+
+def test_a_commits_files_are_what_git_add_named_not_words_of_the_message() -> None:
+    # Held-out review 6 (reachy 75ed7bbf): `0.3.0`, `0.4.2`, `it.` and a URL were stored as file anchors.
+    line = ('git add -A\ngit commit -m "chore(release): bump to 0.5.0\n\nThe iOS 0.3.0 submission sat in review for '
+            'twelve days, so 0.5.0 carries what 0.4.2 held. Ship it. https://claude.ai/code/x"')
+    drafts = Session().user("release 0.5.0").run(line, "[main 9f9f9f9] chore(release): bump to 0.5.0").say("Done.").end()
+    assert next(d for d in drafts if "commit" in d.tags).files == []
+
+
+def test_a_table_row_is_no_session_title() -> None:
+    last = "| Платформа | Build ID | Время |\n|---|---|---|\n| iOS | 144 | 12:01 |\n\nСборка 144 загружена и уже `VALID` на обеих платформах."
+    drafts = Session().user("собери билд").edit("Version.xcconfig", "0.2.2", "0.2.3").say(last).end()
+    title = next(d for d in drafts if d.kind == "summary").title
+    assert "|" not in title and "Сборка 144 загружена" in title
