@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from graphmem.store import ops
 SESSION_CLOSERS = ("session-end", "pre-compact", "stop")
 READ_CHUNK = 8 * 1024 * 1024
 BRIEF_FILE = "brief.txt"
+log = logging.getLogger(__name__)
 DERIVED_PREFIX = "s"  # compressed items' ids: "s" + hex, which no random (hex) id starts with
 
 
@@ -205,11 +207,18 @@ _WHERE = re.compile(r"^Unresolved: `[^`]*` in (\S+)/ fails")
 
 
 def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
-    """Open tasks an earlier session left that this one did: a command that still failed then and
-    passes now, or every command the last message left to the person, run and passed. They leave
-    retrieval as superseded, with the session that did them."""
+    """Open tasks an earlier session left that this one did, after they were left: a command that
+    still failed then and passes now (the same targets, not narrowed to a few tests), or every
+    step the last message left to the person, when each is a command, run and passed. They
+    leave retrieval as superseded, with the session that did them."""
+    try:
+        _close_done_tasks(memory, session_id, events, transcript)
+    except Exception:  # a courtesy: the session's own items are already stored
+        log.warning("open tasks of earlier sessions left as they were", exc_info=True)
+
+
+def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
     from graphmem.capture.compress import parse_command, passed_commands
-    from graphmem.capture.lessons import equivalent
     from graphmem.store.base import ItemFilter
 
     tasks = [r for r in memory.store.list_items(ItemFilter(project=memory.project, kinds=("task",),
@@ -217,26 +226,42 @@ def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tran
              if r["session_id"] != session_id and {"unresolved", "left-to-user"} & set(r["tags"])]
     if not tasks:
         return
-    passed = passed_commands(events, transcript=transcript)
+    passed: dict[tuple[str, str], list[tuple[Any, float]]] = {}
+    for cmd, ts in passed_commands(events, transcript=transcript):
+        passed.setdefault((cmd.family, cmd.sub), []).append((cmd, ts))
     if not passed:
         return
     done: dict[str, str] = {}
     for row in tasks:
         if "unresolved" in row["tags"]:
             where = _WHERE.match(row["title"])
-            wanted = [parse_command(raw, where.group(1) if where else "", lambda path: path)
-                      for raw in _UNRESOLVED.findall(row["body"])[:1] if not raw.endswith("…")]
+            raws = _UNRESOLVED.findall(row["body"])[:1]
+            wanted = [parse_command(raw, where.group(1) if where else "", lambda path: path) for raw in raws]
         else:
-            wanted = [parse_command(raw, "", lambda path: path) for raw in _STEP.findall(row["body"])
-                      if not raw.endswith("…")]
-        wanted = [w for w in wanted if w.exe]
-        if wanted and all(any(equivalent(ran, w) for ran in passed) for w in wanted):
+            steps = re.findall(r"(?m)^- (.*)$", row["body"])
+            if not steps or not all(re.fullmatch(r"`[^`…]+`", st) for st in steps):
+                continue  # a step in words (add the secret) or cut: nothing here shows it done
+            wanted = [parse_command(st.strip("`"), "", lambda path: path) for st in steps]
+        if not wanted or any(not w.exe or w.raw.endswith("…") for w in wanted):
+            continue
+        if all(any(ts > row["created_at"] and _reruns(ran, w) for ran, ts in passed.get((w.family, w.sub), []))
+               for w in wanted):
             done[row["id"]] = wanted[0].display
     now = time.time()
     for item_id, display in done.items():
         memory.writer.write(ops.UpdateItems([item_id], {
             "status": "superseded", "stale_reason": f"done in session {session_id}: `{display}` passed",
             "updated_at": now}))
+
+
+def _reruns(passing: Any, failing: Any) -> bool:
+    """The passing run does what the failing one did: its targets, and no fewer tests (`-k`)."""
+    if (passing.family, passing.sub) != (failing.family, failing.sub) or not passing.exe:
+        return False
+    if not set(passing.selectors) <= set(failing.selectors):
+        return False
+    theirs, ours = set(failing.targets), set(passing.targets)
+    return theirs == ours or bool(theirs) and theirs <= ours
 
 
 def write_brief_file(memory: Any) -> None:

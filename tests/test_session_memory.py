@@ -310,10 +310,49 @@ def test_a_task_an_earlier_session_left_open_is_done_when_a_later_one_passes_it(
 
 
 def test_steps_left_to_the_person_are_done_when_a_later_session_runs_them_all(memory: Any, tmp_path: Path) -> None:
-    last = ("I opened PR #3.\n\nBefore the first run, you need to:\n1. Add the `AA_API_KEY` repository secret.\n"
-            "2. Start the first run by hand:\n```bash\ngh workflow run daily.yml\n```\n")
-    ingest(memory, Session("s-1").user("open a PR").say(last), tmp_path)
+    commands = ("I opened PR #3.\n\nBefore the first run, you need to:\n```bash\ngh secret set AA_API_KEY\n"
+                "gh workflow run daily.yml\n```\n")
+    ingest(memory, Session("s-1").user("open a PR").say(commands), tmp_path)
     task, = [t for t in _statuses(memory) if t.startswith("Left to the user")]
-    ingest(memory, Session("s-2").user("start the workflow").run("gh workflow run daily.yml --ref main",
-                                                                 "Created workflow_dispatch event"), tmp_path)
+    half = Session("s-2").user("start the workflow").run("gh workflow run daily.yml --ref main", "Created event")
+    half.t += 60
+    ingest(memory, half, tmp_path)
+    assert _statuses(memory)[task] == "active"  # the secret is not shown set
+    both = Session("s-3").user("set it up").run("gh secret set AA_API_KEY", "✓ Set secret").run(
+        "gh workflow run daily.yml", "Created event")
+    both.t += 120
+    ingest(memory, both, tmp_path)
     assert _statuses(memory)[task] == "superseded"
+
+
+def test_a_step_in_words_is_never_shown_done_by_a_command(memory: Any, tmp_path: Path) -> None:
+    last = ("Before the first run, you need to:\n1. Add the `AA_API_KEY` repository secret.\n2. Start the first run "
+            "by hand:\n```bash\ngh workflow run daily.yml\n```\n")
+    ingest(memory, Session("s-1").user("open a PR").say(last), tmp_path)
+    later = Session("s-2").user("start it").run("gh workflow run daily.yml", "Created event")
+    later.t += 60
+    ingest(memory, later, tmp_path)
+    assert [s for t, s in _statuses(memory).items() if t.startswith("Left to the user")] == ["active"]
+
+
+def _failing_mapping(sid: str) -> Session:
+    failing = "FAILED tests/test_mapping.py::test_slugs - KeyError: 'minimax-m2-5'\n1 failed in 0.3s"
+    return (Session(sid).user("fix the mapping test").run("pytest tests/test_mapping.py", failing, error=True)
+            .say("The mapping has no slug for MiniMax M2.5, so `test_slugs` raises KeyError."))
+
+
+def test_a_pass_before_the_task_was_left_or_narrowed_to_other_tests_closes_nothing(memory: Any, tmp_path: Path) -> None:
+    earlier = Session("s-old").user("run the tests").run("pytest tests/test_mapping.py", "4 passed in 0.2s")
+    earlier.t -= 5 * 86_400  # an older session, ingested after the task was left
+    ingest(memory, _failing_mapping("s-new"), tmp_path)
+    ingest(memory, earlier, tmp_path)
+    narrowed = Session("s-k").user("check aliases").run("pytest tests/test_mapping.py -k test_aliases",
+                                                        "1 passed, 3 deselected in 0.1s")
+    narrowed.t += 60
+    ingest(memory, narrowed, tmp_path)
+    again = Session("s-again").user("fix it").run("pytest tests/test_mapping.py", "4 passed").edit(
+        "src/map.py", "a", "b").run("pytest tests/test_mapping.py", "FAILED test_slugs\n1 failed", error=True)
+    again.t += 120
+    ingest(memory, again, tmp_path)  # passed, then failed again: not done
+    left = [s for t, s in _statuses(memory).items() if t.startswith("Unresolved")]
+    assert left and set(left) == {"active"}  # s-new's, and s-again's own

@@ -2042,6 +2042,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     drafts += lessons.handoffs(s.transcript, s.session_id)
+    drafts += lessons.agent_notes(s.transcript, s.paths.rel, s.session_id)
     for lesson in found:
         # A failure the agent showed was already there before its change (on main too): the next
         # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on
@@ -2076,8 +2077,9 @@ def _fold_handoff(drafts: list[Draft]) -> list[Draft]:
     """What the last message left to the person about a command that still fails ("run `npm i -D
     typescript` yourself, then rerun `npm run build`") is part of that open task, not a second one."""
     left = next((d for d in drafts if "left-to-user" in d.tags), None)
-    if left is None:
-        return drafts
+    steps = re.findall(r"(?m)^- (.*)$", left.body) if left is not None else []
+    if left is None or not all(re.fullmatch(r"`[^`]+`", st) for st in steps):
+        return drafts  # work of its own (rotate a key) stays the person's task
     for task in drafts:
         named = re.match(r"Unresolved: `([^`]+)`", task.title)
         if "unresolved" in task.tags and named and f"`{named.group(1)}`" in left.body:
@@ -2219,8 +2221,10 @@ def compress_session(events: Sequence[HookEvent], *, transcript: str | None = No
         return []
 
 
-def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = None) -> list[Command]:
-    """The commands a session ran that passed (a background run only once its outcome came back)."""
+def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = None) -> list[tuple[Command, float]]:
+    """The commands a session's hook events show passing, each with its time, that no later
+    equivalent run of the session failed again (a background run once its outcome came back).
+    A transcript alone is no evidence: a resumed file starts with the old conversation's runs."""
     try:
         parsed = None
         if transcript:
@@ -2228,11 +2232,11 @@ def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = Non
 
             parsed = parse_transcript(transcript)
         session = _analyse(_prepare(events), parsed)
-        if not session.runs and parsed is not None:  # imported without its hook events
-            from graphmem.capture import lessons
+        from graphmem.capture.lessons import equivalent
 
-            return lessons.passed_commands(parsed, session.paths.rel)
-        return [r.cmd for r in session.runs if not r.failed and not r.pending]
+        runs = session.runs
+        return [(r.cmd, r.ev.ts) for n, r in enumerate(runs) if not r.failed and not r.pending
+                and not any(later.failed and equivalent(later.cmd, r.cmd) for later in runs[n + 1:])]
     except Exception:  # pragma: no cover - closing tasks is a courtesy; nothing is lost without it
         log.warning("passed commands unknown", exc_info=True)
         return []

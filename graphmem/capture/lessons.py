@@ -1116,6 +1116,78 @@ def edit_texts(tool_input: dict[str, Any]) -> list[tuple[str, str]]:
             for p in parts if isinstance(p, dict)]
 
 
+# What the agent wrote down for later: an edit that adds to the project's instructions for agents
+# (CLAUDE.md, AGENTS.md), or a note in its own memory (`…/memory/<topic>.md`, held-out reviews 5
+# and 6: "App Store Connect refuses `whatsNew` on the first version of a platform" lived only there).
+_INSTRUCTIONS = re.compile(r"(?:^|/)(?:CLAUDE|AGENTS|GEMINI)\.md$|(?:^|/)\.cursorrules$|(?:^|/)copilot-instructions\.md$")
+_MEMORY_NOTE = re.compile(r"(?:^|/)memory/(?!MEMORY\.md$)[^/]+\.md$")
+_NOTE_HEREDOC = re.compile(r"(?:cat|tee)\s*>\s*['\"]?([^\s'\"<>|&;]+?\.md)['\"]?\s*<<-?\s*(['\"]?)(\w+)\2[^\n]*\n(.*?)\n\s*\3\s*(?:\n|$)",
+                           re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
+MAX_NOTES = 3
+
+
+def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
+    """What the session added to the agents' instructions or to the agent's own memory notes, as
+    the rule or fact it states: its note's `description:`, else its first rule-like line."""
+    calls, _ = _walk(transcript, rel)
+    added: dict[str, list[str]] = {}
+    for call in calls:
+        if not call.answered or _errored(call):
+            continue
+        if call.tool in EDIT_TOOLS:
+            for path in files_of(call, rel)[:1]:
+                noted = _MEMORY_NOTE.search(path)
+                if not (noted or _INSTRUCTIONS.search(path)):
+                    continue
+                for old, new in edit_texts(call.input):
+                    if not old and not noted:
+                        continue  # a whole instructions file written anew (`/init`): the codebase's tour
+                    before, after = set(old.splitlines()), new.splitlines()
+                    kept = [ln for ln in added.get(path, []) if ln not in before or ln in after]
+                    added[path] = kept + [ln for ln in after if ln not in before and ln not in kept]
+        elif call.command is not None:
+            for match in _NOTE_HEREDOC.finditer(call.command.raw[:20_000]):
+                path = rel(match.group(1))
+                if _MEMORY_NOTE.search(path) or _INSTRUCTIONS.search(path):
+                    added[path] = match.group(4).splitlines()
+    drafts = []
+    for path, lines in added.items():
+        text = "\n".join(lines).strip()
+        head = _FRONT_MATTER.match(text)
+        meta = head.group(1) if head else ""
+        text = text[head.end():] if head else text
+        prose, fenced = [], False
+        for line in text.splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.strip() and not line.lstrip().startswith(("#", "|", "<!--")):
+                prose.append(" ".join(line.replace("**", "").split()).lstrip("-* "))
+        described = re.search(r"(?m)^description:\s*(.+)$", meta)
+        first = next((p for p in prose if len(p.split()) >= 5 and not p.endswith(":")), "")
+        title = described.group(1).strip(" '\"") if described else next(iter(_sentences(first)), first)
+        if len(title.split()) < 4:
+            continue
+        kind = "convention" if _INSTRUCTIONS.search(path) or re.search(r"(?m)^\s*type:\s*(?:feedback|user)\b", meta) \
+            else "fact"
+        body = "\n".join([*prose, f"Written to {path}"])
+        drafts.append(Draft(
+            kind=kind, title=_short(redact(title), 200), body=redact(_short_lines(body, 1200)),
+            files=[path] if not path.startswith(("/", "~")) else [], confidence=0.7, importance=0.7,
+            source="rule", key=session_key(session_id, "agent-note", path), tags=["agent-note"]))
+    return drafts[:MAX_NOTES]
+
+
+def _short_lines(text: str, limit: int) -> str:
+    """Whole lines up to about `limit` characters."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if sum(len(x) + 1 for x in out) + len(line) > limit:
+            break
+        out.append(line)
+    return "\n".join(out) or _short(text, limit)
+
+
 def reported(transcript: Iterable[Any]) -> list[str]:
     """What the agent reported as done, from its wrap-up messages ("Here's a summary of what was
     implemented:"): their bullets, later reports first, without what it lists as still ahead,
@@ -1228,8 +1300,13 @@ _FOR_YOU = re.compile(
 _CONDITION = re.compile(r"(?i)^\W*(?:if|when|whenever|in case|should)\b")
 _HANDED = re.compile(r"(?i)^\W*(?:(?:a|one|the|two|three|\d) )?(?:open |pending )?(?:decisions?|questions?)\b[^:]{0,30}:")
 _DONE_FOR_THEM = re.compile(r"(?i)\b(?:does|handles|takes care of|did) (?:that|this|it)\b|\bautomatically\b")
+_NOT_DONE_FOR_THEM = re.compile(r"(?i)\b(?:not|never)\b[^.;]{0,40}(?:\bautomatically\b|\b(?:does|handles|do|handle) "
+                                r"(?:that|this|it)\b)|n't\b[^.;]{0,40}(?:\bautomatically\b|\b(?:do|handle) (?:that|this|it)\b)")
+_NOTHING = re.compile(r"(?i)^\W*(?:none|nothing|n/?a|no (?:action|open|further|other|more|manual|steps?|questions?|"
+                      r"decisions?|changes?)\b)")
 _ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|thanks?|thank you|thx|great|cool|perfect|nice|got it|will do|sounds good|"
-                  r"awesome)\b[^?]{0,50}$")
+                  r"awesome)\b(?![^?]*\b(?:done|did|added|ran|set|fixed|made|created|i've|i have)\b)[^?]{0,50}$")
+_BASH_STDERR = re.compile(r"<bash-stderr>(.*?)</bash-stderr>", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 MAX_HANDOFF_STEPS = 6
 
@@ -1262,7 +1339,20 @@ def _has_handoff(text: str) -> bool:
 
 def _lead(plain: str) -> str:
     return next((s for s in _sentences(plain) if _FOR_YOU.search(s) and not _CONDITION.match(s)
-                 and not _DONE_FOR_THEM.search(s)), "")
+                 and (not _DONE_FOR_THEM.search(s) or _NOT_DONE_FOR_THEM.search(s))
+                 and not _NOTHING.match(s.split(":", 1)[1] if ":" in s else "")), "")
+
+
+def _ran_by_person(msgs: list[Any]) -> set[str]:
+    """The commands the person ran themselves (`! cmd`) that printed no error."""
+    ran: set[str] = set()
+    for n, msg in enumerate(msgs):
+        for command in _BASH_INPUT.findall(msg.text) if msg.role == "user" else ():
+            after = next((m.text for m in msgs[n + 1:n + 3] if "<bash-stderr>" in m.text), "")
+            errors = _BASH_STDERR.search(after)
+            if not (errors and re.search(r"[^<\s]", errors.group(1))):
+                ran.add(" ".join(command.split()).lstrip("!$ "))
+    return ran
 
 
 def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -1274,8 +1364,7 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     at = _handoff_message(msgs)
     if at is None:
         return []
-    ran = [" ".join(c.split()).lstrip("!$ ") for m in msgs[at + 1:] if m.role == "user"
-           for c in _BASH_INPUT.findall(m.text)]
+    ran = _ran_by_person(msgs[at + 1:])
     lines = msgs[at].text.splitlines()
     leads: list[tuple[str, list[str]]] = []
     n = 0
@@ -1304,7 +1393,9 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                     steps.append(_short(line.replace("**", ""), 160))  # the one step, said as prose
                 break
             n += 1
-        done = [st for st in steps if st.startswith("`") and any(r and st.strip("`").startswith(r) for r in ran)]
+        if len(steps) == 1 and _NOTHING.match(steps[0]):
+            continue  # "Remaining manual steps: None — everything is automated now."
+        done = [st for st in steps if st.startswith("`") and " ".join(st.strip("`").split()) in ran]
         steps = [st for st in steps if st not in done]
         if not done or steps:
             leads.append((said, steps))
@@ -1449,6 +1540,8 @@ _HUNG = re.compile(
     r"(?:(?:is|was|got|keeps|seems to be|appears to be|looks) )?(?:still )?(?:hanging|hung|hangs|stuck|frozen|froze|"
     r"never (?:returns|returned|finishes|finished|completes|completed|exits|exited))\b")
 _GENERIC = frozenset({"command", "process", "call", "script", "shell", "terminal", "it", "job", "run"})
+_MOVED = re.compile(r"\s*Command (?:did not complete within|was moved to the background)")
+_INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "ruby", "deno", "perl", "bun"})
 _TIMED_OUT = re.compile(r"\s*Command did not complete within its \d+s timeout")
 _WAITS = re.compile(r"(?i)\bwait(?:s|ing)\b|\bprompt|\binteractive\b|\bstdin\b|\btty\b|\block(?:s|ed)?\b|"
                     r"\bbecause\b|\bblock(?:s|ed|ing)\b|\bsitting idle\b|\bstill running\b")
@@ -1466,9 +1559,26 @@ def _named(word: str, text: str) -> bool:
 
 
 def _hanging(call: _Call, pos: int, words: list[str], generic: bool) -> bool:
-    """A command of `call` had not come back by message `pos`, and the words name it."""
-    return (call.pos < pos and call.command is not None and (call.answered_at is None or call.answered_at > pos)
-            and (generic or any(_named(w, call.command.raw) for w in words)))
+    """A command of `call` had not come back by message `pos`, and the words name it; one the
+    agent started in the background on purpose (a dev server) only when named: "it is stuck in a
+    loop" speaks of the code, not of the server left running."""
+    if call.pos >= pos or call.command is None or (call.answered_at is not None and call.answered_at <= pos):
+        return False
+    meant = bool(call.started) and not _MOVED.match(call.started)
+    return (generic and not meant) or (not generic and any(_named(w, call.command.raw) for w in words))
+
+
+def _ran(call: _Call) -> bool:
+    """The call ran and came back clean: not refused, interrupted or failed."""
+    return (call.answered and not call.failed and not call.errored and call.command is not None
+            and not NOT_A_FAILURE.search(call.result[:400]))
+
+
+def _hang_name(step: Command) -> str:
+    """`git commit`; an interpreter by what it runs (`python manage.py`), not by itself."""
+    if step.exe in _INTERPRETERS and not step.sub and step.targets:
+        return f"{step.exe} {step.targets[0]}"
+    return " ".join(x for x in (step.exe, step.sub) if x) or step.display
 
 
 def _same_program(cmd: Command, other: Command) -> bool:
@@ -1483,6 +1593,9 @@ def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
     command no longer shows was a bug the session fixed, not a pitfall of this place."""
     calls, prose = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
+    dropped: set[str] = set()
+    steps_of = {c.id: [(part, parse_command(part, c.command.dir, rel)) for part in _steps_of(c.command)]
+                for c in calls if c.command is not None}
     for at, (pos, text) in enumerate(prose):
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
         for n, sentence in enumerate(sentences):
@@ -1494,17 +1607,19 @@ def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
             hung = next((c for c in reversed(calls) if _hanging(c, pos, words, generic)), None)
             if hung is None or hung.command is None:
                 continue
-            steps = _steps_of(hung.command)
-            matching = [part for part in steps if not generic and all(_named(w, part) for w in words)] or \
-                [part for part in steps if not generic and any(_named(w, part) for w in words)] or steps[-1:]
-            step = parse_command(matching[-1], hung.command.dir, rel)  # the last step of a chain is the one left
-            name = " ".join(x for x in (step.exe, step.sub) if x) or step.display
+            steps = steps_of[hung.id]
+            matching = [st for st in steps if not generic and all(_named(w, st[0]) for w in words)] or \
+                [st for st in steps if not generic and any(_named(w, st[0]) for w in words)] or steps[-1:]
+            step = matching[-1][1]  # the last step of a chain is the one left running
+            name = _hang_name(step)
             key = session_key("", "hang", name)
-            later_runs = [c for c in calls if c.pos > pos and c.command is not None and c.answered and not c.failed]
-            if key in drafts or any(
-                    any(not _NON_INTERACTIVE.search(part) and equivalent(parse_command(part, c.command.dir, rel), step)
-                        for part in _steps_of(c.command)) for c in later_runs if c.command is not None):
-                continue  # said already, or a plain run of it came back later: a bug, since fixed
+            if key in drafts or key in dropped:
+                continue
+            later = [c for c in calls if c.pos > pos and _ran(c)]
+            if any(not _NON_INTERACTIVE.search(c.command.raw) and any(equivalent(cmd, step) for _, cmd in steps_of[c.id])
+                   for c in later if c.command is not None):
+                dropped.add(key)  # a plain run of it came back later: a bug, since fixed
+                continue
             # what it waits on: this sentence or the next two; in the next two messages, only a
             # sentence that names it or a wait
             said_more = sentence[said.end():].lstrip(" ,:;.")
@@ -1515,16 +1630,17 @@ def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
             told = [x.rstrip(" .") for x in here + there if len(x.split()) >= 3 and _WAITS.search(x)
                     and not (_CONDITION.match(x) or _ACTION.match(x) or _INTENT.search(x))]
             why = next((x for x in told if _WAITS_ON.search(x)), told[0] if told else "")
-            around = next((part for c in later_runs if c.command is not None for part in _steps_of(c.command)
-                           if _NON_INTERACTIVE.search(part) and _same_program(parse_command(part, "", rel), step)), "")
+            around = next((" ".join(c.command.raw.split()) for c in later if c.command is not None
+                           and _NON_INTERACTIVE.search(c.command.raw)
+                           and any(_same_program(cmd, step) for _, cmd in steps_of[c.id])), "")
             how = ("outran the tool's timeout" if _TIMED_OUT.match(hung.started) else
                    "was moved to the background" if hung.started else "had not returned")
             title = f"`{name}` hangs here" + (f": {_short(why, 110)}" if why else "")
             body = [f"`{_short(' '.join(hung.command.raw.split()), 200)}` {how} when the agent said it hangs.",
                     "The agent said: " + sentence + (f" {why}." if why and why not in sentence else "")]
             if around:
-                title += f"; `{_short(' '.join(around.split()), 80)}` got past it"
-                body.append(f"Then, without the prompt: `{_short(' '.join(around.split()), 200)}`")
+                title += f"; `{_short(around, 80)}` got past it"
+                body.append(f"Then, without the prompt: `{_short(around, 200)}`")
             drafts[key] = Draft(
                 kind="pitfall", title=_short(redact(title), 200), body=redact("\n".join(body)),
                 confidence=0.6, importance=0.6, source="rule", key=key, tags=["hang", step.exe])

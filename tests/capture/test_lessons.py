@@ -1929,7 +1929,7 @@ def test_a_command_that_hangs_is_a_pitfall_with_its_cause_and_the_way_past_it() 
     assert hang.kind == "pitfall"
     assert hang.title.startswith("`git commit` hangs here: Entire's commit hook is waiting for an answer to an "
                                  "interactive prompt")
-    assert "Then, without the prompt: `timeout 90 git -c core.hooksPath=/dev/null commit -q -m 'Skip Vercel deployments'`" \
+    assert 'Then, without the prompt: `timeout 90 git -c core.hooksPath=/dev/null commit -q -m "Skip Vercel deployments"`' \
         in hang.body
     # d6ced6b4, the next session: the same hook, past the tool's timeout this time; one pitfall, met twice
     later = (Session("sess-2").user("commit and push").run(COMMIT.replace("vercel.json", "settings.json"), MOVED[0])
@@ -2230,3 +2230,98 @@ def test_a_table_row_is_no_session_title() -> None:
     drafts = Session().user("собери билд").edit("Version.xcconfig", "0.2.2", "0.2.3").say(last).end()
     title = next(d for d in drafts if d.kind == "summary").title
     assert "|" not in title and "Сборка 144 загружена" in title
+
+
+@pytest.mark.parametrize("rerun, output", [
+    ('git commit -m "a"', "[Request interrupted by user for tool use]"),
+    ('GIT_TERMINAL_PROMPT=0 git commit -m "a"', "[main 1a2b3c4] a"),
+    ('git commit -m "a" </dev/null', "[main 1a2b3c4] a"),
+])
+def test_a_rerun_that_was_interrupted_or_ran_without_the_prompt_keeps_the_hang(rerun: str, output: str) -> None:
+    drafts = (_hung(Session().user("commit"), 'git commit -m "a"')
+              .say("The commit is hanging: the hook waits for a prompt.").run(rerun, output).end())
+    assert [d for d in drafts if "hang" in d.tags]
+
+
+@pytest.mark.parametrize("said", [
+    "It hangs because the save handler awaits a promise that never resolves.",
+    "The process is stuck in an infinite loop in `parse()`.",
+])
+def test_a_server_started_in_the_background_on_purpose_is_not_what_hangs(said: str) -> None:
+    drafts = (Session().user("why does save never finish?")
+              .run("npm run dev", "Command running in background with ID: bash_1").say(said).end())
+    assert not [d for d in drafts if "hang" in d.tags]
+
+
+def test_a_hung_script_is_named_by_the_script_not_the_interpreter() -> None:
+    hang = next(d for d in _hung(Session().user("migrate"), "python manage.py migrate")
+                .say("`python manage.py migrate` is hanging: it waits for a prompt.").end() if "hang" in d.tags)
+    assert hang.title.startswith("`python manage.py` hangs here")
+
+
+@pytest.mark.parametrize("last", [
+    "Done.\n\n**Action required:** none.",
+    "Done.\n\n## Remaining manual steps\nNone — everything is automated now.",
+    "Done.\n\n**Next steps for you:**\nNothing else needed; the deploy runs on merge.",
+])
+def test_nothing_left_for_the_person_is_no_task(last: str) -> None:
+    assert not [d for d in Session().user("ship it").run("git push", "ok").say(last).end() if "left-to-user" in d.tags]
+
+
+def test_what_the_code_does_not_do_for_the_person_is_still_their_task() -> None:
+    last = "Done. You need to run `npm run migrate` on the server yourself; the deploy does not do it automatically."
+    assert [d for d in Session().user("deploy").say(last).end() if "left-to-user" in d.tags]
+
+
+def test_a_command_the_person_ran_counts_only_whole_and_without_an_error() -> None:
+    last = "To finish, you need to run these:\n```\n! npm install\n! npm run deploy\n```\n"
+    session = Session().user("deploy").say(last)
+    session._record("user", "<bash-input>npm</bash-input>")
+    session._record("user", "<bash-stdout></bash-stdout><bash-stderr></bash-stderr>")
+    session._record("user", "<bash-input>npm run deploy</bash-input>")
+    session._record("user", "<bash-stdout></bash-stdout><bash-stderr>Error: HTTP 401</bash-stderr>")
+    task = next(d for d in session.end() if "left-to-user" in d.tags)
+    assert "`npm install`" in task.title and "`npm run deploy`" in task.title
+
+
+def test_saying_it_is_done_is_no_thanks() -> None:
+    drafts = Session().user("open a PR").say(ONION_LAST).user("great, I added the secret and ran it").say("Nice!").end()
+    assert not [d for d in drafts if "left-to-user" in d.tags]
+
+
+def test_a_hand_over_with_work_of_its_own_stays_beside_the_failing_command() -> None:
+    last = ("Before merging, you need to:\n1. Rotate the leaked `STRIPE_KEY` in the dashboard.\n"
+            "2. Run `npm test` in CI once the secret is set.")
+    drafts = Session().user("fix the tests").run("npm test", "1 failing\nExit code 1", error=True).say(last).end()
+    assert [d for d in drafts if "left-to-user" in d.tags] and [d for d in drafts if "unresolved" in d.tags]
+
+
+def test_a_rule_added_to_the_agents_instructions_is_a_convention() -> None:
+    # entire-cli afb1dd35, verbatim (abridged): CLAUDE.md gained the parallel-tests rule.
+    old = "Integration tests use the `//go:build integration` build tag.\n\n### Linting and Formatting"
+    new = ("Integration tests use the `//go:build integration` build tag.\n\n### Test Parallelization\n\n"
+           "**Always use `t.Parallel()` in tests.** Every top-level test function and subtest should call "
+           "`t.Parallel()` unless it modifies process-global state (e.g., `os.Chdir()`).\n\n```go\nfunc TestFoo(t "
+           "*testing.T) {\n    t.Parallel()\n}\n```\n\n### Linting and Formatting")
+    drafts = Session().user("make the tests parallel").edit("CLAUDE.md", old, new).say("Updated CLAUDE.md.").end()
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert (note.kind, note.title) == ("convention", "Always use `t.Parallel()` in tests.")
+    assert "unless it modifies process-global state" in note.body and "func TestFoo" not in note.body
+
+
+def test_a_note_the_agent_wrote_to_its_memory_is_kept_by_its_description() -> None:
+    # Held-out review 6 (reachy 75ed7bbf), verbatim shape: the lesson lived only in the agent's memory note.
+    line = ("cat > /Users/a/.claude/projects/-Users-a-reachy/memory/whats-new-blocked-on-first-platform-version.md "
+            "<<'EOF'\n---\nname: whats-new-blocked\ndescription: App Store Connect refuses whatsNew on the first "
+            "version of a platform\nmetadata:\n  type: project\n---\n\nApp Store Connect refuses `whatsNew` on the "
+            "**first** version of a platform.\n\n**How to apply:** push the other fields without it.\nEOF")
+    drafts = Session().user("push the iOS notes").run(line, "").say("Noted.").end()
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert (note.kind, note.title) == ("fact", "App Store Connect refuses whatsNew on the first version of a platform")
+    assert "How to apply: push the other fields without it." in note.body
+
+
+def test_an_instructions_file_written_whole_is_no_note() -> None:
+    text = "# CLAUDE.md\n\nThis file provides guidance to Claude Code when working with code in this repository.\n"
+    drafts = Session().user("/init").edit("CLAUDE.md", "", text).say("Created CLAUDE.md.").end()
+    assert not [d for d in drafts if "agent-note" in d.tags]
