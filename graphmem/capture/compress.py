@@ -1793,7 +1793,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             closing = ""
         if not (closing or changed or drafts or s.runs and not under_way):
             return []  # a session that did, decided and learnt nothing leaves no handoff
+        # with nothing built or said at the end, what was asked says what the session was about
+        # (held-out review 6: "ran 20 commands" for the session that diagnosed a failing deploy)
+        asked_for = _FILLER.sub("", " ".join(goal_text.split())).strip(" ,")
         gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
+                           f"asked: {asked_for}" if len(asked_for.split()) >= 4 else
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
     parts = [", ".join(headline)]

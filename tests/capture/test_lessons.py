@@ -2325,3 +2325,12 @@ def test_an_instructions_file_written_whole_is_no_note() -> None:
     text = "# CLAUDE.md\n\nThis file provides guidance to Claude Code when working with code in this repository.\n"
     drafts = Session().user("/init").edit("CLAUDE.md", "", text).say("Created CLAUDE.md.").end()
     assert not [d for d in drafts if "agent-note" in d.tags]
+
+
+def test_a_session_that_built_nothing_and_ended_mid_way_is_titled_by_what_was_asked() -> None:
+    # Held-out review 6 (zoia-canvas 08720dae): "ran 20 commands" for the session that diagnosed a failing deploy.
+    drafts = (Session().user("Okay, I'm trying to pull the new muse-glimmer model, but ollama says it is too old")
+              .run("kubectl -n ollama get pods", "ollama-0   0/1   ImagePullBackOff")
+              .say("Checking the server side — pod state, pull progress in logs, and PVC headroom:").end())
+    title = next(d for d in drafts if d.kind == "summary").title
+    assert title.split(": ", 1)[1].startswith("asked: I'm trying to pull the new muse-glimmer model")
