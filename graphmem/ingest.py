@@ -200,7 +200,6 @@ def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:
             "updated_at": time.time()}))
 
 
-_STEP = re.compile(r"^- `([^`\n]+)`$", re.MULTILINE)
 _UNRESOLVED = re.compile(r"^`([^`\n]+)`(?: in \S+/)? still failed (?:when the session ended|at the end of the session)",
                          re.MULTILINE)
 _WHERE = re.compile(r"^Unresolved: `[^`]*` in (\S+)/ fails")
@@ -219,6 +218,7 @@ def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tran
 
 def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
     from graphmem.capture.compress import parse_command, passed_commands
+    from graphmem.capture.lessons import handed_commands
     from graphmem.store.base import ItemFilter
 
     tasks = [r for r in memory.store.list_items(ItemFilter(project=memory.project, kinds=("task",),
@@ -238,10 +238,10 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
             raws = _UNRESOLVED.findall(row["body"])[:1]
             wanted = [parse_command(raw, where.group(1) if where else "", lambda path: path) for raw in raws]
         else:
-            steps = re.findall(r"(?m)^- (.*)$", row["body"])
-            if not steps or not all(re.fullmatch(r"`[^`…]+`", st) for st in steps):
+            steps = handed_commands(row["body"])
+            if not steps or any("…" in st for st in steps):
                 continue  # a step in words (add the secret) or cut: nothing here shows it done
-            wanted = [parse_command(st.strip("`"), "", lambda path: path) for st in steps]
+            wanted = [parse_command(st, "", lambda path: path) for st in steps]
         if not wanted or any(not w.exe or w.raw.endswith("…") for w in wanted):
             continue
         if all(any(ts > row["created_at"] and _reruns(ran, w) for ran, ts in passed.get((w.family, w.sub), []))

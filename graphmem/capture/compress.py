@@ -2080,15 +2080,15 @@ def _transcript_rules(s: _Session) -> list[Draft]:
 def _fold_handoff(drafts: list[Draft]) -> list[Draft]:
     """What the last message left to the person about a command that still fails ("run `npm i -D
     typescript` yourself, then rerun `npm run build`") is part of that open task, not a second one."""
+    from graphmem.capture.lessons import HANDED_OVER, handed_commands
+
     left = next((d for d in drafts if "left-to-user" in d.tags), None)
-    steps = re.findall(r"(?m)^- (.*)$", left.body) if left is not None else []
-    if left is None or not all(re.fullmatch(r"`[^`]+`", st) for st in steps):
+    if left is None or handed_commands(left.body) is None:
         return drafts  # work of its own (rotate a key) stays the person's task
     for task in drafts:
         named = re.match(r"Unresolved: `([^`]+)`", task.title)
         if "unresolved" in task.tags and named and f"`{named.group(1)}`" in left.body:
-            task.body = f"{task.body}\n" + left.body.replace("The session's last message left this to the person:",
-                                                             "Left to the person:", 1)
+            task.body = f"{task.body}\n" + left.body.replace(HANDED_OVER, "Left to the person:", 1)
             return [d for d in drafts if d is not left]
     return drafts
 

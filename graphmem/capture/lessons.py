@@ -1309,6 +1309,14 @@ _ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|thanks?|thank you|thx|great|cool|perfec
 _BASH_STDERR = re.compile(r"<bash-stderr>(.*?)</bash-stderr>", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 MAX_HANDOFF_STEPS = 6
+HANDED_OVER = "The session's last message left this to the person:"
+
+
+def handed_commands(body: str) -> list[str] | None:
+    """The steps of a hand-over's body when each is a command (`` `gh workflow run x` ``); None
+    when one is said in words ("Add the secret"), which no command shows done."""
+    steps = re.findall(r"(?m)^- (.*)$", body)
+    return [st[1:-1] for st in steps] if all(re.fullmatch(r"`[^`]+`", st) for st in steps) else None
 
 
 def _handoff_message(msgs: list[Any]) -> int | None:
@@ -1404,7 +1412,7 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     lead, steps = next((lead for lead in leads if lead[1]), leads[0])
     title = f"Left to the user: {lead.rstrip(' :.')}" + (": " + "; ".join(s.rstrip(".") for s in steps)
                                                        if steps else "")
-    body = ["The session's last message left this to the person:"]
+    body = [HANDED_OVER]
     for said, listed in leads:
         body += [said, *(f"- {s}" for s in listed)]
     return [Draft(
@@ -1594,7 +1602,7 @@ def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
     calls, prose = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
     dropped: set[str] = set()
-    steps_of = {c.id: [(part, parse_command(part, c.command.dir, rel)) for part in _steps_of(c.command)]
+    steps_of = {c.id: [(part, _step(c.command, part, rel)) for part in _steps_of(c.command)]
                 for c in calls if c.command is not None}
     for at, (pos, text) in enumerate(prose):
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
