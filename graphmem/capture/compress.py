@@ -1614,9 +1614,9 @@ _ASKED = re.compile(r"(?i)(?:have|has|had|did|do|does|is|are|was|were|can|could|
 _BIDDING = re.compile(r"(?i),\s*(?:now\s+)?(?:try|please|rebase|check|run|fix|can you|could you|go)\b|\bby your\b")
 _TAG_QUESTION = re.compile(r",\s*(?:could|can|would|might|is|was|does|did|should)\s+(?:this|that|it)\b[^,]*\?\s*$",
                            re.IGNORECASE)
-_CHECKING = re.compile(r"(?i)\bfrom wh?at you(?:'ve)? (?:explained|said|told)|\bif i (?:understand|get) (?:it|this|you)\b|"
+CHECKING = re.compile(r"(?i)\bfrom wh?at you(?:'ve)? (?:explained|said|told)|\bif i (?:understand|get) (?:it|this|you)\b|"
                        r"\bin other words\b")
-_REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|change|diff|file|output|"
+REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|change|diff|file|output|"
                        r"message|docs?|readme)) (?:has|have|had|says|said|reads|shows|contains|wrote|"
                        r"added)\s*:|:\s*(?:#|//)")
 
@@ -1631,11 +1631,11 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return None
     if re.sub(r"[^\w?)\]]+$", "", s).endswith("?") or re.match(r"\s*[#>]|\s*//", s):
         return None  # a question (an emoji may follow it), or a quoted comment or heading
-    if _CHECKING.search(sentence):
+    if CHECKING.search(sentence):
         return None  # the person checking they understood the agent, not setting a rule
     if re.match(r"(?i)i (?:saw|see|noticed|notice|think|wonder|guess|found)\b", s):
         return None  # an observation or a musing, not a rule the person sets
-    if _REPORTED.search(s):
+    if REPORTED.search(s):
         return None  # what the code or the agent says, quoted for the agent to look at
     if m := _TASK_PREFIX.match(s):
         return "task", m.group(1)
@@ -2040,6 +2040,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.hung_commands(s.transcript, s.paths.rel)
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
+    drafts += lessons.replies(s.transcript, s.session_id)
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)
     drafts += lessons.discoveries(s.transcript, s.session_id, s.findings, s.paths.rel)
     drafts += lessons.findings(s.transcript, s.session_id)

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.capture.compress import (
+    CHECKING,
     EDIT_TOOLS,
+    REPORTED,
     TASK_OUTPUT_TOOLS,
     WRITE_TOOLS,
     Command,
@@ -1465,6 +1467,83 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             body=f"The user turned down {what or 'a tool call'} and said: {_short(said, 600)}",
             confidence=0.9, importance=0.8, source="user",
             key=session_key(session_id, "rejection", said.lower()), tags=["user-stated", "rejection"]))
+    return drafts
+
+
+# The person's reply to what the agent proposed, when it settles the matter: it turns the proposal
+# down, picks one of the ways offered, or overrides the agent's plan (held-out review 6: "Okay.
+# Let's skip the dmg and th id application. Just roll with what we have."; "Давай все же отменим И
+# сделаем новый релиз, получается уже 0.5.0"). Routine go-aheads ("commit and push", "yes
+# please") settle nothing a later session needs.
+_REPLY_ACK = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|no|nope|nah|ok(?:ay)?|sure|hmm+|well|actually|alright|"
+                        r"да|нет|ок|хорошо|ладно|sí|si|vale|bueno|ja|nein|oui|non)\b[\s,.!—–-]*)+")
+_DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b[\s,.!—–-]+[^\W\d_]")
+_ACCEPTED = re.compile(r"(?i)^\W*(?:yes|yeah|yep|yup|да|sí|si|ja|oui)\b[\s,.!—–-]+[^\W\d_]")
+_CHOOSING = re.compile(
+    r"(?i)^(?:let'?s|lets|let us|go (?:with|for)|stick (?:with|to)|(?:rather|instead)\b|just\b|"
+    r"давай\w*|vamos|mejor|lass uns|on va)\b")
+_OVERRIDING = re.compile(
+    r"(?i)(?:^|[.,;:!—–]\s*|\b(?:and|but|so|just)\s+)(?:please\s+)?(?:don'?t|do not)\s+(?!understand|know|get|see|think)\w|"
+    r"\b(?:skip|cancel|drop|no need|instead|rather than|not now|leave (?:it|that|them)|"
+    r"roll with|отмен\w*|пропуст\w*|не (?:надо|нужно|будем)|вместо|оставь\w*|cancela\w*|no hace falta|"
+    r"en lugar de|omit\w*|lass\w* \w+ weg|annul\w*)\b")
+_LOOKING = re.compile(r"(?i)^(?:(?:please|go ahead and|can you)\s+)?(?:check|look|investigate|find|see|try|debug|"
+                      r"dig|figure|explore|research|test|run|verify)\b")
+_ROUTINE = frozenset(["commit", "push", "merge", "continue", "please", "ahead", "sure",
+                      "sounds", "good", "thanks", "thank", "great", "yes", "sí", "go", "do",
+                      "it", "that", "this", "them", "all", "done", "and", "the", "now"])
+_REPLY_STOP = frozenset(["that", "this", "with", "have", "from", "they", "them", "then",
+                         "there", "their", "what", "when", "where", "which", "would", "could",
+                         "should", "about", "your", "into", "just", "like", "make", "sure",
+                         "want", "need", "also", "only", "some", "more", "will", "been", "were",
+                         "does", "done", "okay", "yeah", "please", "thanks"])
+
+
+def _stems(text: str) -> set[str]:
+    """Word beginnings, enough to match "отменим" with "отменить" or "tracked" with "track"."""
+    return {w[:5].lower() for w in re.findall(r"[^\W\d_]{4,}", text) if w.lower() not in _REPLY_STOP}
+
+
+def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """The person's decisions given as a plain reply: declining or picking what the agent's last
+    message asked about, or overriding what it proposed, with what the agent had said."""
+    drafts = []
+    last = ""
+    for msg in transcript:
+        if msg.sidechain or msg.compact:
+            continue
+        if msg.role == "assistant" and msg.text.strip():
+            last = msg.text
+            continue
+        if msg.role != "user" or msg.meta or msg.tool_use_id or not msg.text.strip():
+            continue
+        said, before, last = " ".join(msg.text.split()), last, ""
+        if not before or len(said) > 400 or "?" in said or said.startswith(("<", "!", "/")) or \
+                CHECKING.search(said) or REPORTED.search(said) or _ASKS_TO_EXPLAIN.search(said):
+            continue  # a question, the person checking they understood, or quoting what they saw
+        rest = _REPLY_ACK.sub("", said)
+        content = [w for w in re.findall(r"[^\W\d_]{3,}", rest) if w.lower() not in _ROUTINE]
+        shared = _stems(rest) & _stems(before[-4000:])
+        if len(content) < 3:
+            continue
+        sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(before[-4000:])]
+        question = next((x for x in reversed(sentences) if x.endswith("?")), "")
+        if question and before.rstrip()[-400:].count("?") and (
+                _DECLINED.match(said) or _CHOOSING.match(rest) or _ACCEPTED.match(said) and shared
+                and not _LOOKING.match(rest)):
+            context, asked = question, True
+        elif _OVERRIDING.search(rest) and shared:
+            context = max(sentences, key=lambda x: len(_stems(x) & shared), default="")
+            asked = False
+        else:
+            continue
+        title = f"{rest[:1].upper()}{rest[1:]}" + (f" (the user's answer to: {context})" if asked else "")
+        body = [f"The agent {'asked' if asked else 'had said'}: {_short(context, 400)}",
+                f"The user decided: {_short(said, 400)}"]
+        drafts.append(Draft(
+            kind="decision", title=_short(redact(title), 240), body=redact("\n".join(body)),
+            confidence=0.85, importance=0.8, source="user",
+            key=session_key(session_id, "reply", said.lower()), tags=["user-stated", "reply"]))
     return drafts
 
 

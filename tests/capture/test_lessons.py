@@ -2334,3 +2334,57 @@ def test_a_session_that_built_nothing_and_ended_mid_way_is_titled_by_what_was_as
               .say("Checking the server side — pod state, pull progress in logs, and PVC headroom:").end())
     title = next(d for d in drafts if d.kind == "summary").title
     assert title.split(": ", 1)[1].startswith("asked: I'm trying to pull the new muse-glimmer model")
+
+
+ZOIA_PLAN = ("DMG: `tools/make_dmg.sh` builds Release, signs, stages the app with an `/Applications` symlink, and "
+             "sets the Finder layout. Developer ID: your keychain doesn't have one yet, so I put a 30-minute block "
+             "on your calendar tomorrow at 9:45 to apply for the Developer ID application certificate.")
+
+
+def test_a_reply_that_overrides_the_agents_plan_is_the_persons_decision() -> None:
+    # Held-out review 6 (zoia-canvas 53a47d1d), verbatim: the decision lived only in "Later asks".
+    said = ("Okay. Let's skip the dmg and th id application. Just roll with what we have. Let's commit and push "
+            "what we have and put the release on the site.")
+    decision = next(d for d in Session().user("make a release build").say(ZOIA_PLAN).user(said).say("Committing.").end()
+                    if "reply" in d.tags)
+    assert decision.kind == "decision" and decision.source == "user"
+    assert decision.title.startswith("Let's skip the dmg and th id application. Just roll with what we have.")
+    assert "The agent had said: DMG: `tools/make_dmg.sh` builds Release" in decision.body
+
+
+def test_a_reply_in_another_language_is_read_by_its_shape() -> None:
+    # Held-out review 6 (reachy-mini-swift 75ed7bbf), verbatim: the agent advised waiting; the person overrode it.
+    advice = ("Отмену и переподачу — только если Apple не ответит за пару дней. Она сбросит 12 дней ожидания. "
+              "Скажи, если писать в Apple окажется бесполезно — тогда подготовлю отмену и переподачу одной командой.")
+    said = "Давай все же отменим И сделаем новый релиз, получается уже 0.5.0 Собери все измнения и сделай релиз везде"
+    decision = next(d for d in Session().user("что с ревью?").say(advice).user(said).say("Отменяю.").end()
+                    if "reply" in d.tags)
+    assert decision.title.startswith("Давай все же отменим")
+    assert "Отмену и переподачу — только если Apple не ответит" in decision.body
+
+
+def test_declining_what_the_agent_asked_keeps_the_question() -> None:
+    # entire-cli 03a1382e, verbatim.
+    asked = ("Done. Added the worktree GC corruption issue with root cause, recovery steps, and the prevention "
+             "workaround. Want me to also set `gc.auto 0` on your repo now?")
+    decision = next(d for d in Session().user("document it").say(asked)
+                    .user("no don't set it, let's see if it keeps happening").say("OK.").end() if "reply" in d.tags)
+    assert decision.title == ("Don't set it, let's see if it keeps happening (the user's answer to: Want me to also "
+                              "set `gc.auto 0` on your repo now?)")
+
+
+@pytest.mark.parametrize("agent, reply", [
+    ("The change is on disk but uncommitted. Want me to commit and push it?", "commit and push"),
+    ("Want me to fix this?", "yes please"),
+    ("Want me to look into whether your gc config or any hooks might be triggering this?",
+     "yeah check what's triggering gc"),  # going ahead with a look decides nothing
+    ("If you average across all rows first, your training data has absorbed the test rows.",
+     "i dont understand the peaking part when its calculating the average. Can you explain it better."),
+    ("Type checking runs but continues on error since there are existing type issues.",
+     "Wait, does it only run on main? I think we should run it on all push?"),
+    ("Tests pass. The skip check runs before the worktree is created.",
+     "Let's update readme with the working reinstall"),  # a new request, not a choice about what was said
+])
+def test_replies_that_settle_nothing_are_not_decisions(agent: str, reply: str) -> None:
+    drafts = Session().user("go on").say(agent).user(reply).say("OK.").end()
+    assert not [d for d in drafts if "reply" in d.tags]
