@@ -2047,6 +2047,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     drafts += lessons.handoffs(s.transcript, s.session_id)
+    drafts += lessons.unfinished(s.transcript, s.session_id)
     drafts += lessons.agent_notes(s.transcript, s.paths.rel, s.session_id)
     for lesson in found:
         # A failure the agent showed was already there before its change (on main too): the next

@@ -1365,6 +1365,61 @@ def _ran_by_person(msgs: list[Any]) -> set[str]:
     return ran
 
 
+# Output that reports a failure of its own although the command exited 0: a pod's events, a
+# report table, a tool that logs and carries on (held-out review 6, zoia 08720dae: `kubectl
+# describe` printing "Failed to pull image … not found"). Not a diff's or a grep hit's line.
+_FAILURE_LINE = re.compile(
+    r"^(?![+\-](?![+\-])|@@|\S+:\d+:)[^\n]{0,120}?(?:\b(?:error|fatal|panic)(?:\[[^\]\n]*\])?:\s|\bFAILED\b|"
+    r"\bFailed to \w|\b\w+BackOff\b|\bCrashLoop\w*|[│|]\s*failed\s*[│|]|^Traceback \(most recent)[^\n]*",
+    re.MULTILINE | re.IGNORECASE)
+_FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")
+MAX_SEEN = 3
+
+
+def _gist(line: str, limit: int = 90) -> str:
+    """A failure line from its message on, its head and its end: a pull error's cause ("…: not
+    found") comes last, after a long chain of wrappers."""
+    found = _FAILURE_MESSAGE.search(line)
+    line = line[found.start():] if found else line
+    half = limit // 2 - 1
+    return line if len(line) <= limit else f"{line[:half].rstrip()} … {line[-half:].lstrip()}"
+
+
+def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """A session that stopped while the agent was still looking into what the person last asked:
+    its last words announce more calls, whose failures nobody read out. The ask and what those
+    calls showed are where the next session picks up."""
+    msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    said = max((n for n, m in enumerate(msgs) if m.role == "assistant" and m.text.strip()), default=-1)
+    asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
+                 and m.text.strip()), default=-1)
+    if said < 0 or asked < 0 or asked > said:
+        return []
+    calls = {u.id: u for m in msgs[said:] if m.role == "assistant" for u in m.tool_uses}
+    seen: list[str] = []
+    for msg in msgs[said + 1:]:
+        use = calls.get(msg.tool_use_id) if msg.role == "tool_result" else None
+        if use is None or use.name not in COMMAND_TOOLS or NOT_A_FAILURE.search(msg.text[:400]) or \
+                msg.is_error and persons_words(use.name, msg.text):
+            continue
+        lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:])]
+        if msg.is_error or _exit_failure(msg.text):
+            lines = [ln.strip() for ln in msg.text.splitlines()[:3] if ln.strip() and not _exit_failure(ln)][:1] + lines
+        seen += [_short(" ".join(ln.split()), 400) for ln in lines]
+    # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
+    seen = sorted(_uniq(seen), key=lambda ln: not _FAILURE_MESSAGE.search(ln))[:MAX_SEEN]
+    if not seen:
+        return []
+    ask = " ".join(msgs[asked].text.split())
+    return [Draft(
+        kind="task", title=_short(redact(f"Unfinished: {_short(ask, 50)} — last seen: {_gist(seen[0])}"), 160),
+        body=redact("\n".join([f"The session ended while the agent was looking into: {_short(ask, 300)}",
+                                f"Its last words: {_short(' '.join(msgs[said].text.split()), 300)}",
+                                "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen)])),
+        confidence=0.6, importance=0.7, source="rule",
+        key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]
+
+
 def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """What the session's last agent message leaves to the person: the steps it lists under
     "you need to:" or "run these yourself:", or the decision it hands over. Nothing later in the

@@ -2388,3 +2388,53 @@ def test_declining_what_the_agent_asked_keeps_the_question() -> None:
 def test_replies_that_settle_nothing_are_not_decisions(agent: str, reply: str) -> None:
     drafts = Session().user("go on").say(agent).user(reply).say("OK.").end()
     assert not [d for d in drafts if "reply" in d.tags]
+
+
+ZOIA_EVENTS = (
+    "Events:\n  Type     Reason     Age                    From               Message\n"
+    "  ----     ------     ----                   ----               -------\n"
+    "  Normal   Pulling    41m (x5 over 44m)      kubelet            spec.containers{ollama}: Pulling image "
+    "\"ollama/ollama:0.32.8\"\n"
+    "  Warning  Failed     41m (x5 over 44m)      kubelet            spec.containers{ollama}: Failed to pull image "
+    "\"ollama/ollama:0.32.8\": rpc error: code = NotFound desc = failed to pull and unpack image "
+    "\"docker.io/ollama/ollama:0.32.8\": failed to resolve reference \"docker.io/ollama/ollama:0.32.8\": "
+    "docker.io/ollama/ollama:0.32.8: not found\n"
+    "  Normal   BackOff    4m30s (x175 over 44m)  kubelet            spec.containers{ollama}: Back-off pulling "
+    "image \"ollama/ollama:0.32.8\"\n")
+
+
+def test_a_session_cut_while_the_agent_looked_into_a_failure_leaves_it_as_unfinished() -> None:
+    # Held-out review 6 (zoia-canvas 08720dae), verbatim: the transcript ends on the pod's events,
+    # which exited 0; the store kept the "fix" and nothing of the pod being down.
+    drafts = (Session().user("Pull is accepted, but it's stalled out.")
+              .say("Checking the server side — pod state, pull progress in logs, and PVC headroom:")
+              .run("kubectl get pods -n ai -l app.kubernetes.io/name=ollama",
+                   "NAME                      READY   STATUS             RESTARTS   AGE\n"
+                   "ollama-78d46fcb8f-dc7tq   0/1     ImagePullBackOff   0          44m")
+              .run("kubectl describe pod -n ai ollama-78d46fcb8f-dc7tq | sed -n '/Events:/,$p'", ZOIA_EVENTS)
+              .end())
+    task = next(d for d in drafts if "unfinished" in d.tags)
+    assert task.kind == "task"
+    assert task.title.startswith("Unfinished: Pull is accepted, but it's stalled out. — last seen: Failed to pull "
+                                 "image \"ollama/ollama:0.32.8\"")
+    assert task.title.endswith("docker.io/ollama/ollama:0.32.8: not found")
+    assert "ImagePullBackOff" in task.body
+
+
+@pytest.mark.parametrize("tail", [
+    # the agent read the failure out: its own words carry it
+    lambda s: s.run("kubectl describe pod x", ZOIA_EVENTS).say("The image tag 0.32.8 does not exist on Docker Hub."),
+    # the person stopped the calls (spotter 55604662)
+    lambda s: s.run("mix phx.server 2>&1 | head -80", "The user doesn't want to proceed with this tool use. The "
+                    "tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file).",
+                    error=True),
+    # a diff's removed line and a grep hit are code, not a failure
+    lambda s: s.run("git diff src/api.ts", "-  error: { code: string; message: string },\n+  error: ApiError,")
+               .run("grep -rn 'fatal:' src", "src/git.ts:12:  if (line.startsWith('fatal: ')) {"),
+    # a harness tool's schema complaint is no finding of the session (esdeveniments 205518d1)
+    lambda s: s.call("StructuredOutput", {"findings": {}}, "Output does not match required schema: /findings: "
+                     "must be array"),
+])
+def test_what_is_not_an_unfinished_investigation(tail: Any) -> None:
+    drafts = tail(Session().user("the pod is stalled").say("Checking the server side:")).end()
+    assert not [d for d in drafts if "unfinished" in d.tags]
