@@ -1321,6 +1321,58 @@ def handed_commands(body: str) -> list[str] | None:
     return [st[1:-1] for st in steps] if all(re.fullmatch(r"`[^`]+`", st) for st in steps) else None
 
 
+# Words that give the person a command to run, in the languages the held-out sets were in:
+# "You may want to run `docker system prune`", "Reconstruye con `./gradlew build` … y vuelve a
+# probar" (dndsheets a3120b77), "Запусти `…`".
+_RUN_CUE = re.compile(
+    r"(?i)\b(?:you|your|run|re-?run|try|execute|rebuild|ejecuta|reconstruye|vuelve a|prueba|corre|lanza|"
+    r"запусти|выполни|пересобери|попробуй)\b")
+_TO_LOOK = re.compile(r"(?i)\bto (?:see|view|list|check|show|inspect|find|look)\b")  # "Run `bd ready` to see available work"
+_JOINED = re.compile(r"\\\n\s*")
+
+
+def _commands_run(msgs: list[Any]) -> tuple[set[str], set[str]]:
+    """The session's own commands, blank-normalised, and the programs they started."""
+    ran: set[str] = set()
+    for msg in msgs:
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            line = use.input.get("command")
+            if use.name in COMMAND_TOOLS and isinstance(line, str) and line.strip():
+                ran.add(" ".join(line.split()))
+    return ran, {line.split()[0] for line in ran} | {parse_command(line).exe for line in ran}
+
+
+def offered(text: str, ran: set[str], programs: set[str]) -> list[tuple[str, list[str]]]:
+    """The commands a message gives the person to run that the session itself never ran, each
+    group with the words that lead to it: a block made only of commands (the sentence above it is
+    the lead), or one named in a sentence that tells the person to run it."""
+
+    def command(line: str) -> bool:
+        words = line.split()
+        return len(words) >= 2 and (words[0] in programs or words[0].startswith("./")) and \
+            not any(" ".join(words) in done for done in ran)
+
+    found: list[tuple[str, list[str]]] = []
+    lead = ""
+    for part in re.split(r"(```[\w+-]*[ \t]*\n.*?```)", text, flags=re.DOTALL):
+        if part.startswith("```"):
+            body = _JOINED.sub(" ", part.split("\n", 1)[1].rsplit("```", 1)[0])
+            lines = [ln.strip().lstrip("!$ ").strip() for ln in body.splitlines() if ln.strip()]
+            if lines and all(ln.split()[0] in programs or ln.startswith("./") for ln in lines):
+                cmds = [ln for ln in lines if command(ln)]
+                if cmds:
+                    found.append((lead, cmds))
+            continue
+        said = [" ".join(x.replace("**", "").split()) for x in _sentences(part)]
+        lead = said[-1] if said else lead
+        for sentence in said:
+            cmds = [c for c in re.findall(r"`([^`\n]+)`", sentence) if command(c)]
+            if cmds and _RUN_CUE.search(sentence) and not _CONDITION.match(sentence) and \
+                    not _TO_LOOK.search(sentence):
+                found.append((sentence, cmds))
+    return found
+
+
 def _handoff_message(msgs: list[Any]) -> int | None:
     """The position of the agent's last words before the end, past a closing "thanks" and its
     reply; None when the person went on after them (the hand-over was taken up)."""
@@ -1332,7 +1384,7 @@ def _handoff_message(msgs: list[Any]) -> int | None:
         said = [m for m in msgs[last + 1:end] if m.role == "user" and not m.meta and m.text.strip()]
         if said and not all(_ACK.match(m.text.strip()) for m in said):
             return None
-        if _has_handoff(msgs[last].text):
+        if _has_handoff(msgs[last].text) or offered(msgs[last].text, *_commands_run(msgs)):
             return last
         ack = next((n for n in range(last - 1, -1, -1) if msgs[n].role == "user" and not msgs[n].meta
                     and msgs[n].text.strip()), None)
@@ -1465,10 +1517,15 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if not done or steps:
             leads.append((said, steps))
     if not leads:
+        leads = [(said.rstrip(" :") or "Commands to run", [f"`{_short(c, 160)}`" for c in cmds if c not in ran])
+                 for said, cmds in offered(msgs[at].text, *_commands_run(msgs))]
+        leads = [lead for lead in leads if lead[1]]
+    if not leads:
         return []
     lead, steps = next((lead for lead in leads if lead[1]), leads[0])
-    title = f"Left to the user: {lead.rstrip(' :.')}" + (": " + "; ".join(s.rstrip(".") for s in steps)
-                                                       if steps else "")
+    named = [st for st in steps if st not in lead]  # "You may want to run `docker system prune`" names its one step
+    title = f"Left to the user: {lead.rstrip(' :.!')}" + (": " + "; ".join(s.rstrip(".") for s in named)
+                                                        if named else "")
     body = [HANDED_OVER]
     for said, listed in leads:
         body += [said, *(f"- {s}" for s in listed)]

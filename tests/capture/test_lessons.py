@@ -2438,3 +2438,44 @@ def test_a_session_cut_while_the_agent_looked_into_a_failure_leaves_it_as_unfini
 def test_what_is_not_an_unfinished_investigation(tail: Any) -> None:
     drafts = tail(Session().user("the pod is stalled").say("Checking the server side:")).end()
     assert not [d for d in drafts if "unfinished" in d.tags]
+
+
+REACHY_LAST = ("Обе сборки загружены.\n\nПропущено: **публичная группа не прикреплена** — аплоад доходит только до "
+               "Internal. Чтобы открыть внешним тестерам:\n```bash\nmise run asc -- builds add-groups --app 6799644194 "
+               "--latest --platform IOS \\\n  --group c48f6abb --submit --confirm\nmise run asc -- builds add-groups "
+               "--app 6799644194 --latest --platform MAC_OS \\\n  --group c48f6abb --submit --confirm\n```\n"
+               "Скажи — прикреплю.")
+
+
+def test_commands_the_last_message_gives_the_person_are_handed_over_in_any_language() -> None:
+    # Held-out review 6 (reachy-mini-swift f05d07d9, abridged): a block of commands the session never
+    # ran, under "Пропущено:", was lost because the hand-over cues were English.
+    drafts = (Session().user("выпусти TestFlight-сборку")
+              .run("mise run release:ios", "Uploaded build 144").say(REACHY_LAST).end())
+    task = next(d for d in drafts if "left-to-user" in d.tags)
+    assert task.title.startswith("Left to the user: Пропущено: публичная группа не прикреплена")
+    assert ("- `mise run asc -- builds add-groups --app 6799644194 --latest --platform IOS --group c48f6abb "
+            "--submit --confirm`") in task.body
+
+
+def test_a_command_a_sentence_tells_the_person_to_run_is_handed_over() -> None:
+    # dndsheets a3120b77, verbatim closing words (Spanish).
+    last = ("El jar que probaste es anterior al cambio. Reconstruye con `./gradlew build`, o `.\\gradlew.bat build` "
+            "en PowerShell, y vuelve a probar con el jar nuevo.")
+    task = next(d for d in Session().user("probé el mod").run("./gradlew compileJava", "BUILD SUCCESSFUL")
+                .say(last).end() if "left-to-user" in d.tags)
+    assert task.title == ("Left to the user: Reconstruye con `./gradlew build`, o `.\\gradlew.bat build` en "
+                          "PowerShell, y vuelve a probar con el jar nuevo")
+    assert "- `./gradlew build`" in task.body
+
+
+@pytest.mark.parametrize("last", [
+    "Epic created. Run `bd ready` to see available work.",  # spotter 491e126e: a look, not a step
+    "Context: a `git pull --rebase` had left main mid-rebase with a conflict.",  # luke e367edc5: what happened
+    "Pushed. You can rerun `git push origin main` any time; it is up to date.",  # the session ran it
+    "All green:\n```\ngit status\nOn branch main\nnothing to commit\n```",  # a block with output in it
+])
+def test_commands_in_closing_words_that_leave_nothing_to_do(last: str) -> None:
+    drafts = (Session().user("set it up").run("git push origin main", "Everything up-to-date")
+              .run("bd create epic", "created spotter-0p7").run("git status", "clean").say(last).end())
+    assert not [d for d in drafts if "left-to-user" in d.tags]
