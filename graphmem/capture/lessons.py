@@ -108,7 +108,8 @@ _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix
 MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
-                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem))\W*$")
+                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem)|caveats?|"
+                       r"[^\n:]{0,40}\bworth knowing\b[^\n:]{0,60})\W*$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_FINDINGS = 2
 _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|investigate|update|"

@@ -2479,3 +2479,14 @@ def test_commands_in_closing_words_that_leave_nothing_to_do(last: str) -> None:
     drafts = (Session().user("set it up").run("git push origin main", "Everything up-to-date")
               .run("bd create epic", "created spotter-0p7").run("git status", "clean").say(last).end())
     assert not [d for d in drafts if "left-to-user" in d.tags]
+
+
+def test_what_the_agent_flags_as_worth_knowing_is_kept() -> None:
+    # Held-out review 6 (zoia-canvas 53a47d1d), verbatim closing words: two flagged release issues were lost.
+    last = ("Pushed `7c70c80` and replaced the v1.0.0 asset.\n\nTwo things worth knowing, no action taken:\n"
+            "- The release notes say \"Right-click → Open\" to bypass the Gatekeeper warning — macOS 15 removed that "
+            "bypass, and the app requires 15+. One-line fix to the release notes if you want it.\n"
+            "- The v1.0.0 tag still points at `fe7f7fb`; the shipped binary is built from `7c70c80`.")
+    found = next(d for d in Session().user("put the release on the site").say(last).end() if "finding" in d.tags)
+    assert found.title.startswith("The release notes say \"Right-click → Open\" to bypass the Gatekeeper warning")
+    assert "- The v1.0.0 tag still points at `fe7f7fb`" in found.body
