@@ -55,7 +55,8 @@ NOT_A_FAILURE = re.compile(
 _ACTION = re.compile(
     r"^(?:let me|let's|lets|now\b|next\b|i'll|i will|i'm going|i am going|first\b|then\b|"
     r"good\b|great\b|perfect\b|ok\b|okay\b|done\b|excellent\b|nice\b|all (?:green|clean|done)|"
-    r"running|checking|looking|waiting|still\b|continuing|progress\b|clean compile|here'?s)",
+    r"running|checking|looking|waiting|still\b|continuing|progress\b|clean compile|here'?s|"
+    r"сейчас|теперь|проверю|проверяю|смотрю|запускаю|жду|ahora|voy a|vamos a|primero|déjame)",
     re.IGNORECASE)
 _CAUSE = re.compile(
     r"(?i)\b(?:because|since|so that|which (?:means|is|isn't|doesn't|does not|can't|cannot)|"
@@ -75,9 +76,11 @@ _DISCOVERY = re.compile(
     r"this is why|which explains|explains (?:why|the)|so (?:we|i) don't need|(?:the )?(?:real )?"
     r"(?:cause|culprit|reason) (?:is|was)|root cause|it's the|is expected|expected behaviou?r|by design|"
     r"misleading|silently|the (?:real )?(?:issue|problem|bug) (?:is|was)|the fix is|fixed by|"
-    r"the trick is|the key is|needs? to be|has to be|must be)\b")
+    r"the trick is|the key is|needs? to be|has to be|must be|оказывается|оказалось|причина|дело в том|"
+    r"вот почему|поэтому|resulta que|por eso|la causa|el problema (?:es|era))\b")
 _NEGATION = re.compile(r"(?i)\b(?:not|doesn't|does not|don't|isn't|aren't|can't|cannot|won't|never|"
-                       r"no longer|instead|rather than|only|without|missing)\b|\(not ")
+                       r"no longer|instead|rather than|only|without|missing|не|нельзя|нет|без|вместо|только|"
+                       r"nunca|sin|en lugar de|solo)\b|\(not ")
 _BEHAVES = re.compile(r"(?i)\b(?:returns?|requires?|needs?|expects?|generates?|uses?|means|blocks?|"
                       r"ignores?|removes?|deletes?|creates?|calls?|lives? in|reads?|writes?|overrides?|"
                       r"defaults? to|triggers?|inherits?)\b")
@@ -119,8 +122,9 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
-                    r"false positives?)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
-_SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-Z`*(\"'])|\n+")
+                    r"false positives?|возможно|наверное|кажется|похоже|вероятно|может быть|quizás?|tal vez|"
+                    r"probablemente|parece|puede que)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
+_SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|\n+")
 MAX_LESSONS = 10
 
 
@@ -1365,7 +1369,8 @@ def offered(text: str, ran: set[str], programs: set[str]) -> list[tuple[str, lis
                     found.append((lead, cmds))
             continue
         said = [" ".join(x.replace("**", "").split()) for x in _sentences(part)]
-        lead = said[-1] if said else lead
+        above = [ln for ln in part.splitlines() if ln.strip()]
+        lead = " ".join(above[-1].replace("**", "").split()).lstrip("#>-* ") if above else lead
         for sentence in said:
             cmds = [c for c in re.findall(r"`([^`\n]+)`", sentence) if command(c)]
             if cmds and _RUN_CUE.search(sentence) and not _CONDITION.match(sentence) and \

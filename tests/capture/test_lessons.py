@@ -2490,3 +2490,20 @@ def test_what_the_agent_flags_as_worth_knowing_is_kept() -> None:
     found = next(d for d in Session().user("put the release on the site").say(last).end() if "finding" in d.tags)
     assert found.title.startswith("The release notes say \"Right-click → Open\" to bypass the Gatekeeper warning")
     assert "- The v1.0.0 tag still points at `fe7f7fb`" in found.body
+
+
+def test_a_finding_in_russian_is_weighed_like_one_in_english() -> None:
+    # Held-out review 6 (reachy-mini-swift f05d07d9), verbatim: "только" is its "only", and the
+    # sentence split did not see a sentence start in Cyrillic.
+    said = ("Обе цели «только TestFlight» = один канал: iOS `release:ios`, macOS `release:macos --channel appstore`. "
+            "Developer ID (notarize + zip) пропускаем — это артефакт для GitHub-релиза, а не для TestFlight.")
+    drafts = (Session().user("собери TestFlight для iOS и macOS").say(said)
+              .edit("mise.toml", "[tasks]", "[tasks]\nrelease = 'x'").say("Готово.").end())
+    assert any(d.title.startswith("Обе цели «только TestFlight» = один канал") for d in drafts if d.kind == "fact")
+
+
+def test_a_hedge_in_russian_is_no_finding() -> None:
+    said = "Возможно, `release:ios` не нужен — Xcode Cloud сам собирает `main`, только без `BUILD_NUMBER_FLOOR`."
+    drafts = (Session().user("собери TestFlight").say(said)
+              .edit("mise.toml", "[tasks]", "[tasks]\nrelease = 'x'").say("Готово.").end())
+    assert not [d for d in drafts if d.kind == "fact" and d.title.startswith("Возможно")]
