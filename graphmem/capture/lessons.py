@@ -1596,7 +1596,6 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 _REPLY_ACK = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|no|nope|nah|ok(?:ay)?|sure|hmm+|well|actually|alright|"
                         r"да|нет|ок|хорошо|ладно|sí|si|vale|bueno|ja|nein|oui|non)\b[\s,.!—–-]*)+")
 _DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b[\s,.!—–-]+[^\W\d_]")
-_ACCEPTED = re.compile(r"(?i)^\W*(?:yes|yeah|yep|yup|да|sí|si|ja|oui)\b[\s,.!—–-]+[^\W\d_]")
 _CHOOSING = re.compile(
     r"(?i)^(?:let'?s|lets|let us|go (?:with|for)|stick (?:with|to)|(?:rather|instead)\b|just\b|"
     r"давай\w*|vamos|mejor|lass uns|on va)\b")
@@ -1605,8 +1604,6 @@ _OVERRIDING = re.compile(
     r"\b(?:skip|cancel|drop|no need|instead|rather than|not now|leave (?:it|that|them)|"
     r"roll with|отмен\w*|пропуст\w*|не (?:надо|нужно|будем)|вместо|оставь\w*|cancela\w*|no hace falta|"
     r"en lugar de|omit\w*|lass\w* \w+ weg|annul\w*)\b")
-_LOOKING = re.compile(r"(?i)^(?:(?:please|go ahead and|can you)\s+)?(?:check|look|investigate|find|see|try|debug|"
-                      r"dig|figure|explore|research|test|run|verify)\b")
 _ROUTINE = frozenset(["commit", "push", "merge", "continue", "please", "ahead", "sure",
                       "sounds", "good", "thanks", "thank", "great", "yes", "sí", "go", "do",
                       "it", "that", "this", "them", "all", "done", "and", "the", "now"])
@@ -1646,9 +1643,9 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(before[-4000:])]
         question = next((x for x in reversed(sentences) if x.endswith("?")), "")
-        if question and before.rstrip()[-400:].count("?") and (
-                _DECLINED.match(said) or _CHOOSING.match(rest) or _ACCEPTED.match(said) and shared
-                and not _LOOKING.match(rest)):
+        # Going along with the proposal is the agent's decision, and the work shows it; what the
+        # person turned down or chose instead is the path nothing in the code records.
+        if question and before.rstrip()[-400:].count("?") and (_DECLINED.match(said) or _CHOOSING.match(rest)):
             context, asked = question, True
         elif _OVERRIDING.search(rest) and shared:
             context = max(sentences, key=lambda x: len(_stems(x) & shared), default="")

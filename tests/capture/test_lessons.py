@@ -2378,6 +2378,8 @@ def test_declining_what_the_agent_asked_keeps_the_question() -> None:
     ("Want me to fix this?", "yes please"),
     ("Want me to look into whether your gc config or any hooks might be triggering this?",
      "yeah check what's triggering gc"),  # going ahead with a look decides nothing
+    ("Want me to move `model-mapping.json` out of the gitignored `data/` path so it stays tracked?",
+     "Yes, move it out of data/ so it stays tracked"),  # onion f19d8c84: the agent's proposal, and the commit shows it
     ("If you average across all rows first, your training data has absorbed the test rows.",
      "i dont understand the peaking part when its calculating the average. Can you explain it better."),
     ("Type checking runs but continues on error since there are existing type issues.",
