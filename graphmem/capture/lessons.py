@@ -1604,6 +1604,8 @@ _OVERRIDING = re.compile(
     r"\b(?:skip|cancel|drop|no need|instead|rather than|not now|leave (?:it|that|them)|"
     r"roll with|отмен\w*|пропуст\w*|не (?:надо|нужно|будем)|вместо|оставь\w*|cancela\w*|no hace falta|"
     r"en lugar de|omit\w*|lass\w* \w+ weg|annul\w*)\b")
+_OFFER = re.compile(r"(?i)^(?:(?:do )?you want me to|want me to|should i|shall i|would you like me to|"
+                    r"may i|can i)\s+(?:also\s+|go ahead and\s+)?(.+?)\??$")
 _ROUTINE = frozenset(["commit", "push", "merge", "continue", "please", "ahead", "sure",
                       "sounds", "good", "thanks", "thank", "great", "yes", "sí", "go", "do",
                       "it", "that", "this", "them", "all", "done", "and", "the", "now"])
@@ -1652,7 +1654,11 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             asked = False
         else:
             continue
-        title = f"{rest[:1].upper()}{rest[1:]}" + (f" (the user's answer to: {context})" if asked else "")
+        offer = _OFFER.match(context) if asked and _DECLINED.match(said) else None
+        if offer:  # "no don't set it" means nothing without what it turned down
+            title = f"Declined: {offer.group(1).rstrip(' ?')} — the user: \"{rest}\""
+        else:
+            title = f"{rest[:1].upper()}{rest[1:]}" + (f" (the user's answer to: {context})" if asked else "")
         body = [f"The agent {'asked' if asked else 'had said'}: {_short(context, 400)}",
                 f"The user decided: {_short(said, 400)}"]
         drafts.append(Draft(

@@ -2369,8 +2369,9 @@ def test_declining_what_the_agent_asked_keeps_the_question() -> None:
              "workaround. Want me to also set `gc.auto 0` on your repo now?")
     decision = next(d for d in Session().user("document it").say(asked)
                     .user("no don't set it, let's see if it keeps happening").say("OK.").end() if "reply" in d.tags)
-    assert decision.title == ("Don't set it, let's see if it keeps happening (the user's answer to: Want me to also "
-                              "set `gc.auto 0` on your repo now?)")
+    assert decision.title == ("Declined: set `gc.auto 0` on your repo now — the user: \"don't set it, let's see if it "
+                              "keeps happening\"")
+    assert "The agent asked: Want me to also set `gc.auto 0` on your repo now?" in decision.body
 
 
 @pytest.mark.parametrize("agent, reply", [
