@@ -1326,55 +1326,84 @@ def handed_commands(body: str) -> list[str] | None:
     return [st[1:-1] for st in steps] if all(re.fullmatch(r"`[^`]+`", st) for st in steps) else None
 
 
-# Words that give the person a command to run, in the languages the held-out sets were in:
-# "You may want to run `docker system prune`", "Reconstruye con `./gradlew build` … y vuelve a
-# probar" (dndsheets a3120b77), "Запусти `…`".
+# What tells the person to run a command, in the languages the held-out sets were in: an
+# imperative at the sentence's start ("Reconstruye con `./gradlew build` … y vuelve a probar",
+# dndsheets a3120b77), or "you need to run". What they may do some time is not a hand-over.
 _RUN_CUE = re.compile(
-    r"(?i)\b(?:you|your|run|re-?run|try|execute|rebuild|ejecuta|reconstruye|vuelve a|prueba|corre|lanza|"
-    r"запусти|выполни|пересобери|попробуй)\b")
+    r"(?i)^\W*(?:(?:then|now|next|first|please|and)\s+)?(?:run|re-?run|execute|rebuild|reinstall|restart|"
+    r"ejecuta|reconstruye|vuelve a|prueba|corre|lanza|instala|запусти|выполни|пересобери|перезапусти|"
+    r"установи)\b|\byou(?:'ll| will)? (?:still )?(?:need|have|must|should) to (?:run|re-?run|execute)\b|"
+    r"\b(?:necesitas|tienes que|debes) (?:ejecutar|correr|lanzar)\b|\b(?:нужно|надо) (?:запустить|выполнить)\b")
+_OPTIONAL = re.compile(r"(?i)\b(?:may|might|could|can) (?:want to|also|always)?\b|\bat some point\b|\bwhenever\b|"
+                       r"\bif you (?:ever |ever )?(?:want|like|need|wish)\b|\bany ?time\b|\bnext time\b")
+# A block's lead that hands its commands over: what was skipped, is left, or waits for the
+# person (reachy f05d07d9: "Пропущено: публичная группа не прикреплена …"). "Usage:", "For
+# example", "to roll back" show a way, they leave nothing to do.
+_LEFT_LEAD = re.compile(
+    r"(?i)\b(?:skipped|not (?:yet )?(?:done|run|attached|applied|deployed|pushed)|still (?:needs?|to)|"
+    r"left (?:to do|for you|undone)|pending|remaining|to finish|run (?:these|this|them|it)(?: \w+)? yourself|"
+    r"you(?:'ll| will)? (?:still )?(?:need|have|must) to|пропущено|осталось|не сделано|не (?:прикреплен|запущен)\w*|"
+    r"нужно|надо|falta|pendiente|queda|necesitas|tienes que)")
+_SHOWING = re.compile(r"(?i)^\W*(?:usage|example|e\.g\.|for example|to roll ?back|if\b|when\b|whenever\b|"
+                      r"in case|should you|пример|например|ejemplo|por ejemplo)")
 _TO_LOOK = re.compile(r"(?i)\bto (?:see|view|list|check|show|inspect|find|look)\b")  # "Run `bd ready` to see available work"
 _JOINED = re.compile(r"\\\n\s*")
+MAX_OFFERED = 40
 
 
-def _commands_run(msgs: list[Any]) -> tuple[set[str], set[str]]:
-    """The session's own commands, blank-normalised, and the programs they started."""
+def _commands_run(msgs: list[Any]) -> tuple[set[str], dict[str, list[str]]]:
+    """The session's own commands, blank-normalised, and the same by the program they start."""
     ran: set[str] = set()
     for msg in msgs:
         for use in msg.tool_uses if msg.role == "assistant" else ():
             line = use.input.get("command")
             if use.name in COMMAND_TOOLS and isinstance(line, str) and line.strip():
                 ran.add(" ".join(line.split()))
-    return ran, {line.split()[0] for line in ran} | {parse_command(line).exe for line in ran}
+    programs: dict[str, list[str]] = {}
+    for line in ran:
+        for program in {line.split()[0], parse_command(line).exe}:
+            programs.setdefault(program, []).append(line)
+    return ran, programs
 
 
-def offered(text: str, ran: set[str], programs: set[str]) -> list[tuple[str, list[str]]]:
-    """The commands a message gives the person to run that the session itself never ran, each
-    group with the words that lead to it: a block made only of commands (the sentence above it is
-    the lead), or one named in a sentence that tells the person to run it."""
+def offered(text: str, ran: set[str], programs: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
+    """The commands a message hands to the person that the session itself never ran, each group
+    with the words that lead to it: a block made only of commands under a lead that says what is
+    left, or one named in a sentence that tells the person to run it."""
 
     def command(line: str) -> bool:
         words = line.split()
-        return len(words) >= 2 and (words[0] in programs or words[0].startswith("./")) and \
-            not any(" ".join(words) in done for done in ran)
+        if len(words) < 2 or not (words[0] in programs or words[0].startswith("./")):
+            return False
+        said = " ".join(words)
+        return said not in ran and not any(said in done for done in programs.get(words[0], ()))
 
     found: list[tuple[str, list[str]]] = []
     lead = ""
+    checked = 0
     for part in re.split(r"(```[\w+-]*[ \t]*\n.*?```)", text, flags=re.DOTALL):
         if part.startswith("```"):
             body = _JOINED.sub(" ", part.split("\n", 1)[1].rsplit("```", 1)[0])
-            lines = [ln.strip().lstrip("!$ ").strip() for ln in body.splitlines() if ln.strip()]
-            if lines and all(ln.split()[0] in programs or ln.startswith("./") for ln in lines):
-                cmds = [ln for ln in lines if command(ln)]
-                if cmds:
-                    found.append((lead, cmds))
+            lines = [ln.strip().lstrip("!$ ").strip() for ln in body.splitlines()]
+            lines = [ln for ln in lines if ln]
+            if not lines or not _LEFT_LEAD.search(lead) or _SHOWING.match(lead) or _OPTIONAL.search(lead) or \
+                    not all(ln.split()[0] in programs or ln.startswith("./") for ln in lines):
+                continue
+            checked += len(lines)
+            cmds = [ln for ln in lines[:MAX_OFFERED] if command(ln)]
+            if cmds:
+                found.append((lead, cmds))
             continue
-        said = [" ".join(x.replace("**", "").split()) for x in _sentences(part)]
         above = [ln for ln in part.splitlines() if ln.strip()]
         lead = " ".join(above[-1].replace("**", "").split()).lstrip("#>-* ") if above else lead
-        for sentence in said:
-            cmds = [c for c in re.findall(r"`([^`\n]+)`", sentence) if command(c)]
-            if cmds and _RUN_CUE.search(sentence) and not _CONDITION.match(sentence) and \
-                    not _TO_LOOK.search(sentence):
+        for sentence in (" ".join(x.replace("**", "").split()) for x in _sentences(part)):
+            if checked > MAX_OFFERED or not _RUN_CUE.search(sentence) or _CONDITION.match(sentence) or \
+                    _OPTIONAL.search(sentence) or _TO_LOOK.search(sentence):
+                continue
+            named = re.findall(r"`([^`\n]+)`", sentence)
+            checked += len(named)
+            cmds = [c for c in named if command(c)]
+            if cmds:
                 found.append((sentence, cmds))
     return found
 
@@ -1390,7 +1419,7 @@ def _handoff_message(msgs: list[Any]) -> int | None:
         said = [m for m in msgs[last + 1:end] if m.role == "user" and not m.meta and m.text.strip()]
         if said and not all(_ACK.match(m.text.strip()) for m in said):
             return None
-        if _has_handoff(msgs[last].text) or offered(msgs[last].text, *_commands_run(msgs)):
+        if _has_handoff(msgs[last].text):
             return last
         ack = next((n for n in range(last - 1, -1, -1) if msgs[n].role == "user" and not msgs[n].meta
                     and msgs[n].text.strip()), None)

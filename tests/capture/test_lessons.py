@@ -2510,3 +2510,38 @@ def test_a_hedge_in_russian_is_no_finding() -> None:
     drafts = (Session().user("собери TestFlight").say(said)
               .edit("mise.toml", "[tasks]", "[tasks]\nrelease = 'x'").say("Готово.").end())
     assert not [d for d in drafts if d.kind == "fact" and d.title.startswith("Возможно")]
+
+
+def test_a_bare_prompt_line_in_a_closing_block_breaks_no_rule() -> None:
+    # Second review of session 17: `$` alone in a console block raised IndexError, and every
+    # transcript rule of the session was lost with it.
+    drafts = (Session().user("fix the flaky test").edit("src/login.js", "a", "b").run("npm test", "PASS login.test.js")
+              .say("Fixed. Want me to also bump the version in `package.json`?")
+              .user("no, leave the version alone until the release")
+              .say("Verified:\n```console\n$ npm test\n$\n```").end())
+    assert any(d.title.startswith("Declined: bump the version") for d in drafts)
+
+
+@pytest.mark.parametrize("last", [
+    "Done.\n\nUsage:\n```bash\nuv run graphmem sync --dry-run\n```",
+    "Done.\n\nIf you ever need to roll back:\n```bash\ngit revert abc123\n```",
+    "Your pre-commit hook runs `uv run ruff check` on every commit.",
+    "The CI job runs `uv run pytest -x` for you on every push.",
+    "For example, you'd call it as `uv run graphmem sync --project x`.",
+    "You could also try `git push --force-with-lease` next time, but it was not needed.",
+    "You may want to run `docker system prune` at some point.",
+])
+def test_commands_shown_rather_than_left_to_do_are_no_hand_over(last: str) -> None:
+    # Second review of session 17: usage blocks, roll-back recipes, what a hook or CI runs, and
+    # what the person may do some time all became open tasks at the top of the brief.
+    drafts = (Session().user("add the sync command").run("uv run pytest -q", "3 passed")
+              .run("git commit -m 'sync'", "[main abc123] sync").run("git push", "ok").say(last).end())
+    assert not [d for d in drafts if "left-to-user" in d.tags]
+
+
+def test_a_courtesy_command_after_thanks_does_not_replace_the_hand_over() -> None:
+    drafts = (Session().user("rotate the deploy token").run("gh secret set DEPLOY_TOKEN < token.txt", "✓ Set secret")
+              .say("You need to revoke the old token in the GitHub settings page yourself.")
+              .user("thanks").say("You can double-check with `gh secret list --app actions` whenever you like.").end())
+    task = next(d for d in drafts if "left-to-user" in d.tags)
+    assert task.title.startswith("Left to the user: You need to revoke the old token")
