@@ -1621,6 +1621,11 @@ REPORTED = re.compile(r"(?i)\b(?:it|this|that|you|the (?:code|comment|note|chang
                        r"added)\s*:|:\s*(?:#|//)")
 
 
+def states_something(prompt: str) -> bool:
+    """Whether a prompt already gives an item of its own (a rule, a decision, a fact it tells)."""
+    return any(_statement(sentence) for sentence in _sentences(prompt))
+
+
 def _statement(sentence: str) -> tuple[str, str] | None:
     """(kind, text) for a sentence that states a durable fact, or None."""
     s = _FILLER.sub("", sentence).strip(" ,")

@@ -34,6 +34,7 @@ from graphmem.capture.compress import (
     background_id,
     parse_command,
     session_key,
+    states_something,
     task_outcome,
 )
 from graphmem.capture.compress import short as _short
@@ -1622,15 +1623,18 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 # Let's skip the dmg and th id application. Just roll with what we have."; "Давай все же отменим И
 # сделаем новый релиз, получается уже 0.5.0"). Routine go-aheads ("commit and push", "yes
 # please") settle nothing a later session needs.
-_REPLY_ACK = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|no|nope|nah|ok(?:ay)?|sure|hmm+|well|actually|alright|"
-                        r"да|нет|ок|хорошо|ладно|sí|si|vale|bueno|ja|nein|oui|non)\b[\s,.!—–-]*)+")
+# Only the words that agree are dropped before the reply is read: "no auth needed" without its
+# "no" says the opposite.
+_REPLY_ACK = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|hmm+|well|actually|alright|"
+                        r"да|ок|хорошо|ладно|sí|vale|bueno|ja|oui)\b[\s,.!—–-]*)+")
 _DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b[\s,.!—–-]+[^\W\d_]")
 _CHOOSING = re.compile(
     r"(?i)^(?:let'?s|lets|let us|go (?:with|for)|stick (?:with|to)|(?:rather|instead)\b|just\b|"
     r"давай\w*|vamos|mejor|lass uns|on va)\b")
 _OVERRIDING = re.compile(
     r"(?i)(?:^|[.,;:!—–]\s*|\b(?:and|but|so|just)\s+)(?:please\s+)?(?:don'?t|do not)\s+(?!understand|know|get|see|think)\w|"
-    r"\b(?:skip|cancel|drop|no need|instead|rather than|not now|leave (?:it|that|them)|"
+    r"(?<![\w-])(?:skip|cancel)(?![\w-])|\b(?:drop (?:it|that|this|them)|no need|instead|rather than|not now|"
+    r"leave (?:it|that|them) (?:as is|alone|be|out)|"
     r"roll with|отмен\w*|пропуст\w*|не (?:надо|нужно|будем)|вместо|оставь\w*|cancela\w*|no hace falta|"
     r"en lugar de|omit\w*|lass\w* \w+ weg|annul\w*)\b")
 _OFFER = re.compile(r"(?i)^(?:(?:do )?you want me to|want me to|should i|shall i|would you like me to|"
@@ -1665,8 +1669,9 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         said, before, last = " ".join(msg.text.split()), last, ""
         if not before or len(said) > 400 or "?" in said or said.startswith(("<", "!", "/")) or \
-                CHECKING.search(said) or REPORTED.search(said) or _ASKS_TO_EXPLAIN.search(said):
-            continue  # a question, the person checking they understood, or quoting what they saw
+                CHECKING.search(said) or REPORTED.search(said) or _ASKS_TO_EXPLAIN.search(said) or \
+                states_something(said):
+            continue  # a question, checking they understood, quoting what they saw, or an item already
         rest = _REPLY_ACK.sub("", said)
         content = [w for w in re.findall(r"[^\W\d_]{3,}", rest) if w.lower() not in _ROUTINE]
         shared = _stems(rest) & _stems(before[-4000:])
@@ -1674,18 +1679,19 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(before[-4000:])]
         question = next((x for x in reversed(sentences) if x.endswith("?")), "")
+        offer = _OFFER.match(question) if "?" in before.rstrip()[-400:] else None
         # Going along with the proposal is the agent's decision, and the work shows it; what the
-        # person turned down or chose instead is the path nothing in the code records.
-        if question and before.rstrip()[-400:].count("?") and (_DECLINED.match(said) or _CHOOSING.match(rest)):
+        # person turned down or chose instead is the path nothing in the code records. Only an
+        # offer is declined ("Is anything still failing?" — "no, all fine" declines nothing).
+        if offer and (_DECLINED.match(said) or _CHOOSING.match(rest) and shared):
             context, asked = question, True
         elif _OVERRIDING.search(rest) and shared:
             context = max(sentences, key=lambda x: len(_stems(x) & shared), default="")
             asked = False
         else:
             continue
-        offer = _OFFER.match(context) if asked and _DECLINED.match(said) else None
-        if offer:  # "no don't set it" means nothing without what it turned down
-            title = f"Declined: {offer.group(1).rstrip(' ?')} — the user: \"{rest}\""
+        if asked and offer and _DECLINED.match(said):  # "no don't set it" means nothing without what it turned down
+            title = f"Declined: {offer.group(1).rstrip(' ?')} — the user: \"{said}\""
         else:
             title = f"{rest[:1].upper()}{rest[1:]}" + (f" (the user's answer to: {context})" if asked else "")
         body = [f"The agent {'asked' if asked else 'had said'}: {_short(context, 400)}",

@@ -2369,7 +2369,7 @@ def test_declining_what_the_agent_asked_keeps_the_question() -> None:
              "workaround. Want me to also set `gc.auto 0` on your repo now?")
     decision = next(d for d in Session().user("document it").say(asked)
                     .user("no don't set it, let's see if it keeps happening").say("OK.").end() if "reply" in d.tags)
-    assert decision.title == ("Declined: set `gc.auto 0` on your repo now — the user: \"don't set it, let's see if it "
+    assert decision.title == ("Declined: set `gc.auto 0` on your repo now — the user: \"no don't set it, let's see if it "
                               "keeps happening\"")
     assert "The agent asked: Want me to also set `gc.auto 0` on your repo now?" in decision.body
 
@@ -2545,3 +2545,29 @@ def test_a_courtesy_command_after_thanks_does_not_replace_the_hand_over() -> Non
               .user("thanks").say("You can double-check with `gh secret list --app actions` whenever you like.").end())
     task = next(d for d in drafts if "left-to-user" in d.tags)
     assert task.title.startswith("Left to the user: You need to revoke the old token")
+
+
+@pytest.mark.parametrize("agent, reply", [
+    ("Does the internal endpoint need auth?", "no auth needed for internal endpoints"),
+    ("Is anything still failing on your side?", "no, everything works fine on my machine now"),
+    ("Done. Should I also update the changelog?", "Let's look at the flaky login test next, it failed twice"),
+    ("The suite passes. Want me to push?", "add a --skip-tests flag to the release script first"),
+    ("Pushed the branch.", "drop me a short summary of what changed in the parser"),
+    ("The migration is done.", "leave it running overnight and check the logs in the morning"),
+    ("Want me to keep the YAML loader?", "no, use the json module instead of yaml for the config"),  # a rule: once
+])
+def test_replies_that_are_answers_requests_or_rules_are_no_reply_decisions(agent: str, reply: str) -> None:
+    # Second review of session 17: a stripped "no" turned "no auth needed" into "Auth needed"; a
+    # plain answer, a new request after any question, "--skip-tests" and "drop me a summary" all
+    # became decisions; a rule the prompt states was stored twice, as a decision and a convention.
+    drafts = Session().user("go on").say(agent).user(reply).say("OK.").end()
+    assert not [d for d in drafts if "reply" in d.tags]
+    assert not [d for d in drafts if d.source == "user" and d.title.lower().startswith(("auth needed", "need to"))]
+
+
+def test_a_declined_offer_quotes_the_person_whole() -> None:
+    drafts = (Session().user("add tests").say("Added them. Want me to also add tests for the tokenizer?")
+              .user("no tests for the tokenizer right now, it is being rewritten").say("OK.").end())
+    decision = next(d for d in drafts if "reply" in d.tags)
+    assert decision.title == ("Declined: add tests for the tokenizer — the user: \"no tests for the tokenizer right "
+                              "now, it is being rewritten\"")
