@@ -1365,6 +1365,8 @@ _LISTEN = re.compile(
     rf"server (?:started|running) (?:on|at)|available at)\s+(?:https?://)?(?:{_LOOPBACK}|\S*?)?:(\d{{2,5}})")
 _URL_PORT = re.compile(rf"(?i)(?:https?://)?{_LOOPBACK}:(\d{{2,5}})(/\S*)?")
 _PORT_FLAG = re.compile(r"(?:--port[= ]|-p[= ]?|:)(\d{2,5})\b")
+_READS_LOGS = re.compile(r"\s*(?:\S*/)?(?:curl|wget|tail|cat|head|less|grep|journalctl|(?:docker(?:-compose| compose)?|"
+                         r"kubectl|podman|heroku|fly|pm2)\b[^|;&]*\blogs?)\b")
 
 
 def _env_rules(s: _Session) -> list[Draft]:
@@ -1435,8 +1437,11 @@ def _ports(s: _Session) -> list[Draft]:
             continue
         if run.failed:
             continue
-        listen = [m.group(1) for m in _LISTEN.finditer(text)]
-        if cmd.background and not listen:
+        # A probe, or a command that prints a server's logs, shows what listens but is not it
+        # (held-out review 7: `curl … /api/health && docker compose logs app` was "the server").
+        reads = cmd.is_probe or any(_READS_LOGS.match(step) for step in [cmd.raw, *cmd.others])
+        listen = [] if reads else [m.group(1) for m in _LISTEN.finditer(text)]
+        if cmd.background and not listen and not reads:
             listen = [m.group(1) for m in _PORT_FLAG.finditer(cmd.main)][:1]
         for port in _uniq(listen):
             st = state.setdefault(port, {"ids": []})
@@ -1573,7 +1578,7 @@ _DECISION = re.compile(
     r"\bwe should (?:use|keep|not|never|always|prefer|stick|switch|go|make|store|show|treat|drop|"
     r"avoid|only)\b|\b(?:should|must) (?:use|be) .{3,80}\b(?:instead of|rather than|not)\b")
 _CONVENTION = re.compile(
-    r"(?i)\b(?:use|using)\s+\S.{0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
+    r"(?i)\b(?:use|using)\s+\S[^.!?;]{0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
     r"^(?:please\s+)?(?:always|never)\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
     r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"
@@ -1592,7 +1597,7 @@ def _sentences(text: str) -> Iterable[str]:
         if not line.strip() or _OUTPUT_LINE.match(line):
             continue
         line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line)
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|;\s+|\s+[—–]\s+|\s+--?\s+(?=[A-Za-z])", line):
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\s+[.!?]\s+|;\s+|\s+[—–]\s+|\s+--?\s+(?=[A-Za-z])", line):
             for sub in re.split(r",?\s+and\s+(?=(?:never|always|don't|do not)\b)", part, flags=re.IGNORECASE):
                 sub = sub.strip().strip("\"'")
                 if sub:

@@ -2571,3 +2571,24 @@ def test_a_declined_offer_quotes_the_person_whole() -> None:
     decision = next(d for d in drafts if "reply" in d.tags)
     assert decision.title == ("Declined: add tests for the tokenizer — the user: \"no tests for the tokenizer right "
                               "now, it is being rewritten\"")
+
+
+def test_a_probe_that_prints_a_servers_logs_is_not_the_server() -> None:
+    # Held-out review 7 (obs-alert eb48b3f7): "localhost:3000 is served by `curl -s -o /dev/null …`".
+    drafts = (Session().user("reload the docker")
+              .run("docker compose up -d --build app", " Container obsalert-app-1  Started")
+              .run('curl -s -o /dev/null -w "%{http_code}\\n" http://localhost:3000/api/health && '
+                   "docker compose logs --tail 8 app",
+                   "200\napp-1  |   ▲ Next.js 16.3.4\napp-1  |   - Local:        http://localhost:3000\n"
+                   "app-1  |  ✓ Ready in 312ms")
+              .say("Rebuilt and restarted; the app answers on port 3000.").end())
+    assert not [d for d in drafts if "served by `curl" in d.title]
+
+
+def test_a_go_ahead_with_instructions_is_no_standing_rule() -> None:
+    # Held-out review 7 (obs-alert 29dd77ed), verbatim: "use this … not push" matched across the
+    # person's " . " and became a permanent convention.
+    said = ("yes do it . make the LICENSE is like that anyone can use this without any issue. if you think i should "
+            "not push the .claude or .entire then remove it . also remove the docs for superpower .")
+    drafts = Session().user("prepare the repo for open source").say("Want me to do 1 + 2?").user(said).say("Done.").end()
+    assert not [d for d in drafts if d.kind == "convention"]
