@@ -112,8 +112,8 @@ _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix
 MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
-                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem)|caveats?|"
-                       r"[^\n:]{0,40}\bworth knowing\b[^\n:]{0,60})\W*$")
+                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem)|caveats?)\W*$|"
+                       r"^\W*(?:\w+ ){0,5}(?:things? |points? |notes? )?worth knowing\b(?:[ ,]+[\w'’-]+){0,8}\W*$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_FINDINGS = 2
 _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|investigate|update|"
@@ -982,7 +982,9 @@ def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str],
     for text, planned in texts:
         lines = text.splitlines()
         for n, line in enumerate(lines):
-            if heading.search(line.replace("**", "")):
+            # a heading ends its line: its last 300 characters hold it, and a megabyte of "! ! !"
+            # no longer costs the heading patterns quadratic time
+            if heading.search(line[-300:].replace("**", "")):
                 yield line, lines[n + 1:], planned
 
 

@@ -2592,3 +2592,4 @@ def test_a_go_ahead_with_instructions_is_no_standing_rule() -> None:
             "not push the .claude or .entire then remove it . also remove the docs for superpower .")
     drafts = Session().user("prepare the repo for open source").say("Want me to do 1 + 2?").user(said).say("Done.").end()
     assert not [d for d in drafts if d.kind == "convention"]
+
