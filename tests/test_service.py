@@ -216,9 +216,11 @@ def test_the_brief_shows_what_the_last_session_handed_over_and_dates_it_by_the_s
                source="rule", tags=["hang", "git"])
     memory.add("Confirms the pattern: `config/` holds inputs, `data/` holds generated output", kind="fact",
                source="rule", tags=["discovery"])
+    memory.add("Unfinished: Pull is accepted, but it's stalled out. — last seen: Failed to pull image "
+               "\"ollama/ollama:0.32.8\": not found", kind="task", source="rule", tags=["unfinished"])
     text = memory.brief(400).text
     assert "- last session (2026-09-15): I committed the changes" in text
-    assert "AA_API_KEY" in text and "hangs here" in text
+    assert "AA_API_KEY" in text and "hangs here" in text and "Unfinished: Pull is accepted" in text
     assert "Confirms the pattern" not in text  # a rule's inference with no evidence yet
 
 

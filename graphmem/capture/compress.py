@@ -2057,7 +2057,6 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     drafts += lessons.handoffs(s.transcript, s.session_id)
-    drafts += lessons.unfinished(s.transcript, s.session_id)
     drafts += lessons.agent_notes(s.transcript, s.paths.rel, s.session_id)
     for lesson in found:
         # A failure the agent showed was already there before its change (on main too): the next
@@ -2086,6 +2085,8 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             kind="task", title=_short(title, TITLE_MAX), body="\n".join(body), confidence=BASE_CONFIDENCE,
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
+    if not any("unresolved" in d.tags for d in drafts):  # a command still failing already says where it stopped
+        drafts += lessons.unfinished(s.transcript, s.session_id)
     return _as_said(s, _fold_handoff(drafts))
 
 

@@ -1459,9 +1459,17 @@ def _ran_by_person(msgs: list[Any]) -> set[str]:
 # report table, a tool that logs and carries on (held-out review 6, zoia 08720dae: `kubectl
 # describe` printing "Failed to pull image … not found"). Not a diff's or a grep hit's line.
 _FAILURE_LINE = re.compile(
-    r"^(?![+\-](?![+\-])|@@|\S+:\d+:)[^\n]{0,120}?(?:\b(?:error|fatal|panic)(?:\[[^\]\n]*\])?:\s|\bFAILED\b|"
-    r"\bFailed to \w|\b\w+BackOff\b|\bCrashLoop\w*|[│|]\s*failed\s*[│|]|^Traceback \(most recent)[^\n]*",
-    re.MULTILINE | re.IGNORECASE)
+    r"^(?![+\-](?![+\-])|@@|\S+:\d+:|[^\n]{0,40}(?:\b(?:WARN(?:ING)?|INFO|DEBUG|TRACE)\b|"
+    r"\[(?i:warn(?:ing)?|info|debug|trace)\]|\b(?i:warn(?:ing)?|info|debug)\s*[:|]))"
+    r"[^\n]{0,120}?(?:\b(?i:error|fatal|panic)(?:\[[^\]\n]*\])?:\s|(?<!\d )\bFAILED\b|\bFailed to \w|"
+    r"\b\w+BackOff\b|\bCrashLoop\w*|[│|]\s*(?i:failed)\s*[│|]|^Traceback \(most recent)[^\n]*",
+    re.MULTILINE)
+# Output that reports a pass: whatever it logged on the way was not the outcome (cargo's "test
+# result: ok. 12 passed; 0 failed", jest's console.error inside a PASS).
+_PASSED = re.compile(r"(?m)\btest result: ok\b|\b\d+ passed\b|^\s*PASS\b|^OK(?: \(|$)|\bBUILD SUCCESSFUL\b|"
+                     r"^ok\s+\S+\s+[\d.]+s$|\bAll \d+ tests? passed\b")
+# pip's own notice, printed at exit 0 after an install that worked
+_BENIGN = re.compile(r"(?i)^ERROR: pip's dependency resolver does not currently")
 _FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")
 MAX_SEEN = 3
 
@@ -1492,20 +1500,25 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if use is None or use.name not in COMMAND_TOOLS or NOT_A_FAILURE.search(msg.text[:400]) or \
                 msg.is_error and persons_words(use.name, msg.text):
             continue
-        lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:])]
-        if msg.is_error or _exit_failure(msg.text):
+        failed = msg.is_error or _exit_failure(msg.text)
+        if not failed and _PASSED.search(msg.text[-20000:]):
+            continue
+        lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:]) if not _BENIGN.match(ln.strip())]
+        if failed:
             lines = [ln.strip() for ln in msg.text.splitlines()[:3] if ln.strip() and not _exit_failure(ln)][:1] + lines
         seen += [_short(" ".join(ln.split()), 400) for ln in lines]
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
     seen = sorted(_uniq(seen), key=lambda ln: not _FAILURE_MESSAGE.search(ln))[:MAX_SEEN]
     if not seen:
         return []
-    ask = " ".join(msgs[asked].text.split())
+    # redacted before they are cut: a cut through a token leaves a piece no pattern knows
+    ask = redact(" ".join(msgs[asked].text.split()))
+    seen = [redact(ln) for ln in seen]
     return [Draft(
-        kind="task", title=_short(redact(f"Unfinished: {_short(ask, 50)} — last seen: {_gist(seen[0])}"), 160),
-        body=redact("\n".join([f"The session ended while the agent was looking into: {_short(ask, 300)}",
-                                f"Its last words: {_short(' '.join(msgs[said].text.split()), 300)}",
-                                "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen)])),
+        kind="task", title=_short(f"Unfinished: {_short(ask, 50)} — last seen: {_gist(seen[0])}", 160),
+        body="\n".join([f"The session ended while the agent was looking into: {_short(ask, 300)}",
+                        f"Its last words: {_short(redact(' '.join(msgs[said].text.split())), 300)}",
+                        "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen)]),
         confidence=0.6, importance=0.7, source="rule",
         key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]
 

@@ -2593,3 +2593,34 @@ def test_a_go_ahead_with_instructions_is_no_standing_rule() -> None:
     drafts = Session().user("prepare the repo for open source").say("Want me to do 1 + 2?").user(said).say("Done.").end()
     assert not [d for d in drafts if d.kind == "convention"]
 
+
+
+@pytest.mark.parametrize("output", [
+    "running 12 tests\ntest result: ok. 12 passed; 0 failed; 0 ignored",
+    ("Successfully installed requests-2.32\nERROR: pip's dependency resolver does not currently take into account "
+     "all the packages that are installed."),
+    " PASS  src/login.test.js\n  console.error\n    Error: network down\n",
+    "2026-12-03T10:00:00Z INFO  error: retrying connection (attempt 1)\n2026-12-03T10:00:01Z INFO connected",
+    "[warning] Failed to load optional plugin foo, continuing\nstarted",
+])
+def test_passing_output_that_logs_an_error_leaves_nothing_unfinished(output: str) -> None:
+    # Second review of session 17: each of these became "Unfinished: … — last seen: …".
+    drafts = (Session().user("please fix the flaky login test").say("Fixed the race. Let me run the tests once more:")
+              .run("cargo test", output).end())
+    assert not [d for d in drafts if "unfinished" in d.tags]
+
+
+def test_a_cut_session_on_a_failing_command_is_one_open_task() -> None:
+    drafts = (Session().user("fix the login test").say("Running the test once more:")
+              .run("uv run pytest tests/test_login.py", "Exit code 1\nFAILED tests/test_login.py::test_login - "
+                   "AssertionError: expected 200, got 500", error=True).end())
+    assert len([d for d in drafts if d.kind == "task"]) == 1
+
+
+def test_an_unfinished_task_redacts_before_it_cuts() -> None:
+    token = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90"
+    drafts = (Session().user("a" * 28 + f" {token} why does the deploy stall")
+              .say("Checking the pod:").run("kubectl describe pod api", f"  Warning  Failed  kubelet  Failed to pull "
+                                            f"image \"{'x' * 20}{token}\": not found").end())
+    task = next(d for d in drafts if "unfinished" in d.tags)
+    assert "sk-proj" not in task.title + task.body and "Ab12Cd34" not in task.title + task.body
