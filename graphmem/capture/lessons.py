@@ -951,7 +951,9 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 bullets.append(" ".join(bullet.group(1).replace("**", "").split()))
             elif following.strip() and bullets:
                 break
-        bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)][:6]
+        # "I only updated the Linux script" is the state of the agent's own change, not a finding
+        bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)
+                   and not _OWN_WORK.search(b)][:6]
         if not bullets:
             continue
         drafts.append(Draft(
@@ -1568,7 +1570,7 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if not done or steps:
             leads.append((said, steps))
     if not leads:
-        leads = [(said.rstrip(" :") or "Commands to run", [f"`{_short(c, 160)}`" for c in cmds if c not in ran])
+        leads = [(said.rstrip(" :") or "Commands to run", [f"`{_short(redact(c), 160)}`" for c in cmds if c not in ran])
                  for said, cmds in offered(msgs[at].text, *_commands_run(msgs))]
         leads = [lead for lead in leads if lead[1]]
     if not leads:

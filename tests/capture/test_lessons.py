@@ -2500,8 +2500,7 @@ def test_a_finding_in_russian_is_weighed_like_one_in_english() -> None:
     # sentence split did not see a sentence start in Cyrillic.
     said = ("Обе цели «только TestFlight» = один канал: iOS `release:ios`, macOS `release:macos --channel appstore`. "
             "Developer ID (notarize + zip) пропускаем — это артефакт для GitHub-релиза, а не для TestFlight.")
-    drafts = (Session().user("собери TestFlight для iOS и macOS").say(said)
-              .edit("mise.toml", "[tasks]", "[tasks]\nrelease = 'x'").say("Готово.").end())
+    drafts = Session().user("собери TestFlight для iOS и macOS").say(said).say("Готово.").end()  # no edit to lean on
     assert any(d.title.startswith("Обе цели «только TestFlight» = один канал") for d in drafts if d.kind == "fact")
 
 
