@@ -1498,6 +1498,21 @@ def _env_vars(s: _Session) -> list[Draft]:
             if run.err.where:
                 info.setdefault("where", f"{run.err.where}" + (f" {run.err.symbol}()" if run.err.symbol else ""))
             info.setdefault("error", run.err.name)
+    from graphmem.capture.redact import redact
+
+    # The variable an error named, set on a later passing run of the same command, is the fix
+    # itself, not a guess (held-out review 7: "JAVA_HOME must be set" without the JDK that worked).
+    named_by: dict[str, set[str]] = {}
+    for run in failures:
+        assert run.err is not None
+        for var in run.err.envvars:
+            named_by.setdefault(run.cmd.key, set()).add(var)
+    for run in s.runs:
+        for var in sorted(named_by.get(run.cmd.key, set()) if not run.failed and not run.pending else ()):
+            if var in run.cmd.env and var in found and not found[var]["set_by"]:
+                setting = _short(redact(f"{var}={run.cmd.env[var]}"), 160)  # a secret-named one stays masked
+                found[var]["set_by"].append(f"`{run.cmd.display}` passed with {setting}")
+                found[var]["ids"].append(run.ev.id)
     last_failure: dict[str, _Run] = {}
     exported: list[tuple[_Run, str]] = []  # successful `export X=...` and the run it was in
     # With a transcript the agent's own diagnosis says what fixed a failure; guessing from an env

@@ -2623,3 +2623,23 @@ def test_an_unfinished_task_redacts_before_it_cuts() -> None:
                                             f"image \"{'x' * 20}{token}\": not found").end())
     task = next(d for d in drafts if "unfinished" in d.tags)
     assert "sk-proj" not in task.title + task.body and "Ab12Cd34" not in task.title + task.body
+
+
+def test_the_value_that_made_a_missing_variable_pass_is_kept() -> None:
+    # Held-out review 7 (resounding e36e4615): "JAVA_HOME must be set" was stored without the JDK that worked.
+    jdk = "/nix/store/abc-openjdk-21.0.5"
+    drafts = (Session().user("run the frustum tests")
+              .run("./gradlew test --tests FrustumLodTest", "Exit code 1\nERROR: JAVA_HOME is not set and no 'java' "
+                   "command could be found in your PATH.", error=True)
+              .run(f"JAVA_HOME={jdk} PATH={jdk}/bin:$PATH ./gradlew test --tests FrustumLodTest", "BUILD SUCCESSFUL")
+              .say("Tests pass with JDK 21.").end())
+    env = next(d for d in drafts if d.kind == "env" and d.title.startswith("JAVA_HOME must be set"))
+    assert f"passed with JAVA_HOME={jdk}" in env.body
+
+
+def test_a_secret_that_made_a_missing_variable_pass_stays_masked() -> None:
+    key = "sk-proj-Zq81Lm27Xv64Bn09Ty35Wr72Pk18Hd46"
+    drafts = (Session().user("run the eval")
+              .run("python eval.py", "Exit code 1\nKeyError: OPENAI_API_KEY must be set", error=True)
+              .run(f"OPENAI_API_KEY={key} python eval.py", "score 0.91").say("Runs with the key.").end())
+    assert not any(key[8:20] in d.title + d.body for d in drafts)
