@@ -1754,6 +1754,10 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 
+_MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|good|great|right)[,!.]?\s+)?"
+                       r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i have enough|i need to|"
+                       r"checking|looking|running|starting)\b")
+_ATTACHED = re.compile(r"\[(?:Image|Pasted text|File) #\d+[^\]\n]{0,40}\]")  # "[Image #1] looks the sign out…"
 _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin the background\b|"
                         r"\b(?:I'll|I will|will) (?:report|let you know)\b")
 
@@ -1814,13 +1818,13 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         closing = _first_sentence(_closing_words(s))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
-        if len(closing.split()) < 4 or under_way:
-            closing = ""
+        if len(closing.split()) < 4 or under_way or _MID_WORK.match(closing):
+            closing = ""  # "Now I have enough to write the commit message": a step, not what was done
         if not (closing or changed or drafts or s.runs and not under_way):
             return []  # a session that did, decided and learnt nothing leaves no handoff
         # with nothing built or said at the end, what was asked says what the session was about
         # (held-out review 6: "ran 20 commands" for the session that diagnosed a failing deploy)
-        asked_for = _FILLER.sub("", " ".join(goal_text.split())).strip(" ,")
+        asked_for = _FILLER.sub("", " ".join(_ATTACHED.sub(" ", goal_text).split())).strip(" ,")
         gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
                            f"asked: {asked_for}" if len(asked_for.split()) >= 4 else
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")

@@ -112,7 +112,7 @@ _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix
 MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
-                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem)|caveats?)\W*$|"
+                       r"diagnosis|summary of (?:the )?(?:findings|issue|problem)|caveats?|gotchas?)\W*$|"
                        r"^\W*(?:\w+ ){0,5}(?:things? |points? |notes? )?worth knowing\b(?:[ ,]+[\w'’-]+){0,8}\W*$")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_FINDINGS = 2

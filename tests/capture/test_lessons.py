@@ -2643,3 +2643,22 @@ def test_a_secret_that_made_a_missing_variable_pass_stays_masked() -> None:
               .run("python eval.py", "Exit code 1\nKeyError: OPENAI_API_KEY must be set", error=True)
               .run(f"OPENAI_API_KEY={key} python eval.py", "score 0.91").say("Runs with the key.").end())
     assert not any(key[8:20] in d.title + d.body for d in drafts)
+
+
+def test_gotchas_the_agent_lists_are_kept() -> None:
+    # Held-out review 7 (obs-alert 29dd77ed), verbatim.
+    last = ("Pushed the workflow.\n\nGotchas:\n- Package lands **private** on first push regardless of repo visibility. "
+            "Flip it in Packages → settings.\n- Repo still private = Actions minutes bill against free quota.")
+    found = next(d for d in Session().user("publish images to GHCR").say(last).end() if "finding" in d.tags)
+    assert found.title.startswith("Package lands private on first push regardless of repo visibility")
+
+
+def test_a_summary_is_titled_neither_by_a_pasted_image_nor_by_a_step_under_way() -> None:
+    # Held-out review 7: "asked: [Image #1] looks the sign out…" and "Now I have enough to write an
+    # accurate baseline commit message" (resounding f9952aad) as the session's title.
+    drafts = (Session().user("[Image #1] the sign out button is not aligned with the other controls")
+              .edit("src/SidePanel.tsx", "<button type=\"submit\">", "<button>")
+              .say("Now I have enough to write an accurate baseline commit message.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Now I have enough" not in summary.title and "[Image" not in summary.title
+    assert "src/SidePanel.tsx" in summary.title
