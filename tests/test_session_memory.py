@@ -356,3 +356,14 @@ def test_a_pass_before_the_task_was_left_or_narrowed_to_other_tests_closes_nothi
     ingest(memory, again, tmp_path)  # passed, then failed again: not done
     left = [s for t, s in _statuses(memory).items() if t.startswith("Unresolved")]
     assert left and set(left) == {"active"}  # s-new's, and s-again's own
+
+
+def test_work_left_unpushed_is_done_when_a_later_session_pushes(memory: Any, tmp_path: Path) -> None:
+    # Held-out review 7 (obs-alert 29dd77ed): "Two commits ahead of origin now. Push?"
+    ingest(memory, Session("s-1").user("tag images with the build date")
+           .say("Committed.\n\nTwo commits ahead of origin now. Push?"), tmp_path)
+    task, = [t for t in _statuses(memory) if t.startswith("Left to the user: Two commits ahead")]
+    later = Session("s-2").user("push it").run("git push", "To github.com:x/obs-alert.git\n   1a2b..5d6e  main -> main")
+    later.t += 60
+    ingest(memory, later, tmp_path)
+    assert _statuses(memory)[task] == "superseded"

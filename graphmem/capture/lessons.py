@@ -1440,9 +1440,19 @@ def _has_handoff(text: str) -> bool:
 
 
 def _lead(plain: str) -> str:
-    return next((s for s in _sentences(plain) if _FOR_YOU.search(s) and not _CONDITION.match(s)
+    return next((s for s in _sentences(plain) if (_FOR_YOU.search(s) and not _CONDITION.match(s)
                  and (not _DONE_FOR_THEM.search(s) or _NOT_DONE_FOR_THEM.search(s))
-                 and not _NOTHING.match(s.split(":", 1)[1] if ":" in s else "")), "")
+                 and not _NOTHING.match(s.split(":", 1)[1] if ":" in s else "")) or _UNSHIPPED.search(s)), "")
+
+
+# The session's work is done here but not shipped, and the last words wait for the person's go
+# (held-out review 7, obs-alert: "Two commits ahead of origin now. Push?"; napoli: "ready to push
+# when you're ready"). Whoever pushes next closes it.
+_UNSHIPPED = re.compile(
+    r"(?i)\b(?:[1-9]\d*|one|two|three|four|five) (?:local )?commits? ahead of\b|\bready to (?:push|merge|deploy|publish)\b"
+    r"(?:[^.?!]{0,30}\bwhen(?:ever)? you\b)|^\W*(?:want me to |shall i |should i )?(?:commit and )?"
+    r"(?:push|merge|deploy|publish)(?: (?:it|them|this|these|the (?:branch|commits?)))?\?$")
+
 
 
 def _ran_by_person(msgs: list[Any]) -> set[str]:
@@ -1545,9 +1555,18 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         said = _lead(plain)
         if not said:
             continue
+        steps: list[str] = []
         if _HANDED.match(plain):
             said = plain  # "Decision for you: …" and the question it ends on
-        steps: list[str] = []
+        elif _UNSHIPPED.search(said):
+            around = _sentences(plain)
+            pos = around.index(said) if said in around else 0
+            if len(plain) <= 160:
+                said = plain  # "Two commits ahead of origin now. Push?"
+            elif len(said) < 40 and pos > 0:
+                said = f"{around[pos - 1]} {said}"  # "Push?" says what only with the sentence before it
+            if re.search(r"(?i)\bpush\b", said):
+                steps.append("`git push`")  # the next push, by anyone, does it
         fenced = False
         listing = plain.endswith(":") or raw.lstrip().startswith("#")
         while listing and n < len(lines) and len(steps) < MAX_HANDOFF_STEPS:
@@ -1577,7 +1596,8 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         return []
     lead, steps = next((lead for lead in leads if lead[1]), leads[0])
     named = [st for st in steps if st not in lead]  # "You may want to run `docker system prune`" names its one step
-    title = f"Left to the user: {lead.rstrip(' :.!')}" + (": " + "; ".join(s.rstrip(".") for s in named)
+    joint = " " if lead.rstrip().endswith("?") else ": "
+    title = f"Left to the user: {lead.rstrip(' :.!')}" + (joint + "; ".join(s.rstrip(".") for s in named)
                                                         if named else "")
     body = [HANDED_OVER]
     for said, listed in leads:

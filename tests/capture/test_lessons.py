@@ -2662,3 +2662,22 @@ def test_a_summary_is_titled_neither_by_a_pasted_image_nor_by_a_step_under_way()
     summary = next(d for d in drafts if d.kind == "summary")
     assert "Now I have enough" not in summary.title and "[Image" not in summary.title
     assert "src/SidePanel.tsx" in summary.title
+
+
+def test_work_left_unpushed_for_the_persons_go_is_an_open_task() -> None:
+    # Held-out review 7 (obs-alert 29dd77ed), verbatim closing line; seen.
+    drafts = (Session().user("tag images with the build date").run("git commit -m 'ci: CalVer tags'", "[main 2c1d3e4]")
+              .say("Second push same day → `2026.9.12.2`, then `.3`.\n\nTwo commits ahead of origin now. Push?").end())
+    task = next(d for d in drafts if "left-to-user" in d.tags)
+    assert task.title == "Left to the user: Two commits ahead of origin now. Push? `git push`"
+    assert "- `git push`" in task.body  # the next push closes it
+
+
+@pytest.mark.parametrize("closing", [
+    "Pushed. The branch is 0 commits ahead of origin.",
+    "Pushed to origin/main; nothing left to do.",
+])
+def test_work_already_shipped_leaves_no_push_task(closing: str) -> None:
+    drafts = (Session().user("ship it").run("git push", "To github.com:x/y.git\n   1a2b3c4..5d6e7f8  main -> main")
+              .say(closing).end())
+    assert not [d for d in drafts if "left-to-user" in d.tags]
