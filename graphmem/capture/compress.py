@@ -2076,6 +2076,9 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.reasoned_choices(s.transcript, s.session_id)
     drafts += lessons.answers(s.transcript, s.session_id)
     drafts += lessons.handoffs(s.transcript, s.session_id)
+    # a line the hand-over already leads with ("Пропущено: …" over its commands) is told once
+    drafts += [d for d in lessons.left_out(s.transcript, s.session_id)
+               if not any(d.title.rstrip("…: ") in other.title + other.body for other in drafts)]
     drafts += lessons.agent_notes(s.transcript, s.paths.rel, s.session_id)
     for lesson in found:
         # A failure the agent showed was already there before its change (on main too): the next

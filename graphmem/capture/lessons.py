@@ -1535,6 +1535,34 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]
 
 
+# What the agent left out on purpose, with why: "Skipped: test job (needs postgres service +
+# migrate), multi-arch buildx (arm64 ~3x slower on hosted runners), deploy step." (held-out review
+# 7, obs-alert; reachy's "Пропущено: …"). The next session meets the gap and asks why.
+_FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_LEFT_OUT = re.compile(r"(?i)(?:^\W*|[.!]\s+)((?:→\s*)?(?:skipped|not done|deferred|left out|out of scope|"
+                       r"not (?:yet )?included|пропущено|не сделано|отложено|omitido|pendiente)\s*[:—–-]\s*.{12,})$")
+MAX_LEFT_OUT = 3
+
+
+def left_out(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """Lines where the agent says what it skipped and why, as decisions of the session."""
+    drafts: list[Draft] = []
+    for msg in transcript:
+        if msg.sidechain or msg.compact or msg.role != "assistant" or not msg.text:
+            continue
+        for line in _FENCE_BLOCK.sub("", msg.text).splitlines():
+            found = _LEFT_OUT.search(line.replace("**", "").strip()[-1000:])
+            if not found:
+                continue
+            said = redact(" ".join(found.group(1).split()).lstrip("-*• →"))
+            said = said[:1].upper() + said[1:]
+            drafts.append(Draft(
+                kind="decision", title=_short(said, 200), body=f"The agent left this out on purpose: {_short(said, 600)}",
+                confidence=0.6, importance=0.6, source="rule",
+                key=session_key(session_id, "left-out", said.lower()), tags=["skipped"]))
+    return list({d.key: d for d in drafts}.values())[-MAX_LEFT_OUT:]
+
+
 def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """What the session's last agent message leaves to the person: the steps it lists under
     "you need to:" or "run these yourself:", or the decision it hands over. Nothing later in the

@@ -2681,3 +2681,24 @@ def test_work_already_shipped_leaves_no_push_task(closing: str) -> None:
     drafts = (Session().user("ship it").run("git push", "To github.com:x/y.git\n   1a2b3c4..5d6e7f8  main -> main")
               .say(closing).end())
     assert not [d for d in drafts if "left-to-user" in d.tags]
+
+
+def test_what_the_agent_skipped_on_purpose_is_a_decision_with_its_reason() -> None:
+    # Held-out review 7 (obs-alert eb48b3f7), verbatim; seen.
+    said = ("Fixed. Preview no longer auto-fires on load.\n\ntsc clean, 159 tests pass. Skipped: component test "
+            "(no React test setup in repo); add when one exists.")
+    decision = next(d for d in Session().user("stop the preview firing on load").edit("src/Editor.tsx", "a", "b")
+                    .say(said).end() if "skipped" in d.tags)
+    assert decision.title == "Skipped: component test (no React test setup in repo); add when one exists."
+
+
+def test_a_skipped_line_the_hand_over_leads_with_is_told_once() -> None:
+    drafts = Session().user("выпусти TestFlight-сборку").run("mise run release:ios", "Uploaded build 144") \
+        .say(REACHY_LAST).end()
+    assert [d.kind for d in drafts if "Пропущено" in d.title] == ["task"]
+
+
+def test_skipped_tests_in_a_report_are_no_decision() -> None:
+    drafts = Session().user("run the suite").run("pytest", "12 passed, 3 skipped").say(
+        "All green: 12 passed, 3 skipped (they need a GPU).").end()
+    assert not [d for d in drafts if "skipped" in d.tags]
