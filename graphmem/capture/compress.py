@@ -1366,7 +1366,8 @@ _LISTEN = re.compile(
 _URL_PORT = re.compile(rf"(?i)(?:https?://)?{_LOOPBACK}:(\d{{2,5}})(/\S*)?")
 _PORT_FLAG = re.compile(r"(?:--port[= ]|-p[= ]?|:)(\d{2,5})\b")
 _READS_LOGS = re.compile(r"\s*(?:\S*/)?(?:curl|wget|tail|cat|head|less|grep|journalctl|(?:docker(?:-compose| compose)?|"
-                         r"kubectl|podman|heroku|fly|pm2)\b[^|;&]*\blogs?)\b")
+                         r"kubectl|podman|heroku|fly|pm2)(?:\s+-{1,2}[\w-]+(?:[ =][^\s-]\S*)?)*\s+logs)(?:\s|$)")
+_STARTS_SERVER = re.compile(r"(?i)\b(?:up|run|start|serve|dev|preview)\b")
 
 
 def _env_rules(s: _Session) -> list[Draft]:
@@ -1439,7 +1440,9 @@ def _ports(s: _Session) -> list[Draft]:
             continue
         # A probe, or a command that prints a server's logs, shows what listens but is not it
         # (held-out review 7: `curl … /api/health && docker compose logs app` was "the server").
-        reads = cmd.is_probe or any(_READS_LOGS.match(step) for step in [cmd.raw, *cmd.others])
+        steps = [cmd.raw.split("&&")[0], *cmd.others]
+        reads = (cmd.is_probe or any(_READS_LOGS.match(step) for step in steps)) and not any(
+            _STARTS_SERVER.search(step) and not _READS_LOGS.match(step) for step in steps)
         listen = [] if reads else [m.group(1) for m in _LISTEN.finditer(text)]
         if cmd.background and not listen and not reads:
             listen = [m.group(1) for m in _PORT_FLAG.finditer(cmd.main)][:1]
@@ -1593,7 +1596,7 @@ _DECISION = re.compile(
     r"\bwe should (?:use|keep|not|never|always|prefer|stick|switch|go|make|store|show|treat|drop|"
     r"avoid|only)\b|\b(?:should|must) (?:use|be) .{3,80}\b(?:instead of|rather than|not)\b")
 _CONVENTION = re.compile(
-    r"(?i)\b(?:use|using)\s+\S[^.!?;]{0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
+    r"(?i)\b(?:use|using)\s+\S(?:[^.!?;]|[.!?](?!\s)){0,80}?,?\s+(?:not|instead of|rather than|over)\s+\S|"
     r"^(?:please\s+)?(?:always|never)\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
     r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"

@@ -953,7 +953,7 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 break
         # "I only updated the Linux script" is the state of the agent's own change, not a finding
         bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)
-                   and not _OWN_WORK.search(b)][:6]
+                   and not _OWN_WORK.search(b) and not _MY_CHANGE.search(b)][:6]
         if not bullets:
             continue
         drafts.append(Draft(
@@ -1449,10 +1449,22 @@ def _lead(plain: str) -> str:
 # (held-out review 7, obs-alert: "Two commits ahead of origin now. Push?"; napoli: "ready to push
 # when you're ready"). Whoever pushes next closes it.
 _UNSHIPPED = re.compile(
-    r"(?i)\b(?:[1-9]\d*|one|two|three|four|five) (?:local )?commits? ahead of\b|\bready to (?:push|merge|deploy|publish)\b"
-    r"(?:[^.?!]{0,30}\bwhen(?:ever)? you\b)|^\W*(?:want me to |shall i |should i )?(?:commit and )?"
-    r"(?:push|merge|deploy|publish)(?: (?:it|them|this|these|the (?:branch|commits?)))?\?$")
+    r"(?i)\b(?:[1-9]\d*|one|two|three|four|five) (?:local )?commits? ahead of (?:`?origin|`?upstream|the remote)\b|"
+    r"\bready to push\b(?:[^.?!]{0,30}\bwhen(?:ever)? you\b)|^\W*(?:want me to |shall i |should i )?(?:commit and )?"
+    r"push(?: (?:it|them|this|these|the (?:branch|commits?)))?\?$")
 
+
+
+def _pushed_last(msgs: list[Any]) -> bool:
+    """Whether the session's last git commit or push was a push."""
+    last = ""
+    for msg in msgs:
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            line = use.input.get("command")
+            if isinstance(line, str):
+                for found in re.finditer(r"\bgit\s+(?:-C\s+\S+\s+)?(commit|push)\b(?![^;&|]*--dry-run)", line):
+                    last = found.group(1)
+    return last == "push"
 
 
 def _ran_by_person(msgs: list[Any]) -> set[str]:
@@ -1480,6 +1492,7 @@ _FAILURE_LINE = re.compile(
 # result: ok. 12 passed; 0 failed", jest's console.error inside a PASS).
 _PASSED = re.compile(r"(?m)\btest result: ok\b|\b\d+ passed\b|^\s*PASS\b|^OK(?: \(|$)|\bBUILD SUCCESSFUL\b|"
                      r"^ok\s+\S+\s+[\d.]+s$|\bAll \d+ tests? passed\b")
+_SOME_FAILED = re.compile(r"(?mi)\b[1-9]\d* failed\b|\btest result: FAILED\b|^\s*FAIL\b")
 # pip's own notice, printed at exit 0 after an install that worked
 _BENIGN = re.compile(r"(?i)^ERROR: pip's dependency resolver does not currently")
 _FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")
@@ -1513,7 +1526,7 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 msg.is_error and persons_words(use.name, msg.text):
             continue
         failed = msg.is_error or _exit_failure(msg.text)
-        if not failed and _PASSED.search(msg.text[-20000:]):
+        if not failed and _PASSED.search(msg.text[-20000:]) and not _SOME_FAILED.search(msg.text[-20000:]):
             continue
         lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:]) if not _BENIGN.match(ln.strip())]
         if failed:
@@ -1541,6 +1554,8 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _LEFT_OUT = re.compile(r"(?i)(?:^\W*|[.!]\s+)((?:→\s*)?(?:skipped|not done|deferred|left out|out of scope|"
                        r"not (?:yet )?included|пропущено|не сделано|отложено|omitido|pendiente)\s*[:—–-]\s*.{12,})$")
+_MY_CHANGE = re.compile(r"(?i)\bI (?:only |just |also )?(?:updated|changed|edited|touched|fixed|added|removed)\b")
+_BLOCKED = re.compile(r"(?i)\b(?:blocked|denied|permission|not allowed|refused|couldn't|could not|failed)\b")
 MAX_LEFT_OUT = 3
 
 
@@ -1551,9 +1566,13 @@ def left_out(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if msg.sidechain or msg.compact or msg.role != "assistant" or not msg.text:
             continue
         for line in _FENCE_BLOCK.sub("", msg.text).splitlines():
+            if re.match(r"\s{2,}|\s*[>|]", line):
+                continue  # a quote, an indented output line, a table row
             found = _LEFT_OUT.search(line.replace("**", "").strip()[-1000:])
-            if not found:
-                continue
+            what = found.group(1).split(":", 1)[-1] if found else ""
+            if not found or _NOTHING.match(what) or re.match(r"\W*\d", what) or "::" in what or \
+                    _BLOCKED.search(what):
+                continue  # "Skipped: none", a test report's count, one blocked and waiting on the person
             said = redact(" ".join(found.group(1).split()).lstrip("-*• →"))
             said = said[:1].upper() + said[1:]
             drafts.append(Draft(
@@ -1587,14 +1606,15 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if _HANDED.match(plain):
             said = plain  # "Decision for you: …" and the question it ends on
         elif _UNSHIPPED.search(said):
+            if _pushed_last(msgs):
+                continue  # "4 commits ahead of the tag" after the push ran says nothing is left
             around = _sentences(plain)
             pos = around.index(said) if said in around else 0
             if len(plain) <= 160:
                 said = plain  # "Two commits ahead of origin now. Push?"
             elif len(said) < 40 and pos > 0:
                 said = f"{around[pos - 1]} {said}"  # "Push?" says what only with the sentence before it
-            if re.search(r"(?i)\bpush\b", said):
-                steps.append("`git push`")  # the next push, by anyone, does it
+            steps.append("`git push`")  # the next push, by anyone, does it
         fenced = False
         listing = plain.endswith(":") or raw.lstrip().startswith("#")
         while listing and n < len(lines) and len(steps) < MAX_HANDOFF_STEPS:
@@ -1602,12 +1622,12 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             if line.startswith("```"):
                 fenced = not fenced
             elif fenced and line:
-                steps.append(f"`{_short(line.lstrip('!$ '), 160)}`")
+                steps.append(f"`{_short(redact(line.lstrip('!$ ')), 160)}`")
             elif (bullet := _BULLET.match(line)) and not fenced:
-                steps.append(_short(bullet.group(1).replace("**", ""), 160))
+                steps.append(_short(redact(bullet.group(1).replace("**", "")), 160))
             elif line and not fenced:
                 if not steps and not line.endswith(":") and not line.startswith("#"):
-                    steps.append(_short(line.replace("**", ""), 160))  # the one step, said as prose
+                    steps.append(_short(redact(line.replace("**", "")), 160))  # the one step, said as prose
                 break
             n += 1
         if len(steps) == 1 and _NOTHING.match(steps[0]):
@@ -1692,7 +1712,8 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 # "no" says the opposite.
 _REPLY_ACK = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|hmm+|well|actually|alright|"
                         r"да|ок|хорошо|ладно|sí|vale|bueno|ja|oui)\b[\s,.!—–-]*)+")
-_DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b[\s,.!—–-]+[^\W\d_]")
+_DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b(?! (?:worries|problem|need to ask)\b)"
+                       r"[\s,.!—–-]+[^\W\d_]")
 _CHOOSING = re.compile(
     r"(?i)^(?:let'?s|lets|let us|go (?:with|for)|stick (?:with|to)|(?:rather|instead)\b|just\b|"
     r"давай\w*|vamos|mejor|lass uns|on va)\b")

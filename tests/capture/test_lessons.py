@@ -2675,7 +2675,10 @@ def test_work_left_unpushed_for_the_persons_go_is_an_open_task() -> None:
 
 @pytest.mark.parametrize("closing", [
     "Pushed. The branch is 0 commits ahead of origin.",
-    "Pushed to origin/main; nothing left to do.",
+    "Pushed to origin. Note main is still 4 commits ahead of the production tag.",
+    "Pushed; the branch is 2 commits ahead of origin until CI rebases it.",  # the push ran last
+    "The branch is 3 commits ahead of main; opened PR #12.",
+    "Want me to deploy it?",
 ])
 def test_work_already_shipped_leaves_no_push_task(closing: str) -> None:
     drafts = (Session().user("ship it").run("git push", "To github.com:x/y.git\n   1a2b3c4..5d6e7f8  main -> main")
@@ -2698,7 +2701,47 @@ def test_a_skipped_line_the_hand_over_leads_with_is_told_once() -> None:
     assert [d.kind for d in drafts if "Пропущено" in d.title] == ["task"]
 
 
-def test_skipped_tests_in_a_report_are_no_decision() -> None:
-    drafts = Session().user("run the suite").run("pytest", "12 passed, 3 skipped").say(
-        "All green: 12 passed, 3 skipped (they need a GPU).").end()
+@pytest.mark.parametrize("said", [
+    "All green.\n- Skipped: 3 (tests/test_gpu.py needs CUDA)",
+    "The CI log says:\n> Skipped: job 'deploy' because a needed job failed",
+    "Done.\nSkipped: none — every item on the list is implemented.",
+    "Not done: I didn't turn on `push_sessions` because the permission check blocked it.",  # solar d6ced6b4
+])
+def test_skipped_lines_that_are_reports_quotes_or_blocks_are_no_decision(said: str) -> None:
+    # Second review of the session's mends: each of these became "left this out on purpose".
+    drafts = Session().user("run the suite").run("pytest", "12 passed, 3 skipped").say(said).end()
     assert not [d for d in drafts if "skipped" in d.tags]
+
+
+@pytest.mark.parametrize("reply", ["no worries, go ahead and add them", "no problem, add them now"])
+def test_a_go_ahead_that_starts_with_no_is_no_decline(reply: str) -> None:
+    drafts = (Session().user("add tests").say("Added them. Want me to also add tests for the tokenizer?")
+              .user(reply).say("Adding.").end())
+    assert not [d for d in drafts if d.title.startswith("Declined")]
+
+
+def test_a_handed_over_step_is_redacted_before_it_is_cut() -> None:
+    key = "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90"
+    last = ("Deployed.\n\nYou need to run:\n```bash\ncurl https://api.example.com/" + "x" * 120 + f"?key={key}\n```")
+    task = next(d for d in Session().user("deploy").run("curl https://api.example.com/health", "ok").say(last).end()
+                if "left-to-user" in d.tags)
+    assert "Ab12Cd34" not in task.title + task.body
+
+
+def test_a_chain_that_starts_the_server_and_prints_its_logs_is_still_the_server() -> None:
+    drafts = (Session().user("start it").run("docker compose up -d && docker compose logs web",
+                                             "web-1  | Listening on http://localhost:8080").say("Up.").end())
+    assert any(d.title.startswith("localhost:8080 is served by `docker") for d in drafts)
+
+
+@pytest.mark.parametrize("output", ["1 failed, 12 passed in 2.1s", "test result: FAILED. 11 passed; 1 failed",
+                                    "Tests: 1 failed, 5 passed, 6 total"])
+def test_mixed_results_are_still_a_failure_left_unread(output: str) -> None:
+    drafts = (Session().user("fix the login test").say("Running the suite once more:")
+              .run("npm test 2>&1 | tail -5", output + "\nFAILED tests/login.spec::test_redirect").end())
+    assert [d for d in drafts if "unfinished" in d.tags]
+
+
+def test_a_rule_with_a_dotted_version_is_still_a_convention() -> None:
+    drafts = Session().user("use node 20.11 not 18 for the build").say("OK.").end()
+    assert any(d.kind == "convention" for d in drafts)
