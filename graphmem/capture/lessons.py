@@ -125,6 +125,7 @@ _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potenti
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
                     r"false positives?|возможно|наверное|кажется|похоже|вероятно|может быть|quizás?|tal vez|"
                     r"probablemente|parece|puede que)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
+_FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|\n+")
 MAX_LESSONS = 10
 
@@ -327,7 +328,7 @@ def equivalent(passing: Command, failing: Command) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    text = re.sub(r"```.*?(?:```|$)", " ", text, flags=re.DOTALL)
+    text = _FENCE_BLOCK.sub(" ", text)
     out = []
     for part in _SENTENCE_SPLIT.split(text):
         part = re.sub(r"^\s*(?:[-*•]|\d+[.)]|#+)\s+", "", part).strip().strip("*").strip()
@@ -1340,7 +1341,7 @@ _RUN_CUE = re.compile(
     r"установи)\b|\byou(?:'ll| will)? (?:still )?(?:need|have|must|should) to (?:run|re-?run|execute)\b|"
     r"\b(?:necesitas|tienes que|debes) (?:ejecutar|correr|lanzar)\b|\b(?:нужно|надо) (?:запустить|выполнить)\b")
 _OPTIONAL = re.compile(r"(?i)\b(?:may|might|could|can) (?:want to|also|always)?\b|\bat some point\b|\bwhenever\b|"
-                       r"\bif you (?:ever |ever )?(?:want|like|need|wish)\b|\bany ?time\b|\bnext time\b")
+                       r"\bif you (?:ever )?(?:want|like|need|wish)\b|\bany ?time\b|\bnext time\b")
 # A block's lead that hands its commands over: what was skipped, is left, or waits for the
 # person (reachy f05d07d9: "Пропущено: публичная группа не прикреплена …"). "Usage:", "For
 # example", "to roll back" show a way, they leave nothing to do.
@@ -1551,7 +1552,6 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 # What the agent left out on purpose, with why: "Skipped: test job (needs postgres service +
 # migrate), multi-arch buildx (arm64 ~3x slower on hosted runners), deploy step." (held-out review
 # 7, obs-alert; reachy's "Пропущено: …"). The next session meets the gap and asks why.
-_FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _LEFT_OUT = re.compile(r"(?i)(?:^\W*|[.!]\s+)((?:→\s*)?(?:skipped|not done|deferred|left out|out of scope|"
                        r"not (?:yet )?included|пропущено|не сделано|отложено|omitido|pendiente)\s*[:—–-]\s*.{12,})$")
 _MY_CHANGE = re.compile(r"(?i)\bI (?:only |just |also )?(?:updated|changed|edited|touched|fixed|added|removed)\b")
