@@ -670,6 +670,8 @@ class Memory:
         # A hit shows the body's start: pick from all of it (read at once, not item by item).
         whole = {r["id"]: m.MemoryItem.from_row(r) for r in self.store.get_items(
             [h.item.id for h in result.hits if h.item.body.endswith("…") and h.item.id in near])}
+        symbols = self.store.mentioned_symbols(
+            [h.item.id for h in result.hits if h.item.id in near]) if in_functions else {}
         for hit in result.hits:
             item = whole.get(hit.item.id, hit.item)
             # An item about a file the session is working on needs less of the prompt's words.
@@ -679,7 +681,7 @@ class Memory:
             # Known to be in some functions, the agent is not pushed what was said of others
             # near them (of the same file, say): search still finds it.
             if in_functions and ("graph" in hit.channels and "entity" not in hit.channels
-                                 or self._about_other_functions(item.id, live)):
+                                 or _about_other_functions(symbols.get(item.id, []), live)):
                 continue
             relevance = near[item.id] + WORD_SHARE_WEIGHT * render.word_share(
                 f"{item.title}\n{item.body}", weights)
@@ -712,17 +714,6 @@ class Memory:
             if cost <= room:
                 return entry, cost
         return "", 0
-
-    def _about_other_functions(self, item_id: str, live: Sequence[live_mod.ContextEntry]) -> bool:
-        """The item names functions of the files being worked on, none of them one being
-        worked in."""
-        files = {e.name for e in live if e.kind == "file"}
-        functions = {e.name for e in live if e.kind == "symbol"}
-        functions |= {f.rsplit("::", 1)[-1] for f in functions}
-        named = [r["entity"] for r in self.store.item_links(item_id)
-                 if r.get("kind") == "MENTIONS" and (r.get("entity") or {}).get("kind") == "symbol"]
-        return (any(e.get("path") in files for e in named)
-                and not any({e.get("name"), e.get("qualname")} & functions for e in named))
 
     def brief(self, budget: int | None = None) -> m.Brief:
         """Layer 1: one line per item for the session start, inside the budget."""
@@ -974,3 +965,14 @@ def _split_title(text: str) -> tuple[str, str]:
         if 0 <= at < 200:
             return head[: at + 1].rstrip(), text
     return short(head, 160), text
+
+
+def _about_other_functions(named: Sequence[Mapping[str, Any]],
+                           live: Sequence[live_mod.ContextEntry]) -> bool:
+    """The item names functions of the files being worked on, none of them one being worked
+    in."""
+    files = {e.name for e in live if e.kind == "file"}
+    functions = {e.name for e in live if e.kind == "symbol"}
+    functions |= {f.rsplit("::", 1)[-1] for f in functions}
+    return (any(e.get("path") in files for e in named)
+            and not any({e.get("name"), e.get("qualname")} & functions for e in named))

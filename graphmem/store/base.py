@@ -205,6 +205,10 @@ class Store(Protocol):
         """(item id, entity id, weight) for items linked to any of the entities."""
         ...
 
+    def mentioned_symbols(self, item_ids: Iterable[str]) -> dict[str, list[Row]]:
+        """The symbol entities each item MENTIONS, as entity rows."""
+        ...
+
     def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
         """How many files each item is linked to (from the mirror)."""
         ...

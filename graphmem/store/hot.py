@@ -283,6 +283,11 @@ class HotIndex:
         found.sort()
         return [(item_id, entity, weight) for _, _, item_id, entity, weight in found]
 
+    def mentioned(self, item_ids: Iterable[str], prefix: str) -> dict[str, list[str]]:
+        """The entities (ids starting with `prefix`) each item MENTIONS."""
+        return {i: sorted(e for e in self.links_of_item.get(i, ()) if e.startswith(prefix)
+                          and ("MENTIONS", i) in self.item_links.get(e, {})) for i in item_ids}
+
     def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
         """How many files each item is linked to."""
         return {i: sum(1 for e in self.links_of_item.get(i, ()) if e.startswith("file:"))

@@ -780,6 +780,12 @@ class KuzuStore:
         """(item id, entity id, weight) for items linked to any of the entities."""
         return self.hot.items_linked(entity_ids, flt)
 
+    def mentioned_symbols(self, item_ids: Iterable[str]) -> dict[str, list[Row]]:
+        """The symbol entities each item MENTIONS, from the in-memory mirror."""
+        index = self._code_index()
+        return {i: [dict(index.rows[e]) for e in ids if e in index.rows]
+                for i, ids in self.hot.mentioned(item_ids, "symbol:").items()}
+
     def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
         """How many files each item is linked to (from the mirror)."""
         return self.hot.file_counts(item_ids)

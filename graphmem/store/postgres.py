@@ -994,6 +994,17 @@ class PostgresStore:
                           {**params, "e": list(entity_ids)})
         return [(r["source"], r["target"], float(r["weight"])) for r in rows]
 
+    def mentioned_symbols(self, item_ids: Iterable[str]) -> dict[str, list[Row]]:
+        """The symbol entities each item MENTIONS."""
+        ids = list(item_ids)
+        found: dict[str, list[Row]] = {i: [] for i in ids}
+        if ids:
+            for r in self._rows(f"SELECT l.source AS item, {ENTITY_SELECT} FROM mentions l "
+                                "JOIN entities e ON e.id = l.target WHERE l.source = ANY(%s) "
+                                "AND e.kind = 'symbol' ORDER BY l.source, e.id", (ids,)):
+                found[r.pop("item")].append(r)
+        return found
+
     def file_counts(self, item_ids: Iterable[str]) -> dict[str, int]:
         """How many files each item is linked to."""
         ids = list(item_ids)

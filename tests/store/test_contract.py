@@ -257,6 +257,9 @@ def test_links(linked: Store) -> None:
     assert sorted(linked.items_mentioning(["concept:retry"], ItemFilter())) == [
         ("i1", "concept:retry", 0.5), ("i2", "concept:retry", 0.5)]
     assert linked.file_counts(["i1", "i2"]) == {"i1": 1, "i2": 1}  # a.py once: f lies in it
+    mentioned = linked.mentioned_symbols(["i1", "i2", "nope"])
+    assert {i: [(e["id"], e["path"], e["qualname"]) for e in rows] for i, rows in mentioned.items()} == {
+        "i1": [("symbol:a.py::f", "src/a.py", "a.py::f")], "i2": [], "nope": []}
     shared = {e["id"]: e["shared_items"] for e in linked.entity_items_neighbours("concept:retry")}
     assert shared == {"symbol:a.py::f": 1, "file:a.py": 1, "file:b.py": 1}
     assert linked.entity_items_neighbours("concept:retry", project="q") == []
