@@ -14,7 +14,7 @@ What is masked, as `[REDACTED:<kind>]`:
 - provider tokens by their documented prefixes (AWS, GitHub, GitLab, Slack, Stripe, OpenAI,
   Anthropic, Google, Twilio, SendGrid, npm, PyPI, Hugging Face, Azure, Heroku, DigitalOcean, ...);
 - PEM private keys (the whole block), JWTs, passwords inside URLs and connection strings;
-- values of secret-named assignments (`*_TOKEN=`, `*_SECRET=`, `*_KEY=`, `PASSWORD=`, `passwd:`,
+- values of secret-named assignments (`*_TOKEN=`, `*_SECRET=`, `*_KEY=`, `*_SALT=`, `PASSWORD=`, `passwd:`,
   JSON/YAML keys, CLI flags, `Authorization:`/`Cookie:` headers); the name is kept so memory still
   says which variable was set;
 - a key-like value right after `key`/`token`/`secret` in prose (`the API key is 3f9a...`),
@@ -474,14 +474,14 @@ def _context(text: str, lowered: str, same_length: bool) -> Iterator[Finding]:
 # scan linear on code-heavy payloads.
 _KEYWORDS = (
     r"(pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key|"
-    r"private[_.\-]?key|key[_.\-]?data|key[_.\-]?base|key|auth|credentials?|creds?)"
+    r"private[_.\-]?key|key[_.\-]?data|key[_.\-]?base|key|auth|credentials?|creds?|salt)"
 )
 _ASSIGN = (
     _KEYWORDS
     + r"\d*"
     r"([\"']?)\]?\s*(?::=|=>|[:=])[ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"'`,;)\]}>]+))"
 )
-_ASSIGN_TRIGGERS = ("pass", "pw", "secret", "token", "key", "auth", "cred")
+_ASSIGN_TRIGGERS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "salt")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _STRONG_WORDS = (
     "pass",
@@ -658,7 +658,7 @@ def _assignment_kind(keyword: str) -> str:
     k = keyword.lower()
     if k.startswith("pass") or k in ("pwd", "pw"):
         return "password"
-    if k.startswith("secret"):
+    if k.startswith(("secret", "salt")):
         return "secret"
     if k.startswith("token"):
         return "token"

@@ -56,6 +56,10 @@ def test_recall_and_false_positive_rate_on_corpus() -> None:
             "Authorization: Basic [REDACTED:auth_header]",
         ),
         ("mail jane.doe@acme.io now", "mail [REDACTED:email] now"),
+        # Phoenix's signing salt signs session cookies: a secret, though not named one.
+        ("SIGNING_SALT=Qm9vZ2xlU2FsdDEyMw", "SIGNING_SALT=[REDACTED:secret]"),
+        ('config :app, AppWeb.Endpoint, live_view: [signing_salt: "x7Yz9QwErT"]',
+         'config :app, AppWeb.Endpoint, live_view: [signing_salt: "[REDACTED:secret]"]'),
     ],
 )
 def test_masks_the_value_and_keeps_the_name(text: str, expected: str) -> None:
@@ -76,6 +80,9 @@ def test_masks_the_value_and_keeps_the_name(text: str, expected: str) -> None:
         "git@github.com:acme/api.git",
         "echo aGVsbG8gd29ybGQgdGhpcyBpcyBub3QgYSBzZWNyZXQ= | base64 -d",
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "salt = bcrypt.gensalt()",
+        "SALT_ROUNDS=10",
+        "hash(password, salt=salt)",
     ],
 )
 def test_leaves_public_identifiers_alone(text: str) -> None:
