@@ -254,10 +254,16 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
             "updated_at": now}))
 
 
+_NOT_PUSHING_WORK = re.compile(r"\s(?:--dry-run|--delete|-[a-zA-Z]*[nd])(?=\s|$)|\s:\S")
+
+
 def _reruns(passing: Any, failing: Any) -> bool:
-    """The passing run does what the failing one did: its targets, and no fewer tests (`-k`)."""
+    """The passing run does what the failing one did: its targets, and no fewer tests (`-k`).
+    Work left unpushed is pushed by any real push, to whichever remote and branch."""
     if (passing.family, passing.sub) != (failing.family, failing.sub) or not passing.exe:
         return False
+    if (failing.family, failing.sub) == ("git", "push") and not failing.targets:
+        return not _NOT_PUSHING_WORK.search(passing.main or passing.raw)
     if not set(passing.selectors) <= set(failing.selectors):
         return False
     theirs, ours = set(failing.targets), set(passing.targets)

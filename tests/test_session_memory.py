@@ -363,7 +363,10 @@ def test_work_left_unpushed_is_done_when_a_later_session_pushes(memory: Any, tmp
     ingest(memory, Session("s-1").user("tag images with the build date")
            .say("Committed.\n\nTwo commits ahead of origin now. Push?"), tmp_path)
     task, = [t for t in _statuses(memory) if t.startswith("Left to the user: Two commits ahead")]
-    later = Session("s-2").user("push it").run("git push", "To github.com:x/obs-alert.git\n   1a2b..5d6e  main -> main")
-    later.t += 60
-    ingest(memory, later, tmp_path)
-    assert _statuses(memory)[task] == "superseded"
+    for n, (line, done) in enumerate([("git push --dry-run origin main", "active"),
+                                      ("git push origin --delete old-branch", "active"),
+                                      ("git push -u origin main", "superseded")]):
+        later = Session(f"s-{n + 2}").user("push it").run(line, "To github.com:x/obs-alert.git\n   1a2b..5d6e  main -> main")
+        later.t += 60 * (n + 1)
+        ingest(memory, later, tmp_path)
+        assert _statuses(memory)[task] == done, line
