@@ -1798,7 +1798,8 @@ _NOT_ON_PATH = re.compile(
 _ALIAS_OF = {"py": "python", "python3": "python", "pip3": "pip", "nodejs": "node"}
 _UNQUOTED_GLOB = re.compile(r"(?m)no matches found: (-[\w-]*=\S*[*?\[]\S*)")
 _RUN_VIA = (r"(?:pnpm(?: exec| dlx)?|npx|yarn(?: exec| dlx)?|bunx|bun x|uv run|uvx|poetry run|pipenv run|pdm run|"
-            r"hatch run|python3? -m|bundle exec|mise exec --|mise x --|[\w.~${}()-]*/)")
+            r"hatch run|python3? -m|bundle exec|mise exec --|mise x --|(?:source|\.) [\w.~${}/-]*bin/activate\s*&&|"
+            r"[\w.~${}()-]*/)")
 
 
 def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:

@@ -1195,6 +1195,13 @@ def test_a_tool_not_on_path_and_the_way_that_ran_it_is_an_env_item() -> None:
               .end())
     assert _env(drafts) == [("`staticcheck` is not on PATH here (command not found); installed with "
                             "`go install honnef.co/go/tools/cmd/staticcheck@latest`")]
+    # claude-code-log (unlabelled shared sessions): the project's venv, activated first
+    drafts = (Session().user("run the tests")
+              .run("pytest", "/bin/bash: line 1: pytest: command not found", error=True)
+              .run("(source .venv/bin/activate && pytest)", "12 passed in 0.40s")
+              .end())
+    assert _env(drafts) == [("`pytest` is not on PATH here (command not found); "
+                             "`source .venv/bin/activate && pytest` runs it")]
 
 
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
