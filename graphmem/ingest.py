@@ -207,7 +207,8 @@ _WHERE = re.compile(r"^Unresolved: `[^`]*` in (\S+)/ fails")
 
 def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
     """Open tasks an earlier session left that this one did, after they were left: a command that
-    still failed then and passes now (the same targets, not narrowed to a few tests), or every
+    still failed then and passes now (the same targets, not narrowed to a few tests); the commands
+    a session cut short was last running, now run with no failure in their output; or every
     step the last message left to the person, when each is a command, run and passed. They
     leave retrieval as superseded, with the session that did them."""
     try:
@@ -218,25 +219,30 @@ def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tran
 
 def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
     from graphmem.capture.compress import parse_command, passed_commands
-    from graphmem.capture.lessons import handed_commands
+    from graphmem.capture.lessons import UNFINISHED_COMMANDS, failure_lines, handed_commands
     from graphmem.store.base import ItemFilter
 
     tasks = [r for r in memory.store.list_items(ItemFilter(project=memory.project, kinds=("task",),
                                                            statuses=("active", "stale")), limit=10_000)
-             if r["session_id"] != session_id and {"unresolved", "left-to-user"} & set(r["tags"])]
+             if r["session_id"] != session_id and {"unresolved", "left-to-user", "unfinished"} & set(r["tags"])]
     if not tasks:
         return
-    passed: dict[tuple[str, str], list[tuple[Any, float]]] = {}
-    for cmd, ts in passed_commands(events, transcript=transcript):
-        passed.setdefault((cmd.family, cmd.sub), []).append((cmd, ts))
+    passed: dict[tuple[str, str], list[tuple[Any, float, str]]] = {}
+    for cmd, ts, out in passed_commands(events, transcript=transcript):
+        passed.setdefault((cmd.family, cmd.sub), []).append((cmd, ts, out))
     if not passed:
         return
     done: dict[str, str] = {}
     for row in tasks:
+        clean = "unfinished" in row["tags"]  # its failures showed in output, whatever the exit status
         if "unresolved" in row["tags"]:
             where = _WHERE.match(row["title"])
             raws = _UNRESOLVED.findall(row["body"])[:1]
             wanted = [parse_command(raw, where.group(1) if where else "", lambda path: path) for raw in raws]
+        elif clean:
+            listed = next((ln[len(UNFINISHED_COMMANDS):] for ln in row["body"].splitlines()
+                           if ln.startswith(UNFINISHED_COMMANDS)), "")
+            wanted = [parse_command(raw, "", lambda path: path) for raw in re.findall(r"`([^`]+)`", listed)]
         else:
             steps = handed_commands(row["body"])
             if not steps or any("…" in st for st in steps):
@@ -244,7 +250,8 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
             wanted = [parse_command(st, "", lambda path: path) for st in steps]
         if not wanted or any(not w.exe or w.raw.endswith("…") for w in wanted):
             continue
-        if all(any(ts > row["created_at"] and _reruns(ran, w) for ran, ts in passed.get((w.family, w.sub), []))
+        if all(any(ts > row["created_at"] and _reruns(ran, w) and not (clean and failure_lines(out))
+                   for ran, ts, out in passed.get((w.family, w.sub), []))
                for w in wanted):
             done[row["id"]] = wanted[0].display
     now = time.time()

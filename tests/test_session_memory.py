@@ -10,7 +10,7 @@ from typing import Any
 from graphmem.capture.event import HookEvent
 from graphmem.ingest import compress_session, event_of, observation_of
 from graphmem.store.base import ItemFilter
-from tests.capture.test_lessons import PUSH_FAIL, ROOT, Session
+from tests.capture.test_lessons import PUSH_FAIL, ROOT, ZOIA_EVENTS, Session
 
 
 def ingest(memory: Any, session: Session, tmp_path: Path) -> None:
@@ -370,3 +370,19 @@ def test_work_left_unpushed_is_done_when_a_later_session_pushes(memory: Any, tmp
         later.t += 60 * (n + 1)
         ingest(memory, later, tmp_path)
         assert _statuses(memory)[task] == done, line
+
+
+def test_a_session_cut_short_is_finished_when_a_later_one_runs_its_commands_clean(memory: Any, tmp_path: Path) -> None:
+    # Second review of session 17: an Unfinished task stayed in the brief after the pod was fixed.
+    describe = "kubectl describe pod -n ai ollama-78d46fcb8f-dc7tq | sed -n '/Events:/,$p'"
+    ingest(memory, Session("s-1").user("Pull is accepted, but it's stalled out.")
+           .say("Checking the server side:").run(describe, ZOIA_EVENTS), tmp_path)
+    task, = [t for t in _statuses(memory) if t.startswith("Unfinished: Pull is accepted")]
+    fixed = ("Events:\n  Normal  Pulled  12s  kubelet  Successfully pulled image \"ollama/ollama:0.12.3\"\n"
+             "  Normal  Started  10s  kubelet  Started container ollama")
+    for n, (output, status) in enumerate([(ZOIA_EVENTS, "active"),  # exit 0, and still failing
+                                          (fixed, "superseded")]):
+        later = Session(f"s-{n + 2}")
+        later.t += 60 * (n + 1)
+        ingest(memory, later.user("is the pod up now?").run(describe, output).say("Checked."), tmp_path)
+        assert _statuses(memory)[task] == status

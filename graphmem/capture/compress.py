@@ -2263,8 +2263,9 @@ def compress_session(events: Sequence[HookEvent], *, transcript: str | None = No
         return []
 
 
-def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = None) -> list[tuple[Command, float]]:
-    """The commands a session's hook events show passing, each with its time, that no later
+def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = None
+                    ) -> list[tuple[Command, float, str]]:
+    """The commands a session's hook events show passing, each with its time and output, that no later
     equivalent run of the session failed again (a background run once its outcome came back).
     A transcript alone is no evidence: a resumed file starts with the old conversation's runs."""
     try:
@@ -2277,7 +2278,7 @@ def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = Non
         from graphmem.capture.lessons import equivalent
 
         runs = session.runs
-        return [(r.cmd, r.ev.ts) for n, r in enumerate(runs) if not r.failed and not r.pending
+        return [(r.cmd, r.ev.ts, r.ev.text) for n, r in enumerate(runs) if not r.failed and not r.pending
                 and not any(later.failed and equivalent(later.cmd, r.cmd) for later in runs[n + 1:])]
     except Exception:  # pragma: no cover - closing tasks is a courtesy; nothing is lost without it
         log.warning("passed commands unknown", exc_info=True)

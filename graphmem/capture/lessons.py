@@ -1498,6 +1498,16 @@ _SOME_FAILED = re.compile(r"(?mi)\b[1-9]\d* failed\b|\btest result: FAILED\b|^\s
 _BENIGN = re.compile(r"(?i)^ERROR: pip's dependency resolver does not currently")
 _FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")
 MAX_SEEN = 3
+UNFINISHED_COMMANDS = "Its last commands: "  # a later session that runs them clean finishes the task
+
+
+def failure_lines(text: str) -> list[str]:
+    """The lines of a command's output that report a failure of their own, whatever its exit
+    status; none when the output reports a pass."""
+    tail = text[-20000:]
+    if _PASSED.search(tail) and not _SOME_FAILED.search(tail):
+        return []
+    return [ln.strip() for ln in _FAILURE_LINE.findall(tail) if not _BENIGN.match(ln.strip())]
 
 
 def _gist(line: str, limit: int = 90) -> str:
@@ -1521,18 +1531,22 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         return []
     calls = {u.id: u for m in msgs[said:] if m.role == "assistant" for u in m.tool_uses}
     seen: list[str] = []
+    commands: list[str] = []
     for msg in msgs[said + 1:]:
         use = calls.get(msg.tool_use_id) if msg.role == "tool_result" else None
         if use is None or use.name not in COMMAND_TOOLS or NOT_A_FAILURE.search(msg.text[:400]) or \
                 msg.is_error and persons_words(use.name, msg.text):
             continue
         failed = msg.is_error or _exit_failure(msg.text)
-        if not failed and _PASSED.search(msg.text[-20000:]) and not _SOME_FAILED.search(msg.text[-20000:]):
-            continue
-        lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:]) if not _BENIGN.match(ln.strip())]
         if failed:
+            lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:]) if not _BENIGN.match(ln.strip())]
             lines = [ln.strip() for ln in msg.text.splitlines()[:3] if ln.strip() and not _exit_failure(ln)][:1] + lines
+        else:
+            lines = failure_lines(msg.text)
         seen += [_short(" ".join(ln.split()), 400) for ln in lines]
+        command = use.input.get("command") if lines else None
+        if isinstance(command, str) and command.strip() and "`" not in command:
+            commands.append(" ".join(command.split()))
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
     seen = sorted(_uniq(seen), key=lambda ln: not _FAILURE_MESSAGE.search(ln))[:MAX_SEEN]
     if not seen:
@@ -1544,7 +1558,9 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         kind="task", title=_short(f"Unfinished: {_short(ask, 50)} — last seen: {_gist(seen[0])}", 160),
         body="\n".join([f"The session ended while the agent was looking into: {_short(ask, 300)}",
                         f"Its last words: {_short(redact(' '.join(msgs[said].text.split())), 300)}",
-                        "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen)]),
+                        "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen),
+                        *([UNFINISHED_COMMANDS + "; ".join(f"`{_short(redact(c), 200)}`" for c in _uniq(commands)[:MAX_SEEN])]
+                          if commands else [])]),
         confidence=0.6, importance=0.7, source="rule",
         key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]
 

@@ -2429,6 +2429,8 @@ def test_a_session_cut_while_the_agent_looked_into_a_failure_leaves_it_as_unfini
                                  "image \"ollama/ollama:0.32.8\"")
     assert task.title.endswith("docker.io/ollama/ollama:0.32.8: not found")
     assert "ImagePullBackOff" in task.body
+    assert task.body.splitlines()[-1] == ("Its last commands: `kubectl get pods -n ai -l app.kubernetes.io/name=ollama`; "
+                                          "`kubectl describe pod -n ai ollama-78d46fcb8f-dc7tq | sed -n '/Events:/,$p'`")
 
 
 @pytest.mark.parametrize("tail", [
