@@ -1339,6 +1339,9 @@ _RUN_CUE = re.compile(
     r"(?i)^\W*(?:(?:then|now|next|first|please|and)\s+)?(?:run|re-?run|execute|rebuild|reinstall|restart|"
     r"ejecuta|reconstruye|vuelve a|prueba|corre|lanza|instala|запусти|выполни|пересобери|перезапусти|"
     r"установи)\b|\byou(?:'ll| will)? (?:still )?(?:need|have|must|should) to (?:run|re-?run|execute)\b|"
+    r"^\W*(?:to (?:apply|pick up|load|use|enable|activate|install|deploy|finish)\b(?:`[^`\n]*`|[^,.;:`]){0,40}|"
+    r"once (?:you(?:'ve| have)?|it(?:'s| is)|that(?:'s| is)|the [\w-]+ (?:is|has))\b(?:`[^`\n]*`|[^,.;:`]){1,60}),? "
+    r"(?:then )?(?:run|re-?run|execute|restart|rebuild)\b|"
     r"\b(?:necesitas|tienes que|debes) (?:ejecutar|correr|lanzar)\b|\b(?:нужно|надо) (?:запустить|выполнить)\b")
 _OPTIONAL = re.compile(r"(?i)\b(?:may|might|could|can) (?:want to|also|always)?\b|\bat some point\b|\bwhenever\b|"
                        r"\bif you (?:ever )?(?:want|like|need|wish)\b|\bany ?time\b|\bnext time\b")

@@ -2481,8 +2481,22 @@ def test_a_command_a_sentence_tells_the_person_to_run_is_handed_over() -> None:
     assert "- `./gradlew build`" in task.body
 
 
+@pytest.mark.parametrize(("last", "step"), [
+    ("The migration is written. To apply it, run `mix ecto.migrate` in the app directory.", "`mix ecto.migrate`"),
+    ("Once you've set `STRIPE_KEY` in `.env`, run `npm run seed` to load the fixtures.", "`npm run seed`"),
+])
+def test_a_step_after_what_it_is_for_is_handed_over(last: str, step: str) -> None:
+    # Second review of session 17: "To apply it, run `…`" and "Once you've set X, run `…`" were lost.
+    task = next(d for d in Session().user("add the orders table").edit("priv/repo/m.exs", "", "create table")
+                .run("mix compile", "Compiled 3 files").run("npm run lint", "0 problems")
+                .say(last).end() if "left-to-user" in d.tags)
+    assert f"- {step}" in task.body
+
+
 @pytest.mark.parametrize("last", [
     "Epic created. Run `bd ready` to see available work.",  # spotter 491e126e: a look, not a step
+    "To apply it I ran `mix ecto.migrate`; the table exists now.",  # done by the session, in the past
+    "Once it's merged, CI will run `mix test` on main.",  # what CI runs
     "Context: a `git pull --rebase` had left main mid-rebase with a conflict.",  # luke e367edc5: what happened
     "Pushed. You can rerun `git push origin main` any time; it is up to date.",  # the session ran it
     "All green:\n```\ngit status\nOn branch main\nnothing to commit\n```",  # a block with output in it
