@@ -1759,7 +1759,7 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 
 _MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|good|great|right)[,!.]?\s+)?"
                        r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i have enough|i need to|"
-                       r"checking|looking|running|starting)\b")
+                       r"(?:checking|looking|running|starting)\b(?![^.,;:!?\n]{0,60},\s(?!then\b|and\b|i'll\b|i will\b|let me\b)))")
 _ATTACHED = re.compile(r"\[(?:Image|Pasted text|File) #\d+[^\]\n]{0,40}\]")  # "[Image #1] looks the sign out…"
 _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin the background\b|"
                         r"\b(?:I'll|I will|will) (?:report|let you know)\b")

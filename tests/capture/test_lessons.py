@@ -2687,6 +2687,20 @@ def test_a_summary_is_titled_neither_by_a_pasted_image_nor_by_a_step_under_way()
     assert "src/SidePanel.tsx" in summary.title
 
 
+@pytest.mark.parametrize(("closing", "titled"), [
+    ("Looking at the logs, the worker dies on a nil `session_record` in `load_subagent_data`.", True),
+    ("Looking into the worker logs now.", False),
+    ("Checking the config, then I'll restart the worker.", False),
+])
+def test_a_conclusion_that_starts_with_what_was_looked_at_titles_the_summary(closing: str, titled: bool) -> None:
+    # Second review of session 17: "Looking at the logs, …" was taken for a step under way.
+    drafts = (Session().user("why does the worker keep restarting?")
+              .run("kubectl logs deploy/worker --tail=50", "** (FunctionClauseError) no function clause matching")
+              .say(closing).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert ("the worker dies on a nil" in summary.title) is titled
+
+
 def test_work_left_unpushed_for_the_persons_go_is_an_open_task() -> None:
     # Held-out review 7 (obs-alert 29dd77ed), verbatim closing line; seen.
     drafts = (Session().user("tag images with the build date").run("git commit -m 'ci: CalVer tags'", "[main 2c1d3e4]")
