@@ -1609,6 +1609,27 @@ _CONVENTION = re.compile(
     r".{0,200}?\b(?<!that )(?<!which )(?<!who )(?:always|never)\s")
 
 
+# A prohibition that bounds the work the same prompt asks for, not a rule of the project (held-out
+# reviews 7 and 8: "Do not spawn agents, commit, push, call providers, or modify anything else"
+# after "Change only docs/…/entire-session-history.md" became a standing convention).
+_PROHIBITION = re.compile(r"(?i)^\W*(?:please\s+)?(?:don'?t|do not)\b")
+_DURABLE = re.compile(r"(?i)\b(?:ever|again|any ?more|from now on|going forward|in (?:the )?future|in general|"
+                      r"by default|in this (?:repo(?:sitory)?|project|codebase)|anywhere|every ?time|whenever)\b")
+_BOUNDED = re.compile(r"(?i)\b(?:anything|everything|something) else\b|\bany other\b|\bbeyond (?:this|that)\b|"
+                      r"\bfor now\b|\byet\b|\buntil\b|\bthis (?:time|task|change|session|pr|run|check|step)\b")
+_WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*)(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
+                         r"update|remove|delete|rename|move|refactor|build|run|make|read|edit|report|check|review|"
+                         r"investigate|look|find|set up|install|migrate|port|bump|test)\b")
+
+
+def _bounds_the_task(sentence: str, prompt: str) -> bool:
+    """A "don't …" that limits what this prompt asks to be done: it says "anything else" or "for
+    now", or, with no word that makes it last ("ever", "from now on"), sits beside a request."""
+    if not _PROHIBITION.match(sentence) or _DURABLE.search(sentence):
+        return False
+    return bool(_BOUNDED.search(sentence) or _WORK_ASKED.search(prompt.replace(sentence, " ")))
+
+
 def _sentences(text: str) -> Iterable[str]:
     text = _FENCE.sub("\n", text[:6000])
     for line in text.splitlines():
@@ -1715,6 +1736,8 @@ def _user_rules(s: _Session) -> list[Draft]:
             if not found:
                 continue
             kind, said = found
+            if kind == "convention" and _bounds_the_task(sentence, text):
+                continue
             title = _short(_title_case(said), TITLE_MAX)
             if len(title) < 6:
                 continue

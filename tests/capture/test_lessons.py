@@ -1783,6 +1783,23 @@ def test_ordinary_requests_are_no_conventions(said: str) -> None:
     assert not [d for d in Session().user(said).say("ok").end() if d.kind == "convention"]
 
 
+@pytest.mark.parametrize(("prompt", "rule"), [
+    # held-out review 8 (taxkit ab768783), verbatim: the limits of one task, not of the project
+    (("This is a focused Entire recording check authorised by Cooper. Read AGENTS.md and docs/README.md. Change "
+      "only docs/product-specs/entire-session-history.md: append a short section titled Claude Code fresh-session "
+      "check. Do not spawn agents, commit, push, call providers, or modify anything else. Report the changed path."),
+     None),
+    ("Fix the flaky login test. Don't touch the snapshot files.", None),
+    ("Don't add a changelog entry for now, just bump the version.", None),
+    # a rule that says it lasts, or a prompt that only sets the rule
+    ("Fix the header. Don't use default exports in this repo.", "Don't use default exports in this repo"),
+    ("Do not use default exports.", "Do not use default exports"),
+])
+def test_a_prohibition_that_bounds_the_asked_work_is_no_convention(prompt: str, rule: str | None) -> None:
+    conventions = [d.title for d in Session().user(prompt).say("Done.").end() if d.kind == "convention"]
+    assert conventions == ([rule] if rule else [])
+
+
 def test_a_person_not_understanding_a_failure_still_gets_the_agents_finding() -> None:
     found = "The CI image runs Python 3.8, where `dict | dict` is a TypeError, so `app/config.py` fails on import."
     drafts = (Session().user("I don't understand why CI fails when it passes locally")
