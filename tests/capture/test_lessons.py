@@ -2704,6 +2704,29 @@ def test_a_summary_is_titled_neither_by_a_pasted_image_nor_by_a_step_under_way()
     assert "src/SidePanel.tsx" in summary.title
 
 
+@pytest.mark.parametrize("said", [
+    # held-out review 8 (flowstate a2063a69), verbatim: plain words, no code named
+    "Label truncates because the cell adds 4 px of padding; switching to the cell size.",
+    ("The capsule corners show a square halo (the vibrancy view ignores the layer corner radius). Applying a proper "
+     "mask image."),
+])
+def test_a_short_symptom_cause_fix_message_is_a_finding(said: str) -> None:
+    drafts = (Session().user("improve the HUD").say(said)
+              .run("swift build 2>&1 | tail -3", "Build complete!").say("Both fixed.").end())
+    cause = said.split(". Applying")[0].rstrip(".") + "."
+    assert cause in [d.title for d in drafts if "discovery" in d.tags]
+
+
+@pytest.mark.parametrize("said", [
+    "I'm switching to the cell size because the label truncates.",  # its own work, said as such
+    "It may truncate because of padding; switching to the cell size to see.",  # a hedge
+    "Switching to the cell size.",  # a fix without its cause
+])
+def test_what_is_no_symptom_cause_fix_finding(said: str) -> None:
+    drafts = Session().user("improve the HUD").say(said).run("swift build", "Build complete!").say("Done.").end()
+    assert not [d for d in drafts if "discovery" in d.tags]
+
+
 @pytest.mark.parametrize(("closing", "titled"), [
     ("Looking at the logs, the worker dies on a nil `session_record` in `load_subagent_data`.", True),
     ("Looking into the worker logs now.", False),
