@@ -1364,7 +1364,15 @@ _RUN_CUE = re.compile(
     r"^\W*(?:to (?:apply|pick up|load|use|enable|activate|install|deploy|finish)\b(?:`[^`\n]*`|[^,.;:`]){0,40}|"
     r"once (?:you(?:'ve| have)?|it(?:'s| is)|that(?:'s| is)|the [\w-]+ (?:is|has))\b(?:`[^`\n]*`|[^,.;:`]){1,60}),? "
     r"(?:then )?(?:run|re-?run|execute|restart|rebuild)\b|"
-    r"\b(?:necesitas|tienes que|debes) (?:ejecutar|correr|lanzar)\b|\b(?:нужно|надо) (?:запустить|выполнить)\b")
+    r"\b(?:necesitas|tienes que|debes) (?:ejecutar|correr|lanzar)\b|\b(?:нужно|надо) (?:запустить|выполнить)\b|"
+    r"\bworth (?:re-?)?running\b|\bshould (?:still )?be (?:re-?)?run\b")
+# Programs a hand-over names that the session need not have run itself to be known as commands
+# (held-out review 8, taxkit: "I did not run `bun run check:docs` … — worth running before this
+# slice is accepted", in a session told not to run anything).
+_DEV_PROGRAMS = frozenset({
+    "npm", "pnpm", "yarn", "bun", "npx", "bunx", "deno", "node", "make", "just", "cargo", "go", "mix", "gradle",
+    "mvn", "dotnet", "swift", "xcodebuild", "pytest", "python", "python3", "uv", "poetry", "pip", "bundle",
+    "rake", "rails", "php", "composer", "docker", "kubectl", "helm", "terraform", "git", "gh", "mise", "tox"})
 _OPTIONAL = re.compile(r"(?i)\b(?:may|might|could|can) (?:want to|also|always)?\b|\bat some point\b|\bwhenever\b|"
                        r"\bif you (?:ever )?(?:want|like|need|wish)\b|\bany ?time\b|\bnext time\b")
 # A block's lead that hands its commands over: what was skipped, is left, or waits for the
@@ -1404,7 +1412,7 @@ def offered(text: str, ran: set[str], programs: dict[str, list[str]]) -> list[tu
 
     def command(line: str) -> bool:
         words = line.split()
-        if len(words) < 2 or not (words[0] in programs or words[0].startswith("./")):
+        if len(words) < 2 or not (words[0] in programs or words[0] in _DEV_PROGRAMS or words[0].startswith("./")):
             return False
         said = " ".join(words)
         return said not in ran and not any(said in done for done in programs.get(words[0], ()))

@@ -2499,6 +2499,9 @@ def test_a_command_a_sentence_tells_the_person_to_run_is_handed_over() -> None:
 
 
 @pytest.mark.parametrize(("last", "step"), [
+    # held-out review 8 (taxkit ab768783), verbatim; the session ran no command at all
+    (("Per your scope limit I did not run `bun run check:docs` or `bun run verification` — worth running before "
+     "this slice is accepted."), "`bun run verification`"),
     ("The migration is written. To apply it, run `mix ecto.migrate` in the app directory.", "`mix ecto.migrate`"),
     ("Once you've set `STRIPE_KEY` in `.env`, run `npm run seed` to load the fixtures.", "`npm run seed`"),
 ])
@@ -2514,6 +2517,8 @@ def test_a_step_after_what_it_is_for_is_handed_over(last: str, step: str) -> Non
     "Epic created. Run `bd ready` to see available work.",  # spotter 491e126e: a look, not a step
     "To apply it I ran `mix ecto.migrate`; the table exists now.",  # done by the session, in the past
     "Once it's merged, CI will run `mix test` on main.",  # what CI runs
+    "It may be worth running `npm audit` at some point.",  # optional
+    "It's worth running `git log --oneline` to see the history.",  # a look
     "Context: a `git pull --rebase` had left main mid-rebase with a conflict.",  # luke e367edc5: what happened
     "Pushed. You can rerun `git push origin main` any time; it is up to date.",  # the session ran it
     "All green:\n```\ngit status\nOn branch main\nnothing to commit\n```",  # a block with output in it
