@@ -1123,6 +1123,10 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
         if ev.tool_input.get("run_in_background") is True:
             cmd.background = True
         failed = _fails(ev, cmd)
+        if failed and cmd.others:
+            from graphmem.capture.lessons import failed_step_of
+
+            cmd = failed_step_of(cmd, ev.text, paths.rel)
         runs.append(_Run(ev, cmd, failed, _error_of(ev, paths) if failed else None))
     try:
         _settle_background(runs, events, transcript, paths)

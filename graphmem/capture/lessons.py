@@ -243,7 +243,7 @@ def _answer(call: _Call, text: str, is_error: bool, rel: Callable[[str], str], e
     if call.command is not None:
         steps = [call.command, *(_step(call.command, step, rel) for step in call.command.others)]
         if call.failed:
-            call.command, call.clean = _failed_step(steps, text)
+            call.command, call.clean = _failed_step(steps, text, rel)
         else:
             call.clean = steps
 
@@ -264,10 +264,42 @@ def _step(line: Command, step: str, rel: Callable[[str], str]) -> Command:
     return cmd
 
 
-def _failed_step(steps: list[Command], output: str) -> tuple[Command, list[Command]]:
+# The shell refusing to start a program: the step it names is the one that failed (held-out review
+# 8, faber: `mkdir -p … && cat > … && analysis/scripts/journal-append.sh … && git commit` printed
+# "(eval):94: permission denied: analysis/scripts/journal-append.sh").
+_SHELL_REFUSED = re.compile(
+    r"(?mi)(?:permission denied|command not found|no such file or directory|not found):\s*(\S+)\s*$|"
+    r"^[^\n:]*:\s*(?:line \d+:\s*)?(?:\d+:\s*)?(\S+?): (?:permission denied|command not found|"
+    r"no such file or directory|not found)\s*$")
+
+
+def failed_step_of(line: Command, output: str, rel: Callable[[str], str]) -> Command:
+    """The step of a failed chained line that the failure belongs to (see _failed_step)."""
+    if not line.others:
+        return line
+    return _failed_step([line, *(_step(line, step, rel) for step in line.others)], output, rel)[0]
+
+
+def _refused_step(line: Command, output: str, rel: Callable[[str], str]) -> Command | None:
+    """The step of the line the shell refused to start, found in the line's text (past a heredoc,
+    which the step split does not see through)."""
+    for match in _SHELL_REFUSED.finditer(output[-6000:]):
+        name = next(g for g in match.groups() if g)
+        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*({re.escape(name)}(?:[ \t][^\n&|;]*)?)(?=$|\n|&&|\|\||;)",
+                       line.raw[:4000])
+        if at and not line.main.startswith(name):
+            return _step(line, at.group(1).strip(), rel)
+    return None
+
+
+def _failed_step(steps: list[Command], output: str, rel: Callable[[str], str]) -> tuple[Command, list[Command]]:
     """The step of a chained line (`initdb -D d && pg_ctl start`) that failed, and the steps before
-    it that ran clean: the failed one is the last whose program speaks in the error (`pg_ctl:
-    could not start server`), else the line's main command."""
+    it that ran clean: the one the shell refused to start, else the last whose program speaks in
+    the error (`pg_ctl: could not start server`), else the line's main command."""
+    refused = _refused_step(steps[0], output, rel)
+    if refused is not None:
+        at = steps[0].raw.find(refused.main.split()[0])
+        return refused, [step for step in steps if 0 <= steps[0].raw.find(step.main.split()[0]) < at]
     speakers = _SPEAKER.findall(output[-6000:])
     main = steps[0]
     named = [n for n, step in enumerate(steps) if n and step.exe and step.exe != main.exe and step.exe in speakers]
@@ -1531,6 +1563,8 @@ _SOME_FAILED = re.compile(r"(?mi)\b[1-9]\d* failed\b|\btest result: FAILED\b|^\s
 _BENIGN = re.compile(r"(?i)^ERROR: pip's dependency resolver does not currently")
 _FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")
 MAX_SEEN = 3
+_CHAINED_GIT = re.compile(r"&&\s*(?:[^&|;\n]*&&\s*)*git\s+(?:-[cC]\s+\S+\s+)*(commit|push)\b")
+_COMMITTED = re.compile(r"(?m)^\[[\w./-]+(?: \(root-commit\))? [0-9a-f]{7,}\]|^To \S+\n\s+[0-9a-f]+\.\.[0-9a-f]+")
 UNFINISHED_COMMANDS = "Its last commands: "  # a later session that runs them clean finishes the task
 
 
@@ -1565,6 +1599,7 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     calls = {u.id: u for m in msgs[said:] if m.role == "assistant" for u in m.tool_uses}
     seen: list[str] = []
     commands: list[str] = []
+    skipped: list[str] = []  # a commit or push chained with && after the step that failed
     for msg in msgs[said + 1:]:
         use = calls.get(msg.tool_use_id) if msg.role == "tool_result" else None
         if use is None or use.name not in COMMAND_TOOLS or NOT_A_FAILURE.search(msg.text[:400]) or \
@@ -1580,6 +1615,9 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         command = use.input.get("command") if lines else None
         if isinstance(command, str) and command.strip() and "`" not in command:
             commands.append(" ".join(command.split()))
+        chained = _CHAINED_GIT.search(command) if failed and isinstance(command, str) else None
+        if chained and not _COMMITTED.search(msg.text):
+            skipped.append(f"git {chained.group(1)}")
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
     seen = sorted(_uniq(seen), key=lambda ln: not _FAILURE_MESSAGE.search(ln))[:MAX_SEEN]
     if not seen:
@@ -1587,9 +1625,13 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     # redacted before they are cut: a cut through a token leaves a piece no pattern knows
     ask = redact(" ".join(msgs[asked].text.split()))
     seen = [redact(ln) for ln in seen]
+    missed = " and ".join(f"`{x}`" for x in _uniq(skipped))
+    undone = "not committed" if any("commit" in x for x in skipped) else "not pushed" if skipped else "last seen"
     return [Draft(
-        kind="task", title=_short(f"Unfinished: {_short(ask, 50)} — last seen: {_gist(seen[0])}", 160),
+        kind="task", title=_short(f"Unfinished: {_short(ask, 50)} — {undone}: {_gist(seen[0])}", 160),
         body="\n".join([f"The session ended while the agent was looking into: {_short(ask, 300)}",
+                        *([f"The {missed} chained after the failing step did not run: that work is {undone}."]
+                          if skipped else []),
                         f"Its last words: {_short(redact(' '.join(msgs[said].text.split())), 300)}",
                         "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen),
                         *([UNFINISHED_COMMANDS + "; ".join(f"`{_short(redact(c), 200)}`" for c in _uniq(commands)[:MAX_SEEN])]

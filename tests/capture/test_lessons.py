@@ -2450,6 +2450,37 @@ def test_a_session_cut_while_the_agent_looked_into_a_failure_leaves_it_as_unfini
                                           "`kubectl describe pod -n ai ollama-78d46fcb8f-dc7tq | sed -n '/Events:/,$p'`")
 
 
+def _unfinished(session: Session) -> list[Any]:
+    from graphmem.capture.lessons import unfinished
+    from graphmem.capture.transcript import parse_transcript
+
+    return unfinished(parse_transcript("\n".join(json.dumps(r) for r in session.records)), "s")
+
+
+def test_an_unfinished_session_says_the_chained_commit_was_not_made() -> None:
+    # Held-out review 8 (faber ab1a5e63), the command and its result verbatim (the heredoc abridged).
+    line = ("mkdir -p analysis/docs/rse/specs/research/method-reassessment-2026-09-11 && cat > "
+            "analysis/docs/rse/wayfinder/tickets/method-reassessment-01-scattering-fit-method-class.md <<'EOF'\n"
+            "# Reassess the two-band scattering fit method class\nEOF\n"
+            "analysis/scripts/journal-append.sh claude-fable wayfinder working 'charter' && git add "
+            "analysis/docs/rse/wayfinder/tickets/method-reassessment-01-scattering-fit-method-class.md && "
+            "git commit -q -m 'wayfinder: charter method reassessment'")
+    session = (Session().user("Yes, charter the reassessment, but proceed through to execution autonomously.")
+               .say("Understood. Chartering now: ticket, branch, journal entry, then audit strands in parallel.")
+               .run(line, "Exit code 126\n(eval):94: permission denied: analysis/scripts/journal-append.sh", error=True))
+    task, = _unfinished(session)
+    assert task.title == ("Unfinished: Yes, charter the reassessment, but proceed… — not committed: (eval):94: "
+                          "permission denied: analysis/scripts/journal-append.sh")
+    assert "The `git commit` chained after the failing step did not run" in task.body
+    # and the failure is the script's, not the mkdir's that starts the line
+    unresolved = next(d for d in session.end() if d.kind == "task")
+    assert unresolved.title.startswith("Unresolved: `analysis/scripts/journal-append.sh claude-fable wayfinder")
+    ran = (Session().user("commit it").say("Committing:")
+           .run("npm run lint && git commit -qm 'x'", "Exit code 1\n[main 1a2b3c4] x\n 1 file changed", error=True))
+    task, = _unfinished(ran)
+    assert "not committed" not in task.title  # the commit's own line shows it ran
+
+
 @pytest.mark.parametrize("tail", [
     # the agent read the failure out: its own words carry it
     lambda s: s.run("kubectl describe pod x", ZOIA_EVENTS).say("The image tag 0.32.8 does not exist on Docker Hub."),
