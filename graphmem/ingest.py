@@ -250,7 +250,8 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
             wanted = [parse_command(st, "", lambda path: path) for st in steps]
         if not wanted or any(not w.exe or w.raw.endswith("…") for w in wanted):
             continue
-        if all(any(ts > row["created_at"] and _reruns(ran, w) and not (clean and failure_lines(out))
+        if all(any(ts > row["created_at"] and _reruns(ran, w) and not (clean and (
+                   failure_lines(out) or _narrowed(ran, w)))
                    for ran, ts, out in passed.get((w.family, w.sub), []))
                for w in wanted):
             done[row["id"]] = wanted[0].display
@@ -261,7 +262,16 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
             "updated_at": now}))
 
 
-_NOT_PUSHING_WORK = re.compile(r"\s(?:--dry-run|--delete|-[a-zA-Z]*[nd])(?=\s|$)|\s:\S")
+# Not the work left unpushed: a rehearsal, a deletion, tags only, or another repository's push.
+_NOT_PUSHING_WORK = re.compile(r"\s(?:--dry-run|--delete|--tags|-[a-zA-Z]*[nd])(?=\s|$)|\s:\S|"
+                               r"\sv?\d+\.\d+(?:\.\d+)*(?=\s|$)|^\S*git\s+-C\s+(?!\.(?:\s|$))")
+
+
+def _narrowed(passing: Any, failing: Any) -> bool:
+    """The passing line filters what it prints (`| grep -c Failed`, `| head -3`) where the failing
+    one did not print the same way: its clean output proves nothing."""
+    same = " ".join(passing.raw.split()) == " ".join(failing.raw.split())
+    return not same and "|" in passing.raw
 
 
 def _reruns(passing: Any, failing: Any) -> bool:
@@ -269,7 +279,7 @@ def _reruns(passing: Any, failing: Any) -> bool:
     Work left unpushed is pushed by any real push, to whichever remote and branch."""
     if (passing.family, passing.sub) != (failing.family, failing.sub) or not passing.exe:
         return False
-    if (failing.family, failing.sub) == ("git", "push") and not failing.targets:
+    if failing.family == "git" and failing.sub == "push" and not failing.targets:
         return not _NOT_PUSHING_WORK.search(passing.main or passing.raw)
     if not set(passing.selectors) <= set(failing.selectors):
         return False

@@ -365,6 +365,9 @@ def test_work_left_unpushed_is_done_when_a_later_session_pushes(memory: Any, tmp
     task, = [t for t in _statuses(memory) if t.startswith("Left to the user: Two commits ahead")]
     for n, (line, done) in enumerate([("git push --dry-run origin main", "active"),
                                       ("git push origin --delete old-branch", "active"),
+                                      ("git push --tags", "active"),
+                                      ("git push origin v1.4.0", "active"),
+                                      ("git -C ../infra push", "active"),
                                       ("git push -u origin main", "superseded")]):
         later = Session(f"s-{n + 2}").user("push it").run(line, "To github.com:x/obs-alert.git\n   1a2b..5d6e  main -> main")
         later.t += 60 * (n + 1)
@@ -380,9 +383,11 @@ def test_a_session_cut_short_is_finished_when_a_later_one_runs_its_commands_clea
     task, = [t for t in _statuses(memory) if t.startswith("Unfinished: Pull is accepted")]
     fixed = ("Events:\n  Normal  Pulled  12s  kubelet  Successfully pulled image \"ollama/ollama:0.12.3\"\n"
              "  Normal  Started  10s  kubelet  Started container ollama")
-    for n, (output, status) in enumerate([(ZOIA_EVENTS, "active"),  # exit 0, and still failing
-                                          (fixed, "superseded")]):
+    for n, (line, output, status) in enumerate([
+            (describe, ZOIA_EVENTS, "active"),  # exit 0, and still failing
+            (describe + " | grep -c 'Failed to pull'", "1", "active"),  # narrowed: its output proves nothing
+            (describe, fixed, "superseded")]):
         later = Session(f"s-{n + 2}")
         later.t += 60 * (n + 1)
-        ingest(memory, later.user("is the pod up now?").run(describe, output).say("Checked."), tmp_path)
-        assert _statuses(memory)[task] == status
+        ingest(memory, later.user("is the pod up now?").run(line, output).say("Checked."), tmp_path)
+        assert _statuses(memory)[task] == status, line

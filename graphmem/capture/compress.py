@@ -1617,10 +1617,12 @@ _CONVENTION = re.compile(
 # reviews 7 and 8: "Do not spawn agents, commit, push, call providers, or modify anything else"
 # after "Change only docs/…/entire-session-history.md" became a standing convention).
 _PROHIBITION = re.compile(r"(?i)^\W*(?:please\s+)?(?:don'?t|do not)\b")
-_DURABLE = re.compile(r"(?i)\b(?:ever|again|any ?more|from now on|going forward|in (?:the )?future|in general|"
-                      r"by default|in this (?:repo(?:sitory)?|project|codebase)|anywhere|every ?time|whenever)\b")
+_DURABLE = re.compile(r"(?i)\b(?:ever|any ?more|from now on|going forward|in (?:the )?future|in general|"
+                      r"by default|in this (?:repo(?:sitory)?|project|codebase)|anywhere|every ?time|whenever|"
+                      r"(?:directly )?(?:to|on|into) (?:main|master|prod(?:uction)?)\b(?! (?:yet|until|for now)\b))\b")
 _BOUNDED = re.compile(r"(?i)\b(?:anything|everything|something) else\b|\bany other\b|\bbeyond (?:this|that)\b|"
-                      r"\bfor now\b|\byet\b|\buntil\b|\bthis (?:time|task|change|session|pr|run|check|step)\b")
+                      r"\bfor now\b|\byet\b|\buntil\b|\bthis (?:time|task|change|session|pr|run|check|step)\b|"
+                      r",\s*just\s+(?:fix|change|add|update|run|do|edit|write|make)\b")
 _WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*)(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
                          r"update|remove|delete|rename|move|refactor|build|run|make|read|edit|report|check|review|"
                          r"investigate|look|find|set up|install|migrate|port|bump|test)\b")
@@ -1786,7 +1788,9 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 
 _MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|good|great|right)[,!.]?\s+)?"
                        r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i have enough|i need to|"
-                       r"(?:checking|looking|running|starting)\b(?![^.,;:!?\n]{0,60},\s(?!then\b|and\b|i'll\b|i will\b|let me\b)))")
+                       r"running|starting|(?:checking|looking)\b(?![^.,;:!?\n]{0,60}(?<!\bnow),\s(?!then\b|and\b|i'll\b|"
+                       r"i will\b|let me\b|one (?:moment|sec)|(?:this|it) (?:takes|may|will|should|might)\b|please\b|"
+                       r"bear with\b|hang on\b|give me\b)))\b")
 _ATTACHED = re.compile(r"\[(?:Image|Pasted text|File) #\d+[^\]\n]{0,40}\]")  # "[Image #1] looks the sign out…"
 _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin the background\b|"
                         r"\b(?:I'll|I will|will) (?:report|let you know)\b")

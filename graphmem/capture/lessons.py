@@ -299,7 +299,7 @@ def _failed_step(steps: list[Command], output: str, rel: Callable[[str], str]) -
     refused = _refused_step(steps[0], output, rel)
     if refused is not None:
         at = steps[0].raw.find(refused.main.split()[0])
-        return refused, [step for step in steps if 0 <= steps[0].raw.find(step.main.split()[0]) < at]
+        return refused, [step for step in steps if step.main.split() and 0 <= steps[0].raw.find(step.main.split()[0]) < at]
     speakers = _SPEAKER.findall(output[-6000:])
     main = steps[0]
     named = [n for n, step in enumerate(steps) if n and step.exe and step.exe != main.exe and step.exe in speakers]
@@ -771,7 +771,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 best = (weight, sentence)
         if best is None and ahead is not None:
             cause = _diagnosis(msg.text)
-            best = (DISCOVERY_FLOOR, cause) if cause else None
+            later = [m.text for m in msgs[n + 1:n + 8] if m.role == "assistant" and m.text][:3]
+            best = (DISCOVERY_FLOOR, cause) if cause and not any(_RETRACTED.search(t) for t in later) else None
         if best is not None and best[0] >= DISCOVERY_FLOOR:
             if _NOT_YET.search(best[1]):
                 continue  # "two models don't yet have mappings": true until someone acts, then false
@@ -958,13 +959,21 @@ _FIXING = re.compile(r"(?i)(?:^|[;.]\s+|,\s+(?:so\s+)?)(?:switching|applying|cha
                      r"clipping|wrapping|sizing|pinning|forcing)\b")
 
 
+# The agent taking its diagnosis back ("That wasn't it: the padding is zero.").
+_RETRACTED = re.compile(r"(?i)\b(?:that|this|it) (?:wasn't|was not|isn't|is not) (?:it|the (?:cause|issue|problem|"
+                        r"reason|culprit))\b|\bnot the (?:cause|culprit|reason)\b|\bdidn't (?:help|fix it|work)\b|"
+                        r"\bwrong (?:guess|diagnosis)\b")
+_THEIR_WORDS = re.compile(r"(?i)\byou (?:said|mentioned|suggested|think|thought|guessed)\b|\bas you\b|\bper your\b")
+
+
 def _diagnosis(text: str) -> str:
-    """The sentence of a short symptom-cause-fix message that gives the cause, or ""."""
+    """The sentence of a short symptom-cause-fix message that gives the cause, or "": not the
+    person's guess repeated, nor one the agent hedges or blames on its own work."""
     said = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
     if not 1 <= len(said) <= 3 or len(text) > 400 or not _FIXING.search(" ".join(said)):
         return ""
     return next((x for x in said if _CAUSED_BY.search(x) and len(x) >= 35 and not _HEDGE.search(x)
-                 and not _OWN_WORK.search(x)), "")
+                 and not _OWN_WORK.search(x) and not _THEIR_WORDS.search(x)), "")
 
 
 def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> float | None:
@@ -1397,7 +1406,7 @@ _RUN_CUE = re.compile(
     r"once (?:you(?:'ve| have)?|it(?:'s| is)|that(?:'s| is)|the [\w-]+ (?:is|has))\b(?:`[^`\n]*`|[^,.;:`]){1,60}),? "
     r"(?:then )?(?:run|re-?run|execute|restart|rebuild)\b|"
     r"\b(?:necesitas|tienes que|debes) (?:ejecutar|correr|lanzar)\b|\b(?:нужно|надо) (?:запустить|выполнить)\b|"
-    r"\bworth (?:re-?)?running\b|\bshould (?:still )?be (?:re-?)?run\b")
+    r"(?<!\bnot )(?<!n't )(?<!\bwas )(?<!\bwere )\bworth (?:re-?)?running\b(?![^.;]{0,60}\bin CI\b)")
 # Programs a hand-over names that the session need not have run itself to be known as commands
 # (held-out review 8, taxkit: "I did not run `bun run check:docs` … — worth running before this
 # slice is accepted", in a session told not to run anything).
@@ -1563,16 +1572,37 @@ _SOME_FAILED = re.compile(r"(?mi)\b[1-9]\d* failed\b|\btest result: FAILED\b|^\s
 _BENIGN = re.compile(r"(?i)^ERROR: pip's dependency resolver does not currently")
 _FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")
 MAX_SEEN = 3
-_CHAINED_GIT = re.compile(r"&&\s*(?:[^&|;\n]*&&\s*)*git\s+(?:-[cC]\s+\S+\s+)*(commit|push)\b")
-_COMMITTED = re.compile(r"(?m)^\[[\w./-]+(?: \(root-commit\))? [0-9a-f]{7,}\]|^To \S+\n\s+[0-9a-f]+\.\.[0-9a-f]+")
+_GIT_STEP = re.compile(r"\s*git\s+(?:-[cC]\s+\S+\s+)*(commit|push)\b")
+
+
+def _never_ran(line: str, output: str) -> list[str]:
+    """The git commit and push steps a line chains with && after the step the shell refused to
+    start: they never ran. Nothing when the failing step is not known for sure."""
+    for match in _SHELL_REFUSED.finditer(output[-6000:]):
+        name = next(g for g in match.groups() if g)
+        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*{re.escape(name)}(?=[ \t]|$|\n|&&|;)", line)
+        if not at:
+            continue
+        rest = line[at.end():].split("&&")
+        if re.search(r"[\n;|]", rest[0]):
+            return []  # the failing step's own segment goes on past a separator: what follows may have run
+        steps = []
+        for step in rest[1:]:
+            found = _GIT_STEP.match(step)
+            if found:
+                steps.append(f"git {found.group(1)}")
+            if re.search(r"[\n;]|\|\|", step):
+                break
+        return steps
+    return []
 UNFINISHED_COMMANDS = "Its last commands: "  # a later session that runs them clean finishes the task
 
 
-def failure_lines(text: str) -> list[str]:
+def failure_lines(text: str, *, passed: bool = True) -> list[str]:
     """The lines of a command's output that report a failure of their own, whatever its exit
-    status; none when the output reports a pass."""
+    status; none when the output reports a pass (unless `passed` is False: it failed anyway)."""
     tail = text[-20000:]
-    if _PASSED.search(tail) and not _SOME_FAILED.search(tail):
+    if passed and _PASSED.search(tail) and not _SOME_FAILED.search(tail):
         return []
     return [ln.strip() for ln in _FAILURE_LINE.findall(tail) if not _BENIGN.match(ln.strip())]
 
@@ -1607,17 +1637,16 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         failed = msg.is_error or _exit_failure(msg.text)
         if failed:
-            lines = [ln.strip() for ln in _FAILURE_LINE.findall(msg.text[-20000:]) if not _BENIGN.match(ln.strip())]
-            lines = [ln.strip() for ln in msg.text.splitlines()[:3] if ln.strip() and not _exit_failure(ln)][:1] + lines
+            lines = [ln.strip() for ln in msg.text.splitlines()[:3] if ln.strip() and not _exit_failure(ln)][:1] + \
+                failure_lines(msg.text, passed=False)
         else:
             lines = failure_lines(msg.text)
         seen += [_short(" ".join(ln.split()), 400) for ln in lines]
         command = use.input.get("command") if lines else None
         if isinstance(command, str) and command.strip() and "`" not in command:
             commands.append(" ".join(command.split()))
-        chained = _CHAINED_GIT.search(command) if failed and isinstance(command, str) else None
-        if chained and not _COMMITTED.search(msg.text):
-            skipped.append(f"git {chained.group(1)}")
+        if failed and isinstance(command, str):
+            skipped += _never_ran(command[:4000], msg.text)
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
     seen = sorted(_uniq(seen), key=lambda ln: not _FAILURE_MESSAGE.search(ln))[:MAX_SEEN]
     if not seen:
@@ -1634,7 +1663,7 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                           if skipped else []),
                         f"Its last words: {_short(redact(' '.join(msgs[said].text.split())), 300)}",
                         "What its last calls showed:", *(f"- {_gist(ln, 200)}" for ln in seen),
-                        *([UNFINISHED_COMMANDS + "; ".join(f"`{_short(redact(c), 200)}`" for c in _uniq(commands)[:MAX_SEEN])]
+                        *([UNFINISHED_COMMANDS + "; ".join(f"`{_short(redact(c), 200)}`" for c in _uniq(commands)[-MAX_SEEN:])]
                           if commands else [])]),
         confidence=0.6, importance=0.7, source="rule",
         key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]

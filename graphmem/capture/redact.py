@@ -496,6 +496,7 @@ _STRONG_WORDS = (
     "signing",
     "encryption",
     "master",
+    "salt",
 )
 _GLUE_STEMS = (
     "db",
@@ -541,6 +542,11 @@ _SAFE_VALUES = frozenset(
         "hidden",
         "empty",
         "default",
+        # a language keyword before the real value: `token = await fetchToken()`, `= new Salt()`
+        "await",
+        "new",
+        "yield",
+        "typeof",
     }
 )
 # Values that stand in for a secret in docs and templates, and keys published on purpose.

@@ -1794,6 +1794,9 @@ def test_ordinary_requests_are_no_conventions(said: str) -> None:
     # a rule that says it lasts, or a prompt that only sets the rule
     ("Fix the header. Don't use default exports in this repo.", "Don't use default exports in this repo"),
     ("Do not use default exports.", "Do not use default exports"),
+    # review of session 18: a rule about main is one; "again" bounds this task
+    ("Run the tests. Don't commit directly to main.", "Don't commit directly to main"),
+    ("Don't run the migration again, just fix the test.", None),
 ])
 def test_a_prohibition_that_bounds_the_asked_work_is_no_convention(prompt: str, rule: str | None) -> None:
     conventions = [d.title for d in Session().user(prompt).say("Done.").end() if d.kind == "convention"]
@@ -2475,10 +2478,29 @@ def test_an_unfinished_session_says_the_chained_commit_was_not_made() -> None:
     # and the failure is the script's, not the mkdir's that starts the line
     unresolved = next(d for d in session.end() if d.kind == "task")
     assert unresolved.title.startswith("Unresolved: `analysis/scripts/journal-append.sh claude-fable wayfinder")
-    ran = (Session().user("commit it").say("Committing:")
-           .run("npm run lint && git commit -qm 'x'", "Exit code 1\n[main 1a2b3c4] x\n 1 file changed", error=True))
-    task, = _unfinished(ran)
-    assert "not committed" not in task.title  # the commit's own line shows it ran
+    # Review of session 18: a failure after the commit, or one not known to be the shell's, says nothing of it
+    for chain, output in [("npm run lint && git commit -qm wip && ./deploy.sh", "Exit code 1\ndeploy: host unreachable"),
+                          ("git commit -qm wip && git push", "Exit code 1\n! [rejected] main -> main (fetch first)"),
+                          ("./build.sh; git commit -qm wip", "Exit code 1\nbash: ./build.sh: Permission denied")]:
+        task, = _unfinished(Session().user("ship it").say("Shipping:").run(chain, output, error=True))
+        assert "not committed" not in task.title and "not pushed" not in task.title, chain
+
+
+def test_an_unfinished_task_lists_the_last_failing_commands() -> None:
+    session = Session().user("why is the pod down?").say("Looking at the cluster:")
+    for n in range(5):
+        session.run(f"kubectl describe pod p{n}", f"Exit code 1\nError from server (NotFound): pods \"p{n}\" not found",
+                    error=True)
+    task, = _unfinished(session)
+    assert task.body.splitlines()[-1] == ("Its last commands: `kubectl describe pod p2`; `kubectl describe pod p3`; "
+                                          "`kubectl describe pod p4`")
+
+
+def test_an_empty_step_in_a_chain_breaks_no_rule() -> None:
+    # Review of session 18: `make && \ && ./x.sh` raised IndexError, and the session lost every item.
+    drafts = (Session().user("build it").run("make && \\ && ./x.sh", "bash: ./x.sh: Permission denied", error=True)
+              .say("The script is not executable.").end())
+    assert any(d.kind == "summary" for d in drafts)
 
 
 @pytest.mark.parametrize("tail", [
@@ -2550,6 +2572,10 @@ def test_a_step_after_what_it_is_for_is_handed_over(last: str, step: str) -> Non
     "Once it's merged, CI will run `mix test` on main.",  # what CI runs
     "It may be worth running `npm audit` at some point.",  # optional
     "It's worth running `git log --oneline` to see the history.",  # a look
+    "Not worth running `make bench` for a README change.",  # review of session 18
+    "It was worth running `make test-all`: it found the flaky import.",  # done
+    "`npm test` is worth running in CI only, not here.",  # what CI runs
+    "Tests should be run with `pytest -n auto` in this repo.",  # a convention
     "Context: a `git pull --rebase` had left main mid-rebase with a conflict.",  # luke e367edc5: what happened
     "Pushed. You can rerun `git push origin main` any time; it is up to date.",  # the session ran it
     "All green:\n```\ngit status\nOn branch main\nnothing to commit\n```",  # a block with output in it
@@ -2753,8 +2779,19 @@ def test_a_short_symptom_cause_fix_message_is_a_finding(said: str) -> None:
     assert cause in [d.title for d in drafts if "discovery" in d.tags]
 
 
+def test_a_diagnosis_taken_back_or_the_persons_guess_is_no_finding() -> None:
+    said = "Label truncates because the cell adds 4 px of padding; switching to the cell size."
+    drafts = (Session().user("improve the HUD").say(said).run("swift build", "Build complete!")
+              .say("That wasn't it: the padding is zero. The font metrics differ.").run("swift build", "Build complete!")
+              .say("Fixed with the font's line height.").end())
+    assert said not in [d.title for d in drafts]
+    guessed = "You said it truncates because the cell adds padding; switching to the cell size."
+    drafts = Session().user("it truncates").say(guessed).run("swift build", "Build complete!").say("Done.").end()
+    assert not [d for d in drafts if "discovery" in d.tags]
+
+
 @pytest.mark.parametrize("said", [
-    "I'm switching to the cell size because the label truncates.",  # its own work, said as such
+    "Label truncates because my width constant was wrong; switching to the cell size.",  # its own work
     "It may truncate because of padding; switching to the cell size to see.",  # a hedge
     "Switching to the cell size.",  # a fix without its cause
 ])
@@ -2767,6 +2804,8 @@ def test_what_is_no_symptom_cause_fix_finding(said: str) -> None:
     ("Looking at the logs, the worker dies on a nil `session_record` in `load_subagent_data`.", True),
     ("Looking into the worker logs now.", False),
     ("Checking the config, then I'll restart the worker.", False),
+    ("Running the full suite now, this takes a few minutes.", False),  # review of session 18
+    ("Looking at the logs now, one moment.", False),
 ])
 def test_a_conclusion_that_starts_with_what_was_looked_at_titles_the_summary(closing: str, titled: bool) -> None:
     # Second review of session 17: "Looking at the logs, …" was taken for a step under way.
@@ -2774,7 +2813,7 @@ def test_a_conclusion_that_starts_with_what_was_looked_at_titles_the_summary(clo
               .run("kubectl logs deploy/worker --tail=50", "** (FunctionClauseError) no function clause matching")
               .say(closing).end())
     summary = next(d for d in drafts if d.kind == "summary")
-    assert ("the worker dies on a nil" in summary.title) is titled
+    assert (closing.rstrip(".")[:40] in summary.title) is titled
 
 
 def test_work_left_unpushed_for_the_persons_go_is_an_open_task() -> None:

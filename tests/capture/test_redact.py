@@ -60,6 +60,8 @@ def test_recall_and_false_positive_rate_on_corpus() -> None:
         ("SIGNING_SALT=Qm9vZ2xlU2FsdDEyMw", "SIGNING_SALT=[REDACTED:secret]"),
         ('config :app, AppWeb.Endpoint, live_view: [signing_salt: "x7Yz9QwErT"]',
          'config :app, AppWeb.Endpoint, live_view: [signing_salt: "[REDACTED:secret]"]'),
+        ("SESSION_SALT=Xk3Lq9Zp", "SESSION_SALT=[REDACTED:secret]"),
+        ('live_view: [salt: "Xk3Lq9Zp"]', 'live_view: [salt: "[REDACTED:secret]"]'),
     ],
 )
 def test_masks_the_value_and_keeps_the_name(text: str, expected: str) -> None:
@@ -83,6 +85,8 @@ def test_masks_the_value_and_keeps_the_name(text: str, expected: str) -> None:
         "salt = bcrypt.gensalt()",
         "SALT_ROUNDS=10",
         "hash(password, salt=salt)",
+        "const salt = await bcrypt.genSalt(10)",
+        "const token = await fetchToken()",
     ],
 )
 def test_leaves_public_identifiers_alone(text: str) -> None:
