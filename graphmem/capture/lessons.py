@@ -241,7 +241,7 @@ def _answer(call: _Call, text: str, is_error: bool, rel: Callable[[str], str], e
     if not call.failed and call.command is not None and not is_error:
         call.failed = _exit_failure(text) or _shows_exception(text)
     if call.command is not None:
-        steps = [call.command, *(_step(call.command, step, rel) for step in call.command.others)]
+        steps = _chain(call.command, rel)
         if call.failed:
             call.command, call.clean = _failed_step(steps, text, rel)
         else:
@@ -273,23 +273,33 @@ _SHELL_REFUSED = re.compile(
     r"no such file or directory|not found)\s*$")
 
 
+def _chain(line: Command, rel: Callable[[str], str]) -> list[Command]:
+    """The line's main command and its other steps, each parsed."""
+    return [line, *(_step(line, step, rel) for step in line.others)]
+
+
 def failed_step_of(line: Command, output: str, rel: Callable[[str], str]) -> Command:
     """The step of a failed chained line that the failure belongs to (see _failed_step)."""
     if not line.others:
         return line
-    return _failed_step([line, *(_step(line, step, rel) for step in line.others)], output, rel)[0]
+    return _failed_step(_chain(line, rel), output, rel)[0]
+
+
+def _refusals(line: str, output: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """Each program the shell refused to start (by the output) with where the line runs it as a
+    step (group 1: the step), found in the line's text: past a heredoc, which the step split does
+    not see through."""
+    for match in _SHELL_REFUSED.finditer(output[-6000:]):
+        name = next(g for g in match.groups() if g)
+        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*({re.escape(name)}(?:[ \t][^\n&|;]*)?)(?=$|\n|&&|\|\||;)", line)
+        if at:
+            yield name, at
 
 
 def _refused_step(line: Command, output: str, rel: Callable[[str], str]) -> Command | None:
-    """The step of the line the shell refused to start, found in the line's text (past a heredoc,
-    which the step split does not see through)."""
-    for match in _SHELL_REFUSED.finditer(output[-6000:]):
-        name = next(g for g in match.groups() if g)
-        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*({re.escape(name)}(?:[ \t][^\n&|;]*)?)(?=$|\n|&&|\|\||;)",
-                       line.raw[:4000])
-        if at and not line.main.startswith(name):
-            return _step(line, at.group(1).strip(), rel)
-    return None
+    """The step of the line the shell refused to start, when it is not the line's main command."""
+    return next((_step(line, at.group(1).strip(), rel) for name, at in _refusals(line.raw[:4000], output)
+                 if not line.main.startswith(name)), None)
 
 
 def _failed_step(steps: list[Command], output: str, rel: Callable[[str], str]) -> tuple[Command, list[Command]]:
@@ -1578,12 +1588,8 @@ _GIT_STEP = re.compile(r"\s*git\s+(?:-[cC]\s+\S+\s+)*(commit|push)\b")
 def _never_ran(line: str, output: str) -> list[str]:
     """The git commit and push steps a line chains with && after the step the shell refused to
     start: they never ran. Nothing when the failing step is not known for sure."""
-    for match in _SHELL_REFUSED.finditer(output[-6000:]):
-        name = next(g for g in match.groups() if g)
-        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*{re.escape(name)}(?=[ \t]|$|\n|&&|;)", line)
-        if not at:
-            continue
-        rest = line[at.end():].split("&&")
+    for _, at in _refusals(line, output):
+        rest = line[at.start(1):].split("&&")
         if re.search(r"[\n;|]", rest[0]):
             return []  # the failing step's own segment goes on past a separator: what follows may have run
         steps = []
@@ -1595,6 +1601,8 @@ def _never_ran(line: str, output: str) -> list[str]:
                 break
         return steps
     return []
+
+
 UNFINISHED_COMMANDS = "Its last commands: "  # a later session that runs them clean finishes the task
 
 
