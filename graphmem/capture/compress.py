@@ -325,6 +325,7 @@ class _Paths:
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _OPERATORS = {"&&", "||", ";", "&", "|", "|&", ";;", "\n"}
+_GROUPING = {"(", ")", "((", "))", "()"}
 _WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "exec", "env", "stdbuf", "caffeinate"}
 _RUN_WRAPPERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
                  ("hatch", "run"), ("rye", "run"), ("pnpm", "exec"), ("pnpm", "dlx"),
@@ -478,6 +479,8 @@ def _segments(tokens: list[str]) -> list[tuple[list[str], bool]]:
             current = []
             piped = tok in ("|", "|&")
             continue
+        if tok in _GROUPING or tok in ("{", "}") and not current:
+            continue  # `(cd x && make)`, `{ a; b; }`: a group runs its commands, nothing else
         current.append(tok)
     if current:
         out.append((current, piped))

@@ -109,6 +109,11 @@ _FIX_CLAIM = re.compile(r"(?i)\bthe (?:fix|solution|workaround|way to fix \w+) (
 _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix not\b|that'?s (?:not (?:it|right|"
                        r"the fix|what i)|wrong)|not what i (?:want|asked|meant)|don'?t (?:do|add|use) that|"
                        r"that (?:won'?t|doesn'?t) (?:work|fix)|wrong (?:fix|approach))")
+# The person's next words doubt what the agent just concluded (claude-code-log 9e953218: "the
+# real issue is that Next.js doesn't serve `index.html` …" → "Are you sure the HTML is the issue?").
+_DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)\b|\bis that (?:really|actually) (?:it|the (?:issue|problem|cause))\b|"
+                       r"\bi (?:don'?t|do not) think (?:that'?s|that is|this is|it'?s) (?:it|the (?:issue|problem|cause))\b|"
+                       r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b")
 MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
@@ -580,6 +585,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         other = [c.command.main for c in lesson.commands if c.command is not None][-3:]
         if _own_new_code(lesson, rel):
             continue  # a bug in code the agent wrote this session, fixed there: no lesson for later
+        if _not_on_path(lesson):
+            continue  # the shell found no such program: shell_pitfalls' env item says how it ran
         same = (relative(fixed.main) == relative(cmd.main) and (fixed.dir or ".") == (cmd.dir or ".")
                 and not _with_env(fixed, cmd))
         if same and not edit_files and not other and not lesson.diagnosis:
@@ -695,6 +702,14 @@ def open_failures(lessons: list[Lesson]) -> list[Lesson]:
 _MISSING = re.compile(r"(?m)no such file or directory:\s*(\S+)\s*$")  # zsh's words for a step it could not run
 
 
+def _not_on_path(lesson: Lesson) -> bool:
+    """The failing line's own program was not on PATH (`pytest: command not found`)."""
+    cmd = lesson.call.command
+    unrun = _NOT_ON_PATH.search(lesson.error)
+    word = next((g for g in unrun.groups() if g), "") if unrun else ""
+    return bool(word) and cmd is not None and parse_command(word).exe == cmd.exe
+
+
 def _slip(lesson: Lesson) -> bool:
     """A command pointed at a path that is not there, or a step the shell could not run at all (a
     stray token like `.venv=../.venv`, a tool not on PATH: shell_pitfalls says that one)."""
@@ -791,6 +806,10 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
                 continue
+            reply = next((m.text for m in msgs[n + 1:] if m.role == "user" and not m.meta
+                          and not m.tool_use_id and m.text.strip()), "")
+            if _DISPUTED.search(reply[:600]):
+                continue  # the person doubted it at once: a guess of that moment, not a finding
             found.append((best[0], n, best[1], msg.text))
     found.sort(key=lambda f: -f[0])
     kept: list[tuple[float, int, str, str]] = []

@@ -1204,6 +1204,37 @@ def test_a_tool_not_on_path_and_the_way_that_ran_it_is_an_env_item() -> None:
                              "`source .venv/bin/activate && pytest` runs it")]
 
 
+def test_a_subshell_runs_its_commands_and_a_tool_not_on_path_is_no_pitfall() -> None:
+    # claude-code-log a7da6a22: `(source .venv/bin/activate && pytest)` read as the program "(",
+    # and the failure it fixed came out as a pitfall whose fix was "`pytest )` worked".
+    assert parse_command("(source .venv/bin/activate && pytest -x)").main == "pytest -x"
+    assert parse_command("{ cd assets; node build.js; }").main == "node build.js"
+    drafts = (Session().user("Is everything OK with this project? Do all the tests pass?")
+              .run("pytest", "/bin/bash: line 1: pytest: command not found", error=True)
+              .say("Need to activate the virtual environment.")
+              .run("(source .venv/bin/activate && pytest)", "40 passed in 1.20s")
+              .end())
+    assert [d.kind for d in drafts if d.kind != "summary"] == ["env"]
+    assert not any(")`" in t for t in texts(drafts))
+
+
+@pytest.mark.parametrize("reply, kept", [
+    ("Are you sure the HTML is the issue? That's the only thing that actually loaded.", False),
+    ("I don't think that's the problem, the page itself loads.", False),
+    ("Great, now commit it.", True),
+])
+def test_a_finding_the_person_doubts_at_once_is_no_finding(reply: str, kept: bool) -> None:
+    # claude-code-log 9e953218: the agent's guess, questioned by the person's very next words.
+    drafts = (Session().user("The CSS and JS of /tokenizer/ fail to load on the site")
+              .say("Actually, wait - the real issue is that Next.js doesn't serve `index.html` files from "
+                   "subdirectories in `public/`. Let me look at the Next.js config for rewrites:")
+              .edit("next.config.js", "  })\n}", "  async rewrites() { return [] },\n  })\n}")
+              .user(reply)
+              .end())
+    found = [d.title for d in drafts if "discovery" in d.tags]
+    assert bool(found) is kept, found
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
