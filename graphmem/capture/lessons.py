@@ -125,6 +125,7 @@ _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|
                    r"handle|figure|understand|see|find|debug)\b")
 _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue is clear\s*[—–-]+\s*|"
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
+_POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
@@ -889,6 +890,13 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # The rest of the message, a sentence a line: what the prompt hook picks from.
         rest = [" ".join(s.replace("**", "").split()) for s in _sentences(_short_code_inline(text))]
         rest = [s for s in rest if s != sentence and len(s) > 3]
+        # "This is actually expected behavior for auto-commit strategy!" names nothing: the
+        # sentence after it says what (entire-cli f6833005).
+        following = rest[rest.index(sentence) + 1:] if sentence in rest else rest[:1]
+        if _POINTS_BACK.match(sentence) and "`" not in sentence and following and "`" in following[0] \
+                and not _INTENT.search(following[0]) and not re.match(r"(?i)let(?:'s| me)\b", following[0]):
+            rest.remove(following[0])
+            sentence = f"{sentence} {following[0]}"
         while len("\n".join(rest)) > 900:
             rest.pop()
         # The file the finding led to edit names the part of the code it is about ("the waiting

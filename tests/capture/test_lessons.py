@@ -1235,6 +1235,20 @@ def test_a_finding_the_person_doubts_at_once_is_no_finding(reply: str, kept: boo
     assert bool(found) is kept, found
 
 
+def test_a_finding_that_only_points_back_takes_the_sentence_that_names_it() -> None:
+    # entire-cli f6833005: the title "This is actually expected behavior for auto-commit strategy!"
+    # said nothing a later session could match.
+    drafts = (Session().user("rewind deleted my untracked files?")
+              .run("git reset --hard HEAD~1 && ls", "HEAD is now at 1a2b3c4\nnotes.txt", error=True)
+              .say("This is actually expected behavior for auto-commit strategy! The `git reset --hard` "
+                   "command does NOT delete untracked files. Let me verify:")
+              .edit("docs/rewind.md", "Rewind", "Rewind keeps untracked files")
+              .end())
+    found = [d.title for d in drafts if "discovery" in d.tags]
+    assert found == [("This is actually expected behavior for auto-commit strategy! The `git reset --hard` "
+                     "command does NOT delete untracked files.")]
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
