@@ -544,8 +544,13 @@ def _added_lines(edits: list[_Call], path: str, rel: Callable[[str], str]) -> li
     return []
 
 
+_REFUSED_CALL = ("<tool_use_error>", "Error", "The user doesn't want")
+
+
 def _errored(call: _Call) -> bool:
-    return call.result.lstrip().startswith(("<tool_use_error>", "Error", "The user doesn't want"))
+    """The call did not do its work: its result was flagged an error (a permission the person had
+    not granted: "Claude requested permissions to write to …"), or reads as one."""
+    return call.errored or call.result.lstrip().startswith(_REFUSED_CALL)
 
 
 def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call]) -> list[str]:
@@ -936,13 +941,20 @@ def _short_code_inline(text: str) -> str:
 
 
 def _edited_next(msgs: list[Any], n: int, rel: Callable[[str], str]) -> list[str]:
-    """The files of the agent's next edit, if it only reads on the way there."""
+    """The files of the agent's next edit that took, if it only reads on the way there (held-out
+    review 9, acmebank: every edit waited on a permission never granted, and none took)."""
+    results = {m.tool_use_id: m for m in msgs[n:n + 16] if m.role == "tool_result"}
     for msg in msgs[n:n + 8]:
         if msg.role == "user" and not msg.tool_use_id and not msg.meta:
             return []
         if msg.role != "assistant" or not msg.tool_uses:
             continue
-        paths = [u.input.get("file_path") or u.input.get("path") for u in msg.tool_uses if u.name in EDIT_TOOLS]
+        edits = [u for u in msg.tool_uses if u.name in EDIT_TOOLS]
+        if edits and not any(u.id in results and not results[u.id].is_error
+                             and not results[u.id].text.lstrip().startswith(_REFUSED_CALL) for u in edits):
+            continue  # refused ("File has not been read yet"): a retry may follow, else nothing was edited
+        paths = [u.input.get("file_path") or u.input.get("path") for u in edits
+                 if u.id in results and not results[u.id].is_error]
         if paths:
             return _uniq(rel(p) for p in paths if isinstance(p, str) and p)[:3]
         if any(u.name not in _LOOKS for u in msg.tool_uses):

@@ -1249,6 +1249,28 @@ def test_a_finding_that_only_points_back_takes_the_sentence_that_names_it() -> N
                      "command does NOT delete untracked files.")]
 
 
+def test_an_edit_the_person_never_permitted_changed_nothing() -> None:
+    # Held-out review 9, acmebank 0876c445: both edits of the spec waited on a permission never
+    # granted, yet the summary said "1 file changed" and the finding "Then edited: …spec.ts".
+    spec = "src/modules/user/tests/user.service.spec.ts"
+    refusal = (f"Claude requested permissions to write to {ROOT}/{spec}, but you haven't granted it yet.")
+    session = (Session().user("pode fazer as alterações")
+               .run("npm test -- user.service", "Expected: \"Usuário já existe.\"\nTests: 1 failed", error=True)
+               .say("O arquivo `user.service.spec.ts` tem o erro esperado `'Usuário já existe.'` mas o service "
+                    "agora lança `'O nome de usuário já está em uso.'`. Preciso corrigir o teste."))
+    session.n += 1
+    inp = {"file_path": f"{ROOT}/{spec}", "old_string": "Usuário já existe.",
+           "new_string": "O nome de usuário já está em uso."}
+    session._record("assistant", [{"type": "tool_use", "id": f"toolu_{session.n}", "name": "Edit", "input": inp}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": f"toolu_{session.n}", "content": refusal,
+                              "is_error": True}])
+    session.events.append(HookEvent("post-tool", "claude-code", session.sid, ROOT, ROOT, tool="Edit",
+                                    tool_input=inp, text=refusal, files=[f"{ROOT}/{spec}"],
+                                    is_error=True, ts=session.t))
+    drafts = session.say("Parece que não tenho permissão para editar o arquivo. Você precisa aprovar a edição.").end()
+    assert drafts and not any(spec in t or "file changed" in t for t in texts(drafts)), texts(drafts)
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
