@@ -800,7 +800,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             weight = _claim_weight(sentence, after_failure, before_edit)
             if weight is not None and (best is None or weight > best[0]):
                 best = (weight, sentence)
-        if best is None and ahead is not None:
+        if (best is None or best[0] < DISCOVERY_FLOOR) and ahead is not None:
             cause = _diagnosis(msg.text)
             later = [m.text for m in msgs[n + 1:n + 8] if m.role == "assistant" and m.text][:3]
             best = (DISCOVERY_FLOOR, cause) if cause and not any(_RETRACTED.search(t) for t in later) else None
@@ -1004,8 +1004,9 @@ _LOOKS = frozenset({"Read", "Grep", "Glob", "LS", "read_file", "grep", "glob"})
 # corner radius). Applying a proper mask image.").
 _CAUSED_BY = re.compile(r"(?i)\b(?:because|due to|caused by)\b|\((?:the |its |it )?[^()]{3,80}\b(?:ignores?|adds?|"
                         r"omits?|drops?|strips?|overrides?|resets?|clips?|doesn't|does not|isn't|can't|won't)\b[^()]{0,80}\)")
-_FIXING = re.compile(r"(?i)(?:^|[;.]\s+|,\s+(?:so\s+)?)(?:switching|applying|changing|replacing|falling back|"
-                     r"clipping|wrapping|sizing|pinning|forcing)\b")
+_FIXING = re.compile(r"(?i)(?:^|[;.]\s+|,\s+(?:so\s+)?)(?:(?:switching|applying|changing|replacing|falling back|"
+                     r"clipping|wrapping|sizing|pinning|forcing)\b|(?:I'll|I will|let me|let's) (?:switch|apply|change|"
+                     r"replace|fall back|clip|wrap|size|pin|force)\b)")
 
 
 # The agent taking its diagnosis back ("That wasn't it: the padding is zero.").

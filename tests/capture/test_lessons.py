@@ -1271,6 +1271,22 @@ def test_an_edit_the_person_never_permitted_changed_nothing() -> None:
     assert drafts and not any(spec in t or "file changed" in t for t in texts(drafts)), texts(drafts)
 
 
+def test_a_cause_stated_next_to_a_weak_claim_and_an_ill_fix_is_a_finding() -> None:
+    # Held-out review 9, eagerminds eb3e9a24: the message held a code-named sentence too weak to
+    # be a finding on its own, which kept the symptom-cause-fix reading from being tried at all.
+    drafts = (Session().user("Read BUILD_PLAN.md and start Phase 1 — scaffold the Next.js app.")
+              .run("npm run lint 2>&1 | tail -15 && npm run build 2>&1 | tail -30",
+                   "> next build\n⚠ Warning: Next.js inferred your workspace root, but it may not be correct.\n"
+                   "We detected multiple lockfiles and selected the directory of /Users/me/package-lock.json")
+              .say("Build and lint pass. There's a workspace-root warning because a stray `package-lock.json` "
+                   "exists in the home directory. I'll pin the Turbopack root to this project so Next doesn't "
+                   "misinfer it.")
+              .call("Read", {"file_path": f"{ROOT}/next.config.ts"}, "const nextConfig: NextConfig = {};")
+              .end())
+    assert [d.title for d in drafts if "discovery" in d.tags] == [
+        "There's a workspace-root warning because a stray `package-lock.json` exists in the home directory."]
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
