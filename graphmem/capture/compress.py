@@ -326,6 +326,11 @@ class _Paths:
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _OPERATORS = {"&&", "||", ";", "&", "|", "|&", ";;", "\n"}
 _GROUPING = {"(", ")", "((", "))", "()"}
+# A call the harness or the person stopped before it ran (held-out review 9, acmebank: "This
+# command requires approval", three sessions in a row).
+NEVER_RAN = re.compile(r"<tool_use_error>|The user doesn't want to (?:proceed|take this action)|"
+                       r"Permission to use \S+ has been denied|(?:command|part) requires approval|"
+                       r"requested permissions to", re.IGNORECASE)
 _WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "exec", "env", "stdbuf", "caffeinate"}
 _RUN_WRAPPERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
                  ("hatch", "run"), ("rye", "run"), ("pnpm", "exec"), ("pnpm", "dlx"),
@@ -1121,6 +1126,8 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
     for ev in events:
         if ev.event != "post-tool" or not ev.command.strip() or ev.interrupted:
             continue
+        if ev.failed_tool and NEVER_RAN.search(ev.text[:400]):
+            continue  # refused before it started: no run, no failure
         cwd_rel = paths.rel(ev.cwd) if ev.cwd else ""
         cmd = parse_command(ev.command, "" if cwd_rel in (".", ev.cwd) else cwd_rel, paths.rel)
         if ev.tool_input.get("run_in_background") is True:

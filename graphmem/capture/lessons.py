@@ -51,6 +51,7 @@ NOT_A_FAILURE = re.compile(
     r"<tool_use_error>|The user doesn't want to (?:proceed|take this action)|user (?:rejected|denied|declined)|"
     r"reason for the rejection|the user said:|"
     r"\[Request interrupted|Permission to use \S+ has been denied|was blocked by|"
+    r"(?:command|part) requires approval|requested permissions to|"
     r"Sibling tool call errored|operation was aborted|Command timed out|"
     r"Error: No such tool available", re.IGNORECASE)
 _ACTION = re.compile(

@@ -1287,6 +1287,20 @@ def test_a_cause_stated_next_to_a_weak_claim_and_an_ill_fix_is_a_finding() -> No
         "There's a workspace-root warning because a stray `package-lock.json` exists in the home directory."]
 
 
+def test_a_command_waiting_for_approval_never_ran_and_did_not_fail() -> None:
+    # Held-out review 9, acmebank 6d5cc67e: "Commands: 3 run, 2 failed" where two never started.
+    drafts = (Session().user("pode fazer as alteraçoes e nao fique me perguntando")
+              .run("ls src/modules/user", "user.service.ts\ntests")
+              .run("npm test 2>&1 | tail -20",
+                   "This Bash command contains multiple operations. The following part requires approval: "
+                   "npm test 2 >& 1", error=True)
+              .run("npm test", "This command requires approval", error=True)
+              .end())
+    summary = next(t for t in texts(drafts) if t.startswith("summary"))
+    assert "Commands: 1 run, 0 failed" in summary, summary
+    assert not any(d.kind == "pitfall" for d in drafts)
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
