@@ -2110,6 +2110,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
     drafts += lessons.lint_lessons(s.transcript, s.paths.rel, s.session_id)
     drafts += lessons.shell_pitfalls(s.transcript, s.paths.rel)
+    drafts += lessons.permission_blocks(s.transcript, s.paths.rel)
     drafts += lessons.hung_commands(s.transcript, s.paths.rel)
     drafts += lessons.user_answers(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)

@@ -1971,6 +1971,38 @@ _RUN_VIA = (r"(?:pnpm(?: exec| dlx)?|npx|yarn(?: exec| dlx)?|bunx|bun x|uv run|u
             r"[\w.~${}()-]*/)")
 
 
+_AWAITS_APPROVAL = re.compile(r"(?i)requires approval|requested permissions to|Permission to use \S+ has been (?:auto-)?denied")
+
+
+def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
+    """Calls the agent's permission settings stopped and that never ran later in the session: the
+    work waited on an approval that did not come (held-out review 9, acmebank: the same one-line
+    test fix, refused in three sessions running while the person wrote "you're approved")."""
+    calls, _ = _walk(transcript, rel)
+    blocked: list[str] = []
+    for n, call in enumerate(calls):
+        if not (call.answered and call.errored and _AWAITS_APPROVAL.search(call.result[:400])):
+            continue
+        later = [c for c in calls[n + 1:] if c.answered and not _errored(c)]
+        if call.tool in EDIT_TOOLS:
+            paths = files_of(call, rel)
+            if paths and not any(c.tool in EDIT_TOOLS and set(files_of(c, rel)) & set(paths) for c in later):
+                blocked.append(f"{call.tool} of {', '.join(paths)}")
+        elif call.command is not None and call.command.exe:
+            cmd = call.command
+            if not any(c.command is not None and equivalent(c.command, cmd) for c in later):
+                blocked.append(f"`{_short(cmd.display, 60)}`")
+    blocked = _uniq(blocked)
+    if not blocked:
+        return []
+    return [Draft(
+        kind="env", title=_short("Waited for the person's approval and never ran: " + ", ".join(blocked), 200),
+        body="The agent's permission settings refused these calls and the session never ran them: "
+             + "; ".join(blocked) + ". Approve them when asked, or allow them in the agent's settings.",
+        confidence=0.8, importance=0.6, source="rule", key=session_key("", "approval", ""),
+        tags=["permissions", "environment"])]
+
+
 def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
     """What the shell itself refused, which often comes back with exit status 0 (a pipe's last
     step decides it): a tool that is not on PATH, and the way that did run or install it; an

@@ -1258,17 +1258,18 @@ def test_an_edit_the_person_never_permitted_changed_nothing() -> None:
                .run("npm test -- user.service", "Expected: \"Usuário já existe.\"\nTests: 1 failed", error=True)
                .say("O arquivo `user.service.spec.ts` tem o erro esperado `'Usuário já existe.'` mas o service "
                     "agora lança `'O nome de usuário já está em uso.'`. Preciso corrigir o teste."))
-    session.n += 1
+    tid = f"toolu_refused_{session.n}"
     inp = {"file_path": f"{ROOT}/{spec}", "old_string": "Usuário já existe.",
            "new_string": "O nome de usuário já está em uso."}
-    session._record("assistant", [{"type": "tool_use", "id": f"toolu_{session.n}", "name": "Edit", "input": inp}])
-    session._record("user", [{"type": "tool_result", "tool_use_id": f"toolu_{session.n}", "content": refusal,
-                              "is_error": True}])
+    session._record("assistant", [{"type": "tool_use", "id": tid, "name": "Edit", "input": inp}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": tid, "content": refusal, "is_error": True}])
     session.events.append(HookEvent("post-tool", "claude-code", session.sid, ROOT, ROOT, tool="Edit",
                                     tool_input=inp, text=refusal, files=[f"{ROOT}/{spec}"],
                                     is_error=True, ts=session.t))
     drafts = session.say("Parece que não tenho permissão para editar o arquivo. Você precisa aprovar a edição.").end()
-    assert drafts and not any(spec in t or "file changed" in t for t in texts(drafts)), texts(drafts)
+    claims = [f"{d.title}\n{d.body}" for d in drafts if "permissions" not in d.tags]
+    assert claims and not any(spec in t or "file changed" in t for t in claims), claims
+    assert any("permissions" in d.tags for d in drafts)  # what did happen: it waited for approval
 
 
 def test_a_cause_stated_next_to_a_weak_claim_and_an_ill_fix_is_a_finding() -> None:
@@ -1299,6 +1300,25 @@ def test_a_command_waiting_for_approval_never_ran_and_did_not_fail() -> None:
     summary = next(t for t in texts(drafts) if t.startswith("summary"))
     assert "Commands: 1 run, 0 failed" in summary, summary
     assert not any(d.kind == "pitfall" for d in drafts)
+
+
+@pytest.mark.parametrize("approved_later", [False, True])
+def test_work_that_waited_for_an_approval_that_never_came_is_an_env_item(approved_later: bool) -> None:
+    # Held-out review 9, acmebank (three sessions): the fix and the tests never ran.
+    spec = "src/modules/user/tests/user.service.spec.ts"
+    session = (Session().user("pode fazer as alteraçoes e nao fique me perguntando")
+               .run("npm test 2>&1 | tail -20", "This command requires approval", error=True))
+    tid = f"toolu_refused_{session.n}"
+    inp = {"file_path": f"{ROOT}/{spec}", "old_string": "a", "new_string": "b"}
+    session._record("assistant", [{"type": "tool_use", "id": tid, "name": "Edit", "input": inp}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": tid, "is_error": True,
+                              "content": f"Claude requested permissions to write to {ROOT}/{spec}, "
+                                         "but you haven't granted it yet."}])
+    if approved_later:
+        session.edit(spec, "a", "b").run("npm test", "Tests: 12 passed")
+    envs = [d.title for d in session.end() if "permissions" in d.tags]
+    assert envs == ([] if approved_later else
+                    [f"Waited for the person's approval and never ran: `npm test`, Edit of {spec}"])
 
 
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
