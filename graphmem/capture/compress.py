@@ -1884,9 +1884,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Asked: {_short(goal_text, 200)}")
     if commits:
         body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))
-    checks = [r for r in s.runs if r.cmd.is_check and not r.failed and not r.pending]
+    checks = _passing_checks(s.runs)
     if checks:
-        body.append(f"Verified: `{_short(checks[-1].cmd.main, 80)}` passed")
+        body.append("Verified: " + ", ".join(f"`{_short(c, 80)}`" for c in checks[-3:]) + " passed")
     done = lessons.reported(s.transcript) if s.transcript is not None else []
     if done:
         body.append("Reported done:")
@@ -2099,6 +2099,28 @@ def _changes_things(tool_input: dict[str, Any], rel: Callable[[str], str]) -> bo
     if isinstance(line, list):
         line = " ".join(str(p) for p in line)
     return not isinstance(line, str) or not line.strip() or parse_command(line, "", rel).changes_things
+
+
+def _passing_checks(runs: list[_Run]) -> list[str]:
+    """The distinct tests, builds and linters that passed, each as last run, steps of a chained
+    line too (eagerminds: `npm run lint … && npm run build …` verified both), none that failed
+    when run again later."""
+    passing: dict[tuple[str, str], str] = {}  # by what it checks: the broadest (shortest) line
+    for run in runs:
+        if run.pending:
+            continue
+        if run.failed:
+            passing.pop((run.cmd.family, run.cmd.sub), None)
+            continue
+        for step in (run.cmd, *(parse_command(o) for o in run.cmd.others)):
+            if step.is_check and not _ASKS_ABOUT_TOOL.search(step.main):
+                kind = (step.family, step.sub)
+                known = passing.pop(kind, step.main)
+                passing[kind] = min(known, step.main, key=len)
+    return list(passing.values())
+
+
+_ASKS_ABOUT_TOOL = re.compile(r"\s(?:--?version|version|--help|help)(?:\s|$)")
 
 
 def _transcript_rules(s: _Session) -> list[Draft]:

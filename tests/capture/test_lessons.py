@@ -1321,6 +1321,20 @@ def test_work_that_waited_for_an_approval_that_never_came_is_an_env_item(approve
                     [f"Waited for the person's approval and never ran: `npm test`, Edit of {spec}"])
 
 
+def test_the_summary_lists_every_check_that_passed_once_each() -> None:
+    # Held-out review 9, eagerminds: lint and build passed in one line; only the build was told.
+    drafts = (Session().user("Read BUILD_PLAN.md and start Phase 1 — scaffold the Next.js app.")
+              .run('npm run lint 2>&1 | tail -15 && echo "===BUILD===" && npm run build 2>&1 | tail -30',
+                   "> eslint\n===BUILD===\n> next build\n✓ Compiled successfully")
+              .run("npx vitest --version", "vitest/3.2.4")
+              .run("npx vitest run src/a.test.ts", "Tests  2 passed (2)")
+              .run("npx vitest run", "Tests  9 passed (9)")
+              .run("npm run build 2>&1 | grep -i warning", "")
+              .end())
+    summary = next(t for t in texts(drafts) if t.startswith("summary"))
+    assert "Verified: `npm run lint`, `npx vitest run`, `npm run build` passed" in summary, summary
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
