@@ -894,13 +894,15 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     drafts = []
     for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
-        rest = [" ".join(s.replace("**", "").split()) for s in _sentences(_short_code_inline(text))]
-        rest = [s for s in rest if s != sentence and len(s) > 3]
+        whole = [" ".join(s.replace("**", "").split()) for s in _sentences(_short_code_inline(text))]
+        rest = [s for s in whole if s != sentence and len(s) > 3]
+        said = sentence  # its key: the item stays the one it was
         # "This is actually expected behavior for auto-commit strategy!" names nothing: the
         # sentence after it says what (entire-cli f6833005).
-        following = rest[rest.index(sentence) + 1:] if sentence in rest else rest[:1]
+        following = whole[whole.index(sentence) + 1:] if sentence in whole else []
         if _POINTS_BACK.match(sentence) and "`" not in sentence and following and "`" in following[0] \
-                and not _INTENT.search(following[0]) and not re.match(r"(?i)let(?:'s| me)\b", following[0]):
+                and following[0] in rest and not _INTENT.search(following[0]) \
+                and not re.match(r"(?i)let(?:'s| me)\b", following[0]):
             rest.remove(following[0])
             sentence = f"{sentence} {following[0]}"
         while len("\n".join(rest)) > 900:
@@ -910,7 +912,6 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         edited = _edited_next(msgs, n, rel)
         if edited:
             rest.append("Then edited: " + ", ".join(edited))
-        said = sentence
         missing = _NOT_INSTALLED.search(sentence)
         # the packages of the clause that says it is missing ("pandas needs `xlrd` for `.xls`")
         clause = re.split(r"[.;:]\s|,\s(?:but|and|so|while)\s|\s[—–]\s", sentence[:missing.start()])[-1] if missing else ""

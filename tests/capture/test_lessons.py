@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphmem.capture.compress import compress_session, parse_command
+from graphmem.capture.compress import compress_session, parse_command, session_key
 from graphmem.capture.event import HookEvent
 from graphmem.capture.failures import signature
 from graphmem.capture.lessons import equivalent, explanation, is_command_failure
@@ -1244,9 +1244,12 @@ def test_a_finding_that_only_points_back_takes_the_sentence_that_names_it() -> N
                    "command does NOT delete untracked files. Let me verify:")
               .edit("docs/rewind.md", "Rewind", "Rewind keeps untracked files")
               .end())
-    found = [d.title for d in drafts if "discovery" in d.tags]
-    assert found == [("This is actually expected behavior for auto-commit strategy! The `git reset --hard` "
-                     "command does NOT delete untracked files.")]
+    found = [d for d in drafts if "discovery" in d.tags]
+    assert [d.title for d in found] == [("This is actually expected behavior for auto-commit strategy! "
+                                         "The `git reset --hard` command does NOT delete untracked files.")]
+    # keyed by the sentence it was found as: a store compressed before keeps the same item
+    assert found[0].key == session_key("sess-1", "discovery",
+                                       "this is actually expected behavior for auto-commit strategy!")
 
 
 def test_an_edit_the_person_never_permitted_changed_nothing() -> None:
