@@ -1862,7 +1862,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         closing = _first_sentence(_closing_words(s))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
-        if len(closing.split()) < 4 or under_way or _MID_WORK.match(closing):
+        # "… are correctly ignored (not staged). Committing.": the session stopped mid-step
+        cut_off = bool(_STEP_ANNOUNCED.search(" ".join(_last_agent_message(s).split())[-80:]))
+        if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing):
             closing = ""  # "Now I have enough to write the commit message": a step, not what was done
         if not (closing or changed or drafts or s.runs and not under_way):
             return []  # a session that did, decided and learnt nothing leaves no handoff
@@ -2001,6 +2003,7 @@ def _commit_rules(s: _Session) -> list[Draft]:
 
 
 _AGENT_ACTION = re.compile(r"(?i)(?:let me|let's|now i'll|i'll|i will|next,? i)\b")
+_STEP_ANNOUNCED = re.compile(r"(?:^|[.!]\s+)(?:Now\s+)?[A-Z][a-z]+ing(?:\s+(?:it|them|now|the \w+|this))?(?:\s+now)?(?:\.|…|\.\.\.)\s*$")
 
 
 _BARE_COMMAND = re.compile(r"/[\w:.\-]+")  # a slash command without arguments (fullmatch)

@@ -1338,6 +1338,20 @@ def test_the_summary_lists_every_check_that_passed_once_each() -> None:
     assert "Verified: `npm run lint`, `npx vitest run`, `npm run build` passed" in summary, summary
 
 
+@pytest.mark.parametrize("last, titled", [
+    ("`node_modules/` and `.next/` are correctly ignored (not staged). Committing.", False),
+    ("The scaffold builds cleanly and the landing page replaced the boilerplate.", True),
+])
+def test_a_last_message_that_announces_its_next_step_does_not_title_the_session(last: str, titled: bool) -> None:
+    # Held-out review 9, eagerminds: the transcript ends on "Committing.", before the commit's result.
+    drafts = (Session().user("Read BUILD_PLAN.md and start Phase 1 — scaffold the Next.js app.")
+              .edit("src/app/page.tsx", "Create Next App", "Bookmarks")
+              .say(last)
+              .end())
+    title = next(d.title for d in drafts if d.kind == "summary")
+    assert (last.split(".")[0][:30] in title) is titled, title
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
