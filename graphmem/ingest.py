@@ -125,10 +125,6 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
     items, files, symbols, provenance = [], {}, {}, {}
     ids = {d.key: DERIVED_PREFIX + hashlib.sha1(f"{memory.project}\0{d.key}".encode()).hexdigest()[:15]
            for d in drafts}
-    for draft in drafts:
-        again = _met_before(memory, draft, session_id)
-        if again is not None and again not in ids.values():
-            ids[draft.key] = again
     earlier = {r["id"]: r for r in memory.store.get_items(list(ids.values()))}
     for draft in drafts:
         item_id = ids[draft.key]
@@ -168,30 +164,6 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
 
 
 EARLIER = "Met before:"
-
-
-def _met_before(memory: Any, draft: Any, session_id: str) -> str | None:
-    """An earlier session's finding that names the same code as this draft's (two or more of its
-    `spans`): the same finding met again, kept as one item (held-out review 9, acmebank: the test
-    that expects `'Usuário já existe.'` of `user.service.spec.ts`, found anew in three sessions)."""
-    if "discovery" not in draft.tags:
-        return None
-    spans = set(_SPAN.findall(draft.title))
-    if len(spans) < 2:
-        return None
-    from graphmem.store.base import ItemFilter
-
-    flt = ItemFilter(project=memory.project, kinds=("fact",))
-    near = [i for i, _ in memory.store.keyword_search(draft.title, 5, flt)]
-    for row in memory.store.get_items(near):
-        # this session's own merged item, compressed again, is met again as well
-        if ((row["session_id"] != session_id or "recurring" in row["tags"]) and "discovery" in row["tags"]
-                and len(spans & set(_SPAN.findall(row["title"]))) >= 2):
-            return str(row["id"])
-    return None
-
-
-_SPAN = re.compile(r"`([^`\n]{2,120})`")
 
 
 def _with_earlier(draft: Any, before: dict[str, Any], session_id: str) -> str:

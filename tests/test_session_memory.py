@@ -391,25 +391,3 @@ def test_a_session_cut_short_is_finished_when_a_later_one_runs_its_commands_clea
         later.t += 60 * (n + 1)
         ingest(memory, later.user("is the pod up now?").run(line, output).say("Checked."), tmp_path)
         assert _statuses(memory)[task] == status, line
-
-
-def test_a_finding_met_again_in_another_session_is_one_item_with_both_words(memory: Any,
-                                                                            tmp_path: Path) -> None:
-    # Held-out review 9, acmebank: one root cause, found anew and worded anew in three sessions.
-    said = {"s-a": "O arquivo `user.service.spec.ts` tem o erro esperado `'Usuário já existe.'` mas o service "
-                   "agora lança `'O nome de usuário já está em uso.'`.",
-            "s-b": "O teste `user.service.spec.ts` espera a mensagem `'Usuário já existe.'` mas o "
-                   "`user.service.ts` agora lança `ConflictException('O nome de usuário já está em uso.')`."}
-    for sid, finding in said.items():
-        session = (Session(sid).user("pode fazer as alterações")
-                   .run("npm test", "Expected: 'Usuário já existe.'\nTests: 1 failed", error=True)
-                   .say(finding + " Vou corrigir o teste.")
-                   .edit("src/modules/user/tests/user.service.spec.ts", "Usuário já existe.",
-                         "O nome de usuário já está em uso.")
-                   .say("Teste atualizado."))
-        ingest(memory, session, tmp_path)
-        ingest(memory, session, tmp_path)  # compressed again at the session's next stop
-    found = [r for r in live(memory) if "discovery" in r["tags"]]
-    assert len(found) == 1 and "recurring" in found[0]["tags"], [r["title"] for r in found]
-    assert found[0]["title"].startswith("O teste `user.service.spec.ts`")
-    assert "O arquivo `user.service.spec.ts` tem o erro esperado" in found[0]["body"]
