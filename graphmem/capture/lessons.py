@@ -26,6 +26,7 @@ from typing import Any
 from graphmem.capture.compress import (
     CHECKING,
     EDIT_TOOLS,
+    NEVER_RAN,
     REPORTED,
     TASK_OUTPUT_TOOLS,
     WRITE_TOOLS,
@@ -549,9 +550,10 @@ _REFUSED_CALL = ("<tool_use_error>", "Error", "The user doesn't want")
 
 
 def _errored(call: _Call) -> bool:
-    """The call did not do its work: its result was flagged an error (a permission the person had
-    not granted: "Claude requested permissions to write to …"), or reads as one."""
-    return call.errored or call.result.lstrip().startswith(_REFUSED_CALL)
+    """The call did not do its work: a tool other than the shell whose result was flagged an error
+    (an edit waiting on a permission: "Claude requested permissions to write to …"), or a result
+    that reads as one. A command's error flag is its exit status: it ran."""
+    return (call.errored and call.command is None) or call.result.lstrip().startswith(_REFUSED_CALL)
 
 
 def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call]) -> list[str]:
@@ -1984,13 +1986,15 @@ def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> l
     for n, call in enumerate(calls):
         if not (call.answered and call.errored and _AWAITS_APPROVAL.search(call.result[:400])):
             continue
-        later = [c for c in calls[n + 1:] if c.answered and not _errored(c)]
+        later = [c for c in calls[n + 1:] if c.answered and not NEVER_RAN.search(c.result[:400])]
         if call.tool in EDIT_TOOLS:
             paths = files_of(call, rel)
-            if paths and not any(c.tool in EDIT_TOOLS and set(files_of(c, rel)) & set(paths) for c in later):
+            if paths and not any(c.tool in EDIT_TOOLS and not _errored(c) and set(files_of(c, rel)) & set(paths)
+                                 for c in later):
                 blocked.append(f"{call.tool} of {', '.join(paths)}")
         elif call.command is not None and call.command.exe:
             cmd = call.command
+            # a later run that failed still ran
             if not any(c.command is not None and equivalent(c.command, cmd) for c in later):
                 blocked.append(f"`{_short(cmd.display, 60)}`")
     blocked = _uniq(blocked)

@@ -1317,8 +1317,8 @@ def test_work_that_waited_for_an_approval_that_never_came_is_an_env_item(approve
     session._record("user", [{"type": "tool_result", "tool_use_id": tid, "is_error": True,
                               "content": f"Claude requested permissions to write to {ROOT}/{spec}, "
                                          "but you haven't granted it yet."}])
-    if approved_later:
-        session.edit(spec, "a", "b").run("npm test", "Tests: 12 passed")
+    if approved_later:  # and then ran, failing: it ran all the same
+        session.edit(spec, "a", "b").run("npm test", "Exit code 1\nTests: 1 failed, 11 passed", error=True)
     envs = [d.title for d in session.end() if "permissions" in d.tags]
     assert envs == ([] if approved_later else
                     [f"Waited for the person's approval and never ran: `npm test`, Edit of {spec}"])
@@ -1350,6 +1350,15 @@ def test_a_last_message_that_announces_its_next_step_does_not_title_the_session(
               .end())
     title = next(d.title for d in drafts if d.kind == "summary")
     assert (last.split(".")[0][:30] in title) is titled, title
+
+
+def test_a_note_written_by_a_command_that_then_failed_is_still_written() -> None:
+    # Review of session 19: honouring a command's error flag as "did nothing" lost this note.
+    drafts = (Session().user("remember to format before committing")
+              .run("cat > CLAUDE.md <<'EOF'\nAlways run `mix format` before committing Elixir code here.\nEOF\n"
+                   "git commit -am 'docs: format rule'", "Exit code 1\nnothing added to commit", error=True)
+              .end())
+    assert any(d.title.startswith("Always run `mix format` before committing") for d in drafts), texts(drafts)
 
 
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
