@@ -472,24 +472,66 @@ def _split(command: str) -> list[str]:
         return re.findall(r"&&|\|\||[|;&]|[^\s|;&]+", command)
 
 
-def _segments(tokens: list[str]) -> list[tuple[list[str], bool]]:
-    """Simple commands of a line, each with whether it reads a pipe (is a filter)."""
+def _segments(tokens: list[str], groups: bool = False) -> list[tuple[list[str], bool]]:
+    """Simple commands of a line, each with whether it reads a pipe (is a filter). A `$( … )`
+    stays inside its word; `( … )` and `{ …; }` group commands, and with `groups` each opening and
+    closing comes as a segment of its own ([GROUP_OPEN] / [GROUP_CLOSE]): a `cd` inside ends there."""
     out: list[tuple[list[str], bool]] = []
     current: list[str] = []
     piped = False
-    for tok in tokens:
+    depth = 0
+    tokens = [part for tok in tokens for part in _unglue(tok)]
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        if tok in ("(", "((") and current and current[-1].endswith("$"):
+            inner, level = [], len(tok)  # `$(…)`, `$((…))`: part of the word it is in
+            while i < len(tokens) and level > 0:
+                level += _NESTING.get(tokens[i], 0)
+                if level > 0:
+                    inner.append(tokens[i])
+                i += 1
+            current[-1] += tok + " ".join(inner) + tok.replace("(", ")")
+            continue
         if tok in _OPERATORS:
             if current:
                 out.append((current, piped))
             current = []
             piped = tok in ("|", "|&")
             continue
-        if tok in _GROUPING or tok in ("{", "}") and not current:
-            continue  # `(cd x && make)`, `{ a; b; }`: a group runs its commands, nothing else
+        if tok in ("(", "((") or tok == "{" and not current:
+            if current:
+                out.append((current, piped))
+                current = []
+            depth += 1
+            if groups:
+                out.append(([GROUP_OPEN], False))
+            continue
+        if tok in (")", "))") and depth or tok == "}" and not current and depth:
+            if current:
+                out.append((current, piped))
+                current = []
+            depth -= 1
+            if groups:
+                out.append(([GROUP_CLOSE], False))
+            continue
         current.append(tok)
     if current:
         out.append((current, piped))
     return out
+
+
+GROUP_OPEN, GROUP_CLOSE = "\x00(", "\x00)"
+_NESTING = {"(": 1, "((": 2, ")": -1, "))": -2}
+_GLUED = re.compile(r"&&|\|\||;;|\|&|[();&|]")
+
+
+def _unglue(token: str) -> list[str]:
+    """shlex runs punctuation together (`);`, `)&&`): the operators and parentheses apart."""
+    if len(token) < 2 or token in _OPERATORS or token in _GROUPING or set(token) - set("();&|"):
+        return [token]
+    return _GLUED.findall(token)
 
 
 def _strip_redirects(tokens: list[str]) -> list[str]:
@@ -531,8 +573,15 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
     if tokens and tokens[-1] == "&":
         cmd.background = True
     directory = cwd_rel
+    outer: list[str] = []
     main: list[str] | None = None
-    for seg, piped in _segments(tokens):
+    for seg, piped in _segments(tokens, groups=True):
+        if seg == [GROUP_OPEN]:
+            outer.append(directory)
+            continue
+        if seg == [GROUP_CLOSE]:
+            directory = outer.pop() if outer else directory  # `(cd x && make) && make test`
+            continue
         seg = _strip_redirects(seg)
         env: dict[str, str] = {}
         while seg and _ASSIGN.match(seg[0]):

@@ -1209,6 +1209,15 @@ def test_a_subshell_runs_its_commands_and_a_tool_not_on_path_is_no_pitfall() -> 
     # and the failure it fixed came out as a pitfall whose fix was "`pytest )` worked".
     assert parse_command("(source .venv/bin/activate && pytest -x)").main == "pytest -x"
     assert parse_command("{ cd assets; node build.js; }").main == "node build.js"
+    # review of session 19: a substitution is part of its word, glued operators come apart, and a
+    # `cd` inside a group ends with it
+    assert parse_command("PYTHONPATH=$(pwd) pytest tests/").main == "pytest tests/"
+    assert parse_command("x=$((1 + 2)) && make test").main == "make test"
+    glued = parse_command("(cd docs && make html); pytest -q")
+    assert (glued.main, glued.dir, glued.others) == ("make html", "docs", ["pytest -q"])
+    after = parse_command("(cd frontend && npm ci) && cd api && npm test")
+    assert (after.main, after.dir) == ("npm ci", "frontend")
+    assert parse_command("(cd frontend && true) && npm test").dir == ""
     drafts = (Session().user("Is everything OK with this project? Do all the tests pass?")
               .run("pytest", "/bin/bash: line 1: pytest: command not found", error=True)
               .say("Need to activate the virtual environment.")
