@@ -831,6 +831,7 @@ _FAIL_TEXT = re.compile(
     | :\ command\ not\ found$ | ^(?:bash|zsh|sh):\ .*(?:No\ such\ file|not\ found|Permission\ denied)
     | ^fatal:\ | ^Error:\ | ^ERROR:\ 
     | \bBUILD\ FAILED\b | ^error:\ could\ not\ compile
+    | ^✖\ \d+\ problems?\ \(\d*[1-9]\d*\ errors?                # ESLint's tally with errors
     """
 )
 _PASS_TEXT = re.compile(
@@ -2154,25 +2155,40 @@ def _changes_things(tool_input: dict[str, Any], rel: Callable[[str], str]) -> bo
 
 
 def _passing_checks(runs: list[_Run]) -> list[str]:
-    """The distinct tests, builds and linters that passed, each as last run, steps of a chained
-    line too (eagerminds: `npm run lint … && npm run build …` verified both), none that failed
-    when run again later."""
-    passing: dict[tuple[str, str], str] = {}  # by what it checks: the broadest (shortest) line
+    """The distinct tests, builds and linters that passed, each as its broadest run, none that
+    failed when run again later. A chained line's other steps count only when its exit status
+    speaks for each (`a && b`, no pipe, `;` or `||`): eagerminds' `npm run lint && npm run build`."""
+    passing: dict[tuple[str, str], str] = {}
     for run in runs:
         if run.pending:
             continue
+        line = parse_command(run.ev.command) if run.ev.command else run.cmd
         if run.failed:
-            passing.pop((run.cmd.family, run.cmd.sub), None)
-            continue
-        for step in (run.cmd, *(parse_command(o) for o in run.cmd.others)):
-            if step.is_check and not _ASKS_ABOUT_TOOL.search(step.main):
-                kind = (step.family, step.sub)
-                known = passing.pop(kind, step.main)
+            steps = [run.cmd, line, *(parse_command(o) for o in line.others)]
+        elif _ALL_AND.fullmatch(line.raw.strip()):
+            steps = [line, *(parse_command(o) for o in line.others)]
+        else:  # `a; b`, `a || b`: the line's status is its last step's (past an `echo done`)
+            tail = [st for st in (line, *map(parse_command, line.others)) if st.exe not in _TRIVIAL]
+            steps = tail[-1:] if re.search(r";|\|\|", line.raw) else [line]
+        for step in steps:
+            if not step.is_check or _ASKS_ABOUT_TOOL.search(step.main):
+                continue
+            kind = _check_kind(step)
+            known = passing.pop(kind, step.main)
+            if not run.failed:
                 passing[kind] = min(known, step.main, key=len)
     return list(passing.values())
 
 
-_ASKS_ABOUT_TOOL = re.compile(r"\s(?:--?version|version|--help|help)(?:\s|$)")
+def _check_kind(step: Command) -> tuple[str, str]:
+    """What a check checks: `make test` and `make lint` are two, `mix test` and `mix test a.exs` one."""
+    words = [w for w in step.main.split()[1:] if not w.startswith("-") and not re.search(r"[/.=]", w)]
+    return step.family, step.sub or (words[0] if words else "")
+
+
+_ALL_AND = re.compile(r"[^|;&]*(?:\|\s*(?:tail|head|grep)\b[^|;&]*)?(?:&&[^|;&]*(?:\|\s*(?:tail|head|grep)\b[^|;&]*)?)*")
+_ASKS_ABOUT_TOOL = re.compile(r"\s(?:--?version|version|--help|help|-V|--collect-only|--co|--list|"
+                             r"cache|linters|config|info|doctor|list|clean)(?:\s|$)")
 
 
 def _transcript_rules(s: _Session) -> list[Draft]:

@@ -1370,6 +1370,27 @@ def test_a_note_written_by_a_command_that_then_failed_is_still_written() -> None
     assert any(d.title.startswith("Always run `mix format` before committing") for d in drafts), texts(drafts)
 
 
+@pytest.mark.parametrize("runs, verified", [
+    # review of session 19: a version query is no check; `;` and `||` leave the status to the last step
+    ([("npx vitest --version", "vitest/3.2.4", False)], None),
+    ([("npm run lint; npm run build", "> eslint\n✓ Compiled", False)], "`npm run build`"),
+    ([("npm run lint 2>&1 | tail -15 && npm run build 2>&1 | tail -30",
+       "✖ 1 problem (1 error, 0 warnings)\n✓ Compiled", False)], None),
+    ([("make test && make lint", "ok\nok", False)], "`make test`, `make lint`"),
+    # passed, then failed in a later line: not verified
+    ([("npm run build", "✓ Compiled", False),
+      ("npm run lint && npm run build", "Exit code 1\nFailed to compile.", True)], None),
+])
+def test_verified_names_only_checks_whose_status_the_session_saw(
+        runs: list[tuple[str, str, bool]], verified: str | None) -> None:
+    session = Session().user("check that everything still builds before the release")
+    for line, output, failed in runs:
+        session.run(line, output, error=failed)
+    summary = next(t for t in texts(session.say("That is where it stands for the release.").end())
+                   if t.startswith("summary"))
+    assert (f"Verified: {verified} passed" in summary) if verified else "Verified:" not in summary, summary
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
