@@ -2053,7 +2053,8 @@ def _commit_rules(s: _Session) -> list[Draft]:
 
 
 _AGENT_ACTION = re.compile(r"(?i)(?:let me|let's|now i'll|i'll|i will|next,? i)\b")
-_STEP_ANNOUNCED = re.compile(r"(?:^|[.!]\s+)(?:Now\s+)?[A-Z][a-z]+ing(?:\s+(?:it|them|now|the \w+|this))?(?:\s+now)?(?:\.|…|\.\.\.)\s*$")
+_STEP_ANNOUNCED = re.compile(r"(?:^|(?<!\d)[.!]\s+)(?:Now\s+)?(?!(?:No|Every|Some|Any)thing\b|String\b|During\b)"
+                             r"[A-Z][a-z]+ing(?:\s+(?:it|them|now|the \w+|this))?(?:\s+now)?(?:\.|…|\.\.\.)\s*$")
 
 
 _BARE_COMMAND = re.compile(r"/[\w:.\-]+")  # a slash command without arguments (fullmatch)

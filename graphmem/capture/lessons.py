@@ -113,7 +113,7 @@ _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix
                        r"that (?:won'?t|doesn'?t) (?:work|fix)|wrong (?:fix|approach))")
 # The person's next words doubt what the agent just concluded (claude-code-log 9e953218: "the
 # real issue is that Next.js doesn't serve `index.html` …" → "Are you sure the HTML is the issue?").
-_DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)\b|\bis that (?:really|actually) (?:it|the (?:issue|problem|cause))\b|"
+_DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)(?:,|\?| that\b| about\b| (?:the|this|it'?s|it is)\b)|\bis that (?:really|actually) (?:it|the (?:issue|problem|cause))\b|"
                        r"\bi (?:don'?t|do not) think (?:that'?s|that is|this is|it'?s) (?:it|the (?:issue|problem|cause))\b|"
                        r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b")
 MORE_FINDINGS = 3
@@ -1027,7 +1027,8 @@ def _diagnosis(text: str) -> str:
     if not 1 <= len(said) <= 3 or len(text) > 400 or not _FIXING.search(" ".join(said)):
         return ""
     return next((x for x in said if _CAUSED_BY.search(x) and len(x) >= 35 and not _HEDGE.search(x)
-                 and not _OWN_WORK.search(x) and not _THEIR_WORDS.search(x)), "")
+                 and not _OWN_WORK.search(x) and not _THEIR_WORDS.search(x)
+                 and not _INTENT.search(x) and not re.match(r"(?i)let(?:'s| me| us)\b", x)), "")
 
 
 def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> float | None:

@@ -1231,6 +1231,7 @@ def test_a_subshell_runs_its_commands_and_a_tool_not_on_path_is_no_pitfall() -> 
     ("Are you sure the HTML is the issue? That's the only thing that actually loaded.", False),
     ("I don't think that's the problem, the page itself loads.", False),
     ("Great, now commit it.", True),
+    ("Thanks! Are you sure you pushed it to the deploy branch?", True),  # doubts the push, not the finding
 ])
 def test_a_finding_the_person_doubts_at_once_is_no_finding(reply: str, kept: bool) -> None:
     # claude-code-log 9e953218: the agent's guess, questioned by the person's very next words.
@@ -1350,6 +1351,8 @@ def test_the_summary_lists_every_check_that_passed_once_each() -> None:
 @pytest.mark.parametrize("last, titled", [
     ("`node_modules/` and `.next/` are correctly ignored (not staged). Committing.", False),
     ("The scaffold builds cleanly and the landing page replaced the boilerplate.", True),
+    ("The scaffold builds cleanly and lint reports no problems. Nothing.", True),
+    ("The scaffold builds cleanly with two stages: 1. Parsing. 2. Caching.", True),
 ])
 def test_a_last_message_that_announces_its_next_step_does_not_title_the_session(last: str, titled: bool) -> None:
     # Held-out review 9, eagerminds: the transcript ends on "Committing.", before the commit's result.
@@ -1389,6 +1392,20 @@ def test_verified_names_only_checks_whose_status_the_session_saw(
     summary = next(t for t in texts(session.say("That is where it stands for the release.").end())
                    if t.startswith("summary"))
     assert (f"Verified: {verified} passed" in summary) if verified else "Verified:" not in summary, summary
+
+
+@pytest.mark.parametrize("plan", [
+    "I'll switch to reading the whole file because grep returned nothing.",
+    "Let's apply the same change to the other component too, because consistency matters.",
+])
+def test_a_plan_with_a_because_is_no_finding(plan: str) -> None:
+    # Review of session 19: the first-person fix forms read these plans as symptom-cause-fix.
+    drafts = (Session().user("tidy up the settings screen components")
+              .say(plan)
+              .call("Read", {"file_path": f"{ROOT}/src/settings.tsx"}, "export function Settings() {}")
+              .say("The settings screen now uses one layout.")
+              .end())
+    assert not [d.title for d in drafts if "discovery" in d.tags]
 
 
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
