@@ -391,3 +391,14 @@ def test_a_session_cut_short_is_finished_when_a_later_one_runs_its_commands_clea
         later.t += 60 * (n + 1)
         ingest(memory, later.user("is the pod up now?").run(line, output).say("Checked."), tmp_path)
         assert _statuses(memory)[task] == status, line
+
+
+def test_work_blocked_on_approval_is_in_the_brief(memory: Any, tmp_path: Path) -> None:
+    # Held-out review 9, acmebank: three sessions lost to edits and `npm test` never approved; the
+    # next session should hear of it before it tries again.
+    session = (Session("s-a").user("pode fazer as alterações")
+               .run("npm test", "This command requires approval", error=True)
+               .say("Preciso de permissão para rodar os testes."))
+    ingest(memory, session, tmp_path)
+    assert any("Waited for the person's approval and never ran: `npm test`" in line
+               for line in memory.brief().lines)

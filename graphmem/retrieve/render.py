@@ -79,14 +79,15 @@ def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ..
 
 
 EVIDENCE_TAGS = frozenset({"verified", "commit", "unresolved", "unfinished", "user-stated", "left-to-user", "hang",
-                           "agent-note"})
+                           "agent-note", "permissions"})
 
 
 def has_evidence(item: MemoryItem) -> bool:
     """Whether an item has shown it is right: recorded on purpose (by the person, or by the agent
     through memory_add), verified by a later pass, a record of what was committed or still
-    fails (or never came back, or failed in output the session stopped before reading), what the
-    session's last message handed to the person, what the agent wrote down for later itself,
+    fails (or never came back, or failed in output the session stopped before reading), calls the
+    harness refused for want of the person's approval, what the session's last message handed to
+    the person, what the agent wrote down for later itself,
     confirmed by use, or pinned. What rules or an LLM inferred needs one of these."""
     return (item.source.value in ("user", "agent") or item.pinned or item.hit_count > 0
             or bool(EVIDENCE_TAGS.intersection(item.tags)))
