@@ -734,6 +734,13 @@ def _slip(lesson: Lesson) -> bool:
 
 
 _RECOMMENDED = re.compile(r"\s*\((?:recommended|suggested|default)\)", re.IGNORECASE)
+# Held-out review 10 (cipher-box, a planning interview): "More questions about migration, or move to
+# next area?" → "Next area"; "Which areas do you want to discuss?"; "how difficult is it to change
+# direction on this later?"; "could you please expand on these options…" were stored as decisions.
+_STEERING = re.compile(r"(?i)\bmore questions\b|\bnext area\b|\bare we done\b|\bready to (?:create|write|move|proceed)\b|"
+                       r"\bwhich (?:areas?|topics?) (?:do you want|would you like|should we)\b|\banything else\b")
+_ASKS_BACK = re.compile(r"(?i)\?\s*(?:\S+\s*){0,12}$|\?\s|\b(?:explain|expand|exapnd|elaborate|tell me more|pros/cons|pros and cons|"
+                        r"would like to (?:hear|know|understand|see)|i need (?:comparisons|more)|what do you (?:mean|think))\b")
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
 
 
@@ -757,6 +764,8 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             options = [str(o.get("label") or "") for o in offered]
             # Options are turned down only by picking others: a free-text answer picks none.
             chosen = [o for o in options if o and (o == answer or o in answer.split(", "))]
+            if _STEERING.search(question) or not chosen and _ASKS_BACK.search(answer):
+                continue  # where the talk goes next, or a question back: no decision about the work
             # The label is the agent's shorthand ("Trial install (Recommended)"); what it means is
             # in the option's description (held-out review 5: the meaning was lost).
             meant = [str(o.get("description") or "").strip() for o in offered

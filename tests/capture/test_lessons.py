@@ -1408,6 +1408,28 @@ def test_a_plan_with_a_because_is_no_finding(plan: str) -> None:
     assert not [d.title for d in drafts if "discovery" in d.tags]
 
 
+@pytest.mark.parametrize("question, options, answer, kept", [
+    ("More questions about migration, or move to next area?", ["More questions", "Next area"], "Next area", False),
+    ("Which areas do you want to discuss for Per-File IPNS Metadata Split?", ["TEE republish scaling", "Migration"],
+     "TEE republish scaling, Migration", False),
+    ("Should per-file IPNS records be enrolled for TEE republishing at upload time, or lazily?",
+     ["Enroll at upload", "Lazy enrollment"], "how difficult is it to change direction on this later?", False),
+    ("When the TEE falls behind, which records should it republish first?", ["Priority", "Round robin"],
+     "could you please expand on these options and explain them more thoroughly", False),
+    ("Since this is a vault wipe, do we need migration code?", ["Clean break (v2-only)", "Migrate v1"],
+     "Clean break (v2-only)", True),
+    ("Should per-file IPNS records be enrolled for TEE republishing at upload time, or lazily?",
+     ["Enroll at upload", "Lazy enrollment"],
+     "ok lets go with enrol at upload, but make sure to include a note of the drift problem", True),
+])
+def test_steering_the_interview_or_asking_back_is_no_decision(question: str, options: list[str], answer: str,
+                                                              kept: bool) -> None:
+    # Held-out review 10 (cipher-box f337a126): 10 of 27 answers to the agent's questions were clicks
+    # that moved the interview on, or the person's own questions back.
+    drafts = Session().user("/gsd:discuss-phase 12.6").ask(question, options, answer).say("Noted.").end()
+    assert bool([d for d in drafts if "answer" in d.tags]) is kept
+
+
 def test_not_found_in_a_log_or_another_machines_shell_is_no_env_item() -> None:
     # Held-out xiaofeng-blog f387386b: CI's log and a container's shell said it, not this one.
     drafts = (Session().user("fix the ci issue")
