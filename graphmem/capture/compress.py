@@ -1908,12 +1908,13 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if commits:
         headline = [f"committed \"{_short(commits[0], 70)}\""
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
+    last_words = _last_agent_message(s)
     if not headline:
-        closing = _first_sentence(_closing_words(s))
+        closing = _first_sentence(_closing_words(last_words))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
         # "… are correctly ignored (not staged). Committing.": the session stopped mid-step
-        cut_off = bool(_STEP_ANNOUNCED.search(" ".join(_last_agent_message(s).split())[-80:]))
+        cut_off = bool(_STEP_ANNOUNCED.search(" ".join(last_words.split())[-80:]))
         if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing):
             closing = ""  # "Now I have enough to write the commit message": a step, not what was done
         if not (closing or changed or drafts or s.runs and not under_way):
@@ -1974,7 +1975,6 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if open_tasks:
         body.append("Open:")
         body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
-    last_words = _last_agent_message(s)
     if last_words:
         body.append(f"Agent's last message: {_short(last_words, 300)}")
     end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
@@ -2062,10 +2062,10 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _FILLER_OPENER = re.compile(r"(?i)^(?:(?:all )?done|fixed|perfect|great|excellent)[.!]\s+")
 
 
-def _closing_words(s: _Session) -> str:
+def _closing_words(last_words: str) -> str:
     """The agent's last substantive words, without headings and filler. A line that introduces
     a list ("The label now shows one of:") comes with its items: an item alone is a fragment."""
-    lines = _last_agent_message(s).splitlines()
+    lines = last_words.splitlines()
     for n, raw in enumerate(lines):
         if raw.lstrip().startswith("|"):
             continue  # a table's row ("| Платформа | Build ID | Время |", held-out review 6)

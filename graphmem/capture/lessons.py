@@ -48,12 +48,9 @@ __all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "li
 
 COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
                            "run_terminal_cmd", "execute_command"})
-NOT_A_FAILURE = re.compile(
-    r"<tool_use_error>|The user doesn't want to (?:proceed|take this action)|user (?:rejected|denied|declined)|"
-    r"reason for the rejection|the user said:|"
-    r"\[Request interrupted|Permission to use \S+ has been denied|was blocked by|"
-    r"(?:command|part) requires approval|requested permissions to|"
-    r"Sibling tool call errored|operation was aborted|Command timed out|"
+NOT_A_FAILURE = re.compile(  # what never ran, and what was stopped or cut short
+    NEVER_RAN.pattern + r"|user (?:rejected|denied|declined)|reason for the rejection|the user said:|"
+    r"\[Request interrupted|was blocked by|Sibling tool call errored|operation was aborted|Command timed out|"
     r"Error: No such tool available", re.IGNORECASE)
 _ACTION = re.compile(
     r"^(?:let me|let's|lets|now\b|next\b|i'll|i will|i'm going|i am going|first\b|then\b|"
@@ -128,6 +125,7 @@ _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|
 _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue is clear\s*[—–-]+\s*|"
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
+_LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
@@ -913,7 +911,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         following = whole[whole.index(sentence) + 1:] if sentence in whole else []
         if _POINTS_BACK.match(sentence) and "`" not in sentence and following and "`" in following[0] \
                 and following[0] in rest and not _INTENT.search(following[0]) \
-                and not re.match(r"(?i)let(?:'s| me)\b", following[0]):
+                and not _LETS.match(following[0]):
             rest.remove(following[0])
             sentence = f"{sentence} {following[0]}"
         while len("\n".join(rest)) > 900:
@@ -1037,7 +1035,7 @@ def _diagnosis(text: str) -> str:
         return ""
     return next((x for x in said if _CAUSED_BY.search(x) and len(x) >= 35 and not _HEDGE.search(x)
                  and not _OWN_WORK.search(x) and not _THEIR_WORDS.search(x)
-                 and not _INTENT.search(x) and not re.match(r"(?i)let(?:'s| me| us)\b", x)), "")
+                 and not _INTENT.search(x) and not _LETS.match(x)), "")
 
 
 def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> float | None:
