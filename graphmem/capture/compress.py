@@ -2198,8 +2198,11 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     from graphmem.capture.redact import redact
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
-    drafts = lessons.lesson_drafts(found, s.paths.rel, s.session_id, s.paths.relative_text)
-    drafts += lessons.lint_lessons(s.transcript, s.paths.rel, s.session_id)
+    linted: set[int] = set()
+    drafts = lessons.lint_lessons(s.transcript, s.paths.rel, s.session_id, linted)
+    # a failed check the lint lessons tell rule by rule is not told again as one failure
+    drafts += lessons.lesson_drafts([f for f in found if f.call.pos not in linted], s.paths.rel,
+                                    s.session_id, s.paths.relative_text)
     drafts += lessons.shell_pitfalls(s.transcript, s.paths.rel)
     drafts += lessons.permission_blocks(s.transcript, s.paths.rel)
     drafts += lessons.hung_commands(s.transcript, s.paths.rel)

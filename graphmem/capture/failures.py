@@ -16,7 +16,8 @@ __all__ = ["LintFinding", "Signature", "lint_findings", "mask", "signature", "un
 _NOISE = re.compile(r"^\s*(?:Exit code -?\d+|warning:|hint:|Compiling \d+|Generated \S+ app|"
                     r"Running ExUnit|Getting extensions|Running setup|==> |\.+\s*$|$|"
                     r"=+ test session starts =+$|platform \w+ -- Python|(?:cachedir|rootdir|configfile|"
-                    r"testpaths|plugins|asyncio|cov):\s|collecting \.\.\.)", re.IGNORECASE)
+                    r"testpaths|plugins|asyncio|cov):\s|collecting \.\.\.|"
+                    r"\[(?:STARTED|COMPLETED|SKIPPED|FAILED)\] )", re.IGNORECASE)  # lint-staged's progress
 _RULED = re.compile(r"^=+ (.+?) =+$")  # a test runner's closing line: `=== no tests collected in 0.4s ===`
 _TYPED = [
     re.compile(r"\*\* \((\w[\w.]*)\)\s*(.+)"),                                   # Elixir
@@ -80,6 +81,9 @@ def signature(output: str) -> Signature | None:
                 if not message:
                     continue
                 return Signature(_type_name(kind), _short(message), frame)
+    found = lint_findings("\n".join(lines[:200]))
+    if found:  # a checker's complaint: its rule and message, not the path it leads with
+        return Signature(found[0].rule, found[0].message, found[0].path)
     for n, line in enumerate(lines[:200]):
         if _GENERIC.search(line):
             message = line.strip()
@@ -116,6 +120,9 @@ _FINDING = [
     # pyright: `/src/a.py:3:7 - error: Type of "x" is unknown (reportUnknownVariableType)`, the rule
     # sometimes on the next line
     re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+):\d+ - error: (?P<message>.+?)(?: \((?P<rule>report\w+)\))?$"),
+    # markdownlint(-cli2): `a.md:16 error MD001/heading-increment Heading levels should only …`
+    re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+)(?::\d+)?(?: (?:error|warning))? (?P<rule>MD\d{3})(?:/[\w-]+)* "
+               r"(?P<message>.+)$"),
     # Dialyzer through mix: `lib/a.ex:12:call_without_opaque`
     re.compile(r"^(?P<path>\S+?\.exs?):(?P<line>\d+):(?:\d+:)?(?P<rule>[a-z]+(?:_[a-z]+)+)(?P<message>)$"),
 ]

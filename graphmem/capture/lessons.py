@@ -63,7 +63,7 @@ _CAUSE = re.compile(
     r"needs?|requires?|required|missing|expects?|must|instead|only|without|doesn't|does not|"
     r"don't|can't|cannot|couldn't|isn't|aren't|wasn't|no longer|not\b|no\b|never|wrong|"
     r"issue is|problem is|root cause|caused by|the cause|turns out|ignored|gitignored|relative|"
-    r"separate|unsupported|not supported|rather than|fails? (?:when|if|because)|conflict)\b")
+    r"separate|unsupported|not supported|rather than|fails? (?:when|if|because)|conflict|interfer(?:es|ing))\b")
 _CODE = re.compile(r"`[^`]+`|\b[\w./-]+\.\w{1,5}\b|\b[A-Z][a-z]+[A-Z]\w*|\b\w+_\w+\b|\b\w+\(\)|"
                    r"\b[a-z]+\.[a-z_]+\b|--?\w[\w-]*")
 _CAUSAL = re.compile(r"(?i)\b(?:because|since|so|which means|due to|caused by|returns?|reuses?|requires?|"
@@ -126,13 +126,14 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
-_INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could|'m going to| am going to)\b")
+_INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should| would|'d|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
                     r"false positives?|возможно|наверное|кажется|похоже|вероятно|может быть|quizás?|tal vez|"
                     r"probablemente|parece|puede que)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])\s+(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|\n+")
+_SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])(?<!\betc\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+"
+                             r"(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|(?<=\betc\.)\s+(?=[A-Z][a-z])|\n+")
 MAX_LESSONS = 10
 
 
@@ -465,11 +466,13 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
     return lessons
 
 
-def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
+def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str,
+                 told: set[int] | None = None) -> list[Draft]:
     """What a linter or type checker demanded and how the session satisfied it: per rule of a
-    failed check that an equivalent later run passed, the agent's words naming the rule (else
-    the lines its edit of the flagged file added). A rule with neither is left out, and so is
-    every unnamed rule after the first: fixes it did not think worth a word are routine."""
+    failed check that an equivalent later run passed, the agent's words naming the rule (else the
+    lines its edit of the flagged file added, and its diagnosis if it gave one). A rule with
+    neither is left out, and so is every unnamed rule after the first: fixes it did not think
+    worth a word are routine. `told` gathers the positions of the failed calls these drafts tell."""
     calls, prose = _walk(transcript, rel)
     drafts: dict[str, Draft] = {}
     unnamed = 0
@@ -494,21 +497,28 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
                 continue
             finding = seen[0]
             how, at = _naming(said, rule)
+            why = [] if how else _diagnosis_after(call.pos, prose, calls)
             after = [e for e in edits if e.pos >= at]
             added = _uniq(line for f in seen for line in _added_lines(after, f.path, rel))[:4]
             if not how and (not added or unnamed):
                 continue  # beyond the first, a rule the agent never named is routine to it
             unnamed += not how
             messages = _uniq(f.message for f in seen)[:3]
-            tool = _short(" ".join(cmd.raw.split()), 60)
-            title = f"`{tool}` flags {rule}: {_short('; '.join(messages), 90)}"
+            step = refused_step(cmd, call.result)
+            tool = f"{step}` hook" if step in _HOOKED else _short(" ".join(cmd.raw.split()), 60) + "`"
+            title = f"`{tool} flags {rule}: {_short('; '.join(messages), 90)}"
             body = [f"{f.path}:{f.line}: {f.message} ({rule})" for f in seen[:3]]
             if how:
                 body.append(f"Fixed: {how}")
                 title += f"; {_short(how, 90)}"
+            elif why:
+                body.append(f"Why (the agent's diagnosis): {' '.join(why)}")
+                title += f"; {_short(' '.join(why), 90)}"
             if added:
                 body.append("The edit added: " + " | ".join(added))
             body.append(f"Then `{_short(passed.command.raw if passed.command else tool, 120)}` passed.")
+            if told is not None:
+                told.add(call.pos)
             drafts[key] = Draft(
                 kind="pitfall", title=_short(title, 200), body="\n".join(body),
                 files=_uniq(rel(f.path) for f in seen)[:6], confidence=0.75, importance=0.65,
@@ -590,7 +600,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             continue  # it only failed differently, and nothing passed in the end: no fix seen
         edit_files = _uniq(f for e in lesson.edits for f in files_of(e, rel))
         other = [c.command.main for c in lesson.commands if c.command is not None][-3:]
-        if _own_new_code(lesson, rel):
+        hooked = refused_step(cmd, lesson.call.result) in _HOOKED
+        if _own_new_code(lesson, rel) and not hooked:
             continue  # a bug in code the agent wrote this session, fixed there: no lesson for later
         if _not_on_path(lesson):
             continue  # the shell found no such program: shell_pitfalls' env item says how it ran

@@ -61,3 +61,30 @@ def test_credos_issue_line_is_the_error_not_its_progress_line() -> None:
     sig = signature(output)
     assert sig is not None and sig.type == ""
     assert sig.message == "Nested modules could be aliased at the top of the invoking module."
+
+
+LINT_STAGED = """Exit code 1
+[STARTED] Backing up original state...
+[COMPLETED] Backed up original state in git stash (75c016b85)
+[STARTED] markdownlint --fix
+[FAILED] markdownlint --fix [FAILED]
+[FAILED] markdownlint --fix [FAILED]
+[SKIPPED] Skipped because of errors from tasks.
+
+✖ markdownlint --fix:
+/Users/michael/Code/cipher-box/.planning/phases/12.6-per-file-ipns-metadata-split/12.6-CONTEXT.md:16 error \
+MD001/heading-increment Heading levels should only increment by one level at a time [Expected: h2; Actual: h3]
+husky - pre-commit script failed (code 1)
+"""
+
+
+def test_a_checker_run_by_lint_staged_is_read_past_its_progress_lines() -> None:
+    # held-out review 10 (cipher-box f337a126, verbatim but shortened): the failure read
+    # "[FAILED] markdownlint --fix [FAILED]", which says neither the rule nor what it wants.
+    sig = signature(LINT_STAGED)
+    assert sig is not None and sig.type == "MD001"
+    assert sig.message.startswith("Heading levels should only increment by one level at a time")
+    [found] = lint_findings(LINT_STAGED)
+    assert (found.line, found.rule) == (16, "MD001") and found.path.endswith("12.6-CONTEXT.md")
+    assert [f.rule for f in lint_findings("README.md:3:1 MD009/no-trailing-spaces Trailing spaces [Expected: 0]")] \
+        == ["MD009"]

@@ -3123,3 +3123,73 @@ def test_mixed_results_are_still_a_failure_left_unread(output: str) -> None:
 def test_a_rule_with_a_dotted_version_is_still_a_convention() -> None:
     drafts = Session().user("use node 20.11 not 18 for the build").say("OK.").end()
     assert any(d.kind == "convention" for d in drafts)
+
+
+def _markdownlint_session() -> Session:
+    # held-out review 10 (cipher-box f337a126, verbatim but shortened): a context file the session
+    # wrote, a commit its pre-commit hook refused, the agent's diagnosis, the fix, the commit again.
+    from tests.capture.test_failures import LINT_STAGED
+
+    path = ".planning/phases/12.6-per-file-ipns-metadata-split/12.6-CONTEXT.md"
+    commit = f"git add {path} && git commit -m \"docs(12.6): capture phase context\""
+    session = Session().user("/gsd:discuss-phase 12.6")
+    session.call("Write", {"file_path": f"{ROOT}/{path}", "content": "<domain>\n## Phase Boundary\n</domain>"},
+                 f"File created successfully at: {ROOT}/{path}")
+    return (session.run(commit, LINT_STAGED.replace("/Users/michael/Code/cipher-box", ROOT), error=True)
+            .say("Markdownlint issue — the `<domain>`, `<decisions>`, etc. HTML tags are interfering with "
+                 "heading level detection. Let me fix the heading structure.")
+            .edit(path, "<domain>\n## Phase Boundary\n</domain>", "## Phase Boundary\n\n### Scope")
+            .run(commit, "[feat/phase-12.6 342451c22] docs(12.6): capture phase context\n 1 file changed"))
+
+
+def test_a_commit_hooks_complaint_is_kept_though_the_fixed_file_is_the_sessions_own() -> None:
+    # The file was new this session, but the hook that refused it refuses the next one too.
+    pitfalls = [d for d in _markdownlint_session().end() if d.kind == "pitfall"]
+    assert len(pitfalls) == 1
+    assert pitfalls[0].title.startswith("`git commit` hook flags MD001: Heading levels should only increment")
+    assert ("Why (the agent's diagnosis): Markdownlint issue — the `<domain>`, `<decisions>`, etc. HTML tags "
+            "are interfering with heading level detection.") in pitfalls[0].body
+
+
+def test_a_checkers_failure_told_rule_by_rule_is_not_told_again_as_one_failure() -> None:
+    # spotter ae4a77f8 (verbatim, shortened): Dialyzer in the pre-commit hook made two pitfalls of
+    # one failure, "`git add -A && git commit …` flags pattern_match" and the agent's diagnosis.
+    output = ("Exit code 1\nPre-commit validation failed:\n"
+              "lib/spotter_web/controllers/otel_trace_helpers.ex:57:13:pattern_match\n"
+              "The pattern can never match the type.\n")
+    drafts = (Session()
+              .run("git add -A && git commit -m \"feat: instrument hook controllers\"", output, error=True)
+              .say("The issue is that `get_current_trace_id` always returns `:error` according to dialyzer.")
+              .edit("lib/spotter_web/controllers/otel_trace_helpers.ex", "{:ok, span_ctx} when is_map(span_ctx) ->",
+                    "span_ctx when span_ctx != :undefined ->")
+              .run("git add -A && git commit -m \"feat: instrument hook controllers\"", "[main 1a2b3c4] feat")
+              .end())
+    pitfalls = [d for d in drafts if d.kind == "pitfall"]
+    assert len(pitfalls) == 1
+    assert pitfalls[0].title.startswith("`git commit` hook flags pattern_match: The pattern can never match")
+    assert "always returns `:error` according to dialyzer" in pitfalls[0].body
+
+
+def test_weighing_what_to_do_is_no_diagnosis() -> None:
+    # claude-code-log fe869ecb (unlabelled set), verbatim: the agent's words after strict pyright failed.
+    assert explanation("Since this is an existing codebase, I should either fix the type issues or skip "
+                       "type checking in CI for now.") == []
+
+
+def test_a_hook_that_refused_a_commit_of_the_sessions_new_file_is_a_lesson() -> None:
+    # A bug in a file the session wrote and fixed is no lesson for later; a commit hook's refusal
+    # is: it refuses the next session's commit too (held-out review 10, with prettier for markdownlint).
+    session = Session().user("Write the deployment guide")
+    session.call("Write", {"file_path": f"{ROOT}/docs/guide.md", "content": "| a | b |\n|-|-|"},
+                 f"File created successfully at: {ROOT}/docs/guide.md")
+    drafts = (session
+              .run("git add docs/guide.md && git commit -m \"docs: deployment guide\"",
+                   "Exit code 1\n[warn] docs/guide.md\n[warn] Code style issues found in the above file. "
+                   "Run Prettier with --write to fix.\nhusky - pre-commit script failed (code 1)", error=True)
+              .say("The pre-commit hook runs prettier, which rejects tables whose columns are not aligned.")
+              .edit("docs/guide.md", "| a | b |\n|-|-|", "| a   | b   |\n| --- | --- |")
+              .run("git add docs/guide.md && git commit -m \"docs: deployment guide\"", "[main 5d6e7f8] docs")
+              .end())
+    [pitfall] = [d for d in drafts if d.kind == "pitfall"]
+    assert "prettier, which rejects tables whose columns are not aligned" in pitfall.title
+    assert "docs/guide.md" in pitfall.files
