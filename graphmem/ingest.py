@@ -125,6 +125,7 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
     items, files, symbols, provenance = [], {}, {}, {}
     ids = {d.key: DERIVED_PREFIX + hashlib.sha1(f"{memory.project}\0{d.key}".encode()).hexdigest()[:15]
            for d in drafts}
+    drafts = [d for d in drafts if not _found_before(memory, d, session_id)]
     earlier = {r["id"]: r for r in memory.store.get_items(list(ids.values()))}
     for draft in drafts:
         item_id = ids[draft.key]
@@ -164,6 +165,50 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
 
 
 EARLIER = "Met before:"
+MET_AGAIN = "Found again in session "
+_QUOTED = re.compile(r"'([^'\n]{3,200})'|\"([^\"\n]{3,200})\"|`([^`\n]{3,200})`")
+
+
+def _literals(text: str) -> set[str]:
+    """The messages and code a text quotes that say something by themselves: quoted text of two
+    or more words (`'Usuário já existe.'`, `ConflictException('O nome…')` and the string in it),
+    not a lone name (`useEffect`, `Dashboard.tsx`) that many different findings share."""
+    found = set()
+    for match in _QUOTED.finditer(text):
+        span = next(g for g in match.groups() if g is not None)
+        for part in [span, *(a or b for a, b in re.findall(r"'([^']{3,})'|\"([^\"]{3,})\"", span))]:
+            words = part.strip(" .").split()
+            if len(words) >= 2:
+                found.add(" ".join(words).lower())
+    return found
+
+
+def _found_before(memory: Any, draft: Any, session_id: str) -> bool:
+    """A discovery an earlier session already stored, quoting the same two or more messages or
+    code lines (held-out review 9, acmebank: the spec that expects `'Usuário já existe.'` where
+    the service now throws `'O nome de usuário já está em uso.'`, found anew in three sessions).
+    The earlier item stays, as it was, marked recurring with the session that found it again;
+    this session stores no copy."""
+    if "discovery" not in draft.tags:
+        return False
+    quoted = _literals(f"{draft.title}\n{draft.body}")
+    if len(quoted) < 2:
+        return False
+    from graphmem.store.base import ItemFilter
+
+    near = [i for i, _ in memory.store.keyword_search(draft.title, 5, ItemFilter(project=memory.project,
+                                                                                   kinds=("fact",)))]
+    for row in memory.store.get_items(near):
+        if (row["session_id"] == session_id or "discovery" not in row["tags"]
+                or row["status"] not in ("active", "stale")
+                or len(quoted & _literals(f"{row['title']}\n{row['body']}")) < 2):
+            continue
+        if MET_AGAIN + session_id not in row["body"]:
+            memory.update(row["id"], tags=sorted({*row["tags"], "recurring"}),
+                          importance=min(1.0, row["importance"] + 0.1),
+                          body=f"{row['body']}\n{MET_AGAIN}{session_id}: {draft.title}"[:4000])
+        return True
+    return False
 
 
 def _with_earlier(draft: Any, before: dict[str, Any], session_id: str) -> str:

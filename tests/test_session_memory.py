@@ -402,3 +402,45 @@ def test_work_blocked_on_approval_is_in_the_brief(memory: Any, tmp_path: Path) -
     ingest(memory, session, tmp_path)
     assert any("Waited for the person's approval and never ran: `npm test`" in line
                for line in memory.brief().lines)
+
+
+def _finding_session(sid: str, finding: str) -> Session:
+    return (Session(sid).user("pode fazer as alterações")
+            .run("npm test", "Expected: 'Usuário já existe.'\nTests: 1 failed", error=True)
+            .say(finding + " Vou corrigir o teste.")
+            .edit("src/modules/user/tests/user.service.spec.ts", "Usuário já existe.",
+                  "O nome de usuário já está em uso.")
+            .say("Teste atualizado."))
+
+
+def test_a_finding_met_again_in_another_session_is_the_earlier_item_marked_recurring(memory: Any,
+                                                                                    tmp_path: Path) -> None:
+    # Held-out review 9, acmebank (verbatim): one root cause, found anew and worded anew in three sessions.
+    said = {"s-a": "O arquivo `user.service.spec.ts` tem o erro esperado `'Usuário já existe.'` mas o service "
+                   "agora lança `'O nome de usuário já está em uso.'`.",
+            "s-b": "O teste `user.service.spec.ts` espera a mensagem `'Usuário já existe.'` mas o "
+                   "`user.service.ts` agora lança `ConflictException('O nome de usuário já está em uso.')`."}
+    for sid, finding in said.items():
+        ingest(memory, _finding_session(sid, finding), tmp_path)
+        ingest(memory, _finding_session(sid, finding), tmp_path)  # compressed again at its next stop
+    found = [r for r in live(memory) if "discovery" in r["tags"]]
+    assert len(found) == 1, [r["title"] for r in found]
+    assert found[0]["session_id"] == "s-a" and "recurring" in found[0]["tags"]
+    assert found[0]["title"].startswith("O arquivo `user.service.spec.ts` tem o erro esperado")
+    assert found[0]["body"].count("Found again in session s-b: O teste `user.service.spec.ts` espera") == 1
+
+
+def test_findings_that_share_only_names_stay_apart(memory: Any, tmp_path: Path) -> None:
+    # The rule's first form folded findings that shared `Dashboard.tsx` and `useEffect` into one.
+    said = {"s-a": "The chart is empty because `Dashboard.tsx` calls `useEffect` without the range "
+                   "dependency, so `'Last 7 days'` never reloads.",
+            "s-b": "The header flickers because `Dashboard.tsx` runs `useEffect` on every render, so "
+                   "the `'Loading…'` state shows each time."}
+    for sid, finding in said.items():
+        session = (Session(sid).user("fix the dashboard")
+                   .say(finding + " Let me fix it.")
+                   .edit("src/Dashboard.tsx", "useEffect(load)", "useEffect(load, [range])")
+                   .say("Fixed."))
+        ingest(memory, session, tmp_path)
+    found = [r for r in live(memory) if "discovery" in r["tags"]]
+    assert len(found) == 2 and not any("recurring" in r["tags"] for r in found), [r["title"] for r in found]
