@@ -256,10 +256,31 @@ def close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tran
     a session cut short was last running, now run with no failure in their output; or every
     step the last message left to the person, when each is a command, run and passed. They
     leave retrieval as superseded, with the session that did them."""
-    try:
-        _close_done_tasks(memory, session_id, events, transcript)
-    except Exception:  # a courtesy: the session's own items are already stored
-        log.warning("open tasks of earlier sessions left as they were", exc_info=True)
+    for close in (_close_done_tasks, _close_granted):
+        try:
+            close(memory, session_id, events, transcript)
+        except Exception:  # a courtesy: the session's own items are already stored
+            log.warning("open items of earlier sessions left as they were", exc_info=True)
+
+
+def _close_granted(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:
+    """An earlier session's "waited for the person's approval" item, once a session made each of
+    those calls: the approval came (or the settings allow them now)."""
+    from graphmem.capture.compress import calls_made
+    from graphmem.capture.lessons import approvals_granted
+    from graphmem.store.base import ItemFilter
+
+    waited = [r for r in memory.store.list_items(ItemFilter(project=memory.project, kinds=("env",),
+                                                            statuses=("active", "stale")), limit=1000)
+              if "permissions" in r["tags"] and r["session_id"] != session_id]
+    if not waited:
+        return
+    commands, edited = calls_made(events, transcript=transcript)
+    for row in waited:
+        if approvals_granted(row["body"], commands, edited):
+            memory.writer.write(ops.UpdateItems([row["id"]], {
+                "status": "superseded", "stale_reason": f"approved in session {session_id}: the calls ran",
+                "updated_at": time.time()}))
 
 
 def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], transcript: str | None) -> None:

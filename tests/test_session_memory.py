@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graphmem.capture.event import HookEvent
 from graphmem.ingest import compress_session, event_of, observation_of
 from graphmem.store.base import ItemFilter
@@ -444,3 +446,29 @@ def test_findings_that_share_only_names_stay_apart(memory: Any, tmp_path: Path) 
         ingest(memory, session, tmp_path)
     found = [r for r in live(memory) if "discovery" in r["tags"]]
     assert len(found) == 2 and not any("recurring" in r["tags"] for r in found), [r["title"] for r in found]
+
+
+@pytest.mark.parametrize("edited", [True, False])
+def test_work_that_waited_for_approval_is_closed_once_a_later_session_made_every_call(
+        memory: Any, tmp_path: Path, edited: bool) -> None:
+    # Held-out review 9, acmebank: the item said "never ran" for good, though a later session with
+    # the approval in hand would run the tests and edit the spec.
+    spec = "src/modules/user/tests/user.service.spec.ts"
+    refusal = f"Claude requested permissions to write to {ROOT}/{spec}, but you haven't granted it yet."
+    blocked = Session("s-a").user("pode fazer as alterações").run("npm test", "This command requires approval",
+                                                                   error=True)
+    blocked.call("Edit", {"file_path": f"{ROOT}/{spec}", "old_string": "a", "new_string": "b"}, refusal)
+    blocked.records[-1]["message"]["content"][0]["is_error"] = True
+    blocked.events[-1].is_error, blocked.events[-1].exit_code = True, None
+    ingest(memory, blocked.say("Preciso de permissão."), tmp_path)
+    [waited] = [r for r in live(memory) if "permissions" in r["tags"]]
+    assert waited["title"].startswith("Waited for the person's approval and never ran: `npm test`, Edit of ")
+    assert waited["title"].endswith(spec)
+    later = Session("s-b").user("aprovado, pode rodar")
+    later.t += 60
+    later.run("npm test 2>&1 | tail -20", "Exit code 1\nTests: 1 failed, 11 passed", error=True)
+    if edited:
+        later.edit(spec, "a", "b")
+    ingest(memory, later.say("Rodei os testes."), tmp_path)
+    assert (waited["id"] in {r["id"] for r in live(memory)}) is not edited
+    assert any("Waited for the person's approval" in line for line in memory.brief().lines) is not edited

@@ -2421,6 +2421,24 @@ def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = Non
         return []
 
 
+def calls_made(events: Sequence[HookEvent], *, transcript: str | None = None
+               ) -> tuple[list[Command], set[str]]:
+    """What a session's hook events show it did: the commands that ran (passed or failed; not
+    those refused before they ran) and the files its edits changed, relative to the repository."""
+    try:
+        parsed = None
+        if transcript:
+            from graphmem.capture.transcript import parse_transcript
+
+            parsed = parse_transcript(transcript)
+        session = _analyse(_prepare(events), parsed)
+        return ([r.cmd for r in session.runs],
+                {session.paths.rel(f) for e in session.events if e.is_edit for f in e.files})
+    except Exception:  # pragma: no cover - a courtesy, as passed_commands
+        log.warning("calls made unknown", exc_info=True)
+        return [], set()
+
+
 def _compress(events: Any, transcript: Any) -> list[Draft]:
     prepared = _prepare(events)
     parsed = None

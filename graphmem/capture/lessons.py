@@ -1996,6 +1996,25 @@ _RUN_VIA = (r"(?:pnpm(?: exec| dlx)?|npx|yarn(?: exec| dlx)?|bunx|bun x|uv run|u
 _AWAITS_APPROVAL = re.compile(r"(?i)requires approval|requested permissions to|Permission to use \S+ has been (?:auto-)?denied")
 
 
+_REFUSED_LEAD = "The agent's permission settings refused these calls and the session never ran them: "
+_REFUSED_END = ". Approve them when asked, or allow them in the agent's settings."
+
+
+def approvals_granted(body: str, commands: list[Command], edited: set[str]) -> bool:
+    """Whether a later session made every call a `permission_blocks` item says waited for
+    approval: ran each command (whatever came of it) and edited each file."""
+    listed = body.partition(_REFUSED_LEAD)[2].partition(_REFUSED_END)[0]
+    if not listed:
+        return False
+    ran = {f"`{_short(c.display, 60)}`" for c in commands if c.exe}
+    for entry in listed.split("; "):
+        tool, of, paths = entry.partition(" of ")
+        if entry in ran or (of and tool in EDIT_TOOLS and set(paths.split(", ")) <= edited):
+            continue
+        return False
+    return True
+
+
 def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
     """Calls the agent's permission settings stopped and that never ran later in the session: the
     work waited on an approval that did not come (held-out review 9, acmebank: the same one-line
@@ -2021,8 +2040,7 @@ def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> l
         return []
     return [Draft(
         kind="env", title=_short("Waited for the person's approval and never ran: " + ", ".join(blocked), 200),
-        body="The agent's permission settings refused these calls and the session never ran them: "
-             + "; ".join(blocked) + ". Approve them when asked, or allow them in the agent's settings.",
+        body=_REFUSED_LEAD + "; ".join(blocked) + _REFUSED_END,
         confidence=0.8, importance=0.6, source="rule", key=session_key("", "approval", ""),
         tags=["permissions", "environment"])]
 
