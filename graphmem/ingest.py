@@ -127,7 +127,8 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
            for d in drafts}
     drafts = [d for d in drafts if not _found_before(memory, d, session_id)]
     earlier = {r["id"]: r for r in memory.store.get_items(list(ids.values()))}
-    for draft in drafts:
+    now = time.time()
+    for n, draft in enumerate(drafts):
         item_id = ids[draft.key]
         before = earlier.get(item_id)
         if before is not None and (before["session_id"] != session_id or "recurring" in before["tags"]):
@@ -136,8 +137,9 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
             draft.tags = [*draft.tags, "recurring"]
             draft.importance = min(1.0, draft.importance + 0.1)
             draft.body = _with_earlier(draft, before, session_id)
-        created = max((e.ts for e in events if e.id in set(draft.observation_ids)),
-                      default=time.time())
+        # drafts the same events date (the person's answers, read from the transcript at the
+        # session's end) keep their order: of two answers, the later one is the newer
+        created = max((e.ts for e in events if e.id in set(draft.observation_ids)), default=now) + n * 1e-4
         items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,
                                   kind=m.ItemKind(draft.kind), title=draft.title[:300],
                                   body=draft.body[:4000], tags=list(draft.tags),

@@ -472,3 +472,21 @@ def test_work_that_waited_for_approval_is_closed_once_a_later_session_made_every
     ingest(memory, later.say("Rodei os testes."), tmp_path)
     assert (waited["id"] in {r["id"] for r in live(memory)}) is not edited
     assert any("Waited for the person's approval" in line for line in memory.brief().lines) is not edited
+
+
+def test_of_the_persons_answers_in_one_session_the_brief_shows_the_later_first(memory: Any,
+                                                                               tmp_path: Path) -> None:
+    # Held-out review 10, cipher-box f337a126: 27 answers of one session tied in the brief, which
+    # then showed the first seven by item id, the settled answers and the early ones in hash order.
+    session = Session("s-a").user("/gsd:discuss-phase 12.6")
+    asked = [("Since this is before the vault wipe, clean break or dual-schema?",
+              ["Clean break (v2-only)", "Dual-schema support"]),
+             ("Where do size and mimeType live?", ["File record only", "Both records"]),
+             ("Should the desktop FUSE client be updated in this phase?", ["Defer to a follow-up", "Update now"]),
+             ("Add a versionHistory field now?", ["Not now, Phase 13 adds it", "Add it now"])]
+    for question, options in asked:
+        session.ask(question, options, options[0])
+    ingest(memory, session.say("Context captured."), tmp_path)
+    decisions = [line for line in memory.brief().lines if line.startswith("- decision:")]
+    assert [line.split(":", 2)[1].strip() for line in decisions] == [
+        "Not now, Phase 13 adds it", "Defer to a follow-up", "File record only", "Clean break (v2-only)"]
