@@ -2318,8 +2318,13 @@ def _tells(holder: Draft, words: set[str]) -> int:
 
 
 def _fold_into(holder: Draft, found: Draft) -> None:
+    from graphmem.capture import lessons
+
     if found.title[:60] not in holder.body:
         holder.body = f"{holder.body}\nThe agent found: {found.title}".strip()
+    for line in found.body.splitlines():
+        if line.startswith(lessons.ERROR_EXPLAINED) and line not in holder.body:
+            holder.body = f"{line}\n{holder.body}"
     holder.files = _uniq([*holder.files, *found.files])
     holder.symbols = _uniq([*holder.symbols, *found.symbols])
 

@@ -911,6 +911,11 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     transcript = list(transcript)
     kept = (ranked_findings(transcript) if ranked is None else ranked)[:MAX_DISCOVERIES]
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    # the error as the agent quoted it when it began to look ("The error is clear: `ld: library
+    # 'fuse-t' not found`"), told with the first finding it led to: the words a later search for
+    # that error uses (held-out review 10, cipher-box c318c9e9)
+    quoted = [(n, q.group(1)) for n, m in enumerate(msgs) if m.role == "assistant" and m.text
+              for q in [_QUOTES_ERROR.search(m.text.replace("**", ""))] if q]
     drafts = []
     for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
@@ -932,6 +937,11 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         edited = _edited_next(msgs, n, rel)
         if edited:
             rest.append("Then edited: " + ", ".join(edited))
+        symptom = next((q for at, q in quoted if at <= n), "")
+        if symptom:
+            quoted = [(at, q) for at, q in quoted if at > n]
+            if symptom not in f"{sentence}\n" + "\n".join(rest):
+                rest.insert(0, f"{ERROR_EXPLAINED}`{symptom}`")
         missing = _NOT_INSTALLED.search(sentence)
         # the packages of the clause that says it is missing ("pandas needs `xlrd` for `.xls`")
         clause = re.split(r"[.;:]\s|,\s(?:but|and|so|while)\s|\s[—–]\s", sentence[:missing.start()])[-1] if missing else ""
@@ -946,6 +956,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             confidence=0.6, importance=0.6, source="rule",
             key=session_key(session_id, "discovery", said.lower()), tags=["discovery"]))
     return drafts
+
+
+ERROR_EXPLAINED = "The error it explains: "
+_QUOTES_ERROR = re.compile(r"(?i)\b(?:error|failure)\b[\w' ]{0,30}?:\s*`([^`\n]{6,200})`")
 
 
 def _short_code_inline(text: str) -> str:

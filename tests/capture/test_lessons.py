@@ -3193,3 +3193,21 @@ def test_a_hook_that_refused_a_commit_of_the_sessions_new_file_is_a_lesson() -> 
     [pitfall] = [d for d in drafts if d.kind == "pitfall"]
     assert "prettier, which rejects tables whose columns are not aligned" in pitfall.title
     assert "docs/guide.md" in pitfall.files
+
+
+def test_a_finding_keeps_the_error_the_agent_quoted_when_it_began_to_look() -> None:
+    # Held-out review 10, cipher-box c318c9e9 (verbatim, shortened): the root cause was kept, but not
+    # the error it explains, so a later search for `ld: library 'fuse-t' not found` found nothing.
+    workflow = ".github/workflows/deploy-staging.yml"
+    drafts = (Session().user("the desktop build is failing in CI")
+              .run("gh run view 22181848464 --log-failed 2>&1 | tail -20",
+                   "Build Desktop App (macOS)\tld: library 'fuse-t' not found\nerror: linking with `cc` failed")
+              .say("The error is clear: **`ld: library 'fuse-t' not found`** — the linker can't find `libfuse-t` "
+                   "on the CI runner. Let me look at how the CI step and build config are set up.")
+              .call("Read", {"file_path": f"{ROOT}/{workflow}"}, "- run: brew install --cask macfuse")
+              .say("But on CI, `brew install --cask macfuse` installs macFUSE headers, NOT FUSE-T — so `libfuse-t` "
+                   "doesn't exist at `/usr/local/lib/`. The fix is to install the `fuse-t` cask instead.")
+              .edit(workflow, "brew install --cask macfuse", "brew install --cask fuse-t")
+              .end())
+    found = [d for d in drafts if "discovery" in d.tags]
+    assert found and "The error it explains: `ld: library 'fuse-t' not found`" in found[0].body
