@@ -2283,14 +2283,15 @@ def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> l
     """The session's findings but those its lessons already tell, so that a finding told twice
     takes no place among the few kept as discoveries (spotter 4d5611e5: the pre-commit lesson's own
     diagnosis had kept "LLMChain.run returns a 3-tuple" out)."""
-    from graphmem.capture.lessons import MAX_DISCOVERIES
+    from graphmem.capture import lessons
 
     said = " ".join(d.title for d in drafts).lower()
     kept: list[tuple[float, int, str, str]] = []
     for found in ranked:
-        if len(kept) < MAX_DISCOVERIES:
+        if len(kept) < lessons.MAX_DISCOVERIES:
             title = short(found[2], 200)
-            if title.lower().rstrip(".…")[-80:] in said or _told_by_a_lesson(Draft("fact", title), drafts):
+            if title.lower().rstrip(".…")[-80:] in said or _told_by_a_lesson(
+                    Draft("fact", title, body=lessons.following_claim(found[2], found[3])), drafts):
                 continue
         kept.append(found)
     return kept
@@ -2321,7 +2322,10 @@ def _fold_into(holder: Draft, found: Draft) -> None:
     from graphmem.capture import lessons
 
     if found.title[:60] not in holder.body:
-        holder.body = f"{holder.body}\nThe agent found: {found.title}".strip()
+        # with the sentence after it, unless that is the agent's next step: "… returns a `span_ctx`
+        # record directly. The record has `hex_trace_id` as a binary already." (spotter ae4a77f8)
+        then = lessons.following_claim(found.title, found.body)
+        holder.body = f"{holder.body}\nThe agent found: {found.title} {then}".strip()
     for line in found.body.splitlines():
         if line.startswith(lessons.ERROR_EXPLAINED) and line not in holder.body:
             holder.body = f"{line}\n{holder.body}"

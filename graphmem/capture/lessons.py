@@ -959,6 +959,24 @@ def discoveries(transcript: Iterable[Any], session_id: str,
 
 
 ERROR_EXPLAINED = "The error it explains: "
+_LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
+
+
+def following_claim(finding: str, text: str) -> str:
+    """The sentence after a finding in its message (or first in the body that goes on from it),
+    when it says what is ("The record has `hex_trace_id` as a binary already."), not what the
+    agent does next ("Let me rewrite…", "I need to rewrite it …") or how it feels ("You're
+    absolutely right!")."""
+    said = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
+    at = said.index(finding) + 1 if finding in said else 0
+    sentence = said[at] if at < len(said) else ""
+    if (not sentence or sentence == finding or sentence.startswith(_LINE_LEADS) or _LETS.match(sentence)
+            or _INTENT.search(sentence) or _ACTION.match(sentence) or sentence.endswith("!")
+            or re.search(r"(?i)\bI (?:need|have|want) to\b", sentence)):
+        return ""
+    return sentence
+
+
 _QUOTES_ERROR = re.compile(r"(?i)\b(?:error|failure)\b[\w' ]{0,30}?:\s*`([^`\n]{6,200})`")
 
 

@@ -3211,3 +3211,25 @@ def test_a_finding_keeps_the_error_the_agent_quoted_when_it_began_to_look() -> N
               .end())
     found = [d for d in drafts if "discovery" in d.tags]
     assert found and "The error it explains: `ld: library 'fuse-t' not found`" in found[0].body
+
+
+@pytest.mark.parametrize(("then", "kept"), [
+    ("The interactive path calls `EnsureEntireGitignore()` itself.", True),
+    ("Let me add the call to the non-interactive path.", False),
+    ("You're absolutely right!", False)])
+def test_a_finding_folded_into_a_lesson_keeps_the_sentence_that_completes_it(then: str, kept: bool) -> None:
+    # spotter ae4a77f8: "… returns a `span_ctx` record directly." went into a lesson without
+    # "The record has `hex_trace_id` as a binary already.", the half a later search needed.
+    failing = ("--- FAIL: TestEnableAgentNonInteractive (0.02s)\n    setup_test.go:88: .entire/.gitignore "
+               "does not exist\nFAIL\nFAIL\tentire.io/cli/cmd/entire/cli\t0.412s")
+    drafts = (Session().user("after `entire enable --agent claude-code` there is no .entire/.gitignore, why?")
+              .run("go test ./cmd/entire/cli/ -run TestEnableAgentNonInteractive", failing, error=True)
+              .say("`setupAgentHooksNonInteractive` (used with `--agent` flag) doesn't create the "
+                   "`.entire/.gitignore`. It only installs hooks and saves settings.")
+              .say(f"The issue is that `entire enable --agent` doesn't create it. {then}")
+              .edit("cmd/entire/cli/setup.go", "\treturn nil", "\tstrategy.EnsureEntireGitignore()\n\treturn nil")
+              .run("go test ./cmd/entire/cli/ -run TestEnableAgentNonInteractive", "ok  \tentire.io/cli/cmd/entire/cli\t0.398s")
+              .end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    line = next(ln for ln in lesson.body.splitlines() if ln.startswith("The agent found: The issue is that"))
+    assert (then in line) is kept, line
