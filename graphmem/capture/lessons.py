@@ -1214,7 +1214,8 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 _REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we|was) (?:changed|did|built|implemented|fixed|"
                      r"created|added|set up)|summary of|(?:is|are|now) (?:fully )?"
                      r"(?:complete|completed|done|implemented)\b|all done\b|successfully completed|"
-                     r"changes made|what (?:was|i) (?:changed|did|built|implemented))")
+                     r"changes made|what (?:was|i) (?:changed|did|built|implemented)|"
+                     r"(?:are|were|have been) (?:all )?(?:addressed|resolved))")
 _AHEAD = re.compile(r"(?i)^\W*(?:next steps?|remaining|still to do|todo|follow[- ]ups?|what'?s next|"
                     r"test results?|verification)\b")
 _NOT_DONE = re.compile(r"(?i)\b(?:needs? to|to be done|missing|gaps?|not (?:yet )?(?:implemented|done|supported)|"

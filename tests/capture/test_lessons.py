@@ -3233,3 +3233,23 @@ def test_a_finding_folded_into_a_lesson_keeps_the_sentence_that_completes_it(the
     lesson = next(d for d in drafts if d.kind == "pitfall")
     line = next(ln for ln in lesson.body.splitlines() if ln.startswith("The agent found: The issue is that"))
     assert (then in line) is kept, line
+
+
+def test_review_comments_reported_addressed_are_what_the_session_did() -> None:
+    # Held-out review 10, cipher-box 26c07b86 (verbatim, shortened): the summary cut the wrap-up at
+    # 300 characters and lost the scalability and external-reference points.
+    todo = ".planning/todos/pending/2026-02-14-file-metadata-evolution-v2.md"
+    drafts = (Session().user("can you update the todo, based on the coderabbit review comments?")
+              .edit(todo, "many more keys to manage", "~21x more IPNS records")
+              .say("Looks good. All three CodeRabbit review comments are addressed:\n\n"
+                   "1. **Batching strategy** (line 35): Explicitly states per-file IPNS records MUST be published "
+                   "together in batch operations, not individually — preserving the Phase 07.1 pattern.\n\n"
+                   "2. **TEE republisher scalability** (lines 40-44): Expanded from the vague \"many more keys to "
+                   "manage\" to concrete analysis — scale impact (21x example), capacity limits.\n\n"
+                   "3. **External reference removed** (lines 48-62): Replaced the dangling Perplexity reference "
+                   "with a version-controlled \"Full specification\" section.")
+              .end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    reported = summary.body.split("Reported done:\n", 1)[1].splitlines()[:3]
+    assert [line.split(" (")[0] for line in reported] == [
+        "- Batching strategy", "- TEE republisher scalability", "- External reference removed"]
