@@ -963,12 +963,15 @@ _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent fo
 
 
 def following_claim(finding: str, text: str) -> str:
-    """The sentence after a finding in its message (or first in the body that goes on from it),
-    when it says what is ("The record has `hex_trace_id` as a binary already."), not what the
-    agent does next ("Let me rewrite…", "I need to rewrite it …") or how it feels ("You're
-    absolutely right!")."""
+    """The sentence that completes a finding in its message (or the first of the body that goes
+    on from it): the one before, when the finding goes on from it ("The record has `hex_trace_id`
+    as a binary already. And `current_span_ctx()` returns a `span_ctx` record directly."), else
+    the one after; when it says what is, not what the agent does next ("Let me rewrite…", "I need
+    to rewrite it …") or how it feels ("You're absolutely right!")."""
     said = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
     at = said.index(finding) + 1 if finding in said else 0
+    if at > 1 and re.match(r"(?i)(?:and|also|plus)\b", finding):
+        at -= 2
     sentence = said[at] if at < len(said) else ""
     if (not sentence or sentence == finding or sentence.startswith(_LINE_LEADS) or _LETS.match(sentence)
             or _INTENT.search(sentence) or _ACTION.match(sentence) or sentence.endswith("!")

@@ -3253,3 +3253,15 @@ def test_review_comments_reported_addressed_are_what_the_session_did() -> None:
     reported = summary.body.split("Reported done:\n", 1)[1].splitlines()[:3]
     assert [line.split(" (")[0] for line in reported] == [
         "- Batching strategy", "- TEE republisher scalability", "- External reference removed"]
+
+
+def test_a_finding_that_goes_on_from_the_sentence_before_is_completed_by_it() -> None:
+    # spotter ae4a77f8, verbatim: the message the Dialyzer lesson took its finding from.
+    from graphmem.capture.lessons import following_claim
+
+    text = ("The record has `hex_trace_id` as a binary already. And `current_span_ctx()` returns a `span_ctx` "
+            "record directly (or `:undefined` when no span). Let me rewrite the helper properly.")
+    finding = "And `current_span_ctx()` returns a `span_ctx` record directly (or `:undefined` when no span)."
+    assert following_claim(finding, text) == "The record has `hex_trace_id` as a binary already."
+    alone = finding.removeprefix("And ")
+    assert following_claim(alone, text.replace(finding, alone)) == ""  # the next is its step: "Let me …"
