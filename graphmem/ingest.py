@@ -168,20 +168,19 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
 
 EARLIER = "Met before:"
 MET_AGAIN = "Found again in session "
-_QUOTED = re.compile(r"'([^'\n]{3,200})'|\"([^\"\n]{3,200})\"|`([^`\n]{3,200})`")
+_QUOTED = re.compile(r"(?<![\w'])'([^'\n]{3,200})'(?![\w'])|\"([^\"\n]{3,200})\"")
 
 
 def _literals(text: str) -> set[str]:
-    """The messages and code a text quotes that say something by themselves: quoted text of two
-    or more words (`'Usuário já existe.'`, `ConflictException('O nome…')` and the string in it),
-    not a lone name (`useEffect`, `Dashboard.tsx`) that many different findings share."""
+    """The messages a text quotes: strings of two or more words in quotes, inside code or not
+    (`'Usuário já existe.'`, `ConflictException('O nome de usuário já está em uso.')`), not a
+    name (`useEffect`, `Dashboard.tsx`) or a command (`npm run build`) that many different
+    findings share."""
     found = set()
     for match in _QUOTED.finditer(text):
-        span = next(g for g in match.groups() if g is not None)
-        for part in [span, *(a or b for a, b in re.findall(r"'([^']{3,})'|\"([^\"]{3,})\"", span))]:
-            words = part.strip(" .").split()
-            if len(words) >= 2:
-                found.add(" ".join(words).lower())
+        words = next(g for g in match.groups() if g is not None).strip(" .").split()
+        if len(words) >= 2:
+            found.add(" ".join(words).lower())
     return found
 
 
@@ -219,9 +218,10 @@ def _with_earlier(draft: Any, before: dict[str, Any], session_id: str) -> str:
     again keeps only that block of its previous version: its own old lines were replaced."""
     previous, _, kept = (before.get("body") or "").partition(f"\n{EARLIER}\n")
     earlier = kept.splitlines()
+    again = [line for line in previous.splitlines() if line.startswith(MET_AGAIN)]
     if before["session_id"] != session_id:
         earlier = [before["title"], *previous.splitlines(), *earlier]
-    own = draft.body.splitlines()
+    own = [*draft.body.splitlines(), *(line for line in again if line not in draft.body)]
     seen = {" ".join(line.split()).lower() for line in [draft.title, *own]}
     block = []
     for line in earlier:
@@ -277,8 +277,8 @@ def _close_granted(memory: Any, session_id: str, events: list[HookEvent], transc
               if "permissions" in r["tags"] and r["session_id"] != session_id]
     if not waited:
         return
-    commands, edited = calls_made(events, transcript=transcript)
     for row in waited:
+        commands, edited = calls_made(events, transcript=transcript, after=row["created_at"])
         if approvals_granted(row["body"], commands, edited):
             memory.writer.write(ops.UpdateItems([row["id"]], {
                 "status": "superseded", "stale_reason": f"approved in session {session_id}: the calls ran",

@@ -490,3 +490,55 @@ def test_of_the_persons_answers_in_one_session_the_brief_shows_the_later_first(m
     decisions = [line for line in memory.brief().lines if line.startswith("- decision:")]
     assert [line.split(":", 2)[1].strip() for line in decisions] == [
         "Not now, Phase 13 adds it", "Defer to a follow-up", "File record only", "Clean break (v2-only)"]
+
+
+def test_findings_that_share_only_commands_stay_apart(memory: Any, tmp_path: Path) -> None:
+    # Review of the rule: two root causes both naming `npm run build` and `npm run preview` were one.
+    said = {"s-a": "The build fails because `vite.config.ts` sets `base: '/app/'` so `npm run build` emits "
+                   "absolute paths and `npm run preview` serves nothing.",
+            "s-b": "The build fails because `tsconfig.json` lacks `\"jsx\": \"react-jsx\"`, so `npm run build` "
+                   "rejects every component that `npm run preview` would serve."}
+    for sid, finding in said.items():
+        session = (Session(sid).user("fix the build")
+                   .run("npm run build", "error TS17004: Cannot use JSX", error=True)
+                   .say(finding + " Let me fix it.")
+                   .edit("vite.config.ts", "a", "b").say("Fixed."))
+        ingest(memory, session, tmp_path)
+    assert len([r for r in live(memory) if "discovery" in r["tags"]]) == 2
+
+
+def test_the_earlier_finding_keeps_who_found_it_again_when_its_session_is_compressed_again(
+        memory: Any, tmp_path: Path) -> None:
+    said = {"s-a": "O arquivo `user.service.spec.ts` tem o erro esperado `'Usuário já existe.'` mas o service "
+                   "agora lança `'O nome de usuário já está em uso.'`.",
+            "s-b": "O teste `user.service.spec.ts` espera a mensagem `'Usuário já existe.'` mas o "
+                   "`user.service.ts` agora lança `ConflictException('O nome de usuário já está em uso.')`."}
+    for sid in ("s-a", "s-b", "s-a"):  # s-a's next stop compresses it again
+        ingest(memory, _finding_session(sid, said[sid]), tmp_path)
+    [found] = [r for r in live(memory) if "discovery" in r["tags"]]
+    assert "recurring" in found["tags"] and found["body"].count("Found again in session s-b:") == 1
+
+
+def _refused(sid: str, command: str, t: float) -> Session:
+    session = Session(sid).user("go")
+    session.t = t
+    return session.run(command, "This command requires approval", error=True).say("Need permission.")
+
+
+def test_an_approval_item_two_sessions_waited_on_closes_only_when_both_lists_ran(memory: Any,
+                                                                                 tmp_path: Path) -> None:
+    start = Session().t
+    ingest(memory, _refused("s-a", "npm test", start), tmp_path)
+    ingest(memory, _refused("s-b", "npm run lint", start + 60), tmp_path)
+    later = Session("s-c").user("approved")
+    later.t = start + 120
+    ingest(memory, later.run("npm run lint", "ok").say("Ran lint."), tmp_path)
+    assert [r for r in live(memory) if "permissions" in r["tags"]], "`npm test` never ran"
+
+
+def test_an_approval_item_is_not_closed_by_a_run_made_before_the_refusal(memory: Any, tmp_path: Path) -> None:
+    earlier = Session("s-b").user("run tests").run("npm test", "Tests: 12 passed")
+    ingest(memory, _refused("s-a", "npm test", earlier.t + 600), tmp_path)
+    [waited] = [r for r in live(memory) if "permissions" in r["tags"]]
+    ingest(memory, earlier.say("All green."), tmp_path)  # s-b stops after s-a was refused
+    assert waited["id"] in {r["id"] for r in live(memory)}

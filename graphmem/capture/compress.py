@@ -2291,13 +2291,13 @@ def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> l
         if len(kept) < lessons.MAX_DISCOVERIES:
             title = short(found[2], 200)
             if title.lower().rstrip(".…")[-80:] in said or _told_by_a_lesson(
-                    Draft("fact", title, body=lessons.following_claim(found[2], found[3])), drafts):
+                    Draft("fact", title), drafts, lessons.following_claim(found[2], found[3])):
                 continue
         kept.append(found)
     return kept
 
 
-def _told_by_a_lesson(found: Draft, drafts: list[Draft]) -> bool:
+def _told_by_a_lesson(found: Draft, drafts: list[Draft], then: str = "") -> bool:
     """A discovery that a lesson of the session already tells: it becomes a line of that lesson
     instead of an item (entire-cli f6833005 had "`entire enable --agent` doesn't create it" beside
     the lesson "setupAgentHooksNonInteractive doesn't create the .entire/.gitignore")."""
@@ -2306,7 +2306,7 @@ def _told_by_a_lesson(found: Draft, drafts: list[Draft]) -> bool:
     words = tokens(found.title)
     holder = next((d for d in drafts if d.kind == "pitfall" and _tells(d, words)), None)
     if holder is not None:
-        _fold_into(holder, found)
+        _fold_into(holder, found, then)
     return holder is not None
 
 
@@ -2318,13 +2318,13 @@ def _tells(holder: Draft, words: set[str]) -> int:
     return shared if shared >= 3 and shared >= len(words) / 2 else 0
 
 
-def _fold_into(holder: Draft, found: Draft) -> None:
+def _fold_into(holder: Draft, found: Draft, then: str = "") -> None:
+    """`then`: the sentence of the finding's message that completes it (lessons.following_claim):
+    "… returns a `span_ctx` record directly." needs "The record has `hex_trace_id` as a binary
+    already." (spotter ae4a77f8)."""
     from graphmem.capture import lessons
 
     if found.title[:60] not in holder.body:
-        # with the sentence after it, unless that is the agent's next step: "… returns a `span_ctx`
-        # record directly. The record has `hex_trace_id` as a binary already." (spotter ae4a77f8)
-        then = lessons.following_claim(found.title, found.body)
         holder.body = f"{holder.body}\nThe agent found: {found.title} {then}".strip()
     for line in found.body.splitlines():
         if line.startswith(lessons.ERROR_EXPLAINED) and line not in holder.body:
@@ -2430,10 +2430,11 @@ def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = Non
         return []
 
 
-def calls_made(events: Sequence[HookEvent], *, transcript: str | None = None
+def calls_made(events: Sequence[HookEvent], *, transcript: str | None = None, after: float = 0.0
                ) -> tuple[list[Command], set[str]]:
-    """What a session's hook events show it did: the commands that ran (passed or failed; not
-    those refused before they ran) and the files its edits changed, relative to the repository."""
+    """What a session's hook events show it did after `after` (a time): the commands that ran
+    (passed or failed; not those refused before they ran) and the files its edits changed,
+    relative to the repository."""
     try:
         parsed = None
         if transcript:
@@ -2441,8 +2442,8 @@ def calls_made(events: Sequence[HookEvent], *, transcript: str | None = None
 
             parsed = parse_transcript(transcript)
         session = _analyse(_prepare(events), parsed)
-        return ([r.cmd for r in session.runs],
-                {session.paths.rel(f) for e in session.events if e.is_edit for f in e.files})
+        return ([r.cmd for r in session.runs if r.ev.ts > after],
+                {session.paths.rel(f) for e in session.events if e.is_edit and e.ts > after for f in e.files})
     except Exception:  # pragma: no cover - a courtesy, as passed_commands
         log.warning("calls made unknown", exc_info=True)
         return [], set()

@@ -17,7 +17,8 @@ _NOISE = re.compile(r"^\s*(?:Exit code -?\d+|warning:|hint:|Compiling \d+|Genera
                     r"Running ExUnit|Getting extensions|Running setup|==> |\.+\s*$|$|"
                     r"=+ test session starts =+$|platform \w+ -- Python|(?:cachedir|rootdir|configfile|"
                     r"testpaths|plugins|asyncio|cov):\s|collecting \.\.\.|"
-                    r"\[(?:STARTED|COMPLETED|SKIPPED|FAILED)\] )", re.IGNORECASE)  # lint-staged's progress
+                    r"(?-i:\[(?:STARTED|COMPLETED|SKIPPED)\] |\[FAILED\] .*\[FAILED\]$))",  # lint-staged's progress
+                    re.IGNORECASE)
 _RULED = re.compile(r"^=+ (.+?) =+$")  # a test runner's closing line: `=== no tests collected in 0.4s ===`
 _TYPED = [
     re.compile(r"\*\* \((\w[\w.]*)\)\s*(.+)"),                                   # Elixir

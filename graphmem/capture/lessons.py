@@ -126,7 +126,7 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
-_INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should| would|'d|'m going to| am going to)\b")
+_INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
                     r"false positives?|возможно|наверное|кажется|похоже|вероятно|может быть|quizás?|tal vez|"
@@ -600,7 +600,7 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             continue  # it only failed differently, and nothing passed in the end: no fix seen
         edit_files = _uniq(f for e in lesson.edits for f in files_of(e, rel))
         other = [c.command.main for c in lesson.commands if c.command is not None][-3:]
-        hooked = refused_step(cmd, lesson.call.result) in _HOOKED
+        hooked = refused_step(cmd, lesson.call.result) in _HOOKED and not _shows_exception(lesson.call.result)
         if _own_new_code(lesson, rel) and not hooked:
             continue  # a bug in code the agent wrote this session, fixed there: no lesson for later
         if _not_on_path(lesson):
@@ -914,6 +914,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     # the error as the agent quoted it when it began to look ("The error is clear: `ld: library
     # 'fuse-t' not found`"), told with the first finding it led to: the words a later search for
     # that error uses (held-out review 10, cipher-box c318c9e9)
+    asks = [n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip()]
     quoted = [(n, q.group(1)) for n, m in enumerate(msgs) if m.role == "assistant" and m.text
               for q in [_QUOTES_ERROR.search(m.text.replace("**", ""))] if q]
     drafts = []
@@ -937,7 +938,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         edited = _edited_next(msgs, n, rel)
         if edited:
             rest.append("Then edited: " + ", ".join(edited))
-        symptom = next((q for at, q in quoted if at <= n), "")
+        # of the same ask: a quote before the person's next prompt explains nothing after it
+        symptom = next((q for at, q in quoted if at <= n and not any(at < a < n for a in asks)), "")
         if symptom:
             quoted = [(at, q) for at, q in quoted if at > n]
             if symptom not in f"{sentence}\n" + "\n".join(rest):
@@ -963,8 +965,8 @@ _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent fo
 
 
 def following_claim(finding: str, text: str) -> str:
-    """The sentence that completes a finding in its message (or the first of the body that goes
-    on from it): the one before, when the finding goes on from it ("The record has `hex_trace_id`
+    """The sentence that completes a finding in its message: the one before, when the finding goes
+    on from it ("The record has `hex_trace_id`
     as a binary already. And `current_span_ctx()` returns a `span_ctx` record directly."), else
     the one after; when it says what is, not what the agent does next ("Let me rewrite…", "I need
     to rewrite it …") or how it feels ("You're absolutely right!")."""
@@ -974,7 +976,7 @@ def following_claim(finding: str, text: str) -> str:
         at -= 2
     sentence = said[at] if at < len(said) else ""
     if (not sentence or sentence == finding or sentence.startswith(_LINE_LEADS) or _LETS.match(sentence)
-            or _INTENT.search(sentence) or _ACTION.match(sentence) or sentence.endswith("!")
+            or _INTENT.search(sentence) or _ACTION.match(sentence) or sentence.endswith(("!", "?"))
             or re.search(r"(?i)\bI (?:need|have|want) to\b", sentence)):
         return ""
     return sentence
@@ -1218,7 +1220,7 @@ _REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we
                      r"created|added|set up)|summary of|(?:is|are|now) (?:fully )?"
                      r"(?:complete|completed|done|implemented)\b|all done\b|successfully completed|"
                      r"changes made|what (?:was|i) (?:changed|did|built|implemented)|"
-                     r"(?:are|were|have been) (?:all )?(?:addressed|resolved))")
+                     r"\ball (?:\w+ ){0,4}(?:are|were|have been) (?:now )?(?:addressed|resolved)\b(?! yet))")
 _AHEAD = re.compile(r"(?i)^\W*(?:next steps?|remaining|still to do|todo|follow[- ]ups?|what'?s next|"
                     r"test results?|verification)\b")
 _NOT_DONE = re.compile(r"(?i)\b(?:needs? to|to be done|missing|gaps?|not (?:yet )?(?:implemented|done|supported)|"
@@ -2038,12 +2040,13 @@ _REFUSED_END = ". Approve them when asked, or allow them in the agent's settings
 
 def approvals_granted(body: str, commands: list[Command], edited: set[str]) -> bool:
     """Whether a later session made every call a `permission_blocks` item says waited for
-    approval: ran each command (whatever came of it) and edited each file."""
-    listed = body.partition(_REFUSED_LEAD)[2].partition(_REFUSED_END)[0]
+    approval, in each session it tells of (its own list, and those under "Met before:"): ran
+    each command (whatever came of it) and edited each file."""
+    listed = re.findall(rf"{re.escape(_REFUSED_LEAD)}(.*?){re.escape(_REFUSED_END)}", body)
     if not listed:
         return False
     ran = {f"`{_short(c.display, 60)}`" for c in commands if c.exe}
-    for entry in listed.split("; "):
+    for entry in "; ".join(listed).split("; "):
         tool, of, paths = entry.partition(" of ")
         if entry in ran or (of and tool in EDIT_TOOLS and set(paths.split(", ")) <= edited):
             continue

@@ -88,3 +88,9 @@ def test_a_checker_run_by_lint_staged_is_read_past_its_progress_lines() -> None:
     assert (found.line, found.rule) == (16, "MD001") and found.path.endswith("12.6-CONTEXT.md")
     assert [f.rule for f in lint_findings("README.md:3:1 MD009/no-trailing-spaces Trailing spaces [Expected: 0]")] \
         == ["MD009"]
+
+
+def test_a_ginkgo_failure_line_is_the_error() -> None:
+    # Only lint-staged's progress lines are skipped, not a test runner's "[FAILED] …".
+    sig = signature("Exit code 1\n[FAILED] Timed out after 5.000s.\nExpected <bool>: false to be true\n")
+    assert sig is not None and "Timed out after" in sig.message

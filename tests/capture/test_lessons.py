@@ -3265,3 +3265,59 @@ def test_a_finding_that_goes_on_from_the_sentence_before_is_completed_by_it() ->
     assert following_claim(finding, text) == "The record has `hex_trace_id` as a binary already."
     alone = finding.removeprefix("And ")
     assert following_claim(alone, text.replace(finding, alone)) == ""  # the next is its step: "Let me …"
+
+
+def test_review_comments_not_yet_addressed_are_no_report() -> None:
+    msg = ("I looked at the CodeRabbit review. None of its three comments are addressed yet:\n\n"
+           "1. **Batching strategy** (line 35): per-file IPNS records should be published together in batch.\n\n"
+           "2. **External reference** (lines 48-62): the dangling Perplexity reference should be replaced.\n\n"
+           "Want me to make these changes?")
+    drafts = (Session().user("can you check the coderabbit review comments on the todo?")
+              .call("Read", {"file_path": f"{ROOT}/docs/todo.md"}, "many more keys to manage").say(msg).end())
+    assert not any("Reported done:" in d.body for d in drafts)
+
+
+def test_the_sessions_own_code_crashing_in_a_hooks_tests_is_no_lesson() -> None:
+    # A bug in a file the session wrote, met through the tests a pre-commit hook runs, is still
+    # the session's own bug, not the hook's rule.
+    session = Session().user("add the slugify helper and commit")
+    session.call("Write", {"file_path": f"{ROOT}/src/slug.ts", "content": "export const slugify = (s) => s.toLowercase()"},
+                 f"File created successfully at: {ROOT}/src/slug.ts")
+    out = ("Exit code 1\n> vitest run\n FAIL  src/slug.test.ts > slugify\nTypeError: s.toLowercase is not a function\n"
+           " ❯ slugify src/slug.ts:1:33\nhusky - pre-commit script failed (code 1)")
+    drafts = (session.run("git add src/slug.ts && git commit -m 'feat: slugify'", out, error=True)
+              .say("The test fails because `slugify` calls `s.toLowercase()`, which does not exist on strings.")
+              .edit("src/slug.ts", "s.toLowercase()", "s.toLowerCase()")
+              .run("git add src/slug.ts && git commit -m 'feat: slugify'", "[main 1a2b3c4] feat: slugify")
+              .end())
+    assert not [d for d in drafts if d.kind == "pitfall"]
+
+
+def test_an_error_quoted_for_one_ask_is_not_told_with_a_finding_of_the_next() -> None:
+    drafts = (Session().user("the build is broken")
+              .run("npm run build", "Exit code 1\nError: Cannot find module 'dotenv'", error=True)
+              .say("The error is clear: `Cannot find module 'dotenv'`. Let me install it.")
+              .run("npm install dotenv", "added 1 package")
+              .run("npm run build", "built in 2.1s")
+              .user("thanks. now, why is the chart on the dashboard empty?")
+              .run("grep -rn useRange src", "src/Dashboard.tsx:3: useRange()")
+              .say("The chart is empty because `useRange()` returns a stale `range` object: `Dashboard.tsx` "
+                   "memoizes it without the `period` dependency.")
+              .edit("src/Dashboard.tsx", "useMemo(f, [])", "useMemo(f, [period])")
+              .say("Fixed.")
+              .end())
+    assert not any("dotenv" in d.body for d in drafts if "discovery" in d.tags)
+
+
+@pytest.mark.parametrize("sentence", [
+    "The env var is not loaded because the path I'd set in `.env` is relative to the wrong directory.",
+    "The test fails because `parse()` returns None where I would expect an empty list."])
+def test_a_cause_told_with_i_would_is_a_diagnosis(sentence: str) -> None:
+    assert explanation(sentence) == [sentence]
+
+
+def test_a_question_after_a_finding_does_not_complete_it() -> None:
+    from graphmem.capture.lessons import following_claim
+
+    finding = "The issue is that `entire enable --agent` doesn't create it."
+    assert following_claim(finding, f"{finding} Want me to add the call to the non-interactive path?") == ""
