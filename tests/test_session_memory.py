@@ -542,3 +542,19 @@ def test_an_approval_item_is_not_closed_by_a_run_made_before_the_refusal(memory:
     [waited] = [r for r in live(memory) if "permissions" in r["tags"]]
     ingest(memory, earlier.say("All green."), tmp_path)  # s-b stops after s-a was refused
     assert waited["id"] in {r["id"] for r in live(memory)}
+
+
+def test_room_left_in_the_brief_tells_the_sessions_before_the_last(memory: Any, tmp_path: Path) -> None:
+    # Held-out review 11 (iptvnator): the root cause of the first session's crash was kept, but the
+    # next session's brief held one line, and 323 of its 400 tokens went unused.
+    start = Session().t
+    for n, (sid, path) in enumerate((("s-a", "src/channel-list.ts"), ("s-b", "src/favorites.ts"),
+                                     ("s-c", "src/xtream-import.ts"))):
+        session = Session(sid).user(f"fix {path}")
+        session.t = start + 3600 * n
+        ingest(memory, session.edit(path, "a", "b").run("npm test", "Tests: 3 passed").say("Fixed."), tmp_path)
+    summary = {r["session_id"]: r["id"] for r in live(memory) if r["kind"] == "summary"}
+    lines = memory.brief().lines
+    assert lines[0].startswith("- last session (") and summary["s-c"] in lines[0]
+    earlier = [line for line in lines if line.startswith("- earlier session (")]
+    assert [summary["s-b"] in earlier[0], summary["s-a"] in earlier[1]] == [True, True]

@@ -78,6 +78,7 @@ def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ..
     return (order, -weight, -item.updated_at)
 
 
+EARLIER_SESSIONS = 3
 EVIDENCE_TAGS = frozenset({"verified", "commit", "unresolved", "unfinished", "user-stated", "left-to-user", "hang",
                            "agent-note", "permissions"})
 
@@ -99,14 +100,14 @@ def _session_day(item: MemoryItem) -> str:
     return dated.group(1) if dated else time.strftime("%Y-%m-%d", time.localtime(item.created_at))
 
 
-def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens) -> str:
+def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens, label: str = "") -> str:
     """`- kind: title [id]` with the title shortened so the line stays within line_tokens."""
     stale = " (stale)" if item.status.value == "stale" else ""
     prefix = f"- {KIND_LABEL.get(item.kind.value, item.kind.value)}{stale}: "
     title = item.title.replace("\n", " ")
     if item.kind.value == "summary":  # "Session 2026-12-01: …" says again what the label says
         title = re.sub(r"^Session (\S+): ", "", title)
-        prefix = f"- {KIND_LABEL['summary']} ({_session_day(item)}): "
+        prefix = f"- {label or KIND_LABEL['summary']} ({_session_day(item)}): "
     suffix = f" [{item.id}]"
     room = max(1, line_tokens - tokens.count(prefix) - tokens.count(suffix))
     return prefix + tokens.truncate(title, room) + suffix
@@ -144,9 +145,24 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
         picked.append(item)
         titles.append(title)
         used += cost
+    # Room left over tells the sessions before the last, newest first: what was done lately is
+    # what a session starts from, though no single item of them had evidence enough to be shown.
+    labels = [""] * len(picked)
+    earlier = sorted((i for i in summaries if i is not latest_summary),
+                     key=lambda i: (_session_day(i), i.created_at), reverse=True)
+    for item in earlier[:EARLIER_SESSIONS]:
+        line = brief_line(item, line_tokens, tokens, "earlier session")
+        cost = tokens.count(line)
+        if used + cost > budget:
+            break
+        lines.append(line)
+        ids.append(item.id)
+        picked.append(item)
+        labels.append("earlier session")
+        used += cost
     # Room left over lets the cut lines say more, in the brief's order, up to twice a line's size.
     for n, item in enumerate(picked):
-        longer = brief_line(item, 2 * line_tokens, tokens)
+        longer = brief_line(item, 2 * line_tokens, tokens, labels[n])
         extra = tokens.count(longer) - tokens.count(lines[n])
         if 0 < extra <= budget - used:
             lines[n] = longer
