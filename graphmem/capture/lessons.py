@@ -1756,6 +1756,17 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             commands.append(" ".join(command.split()))
         if failed and isinstance(command, str):
             skipped += _never_ran(command[:4000], msg.text)
+    # a command still running when the session ended (a `git commit` whose hooks never returned):
+    # whether it did its work is what the next session has to find out first
+    answered = {m.tool_use_id for m in msgs[said + 1:] if m.role == "tool_result"}
+    for use in calls.values():
+        command = use.input.get("command")
+        if use.id not in answered and use.name in COMMAND_TOOLS and isinstance(command, str) and command.strip():
+            line = " ".join(command.split())
+            shown = re.split(r"\s(?:-m|--message|-F)\b|\s*<<|\s*\$\(", line)[0]  # not its message
+            seen.append(f"`{_short(shown, 120)}` had not come back when the session ended")
+            if "`" not in line:
+                commands.append(line)
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
     seen = sorted(_uniq(seen), key=lambda ln: not _FAILURE_MESSAGE.search(ln))[:MAX_SEEN]
     if not seen:

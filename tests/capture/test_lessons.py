@@ -3321,3 +3321,18 @@ def test_a_question_after_a_finding_does_not_complete_it() -> None:
 
     finding = "The issue is that `entire enable --agent` doesn't create it."
     assert following_claim(finding, f"{finding} Want me to add the call to the non-interactive path?") == ""
+
+
+def test_a_session_that_ended_while_its_commit_ran_is_unfinished() -> None:
+    # Held-out reviews 9 (eagerminds eb3e9a24) and 11 (gtm-sdk ba68dc03): the last call, a commit
+    # whose hooks were still running, never came back; nothing said the work might not be committed.
+    session = (Session().user("Read BUILD_PLAN.md and start Phase 1 — scaffold the Next.js app.")
+               .edit("src/app/page.tsx", "a", "b")
+               .run("npm run build", "✓ Compiled successfully")
+               .say("`node_modules/` and `.next/` are correctly ignored (not staged). Committing."))
+    tid = "toolu_pending"
+    session._record("assistant", [{"type": "tool_use", "id": tid, "name": "Bash", "input": {
+        "command": "git commit -q -m \"$(cat <<'EOF'\nfeat: scaffold Next.js app (Phase 1)\nEOF\n)\""}}])
+    [task] = [d for d in session.end() if d.kind == "task"]
+    assert task.title.startswith("Unfinished: Read BUILD_PLAN.md and start Phase 1")
+    assert task.title.endswith("last seen: `git commit -q` had not come back when the session ended")
