@@ -837,6 +837,9 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                           and not m.tool_use_id and m.text.strip()), "")
             if _DISPUTED.search(reply[:600]):
                 continue  # the person doubted it at once: a guess of that moment, not a finding
+            later = [m.text for m in msgs[n + 1:n + 8] if m.role == "assistant" and m.text][:3]
+            if any(_RETRACTED.search(t) for t in later):
+                continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
             found.append((best[0], n, best[1], msg.text))
     found.sort(key=lambda f: -f[0])
     kept: list[tuple[float, int, str, str]] = []
@@ -1071,7 +1074,9 @@ _FIXING = re.compile(r"(?i)(?:^|[;.]\s+|,\s+(?:so\s+)?)(?:(?:switching|applying|
 # The agent taking its diagnosis back ("That wasn't it: the padding is zero.").
 _RETRACTED = re.compile(r"(?i)\b(?:that|this|it) (?:wasn't|was not|isn't|is not) (?:it|the (?:cause|issue|problem|"
                         r"reason|culprit))\b|\bnot the (?:cause|culprit|reason)\b|\bdidn't (?:help|fix it|work)\b|"
-                        r"\bwrong (?:guess|diagnosis)\b")
+                        r"\bwrong (?:guess|diagnosis)\b|\bI was wrong\b|\bfalse alarm\b|\bmy (?:earlier|first|initial) "
+                        r"(?:diagnosis|assumption|guess|read(?:ing)?) was (?:wrong|off|mistaken)\b|"
+                        r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured|working) correctly\b")
 _THEIR_WORDS = re.compile(r"(?i)\byou (?:said|mentioned|suggested|think|thought|guessed)\b|\bas you\b|\bper your\b")
 
 

@@ -3336,3 +3336,20 @@ def test_a_session_that_ended_while_its_commit_ran_is_unfinished() -> None:
     [task] = [d for d in session.end() if d.kind == "task"]
     assert task.title.startswith("Unfinished: Read BUILD_PLAN.md and start Phase 1")
     assert task.title.endswith("last seen: `git commit -q` had not come back when the session ended")
+
+
+def test_a_root_cause_the_agent_took_back_is_no_finding() -> None:
+    # Held-out review 11 (gtm-sdk ba68dc03, verbatim, shortened): "Found the root cause" was wrong and
+    # taken back two messages later; it stayed out only by 0.2 points of weight.
+    drafts = (Session().user("why do I have 0 checkpoints?")
+              .run("git config core.hooksPath", "Exit code 1\n~/.cache/trunk/repos/1a2b/git-hooks", error=True)
+              .say("Found the root cause. `core.hooksPath` is redirected to **trunk's** hooks directory "
+                   "(`~/.cache/trunk/.../git-hooks`), which **overrides `.git/hooks/`**. Entire installs its "
+                   "checkpoint hook into `.git/hooks/`, but git never looks there because trunk took over the "
+                   "hook path. Let me confirm whether trunk's hook chains to Entire.")
+              .run("ls -la ~/.cache/trunk/repos/1a2b/git-hooks", "post-commit\npost-commit.pre-entire")
+              .say("Excellent — this is the real state, and it's actually wired correctly. Entire detected that "
+                   "**trunk** owns `core.hooksPath` and chained itself into trunk's hooks rather than fighting it.")
+              .end())
+    assert not any("git never looks there" in f"{d.title}\n{d.body}" or d.title.startswith("`core.hooksPath` is")
+                   for d in drafts if "discovery" in d.tags), [d.title for d in drafts]
