@@ -934,6 +934,9 @@ def discoveries(transcript: Iterable[Any], session_id: str,
                 and not _LETS.match(following[0]):
             rest.remove(following[0])
             sentence = f"{sentence} {following[0]}"
+        # what the agent does next or how it feels is no part of what it found ("Let me confirm…",
+        # "The mechanism is now crystal clear."): it took the room of lines that say something
+        rest = [s for s in rest if not _FILLER.search(s)]
         while len("\n".join(rest)) > 900:
             rest.pop()
         # The file the finding led to edit names the part of the code it is about ("the waiting
@@ -962,6 +965,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             key=session_key(session_id, "discovery", said.lower()), tags=["discovery"]))
     return drafts
 
+
+_FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us)\b(?:\W*\w+){0,5}\W*$|"
+                     r"now i (?:see|understand|know)\W*$|(?:the \w+ is )?now (?:crystal |very |perfectly )?clear\W*$|"
+                     r"found (?:it|the (?:issue|problem|bug|root cause))\W*$|(?:excellent|perfect|great|good)\W*$)|\?$")
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")

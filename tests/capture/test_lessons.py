@@ -3353,3 +3353,19 @@ def test_a_root_cause_the_agent_took_back_is_no_finding() -> None:
               .end())
     assert not any("git never looks there" in f"{d.title}\n{d.body}" or d.title.startswith("`core.hooksPath` is")
                    for d in drafts if "discovery" in d.tags), [d.title for d in drafts]
+
+
+def test_a_findings_body_keeps_what_was_found_not_the_agents_filler() -> None:
+    # Held-out review 11 (gtm-sdk): "The mechanism is now crystal clear." and "Let me confirm…" took
+    # the prompt hook's room from the lines that said something.
+    drafts = (Session().user("why do I have 0 checkpoints?")
+              .run("cat .git/hooks/prepare-commit-msg", "entire hooks git prepare-commit-msg \"$1\"")
+              .say("Found it. The `prepare-commit-msg` hook only adds the `Entire-Checkpoint` trailer while an "
+                   "agent session is active. The mechanism is now crystal clear. Let me confirm. "
+                   "No commit was made during a session since enabling, so `post-commit` had nothing to condense. "
+                   "Want me to make a test commit?")
+              .edit("docs/entire.md", "a", "b")
+              .end())
+    [found] = [d for d in drafts if "discovery" in d.tags]
+    assert "No commit was made during a session since enabling" in found.body
+    assert not any(s in found.body for s in ("Found it.", "crystal clear", "Let me confirm", "Want me to"))
