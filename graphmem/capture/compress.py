@@ -2333,6 +2333,11 @@ def _fold_into(holder: Draft, found: Draft, then: str = "") -> None:
     holder.symbols = _uniq([*holder.symbols, *found.symbols])
 
 
+# An open task a later session closes (superseded once done) would take a finding folded into
+# it out of retrieval with it; a ticket closed stays, as a decision.
+_CLOSES = frozenset({"unresolved", "left-to-user", "unfinished"})
+
+
 def _fold_told(drafts: list[Draft]) -> list[Draft]:
     """A discovery that another draft of the session already tells becomes a line of the draft
     that shares most with it. Seen on the dev sessions: two findings on `current_span_ctx()`'s
@@ -2348,7 +2353,8 @@ def _fold_told(drafts: list[Draft]) -> list[Draft]:
         words = tokens(found.title)
         # the person's words are theirs: the agent's finding is not one of them
         told = [(_tells(holder, words), m) for m, holder in enumerate(drafts)
-                if m != n and m not in folded and holder.kind != "summary" and holder.source != "user"]
+                if m != n and m not in folded and holder.kind != "summary" and holder.source != "user"
+                and not _CLOSES.intersection(holder.tags)]
         most, at = max(told, key=lambda t: (t[0], -t[1]), default=(0, -1))
         if not most:
             continue

@@ -3369,3 +3369,23 @@ def test_a_findings_body_keeps_what_was_found_not_the_agents_filler() -> None:
     [found] = [d for d in drafts if "discovery" in d.tags]
     assert "No commit was made during a session since enabling" in found.body
     assert not any(s in found.body for s in ("Found it.", "crystal clear", "Let me confirm", "Want me to"))
+
+
+def test_a_finding_is_not_folded_into_an_open_task_that_a_later_session_closes() -> None:
+    # Held-out review 11 (gtm-sdk ba68dc03, shortened), seen: the session's one finding went into the
+    # Unfinished task as "The agent found: …", and leaves retrieval when that task is done.
+    ask = ("why do I have 0 checkpoints? The docs say in manual-commit mode a commit becomes a checkpoint when "
+           "its message carries the trailer an active session injects.")
+    session = (Session().user(ask)
+               .run("cat .git/hooks/post-commit", "entire hooks git post-commit")
+               .say("In `manual-commit` mode, a commit only becomes a checkpoint if its message carries an "
+                    "`Entire-Checkpoint` trailer — and the chained `prepare-commit-msg` hook is what injects that "
+                    "trailer during an active session.")
+               .edit(".entire/smoke-test.txt", "", "smoke test")
+               .say("Now stage and commit — this is where the `prepare-commit-msg` hook should inject the "
+                    "`Entire-Checkpoint` trailer:"))
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_pending", "name": "Bash", "input": {
+        "command": "git add .entire/smoke-test.txt && git commit -m \"chore: entire checkpoint smoke test\""}}])
+    drafts = session.end()
+    assert [d.kind for d in drafts if "discovery" in d.tags] == ["fact"]
+    assert any(d.title.startswith("Unfinished: why do I have 0 checkpoints?") for d in drafts)
