@@ -1775,7 +1775,8 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         command = use.input.get("command")
         if use.id not in answered and use.name in COMMAND_TOOLS and isinstance(command, str) and command.strip():
             line = " ".join(command.split())
-            shown = re.split(r"\s(?:-m|--message|-F)\b|\s*<<|\s*\$\(", line)[0]  # not its message
+            # its last step (what was still running), without a commit's message
+            shown = re.split(r"\s*(?:&&|\|\||;)\s*", re.split(r"\s(?:-m|--message|-F)\b|\s*<<|\s*\$\(", line)[0])[-1]
             seen.append(f"`{_short(shown, 120)}` had not come back when the session ended")
             if "`" not in line:
                 commands.append(line)

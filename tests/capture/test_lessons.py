@@ -3388,4 +3388,6 @@ def test_a_finding_is_not_folded_into_an_open_task_that_a_later_session_closes()
         "command": "git add .entire/smoke-test.txt && git commit -m \"chore: entire checkpoint smoke test\""}}])
     drafts = session.end()
     assert [d.kind for d in drafts if "discovery" in d.tags] == ["fact"]
-    assert any(d.title.startswith("Unfinished: why do I have 0 checkpoints?") for d in drafts)
+    [task] = [d for d in drafts if d.kind == "task"]
+    assert task.title.startswith("Unfinished: why do I have 0 checkpoints?")
+    assert "last seen: `git commit` had not come back" in task.title  # the step still running
