@@ -837,8 +837,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                           and not m.tool_use_id and m.text.strip()), "")
             if _DISPUTED.search(reply[:600]):
                 continue  # the person doubted it at once: a guess of that moment, not a finding
-            later = [m.text for m in msgs[n + 1:n + 8] if m.role == "assistant" and m.text][:3]
-            if any(_RETRACTED.search(t) for t in later):
+            if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
             found.append((best[0], n, best[1], msg.text))
     found.sort(key=lambda f: -f[0])
@@ -1083,8 +1082,25 @@ _RETRACTED = re.compile(r"(?i)\b(?:that|this|it) (?:wasn't|was not|isn't|is not)
                         r"reason|culprit))\b|\bnot the (?:cause|culprit|reason)\b|\bdidn't (?:help|fix it|work)\b|"
                         r"\bwrong (?:guess|diagnosis)\b|\bI was wrong\b|\bfalse alarm\b|\bmy (?:earlier|first|initial) "
                         r"(?:diagnosis|assumption|guess|read(?:ing)?) was (?:wrong|off|mistaken)\b|"
-                        r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured|working) correctly\b")
+                        r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured) correctly\b")
 _THEIR_WORDS = re.compile(r"(?i)\byou (?:said|mentioned|suggested|think|thought|guessed)\b|\bas you\b|\bper your\b")
+
+
+def _taken_back(msgs: list[Any], n: int) -> bool:
+    """Whether the agent takes back what message n said within its next three messages, before
+    any edit: "it's actually wired correctly" after a fix is the fix working, not a retraction."""
+    said = 0
+    for m in msgs[n + 1:n + 8]:
+        if m.role != "assistant":
+            continue
+        if m.text and _RETRACTED.search(m.text):
+            return True
+        if any(u.name in EDIT_TOOLS for u in m.tool_uses):
+            return False
+        said += bool(m.text)
+        if said >= 3:
+            return False
+    return False
 
 
 def _diagnosis(text: str) -> str:

@@ -3391,3 +3391,15 @@ def test_a_finding_is_not_folded_into_an_open_task_that_a_later_session_closes()
     [task] = [d for d in drafts if d.kind == "task"]
     assert task.title.startswith("Unfinished: why do I have 0 checkpoints?")
     assert "last seen: `git commit` had not come back" in task.title  # the step still running
+
+
+def test_a_fix_that_works_does_not_take_its_finding_back() -> None:
+    # "… actually configured correctly" after the edit is the fix working, not the agent retracting.
+    drafts = (Session().user("why does the dev server ignore my proxy?")
+              .call("Read", {"file_path": f"{ROOT}/vite.config.ts"}, "target: process.env.VITE_API_URL")
+              .say("The proxy is ignored because `vite.config.ts` reads `VITE_API_URL`, which `.env.local` never sets.")
+              .edit("vite.config.ts", "process.env.VITE_API_URL", "loadEnv(mode, process.cwd()).VITE_API_URL")
+              .run("npm run dev", "ready in 412 ms")
+              .say("Now it's actually configured correctly and the proxy answers.")
+              .end())
+    assert any("`vite.config.ts` reads `VITE_API_URL`" in d.title for d in drafts), [d.title for d in drafts]
