@@ -430,6 +430,8 @@ def test_a_finding_met_again_in_another_session_is_the_earlier_item_marked_recur
     assert found[0]["session_id"] == "s-a" and "recurring" in found[0]["tags"]
     assert found[0]["title"].startswith("O arquivo `user.service.spec.ts` tem o erro esperado")
     assert found[0]["body"].count("Found again in session s-b: O teste `user.service.spec.ts` espera") == 1
+    # found anew by another session: evidence enough for the brief, which a finding alone is not
+    assert any(found[0]["id"] in line for line in memory.brief().lines)
 
 
 def test_findings_that_share_only_names_stay_apart(memory: Any, tmp_path: Path) -> None:
