@@ -301,7 +301,15 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
     if not passed:
         return
     done: dict[str, str] = {}
+    looked = [(cmd, ts) for (family, sub), runs in passed.items() if (family, sub) in _SHOWS_COMMITS
+              for cmd, ts, _ in runs]
     for row in tasks:
+        if "unfinished" in row["tags"] and _PENDING_COMMIT.search(row["body"]):
+            # whether a commit that never came back landed: any later commit, push, log or status shows it
+            seen = next((cmd for cmd, ts in looked if ts > row["created_at"]), None)
+            if seen is not None:
+                done[row["id"]] = seen.display
+                continue
         clean = "unfinished" in row["tags"]  # its failures showed in output, whatever the exit status
         if "unresolved" in row["tags"]:
             where = _WHERE.match(row["title"])
@@ -328,6 +336,10 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
         memory.writer.write(ops.UpdateItems([item_id], {
             "status": "superseded", "stale_reason": f"done in session {session_id}: `{display}` passed",
             "updated_at": now}))
+
+
+_PENDING_COMMIT = re.compile(r"`git commit\b[^`]*` had not come back when the session ended")
+_SHOWS_COMMITS = frozenset({("git", "commit"), ("git", "push"), ("git", "log"), ("git", "status")})
 
 
 # Not the work left unpushed: a rehearsal, a deletion, tags only, or another repository's push.

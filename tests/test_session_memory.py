@@ -560,3 +560,17 @@ def test_room_left_in_the_brief_tells_the_sessions_before_the_last(memory: Any, 
     assert lines[0].startswith("- last session (") and summary["s-c"] in lines[0]
     earlier = [line for line in lines if line.startswith("- earlier session (")]
     assert [summary["s-b"] in earlier[0], summary["s-a"] in earlier[1]] == [True, True]
+
+
+def test_a_commit_that_never_came_back_is_closed_by_a_later_look_at_the_history(memory: Any, tmp_path: Path) -> None:
+    # Review: the task asked to rerun the exact heredoc commit; a later `git log` showing it landed
+    # (then "nothing to commit") never closed it.
+    cut = Session("s-a").user("commit the scaffold").edit("src/a.ts", "a", "b").say("Committing.")
+    cut._record("assistant", [{"type": "tool_use", "id": "toolu_pending", "name": "Bash", "input": {
+        "command": "git commit -q -m \"$(cat <<'EOF'\nfeat: scaffold\nEOF\n)\""}}])
+    ingest(memory, cut, tmp_path)
+    assert [r for r in live(memory) if "unfinished" in r["tags"]]
+    later = Session("s-b").user("did the scaffold commit land?")
+    later.t += 60
+    ingest(memory, later.run("git log --oneline -3", "1a2b3c4 feat: scaffold").say("It landed."), tmp_path)
+    assert not [r for r in live(memory) if "unfinished" in r["tags"]]

@@ -2247,7 +2247,9 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             importance=0.7, source="rule", key=session_key(s.session_id, "unresolved", cmd.key),
             tags=["unresolved", "handoff", cmd.exe]))
     if not any("unresolved" in d.tags for d in drafts):  # a command still failing already says where it stopped
-        drafts += lessons.unfinished(s.transcript, s.session_id)
+        drafts += lessons.unfinished(s.transcript, s.session_id,
+                                     ended=any(e.event == "session-end" for e in s.events),
+                                     finished=[e.command for e in s.events if e.event == "post-tool" and e.command])
     return _as_said(s, _fold_handoff(drafts))
 
 

@@ -965,9 +965,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     return drafts
 
 
-_FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us)\b(?:\W*\w+){0,5}\W*$|"
-                     r"now i (?:see|understand|know)\W*$|(?:the \w+ is )?now (?:crystal |very |perfectly )?clear\W*$|"
-                     r"found (?:it|the (?:issue|problem|bug|root cause))\W*$|(?:excellent|perfect|great|good)\W*$)|\?$")
+_FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-check|look|see|test|re-?run|think|try)\b"
+                     r"(?:\W+\w+){0,5}\W*$|now i (?:see|understand|know)\W*$|(?:the \w+ is )?now (?:crystal |very |"
+                     r"perfectly )?clear\W*$|found (?:it|the (?:issue|problem|bug|root cause))\W*$|"
+                     r"(?:excellent|perfect|great|good)\W*$|[^`=]*\?$)")
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
@@ -1080,9 +1081,13 @@ _FIXING = re.compile(r"(?i)(?:^|[;.]\s+|,\s+(?:so\s+)?)(?:(?:switching|applying|
 # The agent taking its diagnosis back ("That wasn't it: the padding is zero.").
 _RETRACTED = re.compile(r"(?i)\b(?:that|this|it) (?:wasn't|was not|isn't|is not) (?:it|the (?:cause|issue|problem|"
                         r"reason|culprit))\b|\bnot the (?:cause|culprit|reason)\b|\bdidn't (?:help|fix it|work)\b|"
-                        r"\bwrong (?:guess|diagnosis)\b|\bI was wrong\b|\bfalse alarm\b|\bmy (?:earlier|first|initial) "
-                        r"(?:diagnosis|assumption|guess|read(?:ing)?) was (?:wrong|off|mistaken)\b|"
-                        r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured) correctly\b")
+                        r"\bwrong (?:guess|diagnosis)\b")
+# What takes back any finding said before (held-out review 11, gtm-sdk: "Excellent — this is the real
+# state, and it's actually wired correctly"); not "I was wrong about the line number", "not a false
+# alarm", "… correctly now" (the fix working).
+_TAKES_BACK = re.compile(r"(?i)\bI was wrong\b(?! about)|(?<!not a )\bfalse alarm\b|\bmy (?:earlier|first|initial) "
+                         r"(?:diagnosis|assumption|guess|read(?:ing)?) was (?:wrong|off|mistaken)\b|"
+                         r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured) correctly\b(?! now)")
 _THEIR_WORDS = re.compile(r"(?i)\byou (?:said|mentioned|suggested|think|thought|guessed)\b|\bas you\b|\bper your\b")
 
 
@@ -1093,7 +1098,7 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
     for m in msgs[n + 1:n + 8]:
         if m.role != "assistant":
             continue
-        if m.text and _RETRACTED.search(m.text):
+        if m.text and _TAKES_BACK.search(m.text):
             return True
         if any(u.name in EDIT_TOOLS for u in m.tool_uses):
             return False
@@ -1753,10 +1758,13 @@ def _gist(line: str, limit: int = 90) -> str:
     return line if len(line) <= limit else f"{line[:half].rstrip()} … {line[-half:].lstrip()}"
 
 
-def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
+               finished: Iterable[str] = ()) -> list[Draft]:
     """A session that stopped while the agent was still looking into what the person last asked:
     its last words announce more calls, whose failures nobody read out. The ask and what those
-    calls showed are where the next session picks up."""
+    calls showed are where the next session picks up. `ended`: the session has ended (a call
+    without a result then never came back; before, it is still running); `finished`: commands
+    the hook events saw finish (a result torn off the transcript's last line is no call pending)."""
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
     said = max((n for n, m in enumerate(msgs) if m.role == "assistant" and m.text.strip()), default=-1)
     asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
@@ -1787,13 +1795,13 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     # a command still running when the session ended (a `git commit` whose hooks never returned):
     # whether it did its work is what the next session has to find out first
     answered = {m.tool_use_id for m in msgs[said + 1:] if m.role == "tool_result"}
-    for use in calls.values():
+    done = {" ".join(c.split()) for c in finished}
+    for use in calls.values() if ended else ():
         command = use.input.get("command")
-        if use.id not in answered and use.name in COMMAND_TOOLS and isinstance(command, str) and command.strip():
+        if use.id not in answered and use.name in COMMAND_TOOLS and isinstance(command, str) and command.strip() \
+                and " ".join(command.split()) not in done:
             line = " ".join(command.split())
-            # its last step (what was still running), without a commit's message
-            shown = re.split(r"\s*(?:&&|\|\||;)\s*", re.split(r"\s(?:-m|--message|-F)\b|\s*<<|\s*\$\(", line)[0])[-1]
-            seen.append(f"`{_short(shown, 120)}` had not come back when the session ended")
+            seen.append(f"`{_short(_running_step(line), 120)}` had not come back when the session ended")
             if "`" not in line:
                 commands.append(line)
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
@@ -1816,6 +1824,21 @@ def unfinished(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                           if commands else [])]),
         confidence=0.6, importance=0.7, source="rule",
         key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]
+
+
+_SHELL_WORDS = frozenset({"done", "fi", "esac", "}", ")", "do", "then", "else"})
+
+
+def _running_step(line: str) -> str:
+    """The step of a command line that was still running when nothing came back: its commit or
+    push if it has one (what the next session must check landed), else its last step (not a shell
+    keyword); a commit without its message."""
+    steps = [re.sub(r"^(?:do|then|else)\s+", "", s) for s in re.split(r"\s*(?:&&|\|\||;)\s*", line)]
+    steps = [s for s in steps if s and s not in _SHELL_WORDS]
+    step = next((s for s in steps if re.match(r"git\s+(?:commit|push)\b", s)), steps[-1] if steps else line)
+    if re.match(r"git\s+commit\b", step):
+        step = re.split(r"\s(?:-a?m|--message|-F)\b|\s*<<|\s*\$\(", step)[0]
+    return step
 
 
 # What the agent left out on purpose, with why: "Skipped: test job (needs postgres service +

@@ -3403,3 +3403,64 @@ def test_a_fix_that_works_does_not_take_its_finding_back() -> None:
               .say("Now it's actually configured correctly and the proxy answers.")
               .end())
     assert any("`vite.config.ts` reads `VITE_API_URL`" in d.title for d in drafts), [d.title for d in drafts]
+
+
+@pytest.mark.parametrize(("line", "filler"), [
+    ("Let me verify.", True), ("Let me check if it's tracked:", True), ("Found it.", True),
+    ("Let's use --legacy-peer-deps.", False), ("Let me pin the Turbopack root.", False),
+    ("So the hook never runs in `CI`?", False),
+    ("Let me decode " + "9f" * 150 + " from the crash dump to see which clause it hit.", False)])
+def test_filler_is_a_checking_step_or_a_bare_reaction(line: str, filler: bool) -> None:
+    # Review: a short "Let me …" that says the fix stays; a long word does not make the pattern backtrack.
+    from graphmem.capture.lessons import _FILLER
+
+    assert bool(_FILLER.search(line)) is filler
+
+
+@pytest.mark.parametrize("after", [
+    "I was wrong about the line number (it is 114), but the cause stands.",
+    "Not a false alarm: the warning was real.",
+    "That is actually wired correctly now: dialyzer passes."])
+def test_words_that_keep_a_finding_do_not_take_it_back(after: str) -> None:
+    drafts = (Session().user("why does the dev server ignore my proxy?")
+              .call("Read", {"file_path": f"{ROOT}/vite.config.ts"}, "target: process.env.VITE_API_URL")
+              .say("The proxy is ignored because `vite.config.ts` reads `VITE_API_URL`, which `.env.local` never sets.")
+              .say(after)
+              .edit("vite.config.ts", "process.env.VITE_API_URL", "loadEnv(mode, process.cwd()).VITE_API_URL")
+              .end())
+    assert any("`vite.config.ts` reads `VITE_API_URL`" in d.title for d in drafts), [d.title for d in drafts]
+
+
+def _pending_commit(session: Session, command: str) -> Session:
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_pending", "name": "Bash",
+                                   "input": {"command": command}}])
+    return session
+
+
+def test_a_call_pending_at_a_turns_stop_is_still_running_not_unfinished() -> None:
+    # Review: the owner compresses at each stop, reading the live transcript; the next turn's
+    # commit is running then, not abandoned.
+    session = _pending_commit(Session().user("now commit it").edit("src/a.ts", "a", "b").say("Committing."),
+                              'git commit -am "fix: list"')
+    session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, ts=session.t + 1))
+    drafts = compress_session(session.events, transcript="\n".join(json.dumps(r) for r in session.records))
+    assert not [d for d in drafts if d.kind == "task"]
+
+
+def test_a_commit_the_hooks_saw_finish_is_not_pending_though_its_result_was_torn_off() -> None:
+    session = Session().user("commit the scaffold").edit("src/a.ts", "a", "b").say("Committing.")
+    session.run('git commit -m "feat: scaffold"', "[main 1a2b3c4] feat: scaffold")
+    session.records[-1] = {"type": "user"}  # the last line was cut mid-write: its result is gone
+    assert not [d for d in session.end() if d.kind == "task"]
+
+
+@pytest.mark.parametrize(("line", "step"), [
+    ("python -m pytest tests/ -x", "python -m pytest tests/ -x"),
+    ("cd $(git rev-parse --show-toplevel) && npm test", "npm test"),
+    ("for f in tests/*.py; do python $f; done", "python $f"),
+    ('git commit -am "fix: the parser"', "git commit"),
+    ("git add . && git commit -q -m \"$(cat <<'EOF' feat EOF)\" && git log --oneline -3", "git commit -q")])
+def test_the_step_still_running_is_named_without_a_commits_message(line: str, step: str) -> None:
+    from graphmem.capture.lessons import _running_step
+
+    assert _running_step(line) == step
