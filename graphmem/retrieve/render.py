@@ -129,40 +129,29 @@ def brief(project: str, items: list[MemoryItem], budget: int, line_tokens: int, 
     used = tokens.count(header) if budget else 0
     if used > budget:
         return Brief(project=project, text="", lines=[], item_ids=[], tokens=0, budget=budget)
-    picked: list[MemoryItem] = []
+    # Room left over after them tells the sessions before the last, newest first: what was done
+    # lately is what a session starts from, though no single item of them had evidence enough.
+    earlier = sorted((i for i in summaries if i is not latest_summary),
+                     key=lambda i: (_session_day(i), i.created_at), reverse=True)[:EARLIER_SESSIONS]
+    picked: list[tuple[MemoryItem, str]] = []
     titles: list[str] = []  # the picked lines' titles, lower-cased with their spaces collapsed
-    for item in chosen:
+    for item, label in [*((i, "") for i in chosen), *((i, "earlier session") for i in earlier)]:
         title = " ".join(item.title.lower().split())
         said = title.rstrip(".…")
-        if len(said) >= 20 and any(said in other for other in titles):
+        if not label and len(said) >= 20 and any(said in other for other in titles):
             continue  # `fact: <commit subject>` under `last session: committed "<commit subject>"`
-        line = brief_line(item, line_tokens, tokens)
+        line = brief_line(item, line_tokens, tokens, label)
         cost = tokens.count(line)
         if used + cost > budget:
             continue
         lines.append(line)
         ids.append(item.id)
-        picked.append(item)
+        picked.append((item, label))
         titles.append(title)
         used += cost
-    # Room left over tells the sessions before the last, newest first: what was done lately is
-    # what a session starts from, though no single item of them had evidence enough to be shown.
-    labels = [""] * len(picked)
-    earlier = sorted((i for i in summaries if i is not latest_summary),
-                     key=lambda i: (_session_day(i), i.created_at), reverse=True)
-    for item in earlier[:EARLIER_SESSIONS]:
-        line = brief_line(item, line_tokens, tokens, "earlier session")
-        cost = tokens.count(line)
-        if used + cost > budget:
-            break
-        lines.append(line)
-        ids.append(item.id)
-        picked.append(item)
-        labels.append("earlier session")
-        used += cost
     # Room left over lets the cut lines say more, in the brief's order, up to twice a line's size.
-    for n, item in enumerate(picked):
-        longer = brief_line(item, 2 * line_tokens, tokens, labels[n])
+    for n, (item, label) in enumerate(picked):
+        longer = brief_line(item, 2 * line_tokens, tokens, label)
         extra = tokens.count(longer) - tokens.count(lines[n])
         if 0 < extra <= budget - used:
             lines[n] = longer
