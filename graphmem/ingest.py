@@ -301,7 +301,7 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
     if not passed:
         return
     done: dict[str, str] = {}
-    looked = [(cmd, ts) for (family, sub), runs in passed.items() if (family, sub) in _SHOWS_COMMITS
+    looked = [(cmd, ts) for (family, sub), runs in passed.items() if family == "git" and sub in _SHOWS_COMMITS
               for cmd, ts, _ in runs]
     for row in tasks:
         if "unfinished" in row["tags"] and _PENDING_COMMIT.search(row["body"]):
@@ -339,7 +339,7 @@ def _close_done_tasks(memory: Any, session_id: str, events: list[HookEvent], tra
 
 
 _PENDING_COMMIT = re.compile(r"`git commit\b[^`]*` had not come back when the session ended")
-_SHOWS_COMMITS = frozenset({("git", "commit"), ("git", "push"), ("git", "log"), ("git", "status")})
+_SHOWS_COMMITS = frozenset({"commit", "push", "log", "status"})  # git subcommands that show whether it landed
 
 
 # Not the work left unpushed: a rehearsal, a deletion, tags only, or another repository's push.
