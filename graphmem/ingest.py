@@ -277,9 +277,11 @@ def _close_granted(memory: Any, session_id: str, events: list[HookEvent], transc
               if "permissions" in r["tags"] and r["session_id"] != session_id]
     if not waited:
         return
+    commands, edits = calls_made(events, transcript=transcript)  # read once, then per item: after it
     for row in waited:
-        commands, edited = calls_made(events, transcript=transcript, after=row["created_at"])
-        if approvals_granted(row["body"], commands, edited):
+        after = row["created_at"]
+        if approvals_granted(row["body"], [c for c, ts in commands if ts > after],
+                             {f for f, ts in edits if ts > after}):
             memory.writer.write(ops.UpdateItems([row["id"]], {
                 "status": "superseded", "stale_reason": f"approved in session {session_id}: the calls ran",
                 "updated_at": time.time()}))

@@ -2422,12 +2422,7 @@ def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = Non
     equivalent run of the session failed again (a background run once its outcome came back).
     A transcript alone is no evidence: a resumed file starts with the old conversation's runs."""
     try:
-        parsed = None
-        if transcript:
-            from graphmem.capture.transcript import parse_transcript
-
-            parsed = parse_transcript(transcript)
-        session = _analyse(_prepare(events), parsed)
+        session = _analysed(events, transcript)
         from graphmem.capture.lessons import equivalent
 
         runs = session.runs
@@ -2438,23 +2433,28 @@ def passed_commands(events: Sequence[HookEvent], *, transcript: str | None = Non
         return []
 
 
-def calls_made(events: Sequence[HookEvent], *, transcript: str | None = None, after: float = 0.0
-               ) -> tuple[list[Command], set[str]]:
-    """What a session's hook events show it did after `after` (a time): the commands that ran
+def calls_made(events: Sequence[HookEvent], *, transcript: str | None = None
+               ) -> tuple[list[tuple[Command, float]], list[tuple[str, float]]]:
+    """What a session's hook events show it did, each with its time: the commands that ran
     (passed or failed; not those refused before they ran) and the files its edits changed,
     relative to the repository."""
     try:
-        parsed = None
-        if transcript:
-            from graphmem.capture.transcript import parse_transcript
-
-            parsed = parse_transcript(transcript)
-        session = _analyse(_prepare(events), parsed)
-        return ([r.cmd for r in session.runs if r.ev.ts > after],
-                {session.paths.rel(f) for e in session.events if e.is_edit and e.ts > after for f in e.files})
+        session = _analysed(events, transcript)
+        return ([(r.cmd, r.ev.ts) for r in session.runs],
+                [(session.paths.rel(f), e.ts) for e in session.events if e.is_edit for f in e.files])
     except Exception:  # pragma: no cover - a courtesy, as passed_commands
         log.warning("calls made unknown", exc_info=True)
-        return [], set()
+        return [], []
+
+
+def _analysed(events: Sequence[HookEvent], transcript: str | None) -> _Session:
+    """A session read from its hook events, with its transcript when there is one."""
+    parsed = None
+    if transcript:
+        from graphmem.capture.transcript import parse_transcript
+
+        parsed = parse_transcript(transcript)
+    return _analyse(_prepare(events), parsed)
 
 
 def _compress(events: Any, transcript: Any) -> list[Draft]:

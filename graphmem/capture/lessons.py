@@ -976,10 +976,10 @@ _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent fo
 
 def following_claim(finding: str, text: str) -> str:
     """The sentence that completes a finding in its message: the one before, when the finding goes
-    on from it ("The record has `hex_trace_id`
-    as a binary already. And `current_span_ctx()` returns a `span_ctx` record directly."), else
-    the one after; when it says what is, not what the agent does next ("Let me rewrite…", "I need
-    to rewrite it …") or how it feels ("You're absolutely right!")."""
+    on from it ("The record has `hex_trace_id` as a binary already. And `current_span_ctx()`
+    returns a `span_ctx` record directly."), else the one after; when it says what is, not what
+    the agent does next ("Let me rewrite…", "I need to rewrite it …") or how it feels ("You're
+    absolutely right!")."""
     said = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
     at = said.index(finding) + 1 if finding in said else 0
     if at > 1 and re.match(r"(?i)(?:and|also|plus)\b", finding):
@@ -1798,9 +1798,8 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
     done = {" ".join(c.split()) for c in finished}
     for use in calls.values() if ended else ():
         command = use.input.get("command")
-        if use.id not in answered and use.name in COMMAND_TOOLS and isinstance(command, str) and command.strip() \
-                and " ".join(command.split()) not in done:
-            line = " ".join(command.split())
+        line = " ".join(command.split()) if isinstance(command, str) else ""
+        if use.id not in answered and use.name in COMMAND_TOOLS and line and line not in done:
             seen.append(f"`{_short(_running_step(line), 120)}` had not come back when the session ended")
             if "`" not in line:
                 commands.append(line)
