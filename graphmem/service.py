@@ -672,6 +672,7 @@ class Memory:
             [h.item.id for h in result.hits if h.item.body.endswith("…") and h.item.id in near])}
         symbols = self.store.mentioned_symbols(
             [h.item.id for h in result.hits if h.item.id in near]) if in_functions else {}
+        cleared: builtins.list[tuple[float, m.MemoryItem]] = []
         for hit in result.hits:
             item = whole.get(hit.item.id, hit.item)
             # An item about a file the session is working on needs less of the prompt's words.
@@ -687,16 +688,20 @@ class Memory:
                 f"{item.title}\n{item.body}", weights)
             # A session summary covers many things: it has to bear on the prompt more clearly.
             needed = floor + SUMMARY_MARGIN if item.kind == m.ItemKind.summary else floor - 0.1 * on_files
-            if relevance < needed:
-                continue
-            entry, cost = self._inject_entry(item, weights, budget - used)
+            if relevance >= needed:
+                cleared.append((relevance - needed, item))
+        # The few slots go to the items that clear their floor by most, not in search's order:
+        # search ranks for a top five (recency, graph neighbours); three slots need the closest.
+        chosen = [item for _, item in sorted(cleared, key=lambda c: -c[0])][:INJECT_MAX_ENTRIES]
+        # Each entry leaves the items after it room for their shortest entries.
+        least = [self.tokens.count(render.inject_entry(i, INJECT_ENTRY_MIN_CHARS, weights)) for i in chosen]
+        for n, item in enumerate(chosen):
+            entry, cost = self._inject_entry(item, weights, budget - used - sum(least[n + 1:]))
             if not entry:
                 continue
             entries.append(entry)
             shown.append(item.id)
             used += cost
-            if len(entries) >= INJECT_MAX_ENTRIES:
-                break
         if not entries:
             return ""
         # Logged, not counted as a use: pushing an item into the context proves nothing about it.

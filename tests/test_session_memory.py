@@ -574,3 +574,48 @@ def test_a_commit_that_never_came_back_is_closed_by_a_later_look_at_the_history(
     later.t += 60
     ingest(memory, later.run("git log --oneline -3", "1a2b3c4 feat: scaffold").say("It landed."), tmp_path)
     assert not [r for r in live(memory) if "unfinished" in r["tags"]]
+
+
+# entire-cli f022dad1 and b9bdbf44, as the replayed store held them: five lint lessons that each
+# name `mise run lint` and //nolint, and the one finding that says why a nolint vanishes.
+LINT_LESSONS = [
+    (("`mise run lint` flags goconst: string `user` has 5 occurrences, but such constant "
+     "`transcriptTypeUser` already exists…"),
+     ("cmd/entire/cli/hooks_opencode_transcript.go:95: string `user` has 5 occurrences, but such constant "
+     "`transcriptTypeUser` already exists (goconst)\nFixed: fix the goconst errors by using the existing "
+     "constants from transcript.go.\nThen `mise run lint` passed.")),
+    ("`mise run lint` flags gocritic: ifElseChain: rewrite if-else to switch statement",
+     ("cmd/entire/cli/hooks_opencode_transcript.go:128: ifElseChain: rewrite if-else to switch statement "
+     "(gocritic)\nFixed: converting the if-else chain to a switch statement.\nThen `mise run lint` passed.")),
+    ("`mise run lint` flags revive: redefines-builtin-id: redefinition of the built-in function new",
+     ("cmd/entire/cli/hooks_opencode_transcript.go:111: redefines-builtin-id: redefinition of the built-in "
+     "function new (revive)\nFixed: renaming the `new` variable to `added`.\nThen `mise run lint` passed.")),
+    ("`mise run lint` flags ireturn: parseOpencodeStopInput returns interface (entire.io/cli/cmd/entire/cli/agent.Agent)",
+     ("cmd/entire/cli/hooks_opencode_handlers.go:123: parseOpencodeStopInput returns interface (ireturn)\n"
+     "Fixed: since we need to return the interface for proper abstraction, I'll add a nolint comment with "
+     "an explanation.\nThe edit added: //nolint:ireturn // Returning agent.Agent interface is intentional "
+     "for abstraction\nThen `mise run lint` passed.")),
+    ("`mise run fmt && mise run lint` flags gosec: G304: Potential file inclusion via variable; G104: Errors unhandled",
+     ("cmd/entire/main.go:19: G304: Potential file inclusion via variable (gosec)\ncmd/entire/main.go:24: "
+     "G104: Errors unhandled (gosec)\nThe edit added: //nolint:gosec // G304: trace file path from env var "
+     "is intentional for debugging | _ = f.Close()\nThen `mise run fmt && mise run lint` passed.")),
+]
+VANISHING_NOLINT = (
+    ("Ah, it's the `fix: true` in `.golangci.yaml` combined with `nolintlint` - it's removing the nolint "
+    "comments because local lint doesn't see the SA5011 issue (so it thinks they're \"unused\")."),
+    ("The changes are staged now.\nPer the compaction summary: nolint comments being stripped — Caused by "
+    "`nolintlint` with `allow-unused: false` combined with `fix: true`. Local lint doesn't detect SA5011, "
+    "so comments appear \"unused\". User suggested restructuring code instead of fighting the linter"))
+
+
+def test_the_few_injected_slots_go_to_the_items_closest_to_the_prompt(memory: Any) -> None:
+    # Injected in search's order, the three slots went to lint lessons that share the prompt's
+    # words (`mise run lint`, nolint) and the finding that answers it, ranked lower, was left out.
+    finding = memory.add(VANISHING_NOLINT[0], body=VANISHING_NOLINT[1], kind="fact")
+    for title, body in LINT_LESSONS:
+        memory.add(title, body=body, kind="pitfall")
+    context = memory.prompt_context("the //nolint comment I added keeps vanishing from the file after I run "
+                                    "mise run lint")
+    entries = [line for line in context.splitlines() if line.startswith("- ")]
+    assert entries and finding.id in entries[0], context
+    assert memory.tokens.count(context) <= memory.config.inject_budget
