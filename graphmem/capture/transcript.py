@@ -39,6 +39,17 @@ _META_PREFIXES = (
     "This session is being continued from a previous conversation",
 )
 
+# A custom slash command the person typed with words after it (`/roam-switch and test this out on
+# Roam`): those words are their ask. Claude Code's own commands (/model, /clear…) ask nothing.
+_SLASH = re.compile(r"<command-name>\s*(/[\w:.\-]+)\s*</command-name>")
+_SLASH_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+BUILT_IN_COMMANDS = frozenset({
+    "/add-dir", "/agents", "/bashes", "/clear", "/compact", "/config", "/context", "/cost",
+    "/doctor", "/exit", "/export", "/help", "/hooks", "/ide", "/login", "/logout", "/mcp",
+    "/memory", "/model", "/output-style", "/permissions", "/plugin", "/privacy-settings", "/quit",
+    "/release-notes", "/resume", "/rewind", "/status", "/statusline", "/terminal-setup", "/todos",
+    "/upgrade", "/usage", "/vim"})
+
 
 @dataclass
 class ToolUse:
@@ -175,6 +186,7 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
         text = _clean(content)
         if not text:
             return []
+        text = role == "user" and _typed_command(text) or text
         return [TranscriptMessage(role, text, ts, uuid=uuid, meta=meta or _is_meta(text),
                                   sidechain=sidechain, cwd=cwd, compact=compact)]
     if not isinstance(content, list):
@@ -202,6 +214,7 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
                 sidechain=sidechain, cwd=cwd))
         # thinking, image, document, redacted_thinking...: not kept
     text = _clean("\n".join(t for t in texts if t))
+    text = role == "user" and _typed_command(text) or text
     out: list[TranscriptMessage] = []
     if text or uses:
         out.append(TranscriptMessage(role, text, ts, uses, uuid=uuid,
@@ -232,7 +245,15 @@ def _clean(text: str) -> str:
 
 
 def _is_meta(text: str) -> bool:
-    return text.lstrip().startswith(_META_PREFIXES)
+    return text.lstrip().startswith(_META_PREFIXES) and not _typed_command(text)
+
+
+def _typed_command(text: str) -> str:
+    """`/name words` for a custom slash command typed with words after it, else ""."""
+    name, args = _SLASH.search(text[:2000]), _SLASH_ARGS.search(text)
+    if not name or not args or not args.group(1).strip() or name.group(1) in BUILT_IN_COMMANDS:
+        return ""
+    return f"{name.group(1)} {' '.join(args.group(1).split())}"
 
 
 def _str(value: Any) -> str:

@@ -3464,3 +3464,34 @@ def test_the_step_still_running_is_named_without_a_commits_message(line: str, st
     from graphmem.capture.lessons import _running_step
 
     assert _running_step(line) == step
+
+
+def test_the_words_typed_after_a_custom_slash_command_are_the_persons_last_ask() -> None:
+    # Held-out review 12 (discourse-graph 1f1355de, verbatim): the session ended inside the Roam test
+    # that `/roam-switch and test this out on Roam…` asked for; the task named the question before
+    # it, answered, fixed and pushed ten minutes earlier.
+    session = (Session().user("hmm for compare by relevance, isn't that the default sorting order we return with?")
+               .say("You were right — I'd over-engineered it. Pushed the simplification; CI is green again.")
+               .user("<command-message>roam-switch</command-message>\n<command-name>/roam-switch</command-name>\n"
+                     "<command-args>and test this out on Roam for me using @.agents/skills/dg-roam-load-extension"
+                     "</command-args>", isMeta=None)
+               .user("Switch the Roam dev extension symlink (`~/roam-ext-dev`) to point to a different worktree.",
+                     isMeta=True)
+               .say("Result rows are in a `role=\"listbox\"`. Let me write a probe module to gather facts first."))
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_probe", "name": "Bash", "input": {
+        "command": "pnpm --filter roam playwright:load-extension -- --slot 1 --skip-build --dist apps/roam/dist"}}])
+    [task] = [d for d in session.end() if d.kind == "task"]
+    assert task.title.startswith("Unfinished: /roam-switch and test this out on Roam"), task.title
+    assert "compare by relevance" not in task.body
+
+
+@pytest.mark.parametrize("record", [
+    "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args>opus</command-args>",
+    "<command-message>compact</command-message>\n<command-name>/compact</command-name>\n<command-args></command-args>",
+])
+def test_claude_codes_own_commands_are_no_ask(record: str) -> None:
+    from graphmem.capture.transcript import parse_transcript
+
+    line = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": record}})
+    [message] = parse_transcript(line)
+    assert message.meta
