@@ -2030,15 +2030,57 @@ def _elsewhere(path: str) -> bool:
     return path.startswith(("/", "~", "../")) or path == ".."
 
 
+# A later commit that says it does a thing another way ("Keep provider order for relevance sort
+# instead of re-sorting", "Revert …") replaces the session's earlier commit on the same subject.
+_REPLACES = re.compile(r"(?i)\binstead of\b|\brather than\b|^revert\b|\breplace[sd]?\b[^\n]{0,60}\bwith\b")
+_COMMON_SUBJECT_WORDS = frozenset({"feat", "fix", "chore", "refactor", "test", "tests", "docs", "style", "with",
+                                   "from", "into", "that", "this", "when", "instead", "rather", "than", "revert",
+                                   "update", "updates", "make", "makes", "keep", "keeps", "also"})
+
+
+def _subject_words(subject: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z_]{3,}", subject.lower()) if w not in _COMMON_SUBJECT_WORDS}
+
+
+def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
+    """Earlier subject → the later subject of the same session that replaced it: the later one's
+    subject says it does it another way (its body's "instead of failing" is a detail) and shares
+    two or more words with the earlier one's."""
+    subjects = list(commits)
+    replaced: dict[str, str] = {}
+    for n, later in enumerate(subjects):
+        if not _REPLACES.search(later):
+            continue
+        for earlier in subjects[:n]:
+            if earlier not in replaced and len(_subject_words(later) & _subject_words(earlier)) >= 2:
+                replaced[earlier] = later
+    return replaced
+
+
 def _commit_subjects(s: _Session) -> list[str]:
-    """The subjects of the commits the session made (from its git commit commands that passed)."""
-    return list(_commits(s))
+    """The subjects of the commits the session made (from its git commit commands that passed),
+    one that a later commit replaced last."""
+    commits = _commits(s)
+    replaced = _replaced(commits)
+    return [c for c in commits if c not in replaced] + [f"{c} (replaced later)" for c in commits if c in replaced]
 
 
 def _commit_rules(s: _Session) -> list[Draft]:
-    """Commits whose message explains the change: what was built and how, in the author's words."""
+    """Commits whose message explains the change: what was built and how, in the author's words.
+    A commit that a later one replaced is told inside the later one's item, as what it replaced:
+    alone it reads as the session's outcome (held-out review 12, discourse 1f1355de: the `rank`
+    design removed seven minutes later ranked first for the bug and headed the brief)."""
     drafts = []
-    explained = [(subject, body, run) for subject, (body, run) in _commits(s).items() if len(body) >= 80]
+    commits = _commits(s)
+    replaced = _replaced(commits)
+    told: dict[str, str] = {}
+    for earlier, later in replaced.items():
+        body = commits[earlier][0]
+        told[later] = "\n".join(filter(None, [told.get(later), f"It replaced the session's earlier commit "
+                                                                 f"\"{earlier}\"" + (f":\n{body}" if body else ".")]))
+    explained = [(subject, "\n".join(filter(None, [body, told.get(subject, "")])), run)
+                 for subject, (body, run) in commits.items() if subject not in replaced]
+    explained = [c for c in explained if len(c[1]) >= 80]
     explained.sort(key=lambda c: -len(c[1]))
     for subject, body, run in explained[:MAX_COMMIT_ITEMS]:
         added = [t for t in _GIT_ADD.findall(run.ev.command) for t in t.split()]

@@ -3495,3 +3495,42 @@ def test_claude_codes_own_commands_are_no_ask(record: str) -> None:
     line = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": record}})
     [message] = parse_transcript(line)
     assert message.meta
+
+
+def test_a_commit_a_later_one_replaced_is_told_inside_it_not_alone() -> None:
+    # Held-out review 12 (discourse-graph 1f1355de, commit messages verbatim): the `rank` design was
+    # removed seven minutes after its commit; alone it ranked first for the bug and headed the brief.
+    first = ("ENG-1734 Preserve Roam's semantic result order in relevance sort\n\nRoam's semantic scores are "
+             "not comparable across hits, so sorting by them\nreordered results away from what Roam returned. "
+             "Record each provider's\nreturned position as `rank` and sort semantic entries by it.")
+    second = ("ENG-1734 Keep provider order for relevance sort instead of re-sorting\n\nBoth providers already "
+              "return results in relevance order, and combining\nthem appends MiniSearch after semantic, so "
+              "relevance sorting only has to\nreverse for ascending.")
+    drafts = (Session().user("/go-ticket eng-1734 Add Roam semantic search to Advanced Node Search")
+              .edit("apps/roam/src/utils/discourseNodeSearchTypes.ts", "a", "b")
+              .run(f"git commit -q -m \"$(cat <<'EOF'\n{first}\nEOF\n)\"", "")
+              .say("The `rank` field and `compareByRelevance` are gone — they only existed to reconstruct an "
+                   "order we already had.")
+              .edit("apps/roam/src/utils/discourseNodeSearchTypes.ts", "b", "c")
+              .run(f"git commit -q -m \"$(cat <<'EOF'\n{second}\nEOF\n)\"", "")
+              .end())
+    commits = [d for d in drafts if "commit" in d.tags]
+    assert [d.title for d in commits] == ["ENG-1734 Keep provider order for relevance sort instead of re-sorting"]
+    assert "It replaced the session's earlier commit \"ENG-1734 Preserve Roam's semantic result order" in commits[0].body
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert summary.title.startswith("Session") and "Keep provider order" in summary.title, summary.title
+    assert "relevance sort (replaced later)" in summary.body
+
+
+def test_a_commit_that_does_a_detail_instead_of_failing_replaces_nothing() -> None:
+    # entire-cli f022dad1: "use it instead of failing" in a body, and two commits on the migration script.
+    drafts = (Session().user("improve the migration script")
+              .edit("scripts/migrate-sessions.sh", "a", "b")
+              .run("git commit -q -m 'improve migration script with dry-run mode and single-checkpoint support\n\n"
+                   "- Add --dry-run to show what would be migrated without writing anything at all\n"
+                   "- Add --checkpoint ID to migrate a single checkpoint'", "")
+              .edit("scripts/migrate-sessions.sh", "b", "c")
+              .run("git commit -q -m 'add idempotency support to migration script\n\n- Skip checkpoints that "
+                   "already exist on target branch\n- Handle existing target branch gracefully (use it instead of failing)'", "")
+              .end())
+    assert len([d for d in drafts if "commit" in d.tags]) == 2
