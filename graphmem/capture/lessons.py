@@ -1341,8 +1341,14 @@ def edit_texts(tool_input: dict[str, Any]) -> list[tuple[str, str]]:
 # and 6: "App Store Connect refuses `whatsNew` on the first version of a platform" lived only there).
 _INSTRUCTIONS = re.compile(r"(?:^|/)(?:CLAUDE|AGENTS|GEMINI)\.md$|(?:^|/)\.cursorrules$|(?:^|/)copilot-instructions\.md$")
 _MEMORY_NOTE = re.compile(r"(?:^|/)memory/(?!MEMORY\.md$)[^/]+\.md$")
-_NOTE_HEREDOC = re.compile(r"(?:cat|tee)\s*>\s*['\"]?([^\s'\"<>|&;]+?\.md)['\"]?\s*<<-?\s*(['\"]?)(\w+)\2[^\n]*\n(.*?)\n\s*\3\s*(?:\n|$)",
-                           re.DOTALL)
+# `cat > F.md <<EOF`, `cat >> F.md <<'EOF'` (held-out review 12: the AGENTS.md rules of a lint
+# setup were appended so), `cat <<EOF >> F.md`, `tee -a F.md <<EOF`
+_MD_TARGET = r"['\"]?([^\s'\"<>|&;]+?\.md)['\"]?"
+_NOTE_HEREDOC = re.compile(
+    rf"(?:(?:cat\s*>>?|tee(?:\s+-a)?)\s*{_MD_TARGET}\s*<<-?\s*(['\"]?)(\w+)\2"
+    rf"|cat\s*<<-?\s*(['\"]?)(\w+)\4\s*>>?\s*{_MD_TARGET})[^\n]*\n(.*?)\n\s*(?:\3|\5)\s*(?:\n|$)", re.DOTALL)
+# a line of an instructions file that states a rule, the title before a line that only describes
+_RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|make sure)\b")
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
 MAX_NOTES = 3
 
@@ -1368,9 +1374,9 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
                     added[path] = kept + [ln for ln in after if ln not in before and ln not in kept]
         elif call.command is not None:
             for match in _NOTE_HEREDOC.finditer(call.command.raw[:20_000]):
-                path = rel(match.group(1))
+                path = rel(match.group(1) or match.group(6))
                 if _MEMORY_NOTE.search(path) or _INSTRUCTIONS.search(path):
-                    added[path] = match.group(4).splitlines()
+                    added[path] = match.group(7).splitlines()
     drafts = []
     for path, lines in added.items():
         text = "\n".join(lines).strip()
@@ -1384,7 +1390,8 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             elif not fenced and line.strip() and not line.lstrip().startswith(("#", "|", "<!--")):
                 prose.append(" ".join(line.replace("**", "").split()).lstrip("-* "))
         described = re.search(r"(?m)^description:\s*(.+)$", meta)
-        first = next((p for p in prose if len(p.split()) >= 5 and not p.endswith(":")), "")
+        stated = [p for p in prose if len(p.split()) >= 5 and not p.endswith(":")]
+        first = next((p for p in stated if _RULE_LINE.search(p)), next(iter(stated), ""))
         title = described.group(1).strip(" '\"") if described else next(iter(_sentences(first)), first)
         if len(title.split()) < 4:
             continue

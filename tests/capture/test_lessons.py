@@ -3534,3 +3534,28 @@ def test_a_commit_that_does_a_detail_instead_of_failing_replaces_nothing() -> No
                    "already exist on target branch\n- Handle existing target branch gracefully (use it instead of failing)'", "")
               .end())
     assert len([d for d in drafts if "commit" in d.tags]) == 2
+
+
+def test_rules_appended_to_agents_md_by_a_heredoc_are_a_convention() -> None:
+    # Held-out review 12 (opencode-entire-plugin 7f0b62f9, the command verbatim, abridged): the lint and
+    # format rules went into AGENTS.md with `cat >>`; only "Files changed: AGENTS.md" was kept.
+    line = ("cat >> AGENTS.md <<'EOF'\n\n## Linting and formatting\n\nThis project uses [oxlint](https://oxc.rs) for "
+            "linting and [oxfmt](https://oxc.rs) for formatting. Config lives in `.oxlintrc.json` and "
+            "`.oxfmtrc.json`.\n\n- Run `bun run format` and `bun run lint` after making code changes.\n- Before "
+            "finishing a task, `bun run format:check`, `bun run lint` and `bun run check` must all pass.\n- Do not "
+            "hand-format code or add other formatters/linters (Prettier, ESLint, Biome).\nEOF\n"
+            "bun run format >/dev/null; bun run lint 2>&1 | tail -5")
+    drafts = Session().user("install oxfmt and oxlint, add rules to use them in AGENTS.md").run(line, "Found 0 warnings").end()
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert note.kind == "convention" and note.files == ["AGENTS.md"]
+    assert note.title == "Before finishing a task, `bun run format:check`, `bun run lint` and `bun run check` must all pass."
+    assert "Do not hand-format code or add other formatters/linters (Prettier, ESLint, Biome)." in note.body
+
+
+@pytest.mark.parametrize("line", [
+    "cat <<'EOF' >> CLAUDE.md\n- Never commit generated protobuf files by hand.\nEOF",
+    "tee -a CLAUDE.md <<EOF\n- Never commit generated protobuf files by hand.\nEOF\n",
+])
+def test_other_ways_of_appending_to_the_instructions(line: str) -> None:
+    drafts = Session().user("note that in CLAUDE.md").run(line, "").end()
+    assert [d.title for d in drafts if "agent-note" in d.tags] == ["Never commit generated protobuf files by hand."]
