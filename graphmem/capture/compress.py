@@ -1443,7 +1443,13 @@ def _env_rules(s: _Session) -> list[Draft]:
     return drafts
 
 
+_VERSION_NUMBER = re.compile(r"\d+\.\d+(?:\.\d+)?")
+
+
 def _versions(s: _Session) -> list[Draft]:
+    """Tool versions the session printed; with a transcript, those the agent then spoke of
+    ("Same golangci-lint version (2.8.0) but: local darwin/arm64, CI linux/amd64"), not a
+    `git --version` nobody mentioned again."""
     seen: dict[str, Draft] = {}
     for run in s.runs:
         cmd = run.cmd
@@ -1455,6 +1461,10 @@ def _versions(s: _Session) -> list[Draft]:
         first = next((ln.strip() for ln in run.ev.text.splitlines() if _VERSION.search(ln)), "")
         if not first or len(first) > 160:
             continue
+        number = _VERSION_NUMBER.search(first)
+        if s.transcript is not None and number and not any(
+                m.role == "assistant" and number.group() in m.text for m in s.transcript):
+            continue  # printed and never spoken of again: it did not matter to the work
         stated = first if re.search(r"[A-Za-z]{2,}", first.split()[0]) else f"{cmd.exe} {first}"
         title = f"{_short(stated, 80)} in this environment (`{_short(cmd.main, 50)}`)"
         seen[cmd.tool] = Draft(

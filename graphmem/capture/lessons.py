@@ -84,8 +84,11 @@ _NEGATION = re.compile(r"(?i)\b(?:not|doesn't|does not|don't|isn't|aren't|can't|
 _BEHAVES = re.compile(r"(?i)\b(?:returns?|requires?|needs?|expects?|generates?|uses?|means|blocks?|"
                       r"ignores?|removes?|deletes?|creates?|calls?|lives? in|reads?|writes?|overrides?|"
                       r"defaults? to|triggers?|inherits?)\b")
+# where the work stands, or the agent agreeing with a reviewer: "Only `agent_test.go` remains — …",
+# "Fair point from Copilot — the exception should mention `t.Setenv` too." (entire-cli afb1dd35)
 _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:tests? )?pass(?:ed|es)?\b|"
-                     r"^compiles? clean")
+                     r"^compiles? clean|^only\b[^;:—]{1,80}?\b(?:remains?|is left|are left)\b|"
+                     r"^(?:fair|good) (?:point|catch|call)\b|^you(?:['’]re| are) (?:right|correct)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"

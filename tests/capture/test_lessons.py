@@ -3559,3 +3559,27 @@ def test_rules_appended_to_agents_md_by_a_heredoc_are_a_convention() -> None:
 def test_other_ways_of_appending_to_the_instructions(line: str) -> None:
     drafts = Session().user("note that in CLAUDE.md").run(line, "").end()
     assert [d.title for d in drafts if "agent-note" in d.tags] == ["Never commit generated protobuf files by hand."]
+
+
+def test_a_version_printed_is_kept_only_when_the_agent_spoke_of_it() -> None:
+    # entire-cli 03a1382e: `git --version` printed and never mentioned again (noise); f022dad1:
+    # "Same golangci-lint version (2.8.0) but: Local darwin/arm64, CI linux/amd64" (kept).
+    drafts = (Session().user("why is lint failing on the build?")
+              .run("git --version", "git version 2.50.1 (Apple Git-155)")
+              .run("golangci-lint version", "golangci-lint has version 2.8.0 built with go1.25.6")
+              .say("Interesting. Same golangci-lint version (2.8.0) but: Local is darwin/arm64, CI is linux/amd64.")
+              .end())
+    assert [d.title.split(" in this environment")[0] for d in drafts if "version" in d.tags] == [
+        "golangci-lint has version 2.8.0 built with go1.25.6"]
+
+
+@pytest.mark.parametrize("said", [
+    "Only `agent_test.go` remains — those use `os.Chdir` so they're legitimately sequential.",
+    "Fair point from Copilot — the exception should mention `t.Setenv`/`os.Setenv` and `t.Chdir` too.",
+])
+def test_where_the_work_stands_or_agreeing_with_a_reviewer_is_no_finding(said: str) -> None:
+    # entire-cli afb1dd35, verbatim
+    drafts = (Session().user("add t.Parallel to the integration tests")
+              .say(said).edit("CLAUDE.md", "a", "b")
+              .run("git commit -q -m 'Add t.Parallel() to 38 integration tests for 4x speedup'", "").end())
+    assert not [d for d in drafts if d.kind != "summary" and said[:30] in d.title], [d.title for d in drafts]
