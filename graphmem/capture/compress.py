@@ -2224,7 +2224,7 @@ def _passing_checks(runs: list[_Run]) -> list[str]:
             tail = [st for st in (line, *map(parse_command, line.others)) if st.exe not in _TRIVIAL]
             steps = tail[-1:] if re.search(r";|\|\|", line.raw) else [line]
         for step in steps:
-            if not step.is_check or _ASKS_ABOUT_TOOL.search(step.main):
+            if not step.is_check or _ASKS_ABOUT_TOOL.search(step.main) or _REWRITES.search(step.main):
                 continue
             kind = _check_kind(step)
             known = passing.pop(kind, step.main)
@@ -2240,6 +2240,9 @@ def _check_kind(step: Command) -> tuple[str, str]:
 
 
 _ALL_AND = re.compile(r"[^|;&]*(?:\|\s*(?:tail|head|grep)\b[^|;&]*)?(?:&&[^|;&]*(?:\|\s*(?:tail|head|grep)\b[^|;&]*)?)*")
+# a formatter told to rewrite the files passes whatever it found (`npx prettier --write …`, held-out
+# review 12), where `--check` verifies
+_REWRITES = re.compile(r"\s(?:--write|-w)(?:\s|$)")
 _ASKS_ABOUT_TOOL = re.compile(r"\s(?:--?version|version|--help|help|-V|--collect-only|--co|--list|"
                              r"cache|linters|config|info|doctor|list|clean)(?:\s|$)")
 

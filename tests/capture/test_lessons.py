@@ -3583,3 +3583,16 @@ def test_where_the_work_stands_or_agreeing_with_a_reviewer_is_no_finding(said: s
               .say(said).edit("CLAUDE.md", "a", "b")
               .run("git commit -q -m 'Add t.Parallel() to 38 integration tests for 4x speedup'", "").end())
     assert not [d for d in drafts if d.kind != "summary" and said[:30] in d.title], [d.title for d in drafts]
+
+
+def test_a_formatter_told_to_rewrite_is_no_verification() -> None:
+    # Held-out review 12 (discourse-graph 1f1355de): "Verified: … `npx prettier --write …` passed".
+    drafts = (Session().user("fix the relevance sort")
+              .edit("apps/roam/src/utils/discourseNodeSearchTypes.ts", "a", "b")
+              .run("npx prettier --write apps/roam/src/utils/discourseNodeSearchTypes.ts", "discourseNodeSearchTypes.ts 41ms")
+              .run("npx vitest run --config vitest.config.mts", "Test Files  10 passed (10)\n Tests  48 passed (48)")
+              .run("git commit -q -m 'ENG-1734 Keep provider order for relevance sort instead of re-sorting'", "")
+              .end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    verified = next(ln for ln in summary.body.splitlines() if ln.startswith("Verified: "))
+    assert "vitest" in verified and "prettier" not in verified, verified
