@@ -635,7 +635,7 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
     --inplace` files, the target of a copy or move, `touch`. A heredoc's body is text, not shell.
     Without these, a session that wrote its notebooks from Bash "changed nothing" (held-out
     review 4, DefaultWatch)."""
-    if not re.search(r">|\btee\b|-[a-z]*i|--in-?place|\b(?:cp|mv|install|ln|rsync|touch)\b", text):
+    if not re.search(r">|\btee\b|-[a-z]*i|--in-?place|\b(?:cp|mv|install|ln|rsync|touch|rm)\b", text):
         return ()
     found: list[str] = []
     directory = cwd_rel
@@ -684,6 +684,8 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
                     continue
                 plain.append(a)
             targets = plain if scripted else plain[1:]
+        elif head == "git" and args[:1] == ["rm"]:  # a file the commit deletes is a change too
+            targets = [a for a in args[1:] if not a.startswith("-")]
         elif "nbconvert" in args and "--inplace" in args:  # also under `uv run --with …`
             targets = [a for a in args if a.endswith(".ipynb")]
         elif head in _COPIES and not any(a == "-t" or a.startswith("--target-directory") for a in args) \

@@ -3596,3 +3596,12 @@ def test_a_formatter_told_to_rewrite_is_no_verification() -> None:
     [summary] = [d for d in drafts if d.kind == "summary"]
     verified = next(ln for ln in summary.body.splitlines() if ln.startswith("Verified: "))
     assert "vitest" in verified and "prettier" not in verified, verified
+
+
+def test_a_file_the_session_removed_with_git_rm_is_a_change() -> None:
+    # Held-out review 12 (opencode-entire-plugin 6a682805): "1 file changed" for the session that moved
+    # src/README.md into README.md and ran `git rm -q src/README.md`.
+    drafts = (Session().user("Streamline docs for this project. Move contents of src/README into README")
+              .edit("README.md", "a", "b").run("git rm -q src/README.md", "").end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert "2 files changed" in summary.title and "src/README.md" in summary.body, summary.title
