@@ -80,7 +80,7 @@ def brief_priority(item: MemoryItem, now: float, branch: str) -> tuple[float, ..
 
 EARLIER_SESSIONS = 3
 EVIDENCE_TAGS = frozenset({"verified", "commit", "unresolved", "unfinished", "user-stated", "left-to-user", "hang",
-                           "agent-note", "permissions", "recurring"})
+                           "agent-note", "permissions", "recurring", "ticket"})
 
 
 def has_evidence(item: MemoryItem) -> bool:
@@ -88,7 +88,8 @@ def has_evidence(item: MemoryItem) -> bool:
     through memory_add), verified by a later pass, a record of what was committed or still
     fails (or never came back, or failed in output the session stopped before reading), calls the
     harness refused for want of the person's approval, what the session's last message handed to
-    the person, what the agent wrote down for later itself, found again by another session,
+    the person, what the agent wrote down for later itself, an issue the tracker confirmed it
+    filed (the create call returned its identifier), found again by another session,
     confirmed by use, or pinned. What rules or an LLM inferred needs one of these."""
     return (item.source.value in ("user", "agent") or item.pinned or item.hit_count > 0
             or bool(EVIDENCE_TAGS.intersection(item.tags)))

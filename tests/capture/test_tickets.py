@@ -108,3 +108,14 @@ def test_an_issue_closed_in_a_later_session_is_no_longer_open_work_in_the_store(
         ("decision", ("Linear issue ENT-242 done: Replace go-git worktree.Status() with git CLI to prevent "
                       "index corruption"))]
     assert "Open Linear issue ENT-242" not in memory.brief().text
+
+
+def test_an_issue_the_tracker_confirmed_it_filed_is_open_work_the_brief_shows(memory: Any, tmp_path: Path) -> None:
+    # entire-cli 03a1382e: ENT-242, filed at the person's request ("Can we log an linear issue (critical
+    # priority)"), was left out of the brief for want of evidence; the tracker's reply is that evidence.
+    from tests.test_session_memory import ingest
+
+    ingest(memory, _tool(Session("s-file").user("let's not make this change in this branch. Can we log an linear "
+                                                 "issue (critical priority), Project: Troy with the details please"),
+                         "mcp__linear-server__create_issue", ENT_242, _created("ENT-242", ENT_242["title"])), tmp_path)
+    assert "open task: Open Linear issue ENT-242: Replace go-git worktree.Status()" in memory.brief().text
