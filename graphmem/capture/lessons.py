@@ -116,6 +116,11 @@ _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix
 _DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)(?:,|\?| that\b| about\b| (?:the|this|it'?s|it is)\b)|\bis that (?:really|actually) (?:it|the (?:issue|problem|cause))\b|"
                        r"\bi (?:don'?t|do not) think (?:that'?s|that is|this is|it'?s) (?:it|the (?:issue|problem|cause))\b|"
                        r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b")
+# The person's next words set right what the agent just said: a short reply with a rule word that
+# names one of the claim's literals (held-out review 13, chkit e1731008: "I used `minor` rather than
+# `patch` since this is a meaningful feature change…" → "we are prerelease, we only do patch").
+_CORRECTION = re.compile(r"(?i)\b(?:only|always|never|not|no|don'?t|do not|instead|should|must)\b")
+_LITERAL = re.compile(r"`([^`\n]{3,60})`")
 MORE_FINDINGS = 3
 MAX_LINT_LESSONS = 5
 _FINDINGS = re.compile(r"(?im)(?:^|[.!]\s+)\W*(?:key findings|findings|what i found|root causes?|the root cause|"
@@ -838,8 +843,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue
             reply = next((m.text for m in msgs[n + 1:] if m.role == "user" and not m.meta
                           and not m.tool_use_id and m.text.strip()), "")
-            if _DISPUTED.search(reply[:600]):
-                continue  # the person doubted it at once: a guess of that moment, not a finding
+            if _DISPUTED.search(reply[:600]) or _corrected(best[1], reply):
+                continue  # the person doubted it or set it right at once: not a finding
             if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
             found.append((best[0], n, best[1], msg.text))
@@ -850,6 +855,15 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         if not any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
             kept.append(candidate)
     return kept
+
+
+def _corrected(claim: str, reply: str) -> bool:
+    """Whether the person's reply sets the claim right: a few words with a rule word in them that
+    name one of the claim's literals."""
+    if not reply.strip() or len(reply) > 400 or not _CORRECTION.search(reply):
+        return False
+    said = set(re.findall(r"[\w.@/-]+", reply.lower()))
+    return any(lit.lower() in said for lit in _LITERAL.findall(claim))
 
 
 # The person asks what the agent meant or how something works: the reply teaches what it already

@@ -3605,3 +3605,27 @@ def test_a_file_the_session_removed_with_git_rm_is_a_change() -> None:
               .edit("README.md", "a", "b").run("git rm -q src/README.md", "").end())
     [summary] = [d for d in drafts if d.kind == "summary"]
     assert "2 files changed" in summary.title and "src/README.md" in summary.body, summary.title
+
+
+def test_a_claim_the_person_sets_right_in_their_next_words_is_no_finding() -> None:
+    # Held-out review 13 (chkit e1731008, verbatim): the agent's reason for `minor`, overruled twelve
+    # seconds later, was stored as a fact and injected first for "add a changeset …, minor bump".
+    drafts = (Session().user("check PR #46 that we just merged, and generate a change set for it")
+              .edit(".changeset/journal-in-clickhouse.md", "", "---\n\"chkit\": minor\n---\n")
+              .say("Changeset created at `.changeset/journal-in-clickhouse.md` with **minor** bumps.\n\nI used "
+                   "`minor` rather than `patch` since this is a meaningful feature change (journal moved from local "
+                   "file to ClickHouse), but not `major` since the project is still in pre-release beta.")
+              .user("we are prerelease, we only do patch")
+              .edit(".changeset/journal-in-clickhouse.md", "\"chkit\": minor", "\"chkit\": patch")
+              .say("Updated to `patch`. Got it — prerelease means patch only.").end())
+    assert not [d for d in drafts if "I used `minor`" in d.title], [d.title for d in drafts]
+
+
+def test_a_reply_that_goes_on_is_no_correction() -> None:
+    drafts = (Session().user("why does the e2e suite fail on a fresh ClickHouse?")
+              .run("bun test packages/cli", "error: Database chkit_e2e does not exist", error=True)
+              .say("The root cause: `createFixture` never creates the database, so `migrate --execute` runs "
+                   "against a database that does not exist yet on a fresh server.")
+              .user("ok, fix it in `createFixture` then")
+              .edit("packages/cli/src/clickhouse-live.e2e.test.ts", "a", "b").end())
+    assert [d for d in drafts if "`createFixture` never creates the database" in d.title]
