@@ -619,3 +619,16 @@ def test_the_few_injected_slots_go_to_the_items_closest_to_the_prompt(memory: An
     entries = [line for line in context.splitlines() if line.startswith("- ")]
     assert entries and finding.id in entries[0], context
     assert memory.tokens.count(context) <= memory.config.inject_budget
+
+
+def test_a_harness_preamble_does_not_change_what_the_prompt_brings(memory: Any) -> None:
+    # Held-out review 13 (chkit 2562ce5e): Conductor wraps every first prompt in a <system_instruction>.
+    memory.add("fix: create database in e2e fixture to prevent flaky tests",
+               body="createFixture now runs CREATE DATABASE IF NOT EXISTS before migrations, so migrate --execute "
+                    "no longer fails with 'Database chkit_e2e does not exist' on a fresh ClickHouse.", kind="fact")
+    asked = "the live e2e tests fail: migrate --execute says database chkit_e2e does not exist"
+    preamble = ("<system_instruction>\nYou are working inside Conductor, a Mac app that lets the user run many coding "
+                "agents in parallel. Your work should take place in the workspace directory.\n</system_instruction>\n\n")
+    alone = memory.prompt_context(asked)
+    assert "create database in e2e fixture" in alone
+    assert memory.prompt_context(preamble + asked) == alone

@@ -42,6 +42,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
+from graphmem.capture.transcript import ATTACHED_BLOCKS
 from graphmem.kinds import WRITTEN
 
 __all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Draft", "command_key", "compress_session", "parse_command",
@@ -1160,7 +1161,6 @@ class _Session:
         return self.runs[bisect_right(positions, a.ev.pos) : bisect_left(positions, b.ev.pos)]
 
 
-_IDE_CONTEXT = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)  # what the IDE attached
 _NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
                         r"bash-\w+|system-reminder)>|This session is being continued from a previous)")
 
@@ -1196,7 +1196,7 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
         log.warning("background runs left unsettled", exc_info=True)
     for e in events:
         if e.event == "user-prompt":
-            e.text = _IDE_CONTEXT.sub("", e.text).strip()
+            e.text = ATTACHED_BLOCKS.sub("", e.text).strip()
     prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()
                and not _NOT_TYPED.match(e.text)]
     return _Session(events, session_id, paths, runs, prompts, transcript,
@@ -1676,6 +1676,7 @@ _CONVENTION = re.compile(
     r"^(?:please\s+)?(?:always|never)\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
     r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"
+    r"\bwe\s+only\s+(?:do|ship|release|support|deploy|run|allow|accept|publish|merge|target)\b|"
     r"\bwe\s+(?:don't|do not)\s+(?!worry|know|think|understand|see|care|mind)|"
     r"^(?:please\s+)?(?:prefer|avoid)\b|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"

@@ -1354,9 +1354,11 @@ def edit_texts(tool_input: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 # What the agent wrote down for later: an edit that adds to the project's instructions for agents
-# (CLAUDE.md, AGENTS.md), or a note in its own memory (`…/memory/<topic>.md`, held-out reviews 5
+# (CLAUDE.md, AGENTS.md, a skill's SKILL.md: held-out review 13's "While chkit is in BETA, always use
+# `patch`"), or a note in its own memory (`…/memory/<topic>.md`, held-out reviews 5
 # and 6: "App Store Connect refuses `whatsNew` on the first version of a platform" lived only there).
-_INSTRUCTIONS = re.compile(r"(?:^|/)(?:CLAUDE|AGENTS|GEMINI)\.md$|(?:^|/)\.cursorrules$|(?:^|/)copilot-instructions\.md$")
+_INSTRUCTIONS = re.compile(r"(?:^|/)(?:CLAUDE|AGENTS|GEMINI)\.md$|(?:^|/)\.cursorrules$|(?:^|/)copilot-instructions\.md$|"
+                           r"(?:^|/)\.claude/skills/[^/]+/SKILL\.md$")
 _MEMORY_NOTE = re.compile(r"(?:^|/)memory/(?!MEMORY\.md$)[^/]+\.md$")
 # `cat > F.md <<EOF`, `cat >> F.md <<'EOF'` (held-out review 12: the AGENTS.md rules of a lint
 # setup were appended so), `cat <<EOF >> F.md`, `tee -a F.md <<EOF`
@@ -1405,7 +1407,7 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             if line.lstrip().startswith("```"):
                 fenced = not fenced
             elif not fenced and line.strip() and not line.lstrip().startswith(("#", "|", "<!--")):
-                prose.append(" ".join(line.replace("**", "").split()).lstrip("-* "))
+                prose.append(" ".join(line.replace("**", "").split()).lstrip("-*> "))
         described = re.search(r"(?m)^description:\s*(.+)$", meta)
         stated = [p for p in prose if len(p.split()) >= 5 and not p.endswith(":")]
         first = next((p for p in stated if _RULE_LINE.search(p)), next(iter(stated), ""))

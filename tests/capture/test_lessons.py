@@ -3629,3 +3629,39 @@ def test_a_reply_that_goes_on_is_no_correction() -> None:
               .user("ok, fix it in `createFixture` then")
               .edit("packages/cli/src/clickhouse-live.e2e.test.ts", "a", "b").end())
     assert [d for d in drafts if "`createFixture` never creates the database" in d.title]
+
+
+def test_we_only_do_x_is_the_persons_rule() -> None:
+    # Held-out review 13 (chkit e1731008 and 8e52f68a): said in two sessions, kept in neither.
+    drafts = (Session().user("check PR #46 that we just merged, and generate a change set for it")
+              .edit(".changeset/journal-in-clickhouse.md", "", "---\n\"chkit\": minor\n---\n")
+              .user("we are prerelease, we only do patch")
+              .edit(".changeset/journal-in-clickhouse.md", "\"chkit\": minor", "\"chkit\": patch").end())
+    assert [(d.kind, d.title) for d in drafts if d.kind == "convention"] == [
+        ("convention", "We are prerelease, we only do patch")]
+
+
+def test_a_rule_added_to_a_skill_is_a_convention() -> None:
+    # Held-out review 13 (chkit 8e52f68a, the edit verbatim, abridged)
+    old = "## Creating the changeset\n"
+    new = ("## Creating the changeset\n\n> **BETA NOTICE:** While chkit is in BETA, **always use `patch`** for all "
+           "releases regardless of change type.\n")
+    drafts = (Session().user("make sure the pr-creation skill says we only do patch releases while in BETA")
+              .edit(".claude/skills/pr-creation/SKILL.md", old, new).end())
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert (note.kind, note.title) == (
+        "convention", "BETA NOTICE: While chkit is in BETA, always use `patch` for all releases regardless of change type.")
+
+
+def test_a_harness_preamble_is_not_what_was_asked() -> None:
+    # Held-out review 13 (chkit 2562ce5e, Conductor): "Asked: <system_instruction> You are working inside
+    # Conductor, a Mac app…" and the real request after it was lost.
+    preamble = ("<system_instruction>\nYou are working inside Conductor, a Mac app that lets the user run many "
+                "coding agents in parallel.\n</system_instruction>\n\n")
+    drafts = (Session().user(preamble + "In packages/cli/src/clickhouse-live.e2e.test.ts, the e2e tests are flaky "
+                             "because they reference a database that doesn't exist yet.")
+              .edit("packages/cli/src/clickhouse-live.e2e.test.ts", "a", "b")
+              .run("git commit -q -m 'fix: create database in e2e fixture to prevent flaky tests'", "").end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert "Asked: In packages/cli/src/clickhouse-live.e2e.test.ts, the e2e tests are flaky" in summary.body
+    assert "Conductor" not in summary.body
