@@ -121,7 +121,9 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
                                           llm=LLMCompressor.from_env())
     if not drafts:
         return [], path
-    branch = next((e.branch for e in events if e.branch), memory.branch)
+    # the branch the session ended on: a worktree it moved into, a branch it renamed at the start
+    # (held-out reviews 12 and 13 found the items on a branch the session left or that no longer existed)
+    branch = next((e.branch for e in reversed(events) if e.branch), memory.branch)
     items, files, symbols, provenance = [], {}, {}, {}
     ids = {d.key: DERIVED_PREFIX + hashlib.sha1(f"{memory.project}\0{d.key}".encode()).hexdigest()[:15]
            for d in drafts}

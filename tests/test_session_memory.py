@@ -632,3 +632,15 @@ def test_a_harness_preamble_does_not_change_what_the_prompt_brings(memory: Any) 
     alone = memory.prompt_context(asked)
     assert "create database in e2e fixture" in alone
     assert memory.prompt_context(preamble + asked) == alone
+
+
+def test_a_sessions_items_belong_to_the_branch_it_ended_on(memory: Any, tmp_path: Path) -> None:
+    # Held-out review 13 (chkit 2562ce5e): the session renamed its branch at once
+    # (`git branch -m KeKs0r/fix-e2e-create-db`) and its items were stored on the old name.
+    session = (Session("s-rename").user("the e2e tests are flaky because the database does not exist yet")
+               .run("git branch -m KeKs0r/fix-e2e-create-db", "")
+               .run("git commit -q -m 'fix: create database in e2e fixture to prevent flaky tests'", ""))
+    for n, event in enumerate(session.events):
+        event.branch = "KeKs0r/philadelphia" if n < 2 else "KeKs0r/fix-e2e-create-db"
+    ingest(memory, session, tmp_path)
+    assert {r["branch"] for r in live(memory)} == {"KeKs0r/fix-e2e-create-db"}
