@@ -936,6 +936,12 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     asks = [n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip()]
     quoted = [(n, q.group(1)) for n, m in enumerate(msgs) if m.role == "assistant" and m.text
               for q in [_QUOTES_ERROR.search(m.text.replace("**", ""))] if q]
+    # or as the person pasted it under the ask ("when trying to run `bun release:manual` i am getting
+    # this error:" and, below, "… Error: Found changeset … which is not in the workspace", held-out
+    # review 13); their own line is the ask, not the error
+    quoted += [(n, _gist(lines[0], 160)) for n in asks
+               for lines in [failure_lines(msgs[n].text.partition("\n")[2], passed=False)] if lines]
+    quoted.sort()
     drafts = []
     for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.

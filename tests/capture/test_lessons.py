@@ -3665,3 +3665,22 @@ def test_a_harness_preamble_is_not_what_was_asked() -> None:
     [summary] = [d for d in drafts if d.kind == "summary"]
     assert "Asked: In packages/cli/src/clickhouse-live.e2e.test.ts, the e2e tests are flaky" in summary.body
     assert "Conductor" not in summary.body
+
+
+def test_the_error_the_person_pasted_goes_with_the_finding_that_explains_it() -> None:
+    # Held-out review 13 (chkit 8dc85c80, verbatim, abridged): the finding was found by the package
+    # name only, not by the error a later `bun release:manual` prints.
+    pasted = ("when trying to run `bun release:manual` i am getting this error:\n\n$ changeset version\n"
+              "🦋  warn You are in prerelease mode\n🦋  error Error: Found changeset fix-workspace-deps for package "
+              "@chkit/plugin-typegen which is not in the workspace\n🦋  error     at getRelevantChangesets (x.cjs.js:564:15)\n"
+              "error: script \"version-packages\" exited with code 1")
+    drafts = (Session().user(pasted)
+              .run("git log --oneline -5 -- packages/plugin-codegen", "538288e rename plugin-typegen to plugin-codegen")
+              .say("The fix is straightforward — `@chkit/plugin-typegen` was renamed to `@chkit/plugin-codegen` but "
+                   "this changeset wasn't updated.")
+              .edit(".changeset/fix-workspace-deps.md", "\"@chkit/plugin-typegen\": patch", "\"@chkit/plugin-codegen\": patch")
+              .run("git commit -q -m 'fix: update changeset for the plugin-codegen rename'", "")
+              .end())
+    found = next(d for d in drafts if d.title.startswith("The fix is straightforward"))
+    assert "The error it explains: `error Error: Found changeset fix-workspace-deps for package " \
+           "@chkit/plugin-typegen which is not in the workspace`" in found.body, found.body
