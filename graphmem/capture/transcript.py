@@ -42,14 +42,17 @@ _META_PREFIXES = (
 
 # A custom slash command the person typed with words after it (`/roam-switch and test this out on
 # Roam`): those words are their ask. Claude Code's own commands (/model, /clear…) ask nothing.
+# A built-in one not listed here is known by the output record Claude Code writes after it.
 _SLASH = re.compile(r"<command-name>\s*(/[\w:.\-]+)\s*</command-name>")
-_SLASH_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_COMMAND_RECORD = ("<command-message>", "<command-name>")
+_LOCAL_OUTPUT = ("<local-command-stdout>", "<local-command-stderr>")
 BUILT_IN_COMMANDS = frozenset({
-    "/add-dir", "/agents", "/bashes", "/clear", "/compact", "/config", "/context", "/cost",
-    "/doctor", "/exit", "/export", "/help", "/hooks", "/ide", "/login", "/logout", "/mcp",
-    "/memory", "/model", "/output-style", "/permissions", "/plugin", "/privacy-settings", "/quit",
-    "/release-notes", "/resume", "/rewind", "/status", "/statusline", "/terminal-setup", "/todos",
-    "/upgrade", "/usage", "/vim"})
+    "/add-dir", "/agents", "/bashes", "/bug", "/clear", "/color", "/compact", "/config", "/context",
+    "/copy", "/cost", "/doctor", "/effort", "/exit", "/export", "/fast", "/feedback", "/help",
+    "/hooks", "/ide", "/install-github-app", "/keybindings", "/login", "/logout", "/mcp", "/memory",
+    "/migrate-installer", "/model", "/output-style", "/permissions", "/plugin", "/privacy-settings",
+    "/quit", "/release-notes", "/rename", "/resume", "/rewind", "/sandbox", "/status", "/statusline",
+    "/stop", "/tasks", "/terminal-setup", "/theme", "/todos", "/upgrade", "/usage", "/vim"})
 
 
 @dataclass
@@ -136,8 +139,15 @@ def parse_transcript(path_or_text: Any) -> Transcript:
         if isinstance(record, dict) and not out.session_id:
             sid = record.get("sessionId") or record.get("session_id")
             out.session_id = sid if isinstance(sid, str) else ""
+        if messages and out and _local_output(messages[0]) and out[-1].role == "user" \
+                and out[-1].text.startswith("/"):
+            out[-1].meta = True  # Claude Code answered the command itself: a built-in, no ask
         out.extend(messages)
     return out
+
+
+def _local_output(message: TranscriptMessage) -> bool:
+    return message.role == "user" and message.text.lstrip().startswith(_LOCAL_OUTPUT)
 
 
 def _load(source: Any) -> str | None:
@@ -187,7 +197,7 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
         text = _clean(content)
         if not text:
             return []
-        text = role == "user" and _typed_command(text) or text
+        text = role == "user" and not compact and _typed_command(text) or text
         return [TranscriptMessage(role, text, ts, uuid=uuid, meta=meta or _is_meta(text),
                                   sidechain=sidechain, cwd=cwd, compact=compact)]
     if not isinstance(content, list):
@@ -215,7 +225,7 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
                 sidechain=sidechain, cwd=cwd))
         # thinking, image, document, redacted_thinking...: not kept
     text = _clean("\n".join(t for t in texts if t))
-    text = role == "user" and _typed_command(text) or text
+    text = role == "user" and not compact and _typed_command(text) or text
     out: list[TranscriptMessage] = []
     if text or uses:
         out.append(TranscriptMessage(role, text, ts, uses, uuid=uuid,
@@ -250,11 +260,18 @@ def _is_meta(text: str) -> bool:
 
 
 def _typed_command(text: str) -> str:
-    """`/name words` for a custom slash command typed with words after it, else ""."""
-    name, args = _SLASH.search(text[:2000]), _SLASH_ARGS.search(text)
-    if not name or not args or not args.group(1).strip() or name.group(1) in BUILT_IN_COMMANDS:
+    """`/name words` for a record of a custom slash command typed with words after it (and any
+    text the record holds after it), else "". Only a record that is one: a prompt or a summary that
+    quotes such a record is not."""
+    if not text.lstrip().startswith(_COMMAND_RECORD):
         return ""
-    return f"{name.group(1)} {' '.join(args.group(1).split())}"
+    name = _SLASH.search(text[:600])
+    start, end = text.find("<command-args>", 0, 2000), text.rfind("</command-args>")
+    if not name or name.group(1) in BUILT_IN_COMMANDS or start < 0 or end < start:
+        return ""
+    args = " ".join(text[start + len("<command-args>"):end].split())
+    rest = text[end + len("</command-args>"):].strip()
+    return f"{name.group(1)} {args}" + (f"\n{rest}" if rest else "") if args else ""
 
 
 def _str(value: Any) -> str:

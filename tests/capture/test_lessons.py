@@ -3697,3 +3697,52 @@ def test_an_ask_to_write_a_rule_down_is_told_by_what_was_written() -> None:
                     "for all releases regardless of change type.\n").end())
     assert [d.title for d in drafts if d.kind == "convention"] == [
         "BETA NOTICE: While chkit is in BETA, always use `patch` for all releases regardless of change type."]
+
+
+def _parsed(*records: dict[str, Any]) -> list[Any]:
+    from graphmem.capture.transcript import parse_transcript
+
+    return list(parse_transcript("\n".join(json.dumps(r) for r in records)))
+
+
+def _user_record(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "uuid": "u", "message": {"role": "user", "content": content}, **extra}
+
+
+RECORD = ("<command-message>go-ticket</command-message>\n<command-name>/go-ticket</command-name>\n"
+          "<command-args>eng-1734</command-args>")
+
+
+def test_text_that_quotes_a_command_record_is_not_that_command() -> None:
+    # Review of the slash-command change: a prompt about a record, and a compaction summary listing one.
+    typed = f"Why does the parser drop my prompt when I paste this record?\n{RECORD}\nPlease fix it."
+    summary = f"This session is being continued from a previous conversation. The user ran:\n{RECORD}\nPending: x."
+    [prompt] = _parsed(_user_record(typed))
+    [compacted] = _parsed(_user_record(summary, isCompactSummary=True))
+    [unflagged] = _parsed(_user_record(summary))
+    assert prompt.text == typed and not prompt.meta
+    assert compacted.text == summary and unflagged.text == summary and unflagged.meta
+
+
+def test_a_command_record_keeps_the_text_after_it() -> None:
+    [message] = _parsed(_user_record([{"type": "text", "text": RECORD},
+                                      {"type": "text", "text": "also look at the attached screenshot"}]))
+    assert message.text == "/go-ticket eng-1734\nalso look at the attached screenshot" and not message.meta
+
+
+@pytest.mark.parametrize("name", ["/effort high", "/frobnicate on"])
+def test_a_command_claude_code_answered_itself_is_no_ask(name: str) -> None:
+    # Review: "/effort high" became the Unfinished task's ask. A built-in, listed or not, is known
+    # by the output record Claude Code writes after it.
+    command, args = name.split(" ", 1)
+    record = (f"<command-name>{command}</command-name>\n<command-message>{command[1:]}</command-message>\n"
+              f"<command-args>{args}</command-args>")
+    messages = _parsed(_user_record(record), _user_record("<local-command-stdout>Set to high</local-command-stdout>"))
+    assert messages[0].meta and messages[1].meta
+
+
+def test_command_args_holding_the_closing_tag_are_kept_whole() -> None:
+    record = ("<command-message>ask</command-message>\n<command-name>/ask</command-name>\n"
+              "<command-args>explain <command-args> parsing and </command-args> too</command-args>")
+    [message] = _parsed(_user_record(record))
+    assert message.text == "/ask explain <command-args> parsing and </command-args> too"
