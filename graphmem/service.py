@@ -694,9 +694,16 @@ class Memory:
                 cleared.append((relevance - needed, item))
         # The few slots go to the items that clear their floor by most, not in search's order:
         # search ranks for a top five (recency, graph neighbours); three slots need the closest.
-        chosen = [item for _, item in sorted(cleared, key=lambda c: -c[0])][:INJECT_MAX_ENTRIES]
+        chosen: builtins.list[m.MemoryItem] = []
+        least: builtins.list[int] = []
+        for _, item in sorted(cleared, key=lambda c: -c[0]):
+            shortest = self.tokens.count(render.inject_entry(item, INJECT_ENTRY_MIN_CHARS, weights))
+            if used + sum(least) + shortest <= budget:  # one that cannot fit takes no room from the rest
+                chosen.append(item)
+                least.append(shortest)
+            if len(chosen) >= INJECT_MAX_ENTRIES:
+                break
         # Each entry leaves the items after it room for their shortest entries.
-        least = [self.tokens.count(render.inject_entry(i, INJECT_ENTRY_MIN_CHARS, weights)) for i in chosen]
         for n, item in enumerate(chosen):
             entry, cost = self._inject_entry(item, weights, budget - used - sum(least[n + 1:]))
             if not entry:
