@@ -2044,8 +2044,10 @@ def _elsewhere(path: str) -> bool:
 
 
 # A later commit that says it does a thing another way ("Keep provider order for relevance sort
-# instead of re-sorting", "Revert …") replaces the session's earlier commit on the same subject.
-_REPLACES = re.compile(r"(?i)\binstead of\b|\brather than\b|^revert\b|\breplace[sd]?\b[^\n]{0,60}\bwith\b")
+# instead of re-sorting") or reverts one replaces the session's earlier commit on that subject.
+# Not "Replace raw API calls with the typed client": that one builds on the commit adding the client.
+_INSTEAD = re.compile(r"(?i)\b(?:instead of|rather than)\b(.+)$")
+_REVERT = re.compile(r"(?i)^revert\b\W*(.+?)[\"'”]?\s*$")
 _COMMON_SUBJECT_WORDS = frozenset({"feat", "fix", "chore", "refactor", "test", "tests", "docs", "style", "with",
                                    "from", "into", "that", "this", "when", "instead", "rather", "than", "revert",
                                    "update", "updates", "make", "makes", "keep", "keeps", "also"})
@@ -2056,16 +2058,21 @@ def _subject_words(subject: str) -> set[str]:
 
 
 def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
-    """Earlier subject → the later subject of the same session that replaced it: the later one's
-    subject says it does it another way (its body's "instead of failing" is a detail) and shares
-    two or more words with the earlier one's."""
+    """Earlier subject → the later subject of the same session that replaced it: one that reverts
+    it by name, or whose subject says it does it another way (its body's "instead of failing" is a
+    detail), shares two or more words with it, and names what it no longer does in the earlier one's
+    words ("re-sorting" for "… relevance sort"; not "Log upload client errors instead of swallowing
+    them" after "Add retry logic to the upload client")."""
     subjects = list(commits)
     replaced: dict[str, str] = {}
     for n, later in enumerate(subjects):
-        if not _REPLACES.search(later):
-            continue
+        instead, revert = _INSTEAD.search(later), _REVERT.match(later)
         for earlier in subjects[:n]:
-            if earlier not in replaced and len(_subject_words(later) & _subject_words(earlier)) >= 2:
+            reverted = revert is not None and _norm(revert.group(1).strip("\"'“” ")) == _norm(earlier)
+            redone = bool(instead) and len(_subject_words(later) & _subject_words(earlier)) >= 2 and any(
+                w[:4] == v[:4] for w in _subject_words(instead.group(1) if instead else "")
+                for v in _subject_words(earlier))
+            if earlier not in replaced and (reverted or redone):
                 replaced[earlier] = later
     return replaced
 
@@ -2087,10 +2094,12 @@ def _commit_rules(s: _Session) -> list[Draft]:
     commits = _commits(s)
     replaced = _replaced(commits)
     told: dict[str, str] = {}
-    for earlier, later in replaced.items():
-        body = commits[earlier][0]
-        told[later] = "\n".join(filter(None, [told.get(later), f"It replaced the session's earlier commit "
-                                                                 f"\"{earlier}\"" + (f":\n{body}" if body else ".")]))
+    for earlier in commits:  # in order: what a replaced commit had replaced goes on with it
+        if earlier in replaced:
+            body = "\n".join(filter(None, [commits[earlier][0], told.pop(earlier, "")]))
+            told[replaced[earlier]] = "\n".join(filter(None, [
+                told.get(replaced[earlier]),
+                f"It replaced the session's earlier commit \"{earlier}\"" + (f":\n{body}" if body else ".")]))
     explained = [(subject, "\n".join(filter(None, [body, told.get(subject, "")])), run)
                  for subject, (body, run) in commits.items() if subject not in replaced]
     explained = [c for c in explained if len(c[1]) >= 80]

@@ -3746,3 +3746,33 @@ def test_command_args_holding_the_closing_tag_are_kept_whole() -> None:
               "<command-args>explain <command-args> parsing and </command-args> too</command-args>")
     [message] = _parsed(_user_record(record))
     assert message.text == "/ask explain <command-args> parsing and </command-args> too"
+
+
+def _committed(*messages: str) -> list[Any]:
+    session = Session().user("work on the search").edit("src/search.ts", "a", "b")
+    for n, message in enumerate(messages):
+        session.edit("src/search.ts", str(n), str(n + 1)).run(f"git commit -q -m \"$(cat <<'EOF'\n{message}\nEOF\n)\"", "")
+    return session.end()
+
+
+BODY = "\n\nThis explains the change at some length so that the commit is one worth an item of its own here."
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Add retry logic to the upload client", "Log upload client errors instead of swallowing them"),
+    ("Add typed client for the payments API", "Replace raw payments API calls with the typed client"),
+])
+def test_a_later_commit_that_builds_on_an_earlier_one_replaces_nothing(first: str, second: str) -> None:
+    # Review: two shared words and "instead of" / "replace … with" were enough to fold these.
+    drafts = _committed(first + BODY, second + BODY)
+    assert sorted(d.title for d in drafts if "commit" in d.tags) == sorted([first, second])
+    assert "(replaced later)" not in next(d for d in drafts if d.kind == "summary").body
+
+
+def test_what_a_replaced_commit_had_replaced_goes_on_with_it() -> None:
+    drafts = _committed("Sort search results by score" + BODY, "Sort search results by rank instead of score" + BODY,
+                        "Keep provider order for search results instead of sorting by rank" + BODY)
+    [item] = [d for d in drafts if "commit" in d.tags]
+    assert item.title.startswith("Keep provider order")
+    assert "\"Sort search results by rank instead of score\"" in item.body
+    assert "\"Sort search results by score\"" in item.body
