@@ -685,8 +685,10 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
                     continue
                 plain.append(a)
             targets = plain if scripted else plain[1:]
-        elif head == "git" and args[:1] == ["rm"]:  # a file the commit deletes is a change too
-            targets = [a for a in args[1:] if not a.startswith("-")]
+        elif head == "git" and args[:1] == ["rm"] and not {"-n", "--dry-run"} & set(args):
+            # a file the commit deletes is a change too; what `-r` takes may be a directory
+            targets = [a for a in args[1:] if not a.startswith("-")
+                       and ("-r" not in args or "." in a.rstrip("/").rsplit("/", 1)[-1])]
         elif "nbconvert" in args and "--inplace" in args:  # also under `uv run --with …`
             targets = [a for a in args if a.endswith(".ipynb")]
         elif head in _COPIES and not any(a == "-t" or a.startswith("--target-directory") for a in args) \
@@ -1445,7 +1447,7 @@ def _env_rules(s: _Session) -> list[Draft]:
     return drafts
 
 
-_VERSION_NUMBER = re.compile(r"\d+\.\d+(?:\.\d+)?")
+_VERSION_NUMBER = re.compile(r"(\d+)\.(\d+)")
 
 
 def _versions(s: _Session) -> list[Draft]:
@@ -1464,9 +1466,10 @@ def _versions(s: _Session) -> list[Draft]:
         if not first or len(first) > 160:
             continue
         number = _VERSION_NUMBER.search(first)
-        if s.transcript is not None and number and not any(
-                m.role == "assistant" and number.group() in m.text for m in s.transcript):
-            continue  # printed and never spoken of again: it did not matter to the work
+        spoken = re.compile(rf"(?<![\d.]){number.group(1)}\.{number.group(2)}(?!\d)") if number else None
+        if s.transcript is not None and spoken and not any(
+                m.role == "assistant" and spoken.search(m.text) for m in s.transcript):
+            continue  # printed and never spoken of again ("Go 1.25" speaks of 1.25.6): it did not matter
         stated = first if re.search(r"[A-Za-z]{2,}", first.split()[0]) else f"{cmd.exe} {first}"
         title = f"{_short(stated, 80)} in this environment (`{_short(cmd.main, 50)}`)"
         seen[cmd.tool] = Draft(
@@ -2252,9 +2255,11 @@ def _check_kind(step: Command) -> tuple[str, str]:
 
 
 _ALL_AND = re.compile(r"[^|;&]*(?:\|\s*(?:tail|head|grep)\b[^|;&]*)?(?:&&[^|;&]*(?:\|\s*(?:tail|head|grep)\b[^|;&]*)?)*")
-# a formatter told to rewrite the files passes whatever it found (`npx prettier --write …`, held-out
-# review 12), where `--check` verifies
-_REWRITES = re.compile(r"\s(?:--write|-w)(?:\s|$)")
+# a formatter that rewrites the files passes whatever it found (`npx prettier --write …`, held-out
+# review 12), where `--check` verifies; `make -w` prints directories, gradle's `-w` warnings
+_REWRITES = re.compile(r"\b(?:prettier|biome|dprint)\b.*\s--write\b|\b(?:gofmt|goimports|shfmt)\b.*\s-w\b|"
+                       r"^(?:\S*/)?(?:black|isort|autopep8|rustfmt)\b(?!.*\s--(?:check|diff)\b)|"
+                       r"\b(?:ruff format|cargo fmt)\b(?!.*\s--(?:check|diff)\b)")
 _ASKS_ABOUT_TOOL = re.compile(r"\s(?:--?version|version|--help|help|-V|--collect-only|--co|--list|"
                              r"cache|linters|config|info|doctor|list|clean)(?:\s|$)")
 

@@ -84,11 +84,15 @@ _NEGATION = re.compile(r"(?i)\b(?:not|doesn't|does not|don't|isn't|aren't|can't|
 _BEHAVES = re.compile(r"(?i)\b(?:returns?|requires?|needs?|expects?|generates?|uses?|means|blocks?|"
                       r"ignores?|removes?|deletes?|creates?|calls?|lives? in|reads?|writes?|overrides?|"
                       r"defaults? to|triggers?|inherits?)\b")
-# where the work stands, or the agent agreeing with a reviewer: "Only `agent_test.go` remains — …",
-# "Fair point from Copilot — the exception should mention `t.Setenv` too." (entire-cli afb1dd35)
+# where the work stands: "Only `agent_test.go` remains — those use `os.Chdir`…" (entire-cli afb1dd35)
 _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:tests? )?pass(?:ed|es)?\b|"
-                     r"^compiles? clean|^only\b[^;:—]{1,80}?\b(?:remains?|is left|are left)\b|"
-                     r"^(?:fair|good) (?:point|catch|call)\b|^you(?:['’]re| are) (?:right|correct)\b")
+                     r"^compiles? clean|^only\b[^;:—]{1,80}?\b(?:remains?|is left|are left)\b")
+# The agent agreeing with the person or a reviewer first ("You're right — `fix: true` … makes
+# `nolintlint` remove …"): what follows is weighed alone. What it agrees to do is a to-do, not a
+# finding ("Fair point from Copilot — the exception should mention `t.Setenv` too.").
+_AGREEING = re.compile(r"(?i)^(?:you(?:['’]re| are) (?:right|correct)|(?:fair|good) (?:point|catch|call)"
+                       r"(?: from [\w.-]+)?)\s*[—–:,-]+\s*")
+_AGREED_TO_DO = re.compile(r"(?i)\b(?:should|needs? to|must) (?:also )?(?:mention|say|cover|include|add|handle|note)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
@@ -826,6 +830,11 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         best: tuple[float, str] | None = None
         for sentence in _sentences(msg.text)[:10]:
             sentence = " ".join(sentence.replace("**", "").split())
+            agreeing = _AGREEING.match(sentence)
+            if agreeing:
+                sentence = sentence[agreeing.end():]
+                if _AGREED_TO_DO.search(sentence):
+                    continue
             weight = _claim_weight(sentence, after_failure, before_edit)
             if weight is not None and (best is None or weight > best[0]):
                 best = (weight, sentence)
@@ -1369,9 +1378,12 @@ _MEMORY_NOTE = re.compile(r"(?:^|/)memory/(?!MEMORY\.md$)[^/]+\.md$")
 # `cat > F.md <<EOF`, `cat >> F.md <<'EOF'` (held-out review 12: the AGENTS.md rules of a lint
 # setup were appended so), `cat <<EOF >> F.md`, `tee -a F.md <<EOF`
 _MD_TARGET = r"['\"]?([^\s'\"<>|&;]+?\.md)['\"]?"
+_TEE = r"tee(?:\s+(?:-a|--append))?"
 _NOTE_HEREDOC = re.compile(
-    rf"(?:(?:cat\s*>>?|tee(?:\s+-a)?)\s*{_MD_TARGET}\s*<<-?\s*(['\"]?)(\w+)\2"
-    rf"|cat\s*<<-?\s*(['\"]?)(\w+)\4\s*>>?\s*{_MD_TARGET})[^\n]*\n(.*?)\n\s*(?:\3|\5)\s*(?:\n|$)", re.DOTALL)
+    rf"(?:(?:cat\s*>>?|{_TEE})\s*{_MD_TARGET}\s*<<-?\s*(['\"]?)(\w+)\2"
+    rf"|cat\s*<<-?\s*(['\"]?)(\w+)\4\s*(?:>>?|\|\s*{_TEE})\s*{_MD_TARGET})[^\n]*\n(.*?)\n[ \t]*(?:\3|\5)[ \t]*(?:\n|$)",
+    re.DOTALL)
+_APPENDS = re.compile(r">>|\btee\s+(?:-a|--append)\b")
 # a line of an instructions file that states a rule, the title before a line that only describes
 _RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|make sure)\b")
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
@@ -1401,7 +1413,10 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             for match in _NOTE_HEREDOC.finditer(call.command.raw[:20_000]):
                 path = rel(match.group(1) or match.group(6))
                 if _MEMORY_NOTE.search(path) or _INSTRUCTIONS.search(path):
-                    added[path] = match.group(7).splitlines()
+                    lines = match.group(7).splitlines()
+                    if _APPENDS.search(match.group(0).split("\n", 1)[0]):  # after what was there
+                        lines = added.get(path, []) + [ln for ln in lines if ln not in added.get(path, [])]
+                    added[path] = lines
     drafts = []
     for path, lines in added.items():
         text = "\n".join(lines).strip()

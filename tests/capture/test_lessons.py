@@ -3776,3 +3776,59 @@ def test_what_a_replaced_commit_had_replaced_goes_on_with_it() -> None:
     assert item.title.startswith("Keep provider order")
     assert "\"Sort search results by rank instead of score\"" in item.body
     assert "\"Sort search results by score\"" in item.body
+
+
+def test_a_finding_after_an_agreement_is_still_a_finding() -> None:
+    # Review: "You're right — …" sank the finding said in the same sentence.
+    drafts = (Session().user("the //nolint comments I add keep vanishing after mise run lint")
+              .run("mise run lint", "0 issues.")
+              .say("You're right — `fix: true` in `.golangci.yaml` makes `nolintlint` remove every `//nolint` "
+                   "comment it thinks is unused.")
+              .edit(".golangci.yaml", "fix: true", "fix: false")
+              .run("git commit -q -m 'Stop golangci-lint from rewriting files on a local run'", "").end())
+    assert [d for d in drafts if "discovery" in d.tags and d.title.startswith("`fix: true` in `.golangci.yaml`")], \
+        [d.title for d in drafts]
+
+
+def test_a_version_spoken_of_by_major_and_minor_is_kept() -> None:
+    # Review: "Local Go is 1.25 but CI pins Go 1.24" speaks of the printed go1.25.6.
+    drafts = (Session().user("why does the build fail in CI only?")
+              .run("go version", "go version go1.25.6 darwin/arm64")
+              .say("Local Go is 1.25 but CI pins Go 1.24, which lacks the new iterator functions.").end())
+    assert [d.title for d in drafts if "version" in d.tags] == [
+        "go version go1.25.6 darwin/arm64 in this environment (`go version`)"]
+
+
+@pytest.mark.parametrize("check, verified", [
+    ("make -w test", True), ("black --check src/", True), ("black src/", False), ("ruff format .", False)])
+def test_what_rewrites_files_is_no_verification_and_what_checks_is(check: str, verified: bool) -> None:
+    # Review: `make -w` prints directories; black and ruff format rewrite unless told to check.
+    drafts = (Session().user("tidy the module").edit("src/a.py", "a", "b").run(check, "All done! 1 file left unchanged.")
+              .run("git commit -q -m 'Tidy the module'", "").end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert (f"`{check}`" in summary.body) == verified, summary.body
+
+
+def test_git_rm_of_a_directory_or_a_dry_run_is_no_file_changed() -> None:
+    from graphmem.capture.compress import parse_command
+
+    assert parse_command("git rm -r legacy").writes == ()
+    assert parse_command("git rm -n src/a.py").writes == parse_command("git rm --dry-run src/a.py").writes == ()
+    assert parse_command("git rm -r src/old.py").writes == ("src/old.py",)
+
+
+@pytest.mark.parametrize("lines", [
+    ["cat >> CLAUDE.md <<'EOF'\n- Never commit generated protobuf files by hand.\nEOF",
+     "cat >> CLAUDE.md <<'EOF'\n- Always run `make lint` before pushing any branch.\nEOF"],
+    [("cat <<'EOF' | tee -a CLAUDE.md\n- Never commit generated protobuf files by hand.\nEOF\n"
+     "tee --append CLAUDE.md <<'EOF'\n- Always run `make lint` before pushing any branch.\nEOF")],
+])
+def test_rules_appended_twice_are_both_kept(lines: list[str]) -> None:
+    # Review: a second `cat >>` to the same file took the place of the first.
+    session = Session().user("note both rules in CLAUDE.md")
+    for line in lines:
+        session.run(line, "")
+    note = next(d for d in session.end() if "agent-note" in d.tags)
+    assert "Never commit generated protobuf files by hand." in note.body
+    assert "Always run `make lint` before pushing any branch." in note.body
+
