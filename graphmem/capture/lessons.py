@@ -46,7 +46,8 @@ from graphmem.capture.redact import redact
 
 __all__ = ["Lesson", "discoveries", "failure_lessons", "is_command_failure", "lint_lessons", "user_answers"]
 
-COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "Skill",
+# Claude Code's shell tools (Bash; PowerShell on Windows, held-out review 14) and other agents'
+COMMAND_TOOLS = frozenset({"Bash", "bash", "PowerShell", "shell", "exec_command", "local_shell", "Skill",
                            "run_terminal_cmd", "execute_command"})
 NOT_A_FAILURE = re.compile(  # what never ran, and what was stopped or cut short
     NEVER_RAN.pattern + r"|user (?:rejected|denied|declined)|reason for the rejection|the user said:|"
@@ -200,7 +201,7 @@ def persons_words(tool: str, text: str) -> bool:
     """An error result that is what the person typed when they stopped the call (some clients
     put it there bare): a shell's failure starts with its exit code or prints output."""
     body = text.strip()
-    if tool not in ("Bash", "bash") or not body or body.startswith(("Exit code", "<", "[")):
+    if tool not in ("Bash", "bash", "PowerShell") or not body or body.startswith(("Exit code", "<", "[")):
         return False
     if NOT_A_FAILURE.search(body[:400]) or _OUTPUT_MARK.search(body):
         return False  # the harness's own notice, or a program's output
@@ -1847,7 +1848,7 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
         command = use.input.get("command")
         line = " ".join(command.split()) if isinstance(command, str) else ""
         if use.id not in answered and use.name in COMMAND_TOOLS and line and line not in done:
-            seen.append(f"`{_short(_running_step(line), 120)}` had not come back when the session ended")
+            seen.append(f"`{_short(_running_step(command), 120)}` had not come back when the session ended")
             if "`" not in line:
                 commands.append(line)
     # a message ("Failed to pull image … not found") says more than a status column ("ImagePullBackOff")
@@ -1875,11 +1876,16 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
 _SHELL_WORDS = frozenset({"done", "fi", "esac", "}", ")", "do", "then", "else"})
 
 
+_HEREDOC_BODY = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n.*?\n[ \t]*\1[ \t]*(?=\n|$)", re.DOTALL)
+
+
 def _running_step(line: str) -> str:
     """The step of a command line that was still running when nothing came back: its commit or
     push if it has one (what the next session must check landed), else its last step (not a shell
     keyword); a commit without its message."""
-    steps = [re.sub(r"^(?:do|then|else)\s+", "", s) for s in re.split(r"\s*(?:&&|\|\||;)\s*", line)]
+    line = _HEREDOC_BODY.sub(r"<<\1", line)  # a commit message's lines are no steps
+    steps = [re.sub(r"^(?:do|then|else)\s+", "", " ".join(s.split()))
+             for s in re.split(r"\s*(?:&&|\|\||;|\n)\s*", line)]
     steps = [s for s in steps if s and s not in _SHELL_WORDS]
     step = next((s for s in steps if re.match(r"git\s+(?:commit|push)\b", s)), steps[-1] if steps else line)
     if re.match(r"git\s+commit\b", step):

@@ -322,3 +322,12 @@ def test_codex_bash_exit_code_comes_from_the_output_header(
         "post-tool",
     )
     assert (event.exit_code, event.is_error, event.transcript_path) == (exit_code, is_error, "")
+
+
+def test_claude_powershell_post_tool_is_a_command() -> None:
+    # Held-out review 14 (Claude Code on Windows): the PowerShell tool runs commands as Bash does.
+    payload = claude("PostToolUse", tool_name="PowerShell",
+                     tool_input={"command": "entire repo clone /gh/keparlak/NumWordify", "description": "Clone"},
+                     tool_response={"stdout": "Cloning into 'numwordify'...", "stderr": "", "interrupted": False})
+    event = normalise(payload, "post-tool")
+    assert (event.tool, event.command) == ("PowerShell", "entire repo clone /gh/keparlak/NumWordify")

@@ -3832,3 +3832,26 @@ def test_rules_appended_twice_are_both_kept(lines: list[str]) -> None:
     assert "Never commit generated protobuf files by hand." in note.body
     assert "Always run `make lint` before pushing any branch." in note.body
 
+
+
+def test_a_powershell_failure_and_its_fix_are_a_lesson() -> None:
+    # Held-out review 14 (NumWordify 1277548c, Claude Code on Windows): commands ran through the
+    # PowerShell tool and none was read as a command, so no failure, fix or setup was seen.
+    drafts = (Session()
+              .run("node assets/build.js 2>&1", f"Exit code 1\n{BUILD_FAIL}", error=True, tool="PowerShell")
+              .say("The build script expects to be run from within the `assets/` directory since "
+                   "the entry point is `js/app.js` (relative).")
+              .run(f"cd {ROOT}/assets && node build.js 2>&1", "Build complete", cwd=ROOT, tool="PowerShell")
+              .end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    assert lesson.title.startswith("The build script expects to be run from within the `assets/`")
+    assert "Could not resolve" in lesson.body
+
+def test_the_step_still_running_is_read_from_the_lines_of_the_command() -> None:
+    # Held-out review 14: "`Set-Location …` had not come back" for the `entire session attach` on its next line.
+    from graphmem.capture.lessons import _running_step
+
+    line = ('$env:Path += ";C:\\Users\\empad\\bin\\entire"; Set-Location "C:\\Users\\empad\\numwordify"\n'
+            "entire session attach 1277548c 2>&1 | Select-Object -First 40")
+    assert _running_step(line).startswith("entire session attach 1277548c")
+    assert _running_step("git add -A && git commit -q -m \"$(cat <<'EOF'\nfeat: x\n\nmore; text\nEOF\n)\"") == "git commit -q"

@@ -12,6 +12,7 @@ from typing import Any
 from graphmem.capture.adapters import as_dict, as_text, event_of, exit_code_in, tool_output
 from graphmem.capture.event import HookEvent
 
+SHELL_TOOLS = ("Bash", "PowerShell")  # PowerShell: Claude Code on Windows
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "Read", "NotebookEdit")
 BULKY_INPUT = ("content", "old_string", "new_string", "edits", "new_source")
 EXTRA_KEYS = (
@@ -44,7 +45,7 @@ def to_event(event: str, payload: dict[str, Any]) -> HookEvent:
         tool=tool,
         tool_input={k: v for k, v in tool_input.items() if k not in BULKY_INPUT},
         text=text,
-        command=as_text(tool_input.get("command")) if tool == "Bash" else "",
+        command=as_text(tool_input.get("command")) if tool in SHELL_TOOLS else "",
         files=[as_text(path)] if path and tool in FILE_TOOLS else [],
         exit_code=exit_code,
         is_error=is_error,
