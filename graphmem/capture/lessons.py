@@ -848,6 +848,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # "two models don't yet have mappings": true until someone acts, then false
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
+            if _undone_later(msgs, n, best[1]):
+                continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
                 continue
@@ -898,6 +900,37 @@ _NOT_YET = re.compile(r"(?i)(?:\b(?:not|no|nothing|none|never)\b|n't\b)[^.;:]{0,
                       r"(?!\s+(?:when|before|while|at the time|by the time|on the first|the first time)\b)|"
                       r"\byet to be\b")
 _CREATED = re.compile(r"(?i)\bcreate mode \d+ |^\s*A\s{1,2}\S|\bConfigured\b|\bCreated\b|\bWrote\b", re.MULTILINE)
+
+
+# What a sentence says is missing or unused at that moment (held-out review 15, flutter-docker-image:
+# "`renovate_validate.sh` has zero CI references", "bookworm has a `.sources` file, trixie doesn't",
+# both made false by the same session's next turn)
+_ABSENT = re.compile(
+    r"(?i)\b(?:orphan(?:ed)?|unreferenced|zero (?:\w+ )?(?:references|coverage|callers|uses)|"
+    r"no (?:\w+ )?(?:references?|callers?|workflows?|tasks?|coverage)\b|nothing (?:calls|uses|references|runs)|"
+    r"never (?:called|used|referenced)|(?:is|are)(?:n['’]t| not) (?:wired|referenced|called|used)|"
+    r"doesn['’]t(?=\W*(?:$|[.;,—–]))|does not exist|doesn['’]t exist|is missing)")
+
+
+def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether a sentence that says something is missing or unused names a file or name that the
+    session's own later edits then add to (an edit whose new text holds it, a file of it written):
+    a state the work itself ended."""
+    if not _ABSENT.search(sentence):
+        return False
+    names = {lit.split(":")[0].rstrip("/").rsplit("/", 1)[-1] for lit in _LITERAL.findall(sentence)}
+    names = {x for x in names if len(x) >= 4}
+    for msg in msgs[n + 1:] if names else ():
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            if use.name in EDIT_TOOLS:
+                written = [str(use.input.get("file_path") or ""), *(new for _, new in edit_texts(use.input))]
+            elif isinstance(use.input.get("command"), str):
+                written = list(parse_command(use.input["command"]).writes)
+            else:
+                continue
+            if any(x in text for x in names for text in written):
+                return True
+    return False
 
 
 def _changed_later(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -1183,7 +1216,9 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """The bullets under an agent's "Key findings:" (or "Root cause:") heading: what it learnt
     from its research, in its own words."""
     drafts = []
-    for _, below, _ in _under_headings(transcript, _FINDINGS):
+    msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    for line, below, _ in _under_headings(msgs, _FINDINGS):
+        at = next((k for k, m in enumerate(msgs) if m.role == "assistant" and line in m.text), len(msgs))
         bullets = []
         for following in below[:11]:
             bullet = _BULLET.match(following)
@@ -1193,7 +1228,7 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 break
         # "I only updated the Linux script" is the state of the agent's own change, not a finding
         bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)
-                   and not _OWN_WORK.search(b) and not _MY_CHANGE.search(b)][:6]
+                   and not _OWN_WORK.search(b) and not _MY_CHANGE.search(b) and not _undone_later(msgs, at, b)][:6]
         if not bullets:
             continue
         drafts.append(Draft(

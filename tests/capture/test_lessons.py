@@ -3855,3 +3855,27 @@ def test_the_step_still_running_is_read_from_the_lines_of_the_command() -> None:
             "entire session attach 1277548c 2>&1 | Select-Object -First 40")
     assert _running_step(line).startswith("entire session attach 1277548c")
     assert _running_step("git add -A && git commit -q -m \"$(cat <<'EOF'\nfeat: x\n\nmore; text\nEOF\n)\"") == "git commit -q"
+
+
+def test_what_a_finding_says_is_missing_and_the_session_then_adds_is_no_finding() -> None:
+    # Held-out review 15 (flutter-docker-image 4382554b, verbatim, abridged): true after the first
+    # turn, false after the second, which wired the script into a mise task and a CI job.
+    drafts = (Session().user("review the devex of this PR for a maintainer")
+              .run("grep -rn renovate_validate .github mise.toml", "Exit code 1", error=True)
+              .say("Both structural claims verified: `renovate_validate.sh` has zero CI references, and "
+                   "`config/schema.cue` models no Debian/apt concept at all.")
+              .user("Implement directly the fixes")
+              .edit("mise.toml", "[tasks.build]\n", "[tasks.lint]\nrun = \"script/renovate_validate.sh\"\n\n[tasks.build]\n")
+              .run("git commit -q -m 'Add a lint task that validates the Renovate pins'", "").end())
+    assert not [d for d in drafts if "zero CI references" in d.title], [d.title for d in drafts]
+
+
+def test_a_finding_about_a_warning_named_unused_is_kept() -> None:
+    # spotter fa812bfe: "unused alias" is the warning's name, and the fix adds the directive it names.
+    drafts = (Session().user("credo fails on the alias")
+              .run("mix credo --strict", "Exit code 1\nNested modules could be aliased", error=True)
+              .say("The root cause: the Elixir compiler reports an \"unused alias\" for an alias used only inside "
+                   "a `rescue` block, while credo demands the alias; silence it with `credo:disable-for-next-line`.")
+              .edit("lib/spotter/services/active_session_registry.ex", "a", "# credo:disable-for-next-line\na")
+              .run("mix credo --strict", "0 issues").end())
+    assert [d for d in drafts if "unused alias" in d.title]
