@@ -625,7 +625,7 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
     _classify(cmd, main, rel)
 
 
-_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
+HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
 _WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
 _COPIES = {"cp", "mv", "install", "ln", "rsync"}
 
@@ -648,7 +648,7 @@ def _written(text: str, cwd_rel: str, rel: Callable[[str], str]) -> tuple[str, .
             return rel(posixpath.normpath(f"{directory}/{target}"))
         return _join_dir(directory, rel(target))
 
-    for seg, _piped in _segments(_split(_HEREDOC.sub(lambda m: "<< _" + m.group(3), text))):
+    for seg, _piped in _segments(_split(HEREDOC.sub(lambda m: "<< _" + m.group(3), text))):
         for i, tok in enumerate(seg[:-1]):
             if tok in _WRITE_REDIRECTS:
                 found.append(where(seg[i + 1]))
@@ -2070,12 +2070,12 @@ def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
     replaced: dict[str, str] = {}
     for n, later in enumerate(subjects):
         instead, revert = _INSTEAD.search(later), _REVERT.match(later)
+        reverts = _norm(revert.group(1).strip("\"'“” ")) if revert else None
+        undone = {w[:4] for w in _subject_words(instead.group(1))} if instead else set()
         for earlier in subjects[:n]:
-            reverted = revert is not None and _norm(revert.group(1).strip("\"'“” ")) == _norm(earlier)
-            redone = bool(instead) and len(_subject_words(later) & _subject_words(earlier)) >= 2 and any(
-                w[:4] == v[:4] for w in _subject_words(instead.group(1) if instead else "")
-                for v in _subject_words(earlier))
-            if earlier not in replaced and (reverted or redone):
+            words = _subject_words(earlier)
+            redone = len(_subject_words(later) & words) >= 2 and bool(undone & {v[:4] for v in words})
+            if earlier not in replaced and (reverts == _norm(earlier) or redone):
                 replaced[earlier] = later
     return replaced
 

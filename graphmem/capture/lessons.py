@@ -26,6 +26,7 @@ from typing import Any
 from graphmem.capture.compress import (
     CHECKING,
     EDIT_TOOLS,
+    HEREDOC,
     NEVER_RAN,
     REPORTED,
     TASK_OUTPUT_TOOLS,
@@ -1911,14 +1912,11 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
 _SHELL_WORDS = frozenset({"done", "fi", "esac", "}", ")", "do", "then", "else"})
 
 
-_HEREDOC_BODY = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n.*?\n[ \t]*\1[ \t]*(?=\n|$)", re.DOTALL)
-
-
 def _running_step(line: str) -> str:
     """The step of a command line that was still running when nothing came back: its commit or
     push if it has one (what the next session must check landed), else its last step (not a shell
     keyword); a commit without its message."""
-    line = _HEREDOC_BODY.sub(r"<<\1", line)  # a commit message's lines are no steps
+    line = HEREDOC.sub(lambda m: "<<" + m.group(3), line)  # a commit message's lines are no steps
     steps = [re.sub(r"^(?:do|then|else)\s+", "", " ".join(s.split()))
              for s in re.split(r"\s*(?:&&|\|\||;|\n)\s*", line)]
     steps = [s for s in steps if s and s not in _SHELL_WORDS]

@@ -256,7 +256,7 @@ def _clean(text: str) -> str:
 
 
 def _is_meta(text: str) -> bool:
-    return text.lstrip().startswith(_META_PREFIXES) and not _typed_command(text)
+    return text.lstrip().startswith(_META_PREFIXES)
 
 
 def _typed_command(text: str) -> str:
