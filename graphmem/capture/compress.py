@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
@@ -464,13 +464,20 @@ class Command:
 
 
 def _split(command: str) -> list[str]:
+    return list(_tokens(command))
+
+
+@lru_cache(maxsize=2048)
+def _tokens(command: str) -> tuple[str, ...]:
+    """A session runs the same lines again and again, and each is read by several rules: shlex
+    tokenising them took half of a long session's compression, under the owner's lock."""
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         lexer.commenters = ""
-        return list(lexer)
+        return tuple(lexer)
     except ValueError:
-        return re.findall(r"&&|\|\||[|;&]|[^\s|;&]+", command)
+        return tuple(re.findall(r"&&|\|\||[|;&]|[^\s|;&]+", command))
 
 
 def _segments(tokens: list[str], groups: bool = False) -> list[tuple[list[str], bool]]:
