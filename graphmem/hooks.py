@@ -306,6 +306,9 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
             if status.get("waiting"):
                 return  # others queue: the prompt is not kept waiting for them
             if status.get("search_ready"):
+                # Loading the prose extractor beside the answer slows it past INJECT_WAIT on two
+                # cores (sessbench: 365 ms for the second prompt after a start): still cold.
+                cold = cold or not status.get("warm", True)
                 break
         except GraphmemError as exc:
             running = owner_running(data_dir)
@@ -321,9 +324,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
             return
         time.sleep(COLD_POLL)
         cold = True
-    # An owner just ready is still loading the prose extractor beside the first answer: a
-    # prompt that already waited for it may wait out the rest of its cold wait for that answer.
-    wait = max(INJECT_WAIT, deadline - time.monotonic()) if cold else INJECT_WAIT
+    wait = answer_wait(cold, deadline - time.monotonic())
     try:
         text = ask_running_owner(data_dir, "prompt_context",
                                  {"prompt": event.text[:4000], "session_id": event.session_id},
@@ -335,6 +336,12 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
         return
     if isinstance(text, str) and text.strip():
         _emit("UserPromptSubmit", text, agent)
+
+
+def answer_wait(cold: bool, cold_left: float) -> float:
+    """How long the prompt waits for the answer: INJECT_WAIT from a warm owner; from one that was
+    starting or is still loading, what is left of its cold wait."""
+    return max(INJECT_WAIT, cold_left) if cold else INJECT_WAIT
 
 
 def _warm_owner(project: ProjectRef, cwd: str) -> None:

@@ -264,3 +264,33 @@ def test_a_ping_refused_just_before_an_owner_came_up_is_asked_again(
     hooks._inject(event, find_project(str(repo)), "claude-code")
     assert refused == ["ping"]
     assert "--set-upstream origin" in capsys.readouterr().out
+
+
+def test_an_owner_loading_its_extractor_is_still_cold_for_the_prompt(
+        repo: Path, env: dict[str, str], store: Path) -> None:
+    """The owner says when it is warm: search ready first, then the prose extractor that loads
+    beside the calls and slows them (sessbench: the second prompt after a start took 365 ms and
+    got nothing). Until then a prompt may wait out its cold wait; afterwards INJECT_WAIT."""
+    from graphmem.hooks import INJECT_WAIT, answer_wait
+
+    stop_owner(store)
+    owner = subprocess.Popen([sys.executable, "-m", "graphmem", "owner", "--data-dir", str(store),
+                              "--cwd", str(repo)], env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        seen: list[tuple[bool, bool]] = []
+        deadline = time.monotonic() + 90
+        while not (seen and seen[-1][1]):
+            assert time.monotonic() < deadline, seen[-3:]
+            with contextlib.suppress(OwnerUnavailable):
+                status = ask_running_owner(store, "ping", {}, project="", branch="",
+                                           checkout=None, timeout=5)
+                seen.append((status["search_ready"], status["warm"]))
+            time.sleep(0.01)
+        assert (True, False) in seen, "never seen ready for search while still loading"
+        assert all(ready for ready, warm in seen if warm), "warm before ready for search"
+        assert answer_wait(cold=True, cold_left=1.5) == 1.5
+        assert answer_wait(cold=False, cold_left=1.5) == INJECT_WAIT
+    finally:
+        owner.terminate()
+        owner.wait(30)

@@ -80,6 +80,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.served = 0
         self.asked = threading.Event()  # a client called, a ping included: warm up now
         self.search_ready = False  # the model is loaded and the search mirror built
+        self.warm = False  # and the prose extractor too: nothing left loading beside the calls
         self.closing = False  # set under the lock before the store closes: background work stops
         self.started = time.time()
         self.log_path = Path(memory.dir) / "logs" / LOG_NAME
@@ -146,7 +147,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 "waiting": self.waiting, "started": self.started,
                 "idle_seconds": round(time.monotonic() - self.last_activity, 1),
                 "model_loaded": bool(getattr(self.memory, "model_loaded", False)),
-                "search_ready": self.search_ready,
+                "search_ready": self.search_ready, "warm": self.warm,
                 "busy": self.lock.locked()}
 
     def close_store(self) -> None:
@@ -212,6 +213,7 @@ class OwnerServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self._warm("prepare_search")
         self.search_ready = True
         self._warm("warm_up", True)
+        self.warm = True
         self._reembed()
         chores = [(getattr(self.memory, "ingest_pending", None), every),
                   (getattr(self.memory, "sweep", None), SWEEP_EVERY_SECONDS)]
