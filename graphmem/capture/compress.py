@@ -471,6 +471,7 @@ def _split(command: str) -> list[str]:
 def _tokens(command: str) -> tuple[str, ...]:
     """A session runs the same lines again and again, and each is read by several rules: shlex
     tokenising them took half of a long session's compression, under the owner's lock."""
+    command = re.sub(r"\\\r?\n", " ", command)  # a line continuation, which shlex keeps as a newline
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
@@ -610,26 +611,31 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
                 match = _ASSIGN.match(arg)
                 if match:
                     cmd.exports[match.group(1)] = match.group(2)
-            cmd.setups.append(" ".join(seg))
+            cmd.setups.append(_joined(seg))
             continue
         if head in _SETUP:
-            cmd.setups.append(" ".join(seg))
+            cmd.setups.append(_joined(seg))
             continue
         if piped and main is not None:
             continue
         if main is None or (_exe_name(main[0]) in _TRIVIAL and _exe_name(head) not in _TRIVIAL):
             if main is not None:
-                cmd.others.append(" ".join(main))
+                cmd.others.append(_joined(main))
             main, cmd.env, cmd.dir = seg, env, directory
         else:
-            cmd.others.append(" ".join(seg))
+            cmd.others.append(_joined(seg))
     cmd.writes = _written(text, cwd_rel, rel)
     if main is None:
         cmd.main = text[:200]
         cmd.dir = directory
         return
-    cmd.main = " ".join(shlex.quote(t) if re.search(r"\s", t) else t for t in main)
+    cmd.main = _joined(main)
     _classify(cmd, main, rel)
+
+
+def _joined(tokens: list[str]) -> str:
+    """Tokens back into a line that splits into them again ("/mnt/c/Program Files/…/make.exe")."""
+    return " ".join(shlex.quote(t) if re.search(r"\s", t) else t for t in tokens)
 
 
 HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
