@@ -66,6 +66,9 @@ def mask(message: str) -> str:
     return " ".join(text.split())[:160]
 
 
+_FAILED_TEST = re.compile(r"\s*FAILED \S+::\S+(?: - \S.*)?")
+
+
 def signature(output: str) -> Signature | None:
     """The error a failed command's output shows, or None when it shows none."""
     lines = [ln.rstrip() for ln in unescaped(output[-12000:]).splitlines()]
@@ -75,6 +78,8 @@ def signature(output: str) -> Signature | None:
     frame = _frame(lines)
     for line in lines[:200]:
         stripped = line.strip()
+        if _FAILED_TEST.match(stripped):
+            continue  # pytest's summary line: its test id (`a.py::test_b`) is no `kind: message`
         for pattern in _TYPED:
             match = pattern.search(stripped)
             if match:
@@ -82,6 +87,9 @@ def signature(output: str) -> Signature | None:
                 if not message:
                     continue
                 return Signature(_type_name(kind), _short(message), frame)
+    failed_test = next((m for m in map(_FAILED_TEST.match, lines[:200]) if m), None)
+    if failed_test:
+        return Signature("", _short(failed_test.group(0).strip()), frame)
     found = lint_findings("\n".join(lines[:200]))
     if found:  # a checker's complaint: its rule and message, not the path it leads with
         return Signature(found[0].rule, found[0].message, found[0].path)

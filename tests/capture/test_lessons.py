@@ -3117,7 +3117,9 @@ def test_a_chain_that_starts_the_server_and_prints_its_logs_is_still_the_server(
 def test_mixed_results_are_still_a_failure_left_unread(output: str) -> None:
     drafts = (Session().user("fix the login test").say("Running the suite once more:")
               .run("npm test 2>&1 | tail -5", output + "\nFAILED tests/login.spec::test_redirect").end())
-    assert [d for d in drafts if "unfinished" in d.tags]
+    # behind tail the status is 0: the failure it shows is the session's open end all the same
+    left = [d for d in drafts if {"unfinished", "unresolved"} & set(d.tags)]
+    assert left and "test_redirect" in left[0].title, [d.title for d in drafts]
 
 
 def test_a_rule_with_a_dotted_version_is_still_a_convention() -> None:
@@ -3879,3 +3881,76 @@ def test_a_finding_about_a_warning_named_unused_is_kept() -> None:
               .edit("lib/spotter/services/active_session_registry.ex", "a", "# credo:disable-for-next-line\na")
               .run("mix credo --strict", "0 issues").end())
     assert [d for d in drafts if "unused alias" in d.title]
+
+
+def test_a_failure_behind_tail_meets_its_fix() -> None:
+    # Held-out review 17 (daqifi-nyquist-firmware 34458916, verbatim, abridged): both builds came
+    # back as passes, tail's status; the path has spaces, which the refusal's name must keep.
+    v625 = '"/mnt/c/Program Files/Microchip/MPLABX/v6.25/gnuBins/GnuWin32/bin/make.exe"'
+    v630 = '"/mnt/c/Program Files/Microchip/MPLABX/v6.30/gnuBins/GnuWin32/bin/make.exe"'
+    drafts = (Session().user("build the hex for the prerelease")
+              .run(f"{v625} -f nbproject/Makefile-default.mk CONF=default build 2>&1 | tail -30",
+                   "/bin/bash: line 1: /mnt/c/Program Files/Microchip/MPLABX/v6.25/gnuBins/GnuWin32/bin/"
+                   "make.exe: No such file or directory")
+              .run("ls \"/mnt/c/Program Files/Microchip/MPLABX/\"", "v6.30")
+              .run(f"rm -rf build dist && {v630} -f nbproject/Makefile-default.mk CONF=default build 2>&1 | tail -30",
+                   "BUILD SUCCESSFUL (total time: 41s)").end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    assert "v6.25" in lesson.body and "v6.30" in lesson.body and "No such file or directory" in lesson.body
+
+
+def test_a_task_runner_giving_up_behind_tail_is_a_failure() -> None:
+    # Held-out review 15 (flutter-docker-image 4382554b, verbatim, abridged): "Permission denied"
+    # and mise's "ERROR task failed", a look around, why, then the mode bit staged and lint passing.
+    drafts = (Session().user("wire the renovate validator into lint")
+              .run("mise run lint 2>&1 | tail -20",
+                   "[lint] $ ./script/renovate_validate.sh\nsh: line 1: ./script/renovate_validate.sh: Permission "
+                   "denied\n[lint] ERROR task failed")
+              .run('grep -rn "debian_12_bookworm" --include="*.yml" .', "build.yml:12: debian_12_bookworm")
+              .say("The script isn't executable — that's why it was never wired up. Let me fix that and re-run.")
+              .run("git update-index --chmod=+x script/renovate_validate.sh", "")
+              .run("mise run lint 2>&1 | tail -20", " INFO: Config validated successfully against 1 file(s)").end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    assert "Permission denied" in lesson.body and "update-index --chmod=+x" in lesson.body
+
+
+def test_reading_a_log_behind_tail_is_no_failure() -> None:
+    # What a log says is not how the command that reads it went.
+    drafts = (Session().user("what happened in the last deploy?")
+              .run("cat deploy.log | tail -5", "cp: /srv/app: Permission denied\nnpm ERR! code EACCES")
+              .say("The deploy failed on permissions.").end())
+    assert not [d for d in drafts if d.kind == "pitfall"], [d.title for d in drafts]
+
+
+def test_a_complaint_about_a_name_the_session_renames_is_no_finding() -> None:
+    # Held-out review 17 (daqifi-nyquist-firmware 34458916, BSL-1.1: the review paraphrased, its
+    # remark verbatim): the remark, then the person's "rename firstLog" and the edit doing it.
+    review = ("Here's my assessment.\n\n## Pre-release review: v3.4.4 to HEAD\n\n### Things that look good\n"
+              + "".join(f"- Module {n} keeps its log level at `LOG_LEVEL_ERROR` and guards its buffer with a mutex\n"
+                        for n in range(12))
+              + "\n### Things to address before release\n\n1. The version in `version.h` is not bumped yet.\n\n")
+    drafts = (Session().user("do you see anything glaring since our last release?")
+              .run("git log --oneline v3.4.4..HEAD", "c3ef31d feat(streaming): Self-describing SD protobuf logs (#196)")
+              .say(review + "### Not glaring but worth knowing\n\n- **`firstLog` flag in streaming.c:419** — the variable is "
+                   "named `firstLog` but initialized to `false`, and the condition `if (!firstLog)` triggers on the "
+                   "first pass, setting it to `true`. This is correct but the name is slightly misleading "
+                   "(`loggedOnce` would be clearer). Not a bug.")
+              .user("rename firstLog to something clearer")
+              .edit("firmware/src/services/streaming.c", "static bool firstLog = false;\nif (!firstLog) {\n    firstLog = true;",
+                    "static bool streamingLoggedOnce = false;\nif (!streamingLoggedOnce) {\n    streamingLoggedOnce = true;")
+              .end())
+    assert not [d for d in drafts if "firstLog" in d.title], [d.title for d in drafts]
+
+
+def test_a_root_cause_in_a_function_the_fix_renamed_stays() -> None:
+    # spotter ae4a77f8 (abridged): the fix made the helper public under a new name; what dialyzer
+    # said of it is still the lesson.
+    drafts = (Session().user("the pre-commit hook fails on dialyzer")
+              .run("mix dialyzer", "Exit code 2\nlib/spotter_web/controllers/otel_trace_helpers.ex:57: The pattern "
+                   "can never match the type.", error=True)
+              .say("The issue is that `get_current_trace_id` always returns `:error` according to dialyzer, because "
+                   "the rescue clause swallows the result.")
+              .edit("lib/spotter_web/controllers/otel_trace_helpers.ex", "    case get_current_trace_id() do",
+                    "    case current_trace_id() do")
+              .run("mix dialyzer", "done (passed successfully)").end())
+    assert any("get_current_trace_id" in d.title + d.body for d in drafts), [d.title for d in drafts]
