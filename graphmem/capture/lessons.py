@@ -1485,7 +1485,8 @@ _NOTE_HEREDOC = re.compile(
     re.DOTALL)
 _APPENDS = re.compile(r">>|\btee\s+(?:-a|--append)\b")
 # a line of an instructions file that states a rule, the title before a line that only describes
-_RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|make sure)\b")
+_RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|make sure|"
+                        r"(?:for|on|with|before|after) (?:every|each)|every time|each time)\b")
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
 MAX_NOTES = 3
 
@@ -1530,7 +1531,10 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             elif not fenced and line.strip() and not line.lstrip().startswith(("#", "|", "<!--")):
                 prose.append(" ".join(line.replace("**", "").split()).lstrip("-*> "))
         described = re.search(r"(?m)^description:\s*(.+)$", meta)
-        stated = [p for p in prose if len(p.split()) >= 5 and not p.endswith(":")]
+        # a rule may lead into the command it prescribes (held-out review 17: "For every prerelease and
+        # release, compress the production hex file into a zip …:" above its `zip -j` block)
+        stated = [p.rstrip(":") for p in prose if len(p.split()) >= 5
+                  and (not p.endswith(":") or _RULE_LINE.search(p))]
         first = next((p for p in stated if _RULE_LINE.search(p)), next(iter(stated), ""))
         title = described.group(1).strip(" '\"") if described else next(iter(_sentences(first)), first)
         if len(title.split()) < 4:

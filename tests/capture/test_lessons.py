@@ -3954,3 +3954,19 @@ def test_a_root_cause_in_a_function_the_fix_renamed_stays() -> None:
                     "    case current_trace_id() do")
               .run("mix dialyzer", "done (passed successfully)").end())
     assert any("get_current_trace_id" in d.title + d.body for d in drafts), [d.title for d in drafts]
+
+
+def test_a_rule_that_leads_into_its_command_is_the_note() -> None:
+    # Held-out review 17 (daqifi-nyquist-firmware 34458916, BSL-1.1, paraphrased): the person's
+    # "zip the hex each prerelease / release" went into CLAUDE.md as a line ending in ':' above the
+    # command, with an example after it.
+    old = "### Bootloader Entry\n- Hold the user button\n\n## Architecture Overview"
+    new = ("### Bootloader Entry\n- Hold the user button\n\n### Packaging Release Artifacts\nFor every prerelease "
+           "and release, compress the production hex file into a zip named for the firmware revision:\n```bash\n"
+           "zip -j \"fw-<VERSION>.zip\" dist/default/production/fw.hex\n```\nExample: `fw-3.4.5b1.zip`.\n\n"
+           "## Architecture Overview")
+    drafts = (Session().user("zip the hex with the fw rev in its name. this should be done each prerelease / release")
+              .edit("CLAUDE.md", old, new).say("Added to CLAUDE.md.").end())
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert note.kind == "convention"
+    assert note.title == "For every prerelease and release, compress the production hex file into a zip named for the firmware revision"
