@@ -1881,6 +1881,7 @@ _MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|goo
                        r"i will\b|let me\b|one (?:moment|sec)|(?:this|it) (?:takes|may|will|should|might)\b|please\b|"
                        r"bear with\b|hang on\b|give me\b)))\b")
 _ATTACHED = re.compile(r"\[(?:Image|Pasted text|File) #\d+[^\]\n]{0,40}\]")  # "[Image #1] looks the sign out…"
+_NOW_SO = re.compile(r"(?i)\b(?:is|are) now\b")
 _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin the background\b|"
                         r"\b(?:I'll|I will|will) (?:report|let you know)\b")
 
@@ -1946,6 +1947,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         cut_off = bool(_STEP_ANNOUNCED.search(" ".join(last_words.split())[-80:]))
         if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing):
             closing = ""  # "Now I have enough to write the commit message": a step, not what was done
+        elif _NOW_SO.search(closing):
+            # "The zip is now `C:\…`" (held-out review 17): the state the last small ask left, not
+            # what the session did; its own report of what it did says that
+            closing = next(iter(lessons.reported(s.transcript)), "") if s.transcript is not None else ""
         if not (closing or changed or drafts or s.runs and not under_way):
             return []  # a session that did, decided and learnt nothing leaves no handoff
         # with nothing built or said at the end, what was asked says what the session was about

@@ -3970,3 +3970,17 @@ def test_a_rule_that_leads_into_its_command_is_the_note() -> None:
     note = next(d for d in drafts if "agent-note" in d.tags)
     assert note.kind == "convention"
     assert note.title == "For every prerelease and release, compress the production hex file into a zip named for the firmware revision"
+
+
+def test_the_state_a_last_small_ask_left_is_no_headline() -> None:
+    # Held-out review 17 (daqifi-nyquist-firmware 34458916, BSL-1.1, paraphrased): the session's
+    # title was its closing line about where a renamed zip now lies; its report says what it did.
+    report = ("All done:\n- Version bumped — `version.h`: `3.4.4` → `3.4.5b1`\n"
+              "- USB debug log guard — `Logger.h`: an `#error` if `LOG_LEVEL_USB` goes above `LOG_LEVEL_ERROR`")
+    drafts = (Session().user("bump the version and guard the usb logging")
+              .edit("firmware/src/version.h", '"3.4.4"', '"3.4.5b1"').say(report)
+              .user("rename the zip to daqifi-nyquist-firmware-3.4.5b1.zip")
+              .run("mv fw-3.4.5b1.zip daqifi-nyquist-firmware-3.4.5b1.zip", "")
+              .say("The zip is now `C:\\Users\\me\\fw\\daqifi-nyquist-firmware-3.4.5b1.zip`.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Version bumped" in summary.title and "zip is now" not in summary.title, summary.title
