@@ -1549,6 +1549,61 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
     return drafts[:MAX_NOTES]
 
 
+# A warning the agent wrote into the code (held-out review 17, daqifi: "SAFETY: LOG_LEVEL_USB must
+# not exceed LOG_LEVEL_ERROR until issue #191 is resolved. The USB event handler runs in ISR
+# context …", the root cause the session found, stated nowhere else in its own words).
+_COMMENT_LINE = re.compile(r"^\s*(?://+!?|#+(?![!\[])|/\*+|\*+(?!/)|--|;+|<!--)[ \t]?(.*?)\s*(?:\*/|-->)?\s*$")
+_WARNING_MARK = re.compile(r"^(?:WARNING|SAFETY|IMPORTANT|CAUTION|DANGER)\b\s*(?:\([^)]*\))?\s*[:—-]\s*", re.IGNORECASE)
+_TEST_PATH = re.compile(r"(?i)(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
+MAX_CODE_WARNINGS = 2
+
+
+def code_warnings(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
+    """The warnings the session wrote into comments of the project's code (not of its tests), that
+    its later edits did not take out again, each told once."""
+    calls, _ = _walk(transcript, rel)
+    found: list[tuple[str, list[str]]] = []
+    edits = [c for c in calls if c.tool in EDIT_TOOLS | WRITE_TOOLS and c.answered and not _errored(c)]
+    for n, call in enumerate(edits):
+        path = next(iter(files_of(call, rel)), "")
+        if not path or _TEST_PATH.search(path):
+            continue
+        for old, new in edit_texts(call.input):
+            before = set(old.splitlines())
+            block: list[str] = []
+            for line in [*new.splitlines(), ""]:
+                comment = _COMMENT_LINE.match(line) if line not in before else None
+                if comment:
+                    block.append(comment.group(1))
+                    continue
+                text = " ".join(" ".join(block).split())
+                first = block[0].strip() if block else ""
+                block = []
+                mark = _WARNING_MARK.match(text)
+                if not mark or len(text[mark.end():].split()) < 8:
+                    continue
+                if any(first in old2 and first not in new2 for later in edits[n + 1:]
+                       for old2, new2 in edit_texts(later.input)):
+                    continue  # taken out again
+                said = text[mark.end():]
+                words = set(re.findall(r"\w{3,}", said.lower()))
+                same = next((f for f in found if len(words & set(re.findall(r"\w{3,}", f[0].lower())))
+                             > 0.5 * len(words)), None)
+                if same is not None:
+                    same[1].append(path)
+                else:
+                    found.append((said, [path]))
+    drafts = []
+    for said, paths in found[:MAX_CODE_WARNINGS]:
+        title = next(iter(_sentences(said)), said)
+        body = [said, "Written as a comment in " + ", ".join(_uniq(paths))]
+        drafts.append(Draft(
+            kind="pitfall", title=_short(redact(title), 200), body=redact(_short_lines("\n".join(body), 1200)),
+            files=[p for p in _uniq(paths) if not p.startswith(("/", "~"))], confidence=0.7, importance=0.7,
+            source="rule", key=session_key(session_id, "code-warning", title.lower()), tags=["code-warning"]))
+    return drafts
+
+
 def _short_lines(text: str, limit: int) -> str:
     """Whole lines up to about `limit` characters."""
     out: list[str] = []

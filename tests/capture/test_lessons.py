@@ -3984,3 +3984,36 @@ def test_the_state_a_last_small_ask_left_is_no_headline() -> None:
               .say("The zip is now `C:\\Users\\me\\fw\\daqifi-nyquist-firmware-3.4.5b1.zip`.").end())
     summary = next(d for d in drafts if d.kind == "summary")
     assert "Version bumped" in summary.title and "zip is now" not in summary.title, summary.title
+
+
+def test_a_warning_written_into_the_code_is_a_pitfall_told_once() -> None:
+    # Held-out review 17 (daqifi-nyquist-firmware 34458916, BSL-1.1, paraphrased): the root cause of
+    # issue #191 was stated only in the two comments the session wrote beside its guard.
+    guard = ("#ifndef LOG_LEVEL_USB\n#define LOG_LEVEL_USB LOG_LEVEL_ERROR\n#endif\n"
+             "/* SAFETY: LOG_LEVEL_USB must not exceed LOG_LEVEL_ERROR until issue #191 is resolved.\n"
+             " * USB event handlers run in ISR context, where the Harmony driver has cleared the EXL/ERL\n"
+             " * bits, so LogIsInISR() returns false and a LOG_D() takes the mutex inside the ISR. */\n"
+             "#if LOG_LEVEL_USB > LOG_LEVEL_ERROR\n#error \"USB logging above ERROR crashes in the ISR\"\n#endif")
+    drafts = (Session().user("guard the usb log level at compile time")
+              .edit("firmware/src/Util/Logger.h", "#ifndef LOG_LEVEL_USB\n#define LOG_LEVEL_USB LOG_LEVEL_ERROR\n#endif",
+                    guard)
+              .edit("firmware/src/services/UsbCdc.c", "#define LOG_LVL LOG_LEVEL_USB",
+                    "// WARNING: LOG_LEVEL_USB must stay at LOG_LEVEL_ERROR (issue #191): USB event handlers run\n"
+                    "// in ISR context, where the Harmony driver has cleared the EXL/ERL bits, defeating LogIsInISR().\n"
+                    "#define LOG_LVL LOG_LEVEL_USB")
+              .edit("tests/test_logger.c", "", "// IMPORTANT: reset the logger before each case so no state leaks across\n")
+              .say("Added the guard.").end())
+    warned = [d for d in drafts if "code-warning" in d.tags]
+    assert len(warned) == 1, [d.title for d in warned]
+    assert warned[0].title == "LOG_LEVEL_USB must not exceed LOG_LEVEL_ERROR until issue #191 is resolved."
+    assert "LogIsInISR() returns false" in warned[0].body and "UsbCdc.c" in warned[0].body
+
+
+def test_a_warning_taken_out_again_is_none() -> None:
+    drafts = (Session().user("note the limit")
+              .edit("src/cache.py", "SIZE = 10\n", "# WARNING: the cache must stay below 10 entries or the index rebuild blocks\nSIZE = 10\n")
+              .user("that is not true any more, drop it")
+              .edit("src/cache.py", "# WARNING: the cache must stay below 10 entries or the index rebuild blocks\nSIZE = 10\n",
+                    "SIZE = 10\n")
+              .say("Dropped.").end())
+    assert not [d for d in drafts if "code-warning" in d.tags]
