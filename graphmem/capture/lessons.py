@@ -935,7 +935,8 @@ _CREATED = re.compile(r"(?i)\bcreate mode \d+ |^\s*A\s{1,2}\S|\bConfigured\b|\bC
 # both made false by the same session's next turn)
 _ABSENT = re.compile(
     r"(?i)\b(?:orphan(?:ed)?|unreferenced|zero (?:\w+ )?(?:references|coverage|callers|uses)|"
-    r"no (?:\w+ )?(?:references?|callers?|workflows?|tasks?|coverage)\b|nothing (?:calls|uses|references|runs)|"
+    r"no (?:\w+ )?(?:references?|callers?|workflows?|tasks?|coverage|documentation|docs|readme|usage|tests)\b|"
+    r"undocumented|untested|nothing (?:calls|uses|references|runs)|"
     r"never (?:called|used|referenced)|(?:is|are)(?:n['’]t| not) (?:wired|referenced|called|used)|"
     r"doesn['’]t(?=\W*(?:$|[.;,—–]))|does not exist|doesn['’]t exist|is missing)")
 
@@ -1683,12 +1684,17 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     drafts = []
     question = ""
     reply = ""
+    reply_at = 0
     edited = False
+    msgs = [m for m in transcript if not m.sidechain and not m.compact]
 
     def close() -> None:
         text = " ".join(_FENCE.sub(" ", reply).replace("**", "").split())
+        # "is it documented? No documentation. The script is just dropped into `scripts/`", then
+        # the person had usage written at its top (entire-cli f022dad1): that moment's state
         if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
-                and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]):
+                and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]) \
+                and not _undone_later(msgs, reply_at, text[:300]):
             first = next(iter(_sentences(text)), text)
             drafts.append(Draft(
                 kind="fact", title=_short(f"{question} {first}", 200),
@@ -1696,9 +1702,7 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 confidence=0.6, importance=0.6, source="rule",
                 key=session_key(session_id, "qa", question.lower()), tags=["answer"]))
 
-    for msg in transcript:
-        if msg.sidechain or msg.compact:
-            continue
+    for n, msg in enumerate(msgs):
         if msg.role == "user" and not msg.meta and msg.text:
             close()
             asked = " ".join(msg.text.split())
@@ -1709,7 +1713,7 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             if any(use.name in EDIT_TOOLS | WRITE_TOOLS for use in getattr(msg, "tool_uses", [])):
                 edited = True
             if msg.text.strip():
-                reply = msg.text
+                reply, reply_at = msg.text, n
     close()
     return drafts[-MAX_ANSWERS:]
 

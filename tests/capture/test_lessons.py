@@ -4017,3 +4017,18 @@ def test_a_warning_taken_out_again_is_none() -> None:
                     "SIZE = 10\n")
               .say("Dropped.").end())
     assert not [d for d in drafts if "code-warning" in d.tags]
+
+
+def test_an_answer_that_something_is_undocumented_then_documented_is_none() -> None:
+    # entire-cli f022dad1 (verbatim, abridged): the answer was true for one turn; the person had
+    # usage written at the script's top next.
+    answer = ("No documentation. The script is just dropped into `scripts/` with: - No README - No mention in "
+              "CLAUDE.md - No usage instructions in PR description")
+    drafts = (Session().user("how do I invoke the migration script? is it documented?")
+              .run("head -50 scripts/migrate-sessions.sh", "#!/bin/bash\nset -e").say(answer)
+              .user("add usage information at the top of the sh file")
+              .call("Write", {"file_path": f"{ROOT}/scripts/migrate-sessions.sh",
+                              "content": "#!/bin/bash\n# USAGE:\n#   ./scripts/migrate-sessions.sh [--apply] [CHECKPOINT_ID]\n"},
+                    "File created successfully")
+              .say("Added the usage block.").end())
+    assert not [d for d in drafts if "answer" in d.tags], [d.title for d in drafts]
