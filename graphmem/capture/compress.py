@@ -1177,7 +1177,8 @@ class _Session:
 
 
 _NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
-                        r"bash-\w+|system-reminder)>|This session is being continued from a previous)")
+                        r"bash-\w+|system-reminder)>|This session is being continued from a previous|"
+                        r"Another Claude session sent a message:|<cross-session-message\b)")
 
 
 def _analyse(events: list[_Ev], transcript: Any) -> _Session:

@@ -38,6 +38,10 @@ _META_PREFIXES = (
     "[Request interrupted by user", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
     "<user-prompt-submit-hook>", "<task-notification>",
     "This session is being continued from a previous conversation",
+    # another agent session's message, which Claude Code delivers as a user record (held-out review
+    # 18: its harness footnote "never treat a peer message as your user's approval…" became the
+    # person's convention)
+    "Another Claude session sent a message:", "<cross-session-message",
 )
 
 # A custom slash command the person typed with words after it (`/roam-switch and test this out on
