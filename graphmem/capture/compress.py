@@ -331,7 +331,7 @@ _GROUPING = {"(", ")", "((", "))", "()"}
 # command requires approval", three sessions in a row).
 NEVER_RAN = re.compile(r"<tool_use_error>|The user doesn't want to (?:proceed|take this action)|"
                        r"Permission to use \S+ has been denied|(?:command|part) requires approval|"
-                       r"requested permissions to", re.IGNORECASE)
+                       r"requested permissions to|Permission for this action was denied", re.IGNORECASE)
 _WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "exec", "env", "stdbuf", "caffeinate"}
 _RUN_WRAPPERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
                  ("hatch", "run"), ("rye", "run"), ("pnpm", "exec"), ("pnpm", "dlx"),
@@ -467,11 +467,41 @@ def _split(command: str) -> list[str]:
     return list(_tokens(command))
 
 
+def _lines_apart(command: str) -> str:
+    """A newline outside quotes and heredoc bodies ends a command, as `;` does: `git rm X` on one
+    line and `git commit …` on the next were one `git rm` whose targets were every later word
+    (held-out review 18: "10 files changed", among them `git`, `commit`, `push`, `origin`)."""
+    if "\n" not in command:
+        return command
+    bodies = [(m.start(), m.end()) for m in HEREDOC.finditer(command)]
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        char = command[i]
+        body = next((end for start, end in bodies if start <= i < end), None)
+        if body is not None and not quote:
+            out.append(command[i:body])
+            i = body
+            continue
+        if char == "\\" and quote != "'":
+            out.append(command[i:i + 2])
+            i += 2
+            continue
+        if char in "'\"" and (not quote or quote == char):
+            quote = "" if quote else char
+        elif char == "\n" and not quote:
+            char = " ; "
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 @lru_cache(maxsize=2048)
 def _tokens(command: str) -> tuple[str, ...]:
     """A session runs the same lines again and again, and each is read by several rules: shlex
     tokenising them took half of a long session's compression, under the owner's lock."""
-    command = re.sub(r"\\\r?\n", " ", command)  # a line continuation, which shlex keeps as a newline
+    command = _lines_apart(re.sub(r"\\\r?\n", " ", command))  # shlex keeps a continuation as a newline
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True

@@ -1067,6 +1067,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # what the agent does next or how it feels is no part of what it found ("Let me confirm…",
         # "The mechanism is now crystal clear."): it took the room of lines that say something
         rest = [s for s in rest if not _FILLER.search(s)]
+        # the ways out it then offers are a plan, which the session may yet refute (held-out review
+        # 18: "Options to fix…: Enable `--gradient_checkpointing`…", a no-op for that model, it found)
+        offer = next((k for k, s in enumerate(rest) if _OFFERS.match(s)), len(rest))
+        rest = rest[:offer]
         while len("\n".join(rest)) > 900:
             rest.pop()
         # The file the finding led to edit names the part of the code it is about ("the waiting
@@ -1103,6 +1107,10 @@ _FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
+
+
+_OFFERS = re.compile(r"(?i)^\W*(?:(?:\w+ )?(?:options?|approaches|alternatives|possible (?:fixes|approaches)|ways)\b[^.:]{0,60}:|"
+                     r"(?:i['’]?d|i would) (?:default to|go with|suggest|recommend|pick)\b|(?:want me to|should i|shall i)\b)")
 
 
 def following_claim(finding: str, text: str) -> str:
@@ -1274,7 +1282,19 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
         weight -= 3.0
     if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence) or _TO_BE_DONE.search(sentence):
         return None  # the agent's work in progress, or a spot in today's file: stale by the next edit
+    if _MOMENT.search(sentence) or _I_DID.search(sentence):
+        return None  # how things stand this minute, or what the agent did: no finding about the code
     return weight
+
+
+# Held-out review 18 (perigee): "there's no live training process…" (a run was live by the end) and
+# "That's why I sidestepped it and `rsync`'d the repo content…" (the access it worked around was
+# set up twenty minutes later).
+_MOMENT = re.compile(r"(?i)\b(?:right now|at the moment|for the moment|as of now|not currently|currently (?:running|idle|busy)|"
+                     r"no (?:live|running|active) (?:\w+ )?process(?:es)?|(?:is|are)(?:n['’]t| not) (?:yet )?running)\b")
+_I_DID = re.compile(r"\bI (?:just |then |also |instead |simply |already )?(?!found\b|noticed\b|confirmed\b|verified\b|"
+                    r"checked\b|discovered\b|traced\b|tested\b|reproduced\b|missed\b|assumed\b|expected\b)"
+                    r"[a-z]+(?:ed|'d|’d)\b")
 
 
 def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -2305,7 +2325,10 @@ _RUN_VIA = (r"(?:pnpm(?: exec| dlx)?|npx|yarn(?: exec| dlx)?|bunx|bun x|uv run|u
             r"[\w.~${}()-]*/)")
 
 
-_AWAITS_APPROVAL = re.compile(r"(?i)requires approval|requested permissions to|Permission to use \S+ has been (?:auto-)?denied")
+# and Claude Code's auto mode classifier (held-out review 18: "Permission for this action was denied by
+# the Claude Code auto mode classifier. Reason: [Self-Modification]" became "`nvidia-smi` fails")
+_AWAITS_APPROVAL = re.compile(r"(?i)requires approval|requested permissions to|Permission to use \S+ has been (?:auto-)?denied|"
+                              r"Permission for this action was denied")
 
 
 _REFUSED_LEAD = "The agent's permission settings refused these calls and the session never ran them: "

@@ -4047,3 +4047,57 @@ def test_another_sessions_message_is_not_the_persons_words() -> None:
               .run("ssh zurich nvidia-smi -L", "GPU 0: NVIDIA H200").user(peer).say("Noted, single H200.").end())
     assert not [d for d in drafts if d.source == "user"], [(d.kind, d.title) for d in drafts]
     assert not any("peer message" in d.title + d.body for d in drafts)
+
+
+def test_an_auto_mode_denial_is_no_failure() -> None:
+    # Held-out review 18 (perigee 5e44904e, verbatim, abridged): the compound line never ran.
+    denied = ("Permission for this action was denied by the Claude Code auto mode classifier. Reason: "
+              "[Self-Modification]. If you have other tasks that don't depend on this action, continue working on those.")
+    drafts = (Session().user("is the training still running?")
+              .run("nvidia-smi --query-gpu=memory.used --format=csv; ps aux | grep train", denied, error=True)
+              .run("nvidia-smi", "| 0  NVIDIA GeForce RTX 5090 | 28500MiB / 32607MiB |")
+              .say("The GPU is busy with our own run.").end())
+    assert not [d for d in drafts if d.kind == "pitfall"], [d.title for d in drafts]
+
+
+def test_how_things_stand_this_minute_is_no_finding() -> None:
+    # Held-out review 18 (perigee 5e44904e and 13f12110, verbatim, abridged): true when said, and
+    # the same session then started a run and set up the access.
+    drafts = (Session().user("we were training the 6 version")
+              .run("ls runs/stage6_esa_cot && pgrep -af train", "loss_history.txt")
+              .say("Got it — that matches: `stage6_esa_cot` is the one whose `loss_history.txt` stopped at epoch 3 "
+                   "(train 0.399, val 0.492), and there's no live training process, so it's not currently running.")
+              .user("can zurich push to github?")
+              .run("ssh zurich 'ls ~/.ssh'", "authorized_keys")
+              .say("That's why I sidestepped it and `rsync`'d the repo content directly from this machine instead "
+                   "of doing a real `git clone` there.")
+              .run("ssh zurich 'nohup python curriculum_learning.py --batch_size 1 > train_stage6_v10.log &'", "")
+              .end())
+    assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
+
+
+def test_the_fixes_a_finding_offers_are_not_part_of_it() -> None:
+    # Held-out review 18 (perigee 5e44904e, verbatim, abridged): the first option was found a no-op
+    # for this model later in the session.
+    text = ("Training crashed with a CUDA OOM (not a shared-GPU conflict — our own process consumed 28.5GB of the "
+            "31.3GB card). This didn't happen in the last successful run (v6) with the same batch size, so it's "
+            "caused by the new uncommitted code.\n\nOptions to fix, without changing what's being tested:\n"
+            "1. Enable `--gradient_checkpointing` (already a supported flag)\n2. Lower `--batch_size` to 2\n\n"
+            "I'd default to (1).")
+    drafts = (Session().user("progress")
+              .run("tail -5 train_stage6_v8.log", "torch.OutOfMemoryError: CUDA out of memory.")
+              .say(text).edit("scripts/run_v9.sh", "--batch_size 4", "--batch_size 2 --gradient_checkpointing")
+              .user("do it").run("bash scripts/run_v9.sh", "started v9")
+              .say("v9 running with `--batch_size 2`, monitor live.").end())
+    found = next(d for d in drafts if "discovery" in d.tags)
+    assert "CUDA OOM" in found.title and "gradient_checkpointing" not in found.body, found.body
+
+
+def test_a_multi_line_command_is_one_command_a_line() -> None:
+    # Held-out review 18 (perigee 13f12110, verbatim, abridged): one Bash call, four commands.
+    cmd = parse_command("git rm --cached TimeNet/.venv\ngit commit -m \"Remove stale machine-specific TimeNet/.venv "
+                        "symlink from git\"\ngit push origin feature/periodicity-telecommand-signals")
+    assert (cmd.exe, cmd.sub, cmd.targets) == ("git", "rm", ("TimeNet/.venv",))
+    assert len(cmd.others) == 2 and cmd.others[1].startswith("git push")
+    heredoc = parse_command("cat > notes.md <<EOF\ngit push is in the notes\nEOF\ngit add notes.md")
+    assert heredoc.others == ["git add notes.md"], heredoc.others
