@@ -4101,3 +4101,35 @@ def test_a_multi_line_command_is_one_command_a_line() -> None:
     assert len(cmd.others) == 2 and cmd.others[1].startswith("git push")
     heredoc = parse_command("cat > notes.md <<EOF\ngit push is in the notes\nEOF\ngit add notes.md")
     assert heredoc.others == ["git add notes.md"], heredoc.others
+
+
+def test_a_remote_script_that_later_scripts_there_moved_past_is_not_left_open() -> None:
+    # Held-out review 18 (perigee 13f12110, verbatim, abridged): a dry-run push was rejected inside
+    # one ssh script; the agent fast-forwarded, and a real push in a later script worked.
+    rejected = ("--- push dry-run ---\nTo github.com:eklavyagoyal/perigee.git\n ! [rejected]        HEAD -> "
+                "feature/periodicity-telecommand-signals (non-fast-forward)\nerror: failed to push some refs to "
+                "'github.com:eklavyagoyal/perigee.git'")
+    session = Session().user("now you can ssh to that new machine, its hostname is zurich")
+    for step in ("nvidia-smi -L", "ls -la /data/work", "cat /etc/os-release", "df -h /data", "uv --version",
+                 "git -C /data/work/sub log --oneline -1", "ls ~/.ssh", "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
+                 "cat ~/.ssh/config", "ssh-keyscan github.com", "git -C /data/work/sub remote -v", "free -g",
+                 "nproc", "ls /mnt/filesystem-k4"):
+        session.run(f"ssh -o BatchMode=yes zurich '{step}'", "ok")
+    session = (session
+               .run("ssh -o BatchMode=yes zurich 'cd /data/work/sub && git fetch origin 2>&1\n"
+                    "git push --dry-run origin HEAD 2>&1'", "Exit code 1\n" + rejected, error=True)
+               .say("The rejected push was just because the local branch pointer was stale. Fast-forwarding it now.")
+               .run("ssh -o BatchMode=yes zurich 'cd /data/work/sub && git reset --hard origin/main'", "HEAD is now at 1a2b3c4")
+               .run("ssh -o BatchMode=yes zurich 'cd /data/work/sub && git push origin HEAD:refs/heads/key-test 2>&1'",
+                    " * [new branch]      HEAD -> key-test"))
+    drafts = session.say("Write access works.").end()
+    assert not [d for d in drafts if "unresolved" in d.tags], [d.title for d in drafts]
+
+
+def test_a_remote_script_failing_last_is_left_open() -> None:
+    drafts = (Session().user("run the tests on the box")
+              .run("ssh ci-box 'uname -a'", "Linux ci-box")
+              .run("ssh ci-box 'cd /srv/app && pytest -q 2>&1'", "Exit code 1\nFAILED tests/test_api.py::test_login - "
+                   "AssertionError: assert 401 == 200\n1 failed, 40 passed", error=True)
+              .say("One test fails on the box.").end())
+    assert [d for d in drafts if "unresolved" in d.tags], [d.title for d in drafts]
