@@ -17,6 +17,7 @@ from graphmem.capture.compress import short as _short
 _CREATE = re.compile(r"(?i)(?:^|[_.-])(?:create|file|open|new)_?(?:issue|ticket|bug)$")
 _UPDATE = re.compile(r"(?i)(?:^|[_.-])(?:update|edit|close|transition)_?(?:issue|ticket)$")
 _CLI_CREATE = re.compile(r"(?:^|[;&|]\s*)(gh|glab)\s+issue\s+create\b")
+_CLI_CLOSE = re.compile(r"(?:^|[;&|]\s*)(gh|glab)\s+issue\s+close\s+#?(\d+)\b")
 _CLOSED = re.compile(r"(?i)^(?:cancell?ed|done|closed|completed|resolved|duplicate|won'?t ?(?:fix|do))$")
 _KEY = re.compile(r'"(?:identifier|key)"\s*:\s*"([A-Z][A-Z0-9]*-\d+)"')
 _URL = re.compile(r"https?://[^\s\"'<>]+/(?:issues|issue|browse|-/issues)/([\w-]+)")
@@ -32,6 +33,7 @@ class Ticket:
     description: str = ""
     fields: dict[str, str] = field(default_factory=dict)
     state: str = ""
+    filed: bool = True  # by this session; else one it closed
 
 
 def tracker_of(tool: str) -> str:
@@ -66,7 +68,8 @@ def _from_result(ident: str, result: str, tool: str) -> Ticket | None:
     if not ident or not isinstance(title, str) or not title.strip():
         return None
     description = data.get("description")
-    return Ticket(ident, title.strip(), tracker_of(tool), description if isinstance(description, str) else "")
+    return Ticket(ident, title.strip(), tracker_of(tool), description if isinstance(description, str) else "",
+                  filed=False)
 
 
 def _field_text(value: Any) -> str:
@@ -92,6 +95,24 @@ def _cli_ticket(command: str, result: str) -> Ticket | None:
     title = options.get("--title", "")
     fields = {k: options[f"--{k}"] for k in ("label", "repo") if f"--{k}" in options}
     return Ticket(ident, title, tracker_of(found.group(1)), options.get("--body", ""), fields) if title else None
+
+
+def _cli_closed(command: str) -> Ticket | None:
+    """`gh issue close 187 --comment "Resolved by PR #189 …"`: the comment says how it was settled
+    (held-out review 17: the charger issue a merged PR had fixed); without one it says nothing."""
+    found = _CLI_CLOSE.search(command)
+    if found is None:
+        return None
+    try:
+        words = shlex.split(command[found.start():])
+    except ValueError:
+        return None
+    comment = next((words[n + 1] for n, word in enumerate(words[:-1]) if word in ("--comment", "-c")), "")
+    if len(comment.split()) < 4:
+        return None
+    said = " ".join(comment.split())
+    head = re.split(r"(?<=[.!])\s+(?=[A-Z])", said, maxsplit=1)[0]
+    return Ticket(f"#{found.group(2)}", head, tracker_of(found.group(1)), said, state="closed", filed=False)
 
 
 def tickets(calls: Iterable[tuple[str, dict[str, Any], str, bool]]) -> list[Ticket]:
@@ -123,6 +144,11 @@ def tickets(calls: Iterable[tuple[str, dict[str, Any], str, bool]]) -> list[Tick
             ticket = _cli_ticket(given["command"], result)
             if ticket is not None:
                 found[ticket.ident] = ticket
+            elif (closed := _cli_closed(given["command"])) is not None:
+                if closed.ident in found:
+                    found[closed.ident].state = "closed"
+                else:
+                    found[closed.ident] = closed
     return list(found.values())
 
 
@@ -131,10 +157,13 @@ def drafts(found: list[Ticket], session_id: str) -> list[Draft]:
     out = []
     for t in found:
         where = ", ".join(f"{k} {v}" for k, v in t.fields.items())
-        lines = [f"Filed in {t.tracker} as {t.ident}" + (f" ({where})" if where else "") + "."]
         closed = bool(_CLOSED.match(t.state.strip()))
-        if t.state:
-            lines.append(f"Its state was then set to {t.state} in the same session.")
+        if t.filed:
+            lines = [f"Filed in {t.tracker} as {t.ident}" + (f" ({where})" if where else "") + "."]
+            if t.state:
+                lines.append(f"Its state was then set to {t.state} in the same session.")
+        else:
+            lines = [f"{t.tracker} issue {t.ident}, filed before this session, was set to {t.state} in it."]
         description = "\n".join(ln.rstrip() for ln in t.description.splitlines() if ln.strip())
         if description:
             lines.append(description if len(description) <= DESCRIPTION_MAX

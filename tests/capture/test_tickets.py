@@ -119,3 +119,18 @@ def test_an_issue_the_tracker_confirmed_it_filed_is_open_work_the_brief_shows(me
                                                  "issue (critical priority), Project: Troy with the details please"),
                          "mcp__linear-server__create_issue", ENT_242, _created("ENT-242", ENT_242["title"])), tmp_path)
     assert "open task: Open Linear issue ENT-242: Replace go-git worktree.Status()" in memory.brief().text
+
+
+def test_an_issue_closed_with_a_comment_is_a_decision_in_its_words() -> None:
+    # Held-out review 17 (daqifi-nyquist-firmware 34458916, BSL-1.1, paraphrased): the issue was
+    # filed before the fix was merged; the closing comment says how it was settled.
+    comment = ("Resolved by PR #189 (timer-based IINLIM state machine). It now sets 500mA for USB hosts or "
+               "2000mA for wall chargers after a 5-second enumeration window.")
+    drafts = (Session().user("close 187 if it predates 189")
+              .run(f'gh issue close 187 --comment "{comment}" 2>/dev/null', "")
+              .run("gh issue close 188", "")  # no word of why: nothing to keep
+              .say("Closed #187.").end())
+    closed = [d for d in drafts if "ticket" in d.tags]
+    assert [(d.kind, d.title) for d in closed] == [
+        ("decision", "GitHub issue #187 closed: Resolved by PR #189 (timer-based IINLIM state machine).")]
+    assert "2000mA for wall chargers" in closed[0].body and "filed before this session" in closed[0].body
