@@ -134,3 +134,20 @@ def test_an_issue_closed_with_a_comment_is_a_decision_in_its_words() -> None:
     assert [(d.kind, d.title) for d in closed] == [
         ("decision", "GitHub issue #187 closed: Resolved by PR #189 (timer-based IINLIM state machine).")]
     assert "2000mA for wall chargers" in closed[0].body and "filed before this session" in closed[0].body
+
+
+def test_an_issue_filed_then_closed_by_gh_in_a_later_session_leaves_no_open_task(memory: Any,
+                                                                                tmp_path: Path) -> None:
+    from graphmem.store.base import ItemFilter
+    from tests.test_session_memory import ingest
+
+    filed = Session("s-file").user("open an issue for that").run(
+        'gh issue create --title "Charger limited to 500mA" --body "Wall chargers only get 500mA."',
+        "https://github.com/acme/fw/issues/187\n")
+    ingest(memory, filed, tmp_path)
+    closing = Session("s-close").user("close 187, the state machine fixed it").run(
+        'gh issue close 187 --comment "Resolved by PR #189: wall chargers now get 2000mA."', "")
+    ingest(memory, closing, tmp_path)
+    rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("active",)), limit=100)
+    assert [(r["kind"], r["title"]) for r in rows if "ticket" in r["tags"]] == [
+        ("decision", "GitHub issue #187 closed: Resolved by PR #189: wall chargers now get 2000mA.")]
