@@ -306,9 +306,6 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
             if status.get("waiting"):
                 return  # others queue: the prompt is not kept waiting for them
             if status.get("search_ready"):
-                # Loading the prose extractor beside the answer slows it past INJECT_WAIT on two
-                # cores (sessbench: 365 ms for the second prompt after a start): still cold.
-                cold = cold or not status.get("warm", True)
                 break
         except GraphmemError as exc:
             running = owner_running(data_dir)
@@ -324,7 +321,7 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
             return
         time.sleep(COLD_POLL)
         cold = True
-    wait = answer_wait(cold, deadline - time.monotonic())
+    wait = answer_wait(status, cold, deadline - time.monotonic())
     try:
         text = ask_running_owner(data_dir, "prompt_context",
                                  {"prompt": event.text[:4000], "session_id": event.session_id},
@@ -338,10 +335,12 @@ def _inject(event: HookEvent, project: ProjectRef, agent: str) -> None:
         _emit("UserPromptSubmit", text, agent)
 
 
-def answer_wait(cold: bool, cold_left: float) -> float:
+def answer_wait(status: dict[str, Any], cold: bool, cold_left: float) -> float:
     """How long the prompt waits for the answer: INJECT_WAIT from a warm owner; from one that was
-    starting or is still loading, what is left of its cold wait."""
-    return max(INJECT_WAIT, cold_left) if cold else INJECT_WAIT
+    starting, or is still loading the prose extractor beside the answer (which slows it past
+    INJECT_WAIT on two cores: sessbench's second prompt after a start took 365 ms and got
+    nothing), what is left of its cold wait."""
+    return max(INJECT_WAIT, cold_left) if cold or not status.get("warm", True) else INJECT_WAIT
 
 
 def _warm_owner(project: ProjectRef, cwd: str) -> None:

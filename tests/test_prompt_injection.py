@@ -289,8 +289,10 @@ def test_an_owner_loading_its_extractor_is_still_cold_for_the_prompt(
             time.sleep(0.01)
         assert (True, False) in seen, "never seen ready for search while still loading"
         assert all(ready for ready, warm in seen if warm), "warm before ready for search"
-        assert answer_wait(cold=True, cold_left=1.5) == 1.5
-        assert answer_wait(cold=False, cold_left=1.5) == INJECT_WAIT
+        loading, warm = {"search_ready": True, "warm": False}, {"search_ready": True, "warm": True}
+        assert answer_wait(loading, cold=False, cold_left=1.5) == 1.5
+        assert answer_wait(warm, cold=True, cold_left=1.5) == 1.5
+        assert answer_wait(warm, cold=False, cold_left=1.5) == INJECT_WAIT
     finally:
         owner.terminate()
         owner.wait(30)

@@ -464,7 +464,10 @@ class Command:
 
 
 def _split(command: str) -> list[str]:
-    return list(_tokens(command))
+    return list(_tokens(command) if len(command) <= TOKENS_CACHED_CHARS else _tokens.__wrapped__(command))
+
+
+TOKENS_CACHED_CHARS = 512  # longer lines (heredocs) are rarely run twice, and would hold megabytes
 
 
 def _lines_apart(command: str) -> str:
@@ -665,7 +668,8 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
 
 def _joined(tokens: list[str]) -> str:
     """Tokens back into a line that splits into them again ("/mnt/c/Program Files/…/make.exe")."""
-    return " ".join(shlex.quote(t) if re.search(r"\s", t) else t for t in tokens)
+    return " ".join(shlex.quote(t) if re.search(r"\s", t) or re.search(r"[();<>|&]", t) and not
+                    re.fullmatch(r"[();<>|&\d]+", t) else t for t in tokens)
 
 
 HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
@@ -1978,10 +1982,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         cut_off = bool(_STEP_ANNOUNCED.search(" ".join(last_words.split())[-80:]))
         if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing):
             closing = ""  # "Now I have enough to write the commit message": a step, not what was done
-        elif _NOW_SO.search(closing):
+        elif _NOW_SO.search(closing) and s.transcript is not None and (report := lessons.reported(s.transcript)):
             # "The zip is now `C:\…`" (held-out review 17): the state the last small ask left, not
             # what the session did; its own report of what it did says that
-            closing = next(iter(lessons.reported(s.transcript)), "") if s.transcript is not None else ""
+            closing = report[0]
         if not (closing or changed or drafts or s.runs and not under_way):
             return []  # a session that did, decided and learnt nothing leaves no handoff
         # with nothing built or said at the end, what was asked says what the session was about

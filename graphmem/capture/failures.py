@@ -66,7 +66,7 @@ def mask(message: str) -> str:
     return " ".join(text.split())[:160]
 
 
-_FAILED_TEST = re.compile(r"\s*FAILED \S+::\S+(?: - \S.*)?")
+_FAILED_TEST = re.compile(r"\s*FAILED (?P<id>\S.*?::.+?)(?: - (?P<kind>[A-Za-z_][\w.]*): (?P<msg>.+))?\s*$")
 
 
 def signature(output: str) -> Signature | None:
@@ -88,6 +88,8 @@ def signature(output: str) -> Signature | None:
                     continue
                 return Signature(_type_name(kind), _short(message), frame)
     failed_test = next((m for m in map(_FAILED_TEST.match, lines[:200]) if m), None)
+    if failed_test and failed_test.group("msg"):
+        return Signature(_type_name(failed_test.group("kind")), _short(failed_test.group("msg").strip()), frame)
     if failed_test:
         return Signature("", _short(failed_test.group(0).strip()), frame)
     found = lint_findings("\n".join(lines[:200]))

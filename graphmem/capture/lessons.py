@@ -28,7 +28,6 @@ from graphmem.capture.compress import (
     EDIT_TOOLS,
     HEREDOC,
     NEVER_RAN,
-    READ_ONLY,
     REPORTED,
     TASK_OUTPUT_TOOLS,
     WRITE_TOOLS,
@@ -315,7 +314,9 @@ def _refusals(line: str, output: str) -> Iterator[tuple[str, re.Match[str]]]:
     not see through."""
     for match in _SHELL_REFUSED.finditer(output[-6000:]):
         name = next(g for g in match.groups() if g)
-        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*({re.escape(name)}(?:[ \t][^\n&|;]*)?)(?=$|\n|&&|\|\||;)", line)
+        # the name may be quoted ("/mnt/c/Program Files/…/make.exe"), the step end in `2>&1 | tail`
+        at = re.search(rf"(?:^|\n|&&|\|\||;)\s*(['\"]?{re.escape(name)}['\"]?(?:[ \t][^\n&|;]*?)?)"
+                       r"(?=\s*(?:$|\n|&&|\|\|?|;|\d*>&))", line)
         if at:
             yield name, at
 
@@ -365,16 +366,21 @@ def _shows_exception(text: str) -> bool:
 # directory" came back as passes, so no failure met its fix).
 _TAIL_FILTER = re.compile(r"\|&?\s*(?:tail|head)\b(?![^|]*\|)")
 _RUNNER_FAILED = re.compile(r"(?mi)^\s*(?:\[[\w:-]+\]\s*)?(?:ERROR\s+)?task failed\b|^make(?:\[\d+\])?: \*\*\* |"
-                            r"^npm ERR!|\bELIFECYCLE\b|^error: Recipe `[^`]+` failed|^Error: Process completed with exit code [1-9]")
+                            r"^npm ERR!|\bELIFECYCLE\b|^error: Recipe `[^`]+` failed")
+# what prints other runs' failures: a CI run's log, a container's, the journal
+_LOG_READER = re.compile(r"(?:gh run (?:view|watch)|(?:docker|podman)(?: compose)? logs|kubectl logs|heroku logs|"
+                         r"journalctl)\b")
 
 
 def _filtered_failure(line: Command, text: str) -> bool:
-    """A line whose last filter is tail or head, running something (not reading a file), whose
-    output shows the shell refusing a program, a task runner giving up, or a failure and no pass."""
-    if not _TAIL_FILTER.search(line.raw) or line.exe in READ_ONLY:
+    """A line whose last filter is tail or head, running something (not reading a file or a log),
+    whose output shows the shell refusing one of its steps, a task runner giving up, or, from a
+    check, failed tests."""
+    if not _TAIL_FILTER.search(line.raw) or line.is_read_only or _LOG_READER.match(line.main):
         return False
     end = text[-6000:]
-    return bool(_SHELL_REFUSED.search(end) or _RUNNER_FAILED.search(end) or _SOME_FAILED.search(end))
+    return bool(_RUNNER_FAILED.search(end) or next(_refusals(line.raw[:4000], end), None) is not None
+                or line.is_check and _SOME_FAILED.search(end))
 
 
 def _exit_failure(text: str) -> bool:
@@ -476,7 +482,7 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
                 continue
             lesson = Lesson(call, sig.text, sig.key,
                             typed=len(re.findall(r"[A-Za-z]{3,}", sig.message)) >= 3)
-            lesson.diagnosis = _diagnosis_after(call.pos, prose, calls)
+            lesson.diagnosis = _diagnosis_after(call.pos, prose, calls, call)
             lessons.append(lesson)
             open_.append(lesson)
     final = max((c.pos for c in calls), default=0)
@@ -602,7 +608,8 @@ def _errored(call: _Call) -> bool:
     return (call.errored and call.command is None) or call.result.lstrip().startswith(_REFUSED_CALL)
 
 
-def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call]) -> list[str]:
+def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call],
+                     failed: _Call | None = None) -> list[str]:
     """The agent's explanation in its first words after a failure (before its next command), or
     after a look around if it says why in so many words (held-out review 15 grepped beside the
     failing lint, then: "The script isn't executable — that's why it was never wired up.")."""
@@ -613,9 +620,23 @@ def _diagnosis_after(pos: int, prose: list[tuple[int, str]], calls: list[_Call])
     for at, text in prose:
         if pos < at <= next_change:
             found = explanation(text)
-            if found and (at <= next_command or _SAYS_WHY.search(found[0])):
+            if found and (at <= next_command or _SAYS_WHY.search(found[0]) and _about(found[0], failed)):
                 return found
     return []
+
+
+def _about(said: str, call: _Call | None) -> bool:
+    """Whether words the agent said after other calls speak of the failed call: a word of four
+    letters or more they share with its line or its output (not an answer to a question between)."""
+    if call is None or call.command is None:
+        return False
+    theirs = set(re.findall(r"[a-z]{4,}", f"{call.command.raw[:2000]}\n{call.result[-3000:]}".lower()))
+    return bool((set(re.findall(r"[a-z]{4,}", said.lower())) - _COMMON) & theirs)
+
+
+_COMMON = frozenset({"that", "this", "with", "from", "because", "when", "have", "will", "there", "their", "which",
+                     "what", "were", "been", "into", "then", "than", "just", "only", "also", "does", "doesn", "isn",
+                     "wasn", "the", "error", "failed", "fails", "failing", "file", "line", "why"})
 
 
 _SAYS_WHY = re.compile(r"(?i)\b(?:because|that['’]s why|which is why|root cause|caused by|due to|the reason)\b")
@@ -990,8 +1011,8 @@ def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")
 # A complaint about a name, which a rename settles; a root cause in a function the fix renamed
 # stays a lesson (spotter ae4a77f8: `get_current_trace_id` always returns `:error`, then renamed).
-_NAMING = re.compile(r"(?i)\b(?:named|naming|misnamed|misleading|confusing name|(?:better|clearer) name|"
-                     r"would be clearer|rename)\b")
+_NAMING = re.compile(r"(?i)\b(?:misnamed|misleading|confusing name|(?:better|clearer) name|would be clearer|"
+                     r"rename)\b")
 _SED_RENAME = re.compile(r"\bs([/|#,])(?:\\b|\\<)?([A-Za-z_]\w{3,})(?:\\b|\\>)?\1([A-Za-z_]\w*)\1")
 
 
@@ -1015,8 +1036,10 @@ def _renamed_later(msgs: list[Any], n: int, sentence: str) -> bool:
                     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
                     if not word.search(old) or word.search(new):
                         continue
-                    if _IDENTIFIER.fullmatch(new) or any(word.sub(other, old) == new
-                                                         for other in set(_IDENTIFIER.findall(new))):
+                    # what stands where the name stood in the old text, if only the name changed
+                    at = word.search(old)
+                    other = re.match(r"\w+", new[at.start():]) if at and old[:at.start()] == new[:at.start()] else None
+                    if _IDENTIFIER.fullmatch(new) or other and word.sub(other.group(0), old) == new:
                         return True
     return False
 
@@ -1529,8 +1552,8 @@ _NOTE_HEREDOC = re.compile(
     re.DOTALL)
 _APPENDS = re.compile(r">>|\btee\s+(?:-a|--append)\b")
 # a line of an instructions file that states a rule, the title before a line that only describes
-_RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|make sure|"
-                        r"(?:for|on|with|before|after) (?:every|each)|every time|each time)\b")
+_RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|make sure)\b")
+_EVERY = re.compile(r"(?i)^(?:for|before|after|on) (?:every|each)\b")  # "For every release, zip …:"
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
 MAX_NOTES = 3
 
@@ -1578,8 +1601,9 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
         # a rule may lead into the command it prescribes (held-out review 17: "For every prerelease and
         # release, compress the production hex file into a zip …:" above its `zip -j` block)
         stated = [p.rstrip(":") for p in prose if len(p.split()) >= 5
-                  and (not p.endswith(":") or _RULE_LINE.search(p))]
-        first = next((p for p in stated if _RULE_LINE.search(p)), next(iter(stated), ""))
+                  and (not p.endswith(":") or _RULE_LINE.search(p) or _EVERY.match(p))]
+        first = next((p for p in stated if _RULE_LINE.search(p)),
+                     next((p for p in stated if _EVERY.match(p)), next(iter(stated), "")))
         title = described.group(1).strip(" '\"") if described else next(iter(_sentences(first)), first)
         if len(title.split()) < 4:
             continue
@@ -1596,7 +1620,10 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
 # A warning the agent wrote into the code (held-out review 17, daqifi: "SAFETY: LOG_LEVEL_USB must
 # not exceed LOG_LEVEL_ERROR until issue #191 is resolved. The USB event handler runs in ISR
 # context …", the root cause the session found, stated nowhere else in its own words).
-_COMMENT_LINE = re.compile(r"^\s*(?://+!?|#+(?![!\[])|/\*+|\*+(?!/)|--|;+|<!--)[ \t]?(.*?)\s*(?:\*/|-->)?\s*$")
+_COMMENT_LINE = re.compile(r"^\s*(?://+!?|#+(?![!\[])|/\*+|\*+(?!/)|--|;+|<!--)[ \t]?(.*)$")
+_COMMENT_END = re.compile(r"\s*(?:\*/|-->)?\s*$")
+_GENERATED = re.compile(r"(?i)\bgenerated\b.{0,80}\b(?:do not|don['’]t) edit\b")
+_PROSE_FILE = re.compile(r"(?i)\.(?:md|mdx|markdown|rst|txt|adoc)$")
 _WARNING_MARK = re.compile(r"^(?:WARNING|SAFETY|IMPORTANT|CAUTION|DANGER)\b\s*(?:\([^)]*\))?\s*[:—-]\s*", re.IGNORECASE)
 _TEST_PATH = re.compile(r"(?i)(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
 MAX_CODE_WARNINGS = 2
@@ -1610,21 +1637,23 @@ def code_warnings(transcript: Iterable[Any], rel: Callable[[str], str], session_
     edits = [c for c in calls if c.tool in EDIT_TOOLS | WRITE_TOOLS and c.answered and not _errored(c)]
     for n, call in enumerate(edits):
         path = next(iter(files_of(call, rel)), "")
-        if not path or _TEST_PATH.search(path):
+        if not path or _TEST_PATH.search(path) or _PROSE_FILE.search(path):
             continue
+        if call.tool in WRITE_TOOLS and not call.result.lstrip().lower().startswith("file created"):
+            continue  # a file written over: which of its comments were there before is not known
         for old, new in edit_texts(call.input):
-            before = set(old.splitlines())
+            before = {ln.strip() for ln in old.splitlines()}  # re-indented is not written anew
             block: list[str] = []
             for line in [*new.splitlines(), ""]:
-                comment = _COMMENT_LINE.match(line) if line not in before else None
+                comment = _COMMENT_LINE.match(line) if line.strip() not in before else None
                 if comment:
-                    block.append(comment.group(1))
+                    block.append(_COMMENT_END.sub("", comment.group(1)))
                     continue
                 text = " ".join(" ".join(block).split())
                 first = block[0].strip() if block else ""
                 block = []
                 mark = _WARNING_MARK.match(text)
-                if not mark or len(text[mark.end():].split()) < 8:
+                if not mark or len(text[mark.end():].split()) < 8 or _GENERATED.search(text):
                     continue
                 if any(first in old2 and first not in new2 for later in edits[n + 1:]
                        for old2, new2 in edit_texts(later.input)):

@@ -3914,12 +3914,27 @@ def test_a_task_runner_giving_up_behind_tail_is_a_failure() -> None:
     assert "Permission denied" in lesson.body and "update-index --chmod=+x" in lesson.body
 
 
-def test_reading_a_log_behind_tail_is_no_failure() -> None:
-    # What a log says is not how the command that reads it went.
-    drafts = (Session().user("what happened in the last deploy?")
-              .run("cat deploy.log | tail -5", "cp: /srv/app: Permission denied\nnpm ERR! code EACCES")
-              .say("The deploy failed on permissions.").end())
-    assert not [d for d in drafts if d.kind == "pitfall"], [d.title for d in drafts]
+@pytest.mark.parametrize(("line", "output", "failed"), [
+    # what a file or a log says is not how the command that reads it went (whole-diff review)
+    ("cat deploy.log | tail -5", "cp: /srv/app: Permission denied\nnpm ERR! code EACCES", False),
+    ("git log --oneline | head -5", "a1b2c3 ci: quarantine flaky specs (3 failed on main)", False),
+    ("gh run view 123 --log-failed | tail -20", "Tests: 2 failed, 40 passed\nnpm ERR! code 1", False),
+    ("docker logs web --since 10m | tail -20", "npm ERR! errno 1", False),
+    # a step the line does not run that is missing says nothing of the line's own run
+    ("npm run build 2>&1 | tail -5", "sh: 1: git: not found\n✓ built in 3.21s", False),
+    ("make docs 2>&1 | tail -3", "Build finished.\n/bin/sh: 1: xdg-open: not found", False),
+    # a deploy script printing '1 failed' is not a check that failed
+    ("./deploy.sh 2>&1 | tail -3", "uploaded 40, 1 failed to invalidate (retrying later)\ndone", False),
+    # held-out reviews 15 and 17, and a check behind tail
+    ("mise run lint 2>&1 | tail -20", "sh: line 1: ./script/v.sh: Permission denied\n[lint] ERROR task failed", True),
+    ('rm -rf build && "/mnt/c/Program Files/MPLABX/v6.25/bin/make.exe" -f Makefile build 2>&1 | tail -30',
+     "/bin/bash: line 1: /mnt/c/Program Files/MPLABX/v6.25/bin/make.exe: No such file or directory", True),
+    ("npm test 2>&1 | tail -5", "Tests: 1 failed, 5 passed, 6 total", True),
+])
+def test_what_a_run_behind_tail_printed_says_whether_it_failed(line: str, output: str, failed: bool) -> None:
+    from graphmem.capture.lessons import _filtered_failure
+
+    assert _filtered_failure(parse_command(line), output) is failed
 
 
 def test_a_complaint_about_a_name_the_session_renames_is_no_finding() -> None:
@@ -4133,3 +4148,55 @@ def test_a_remote_script_failing_last_is_left_open() -> None:
                    "AssertionError: assert 401 == 200\n1 failed, 40 passed", error=True)
               .say("One test fails on the box.").end())
     assert [d for d in drafts if "unresolved" in d.tags], [d.title for d in drafts]
+
+
+def test_review_cases_of_this_sessions_rules() -> None:
+    # Whole-diff review of 7bd0e89..31525ed: each case a rule of that change got wrong.
+    # A warning already in the code, re-indented under a new `if`, is not the session's.
+    kept = "    # WARNING: the lock must be taken before the queue is read, or two workers pop one job\n    pop()"
+    drafts = (Session().user("guard the pop").edit("src/worker.py", kept.replace("    ", "", 2).replace("\n    ", "\n"),
+                                                     "if ready:\n" + kept).say("Guarded.").end())
+    assert not [d for d in drafts if "code-warning" in d.tags]
+    # A finding that only says what a parameter is named stays when a later edit renames it.
+    bug = ("The parameter is named `retry_delay` and `scheduler.py` passes milliseconds, but `jobs.py` treats the "
+           "value as seconds, so a 5 s retry waits 83 minutes.")
+    drafts = (Session().user("why do retries take forever?").run("grep -rn retry_delay .", "jobs.py:3: retry_delay")
+              .say(bug).edit("jobs.py", "def schedule(retry_delay):", "def schedule(retry_delay_ms):")
+              .edit("jobs.py", "sleep(retry_delay)", "sleep(retry_delay_ms / 1000)")
+              .run("pytest -q", "3 passed").say("Fixed.").end())
+    assert any("83 minutes" in d.title for d in drafts), [d.title for d in drafts]
+    # "… is now fixed" with no report of what was done heads the summary.
+    drafts = (Session().user("fix the race").edit("src/queue.py", "pop()", "with lock: pop()")
+              .run("pytest -q", "42 passed")
+              .say("The race in the job queue is now fixed: the worker takes the lock before popping.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "race in the job queue is now fixed" in summary.title, summary.title
+
+
+def test_a_rule_outranks_a_description_of_every_commit() -> None:
+    old = "## Commits\n"
+    new = ("## Commits\nThe pre-commit hook runs on every commit and formats the staged files.\n"
+           "Never bypass it with `--no-verify`; fix the formatting and commit again.\n")
+    drafts = Session().user("note the hook").edit("CLAUDE.md", old, new).say("Noted.").end()
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert note.title.startswith("Never bypass it with `--no-verify`"), note.title
+
+
+def test_an_answer_to_a_question_between_is_no_diagnosis_of_the_failure() -> None:
+    drafts = (Session().user("run the tests")
+              .run("npm test", "Exit code 1\nFAIL src/login.test.ts\n  ● redirects after login", error=True)
+              .user("btw, why does the API client retry three times?")
+              .run("cat src/api/client.ts", "export const RETRIES = 3 // flaky upstream")
+              .say("It retries three times because the upstream payment API drops about 2% of requests.")
+              .edit("src/login.ts", "return '/login'", "return session ? '/home' : '/login'")
+              .run("npm test", "Tests: 12 passed").end())
+    assert not any("retries three times" in d.title for d in drafts if d.kind == "pitfall")
+
+
+@pytest.mark.parametrize(("output", "kind", "message"), [
+    ("FAILED tests/test_a.py::test_x[a b] - ValueError: bad", "ValueError", "bad"),
+    ("1 failed\nFAILED tests/test_a.py::test_x", "", "FAILED tests/test_a.py::test_x"),
+])
+def test_a_pytest_failed_line_is_its_error(output: str, kind: str, message: str) -> None:
+    found = signature(output)
+    assert found is not None and (found.type, found.message) == (kind, message)
