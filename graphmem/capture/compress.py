@@ -884,6 +884,7 @@ _FAIL_TEXT = re.compile(
     | ^fatal:\ | ^Error:\ | ^ERROR:\ 
     | \bBUILD\ FAILED\b | ^error:\ could\ not\ compile
     | ^✖\ \d+\ problems?\ \(\d*[1-9]\d*\ errors?                # ESLint's tally with errors
+    | \bexternally-managed-environment\b | ^hint:\ See\ PEP\ 668\b  # pip refusing a system Python
     """
 )
 _PASS_TEXT = re.compile(

@@ -367,6 +367,8 @@ def _shows_exception(text: str) -> bool:
 _TAIL_FILTER = re.compile(r"\|&?\s*(?:tail|head)\b(?![^|]*\|)")
 _RUNNER_FAILED = re.compile(r"(?mi)^\s*(?:\[[\w:-]+\]\s*)?(?:ERROR\s+)?task failed\b|^make(?:\[\d+\])?: \*\*\* |"
                             r"^npm ERR!|\bELIFECYCLE\b|^error: Recipe `[^`]+` failed")
+# pip refusing a system Python: behind `| tail -3` only its hint is left (held-out review 19)
+_PIP_REFUSED = re.compile(r"(?m)\bexternally-managed-environment\b|^hint: See PEP 668\b")
 # what prints other runs' failures: a CI run's log, a container's, the journal
 _LOG_READER = re.compile(r"(?:gh run (?:view|watch)|(?:docker|podman)(?: compose)? logs|kubectl logs|heroku logs|"
                          r"journalctl)\b")
@@ -374,13 +376,14 @@ _LOG_READER = re.compile(r"(?:gh run (?:view|watch)|(?:docker|podman)(?: compose
 
 def _filtered_failure(line: Command, text: str) -> bool:
     """A line whose last filter is tail or head, running something (not reading a file or a log),
-    whose output shows the shell refusing one of its steps, a task runner giving up, or, from a
-    check, failed tests."""
+    whose output shows the shell refusing one of its steps, a task runner giving up, from a check
+    failed tests, or from an install an error (held-out review 19: pip's "error:
+    externally-managed-environment" behind `| tail -3` was listed as installed)."""
     if not _TAIL_FILTER.search(line.raw) or line.is_read_only or _LOG_READER.match(line.main):
         return False
     end = text[-6000:]
     return bool(_RUNNER_FAILED.search(end) or next(_refusals(line.raw[:4000], end), None) is not None
-                or line.is_check and _SOME_FAILED.search(end))
+                or line.is_check and _SOME_FAILED.search(end) or line.is_install and (failure_lines(end) or _PIP_REFUSED.search(end)))
 
 
 def _exit_failure(text: str) -> bool:

@@ -3930,6 +3930,11 @@ def test_a_task_runner_giving_up_behind_tail_is_a_failure() -> None:
     ('rm -rf build && "/mnt/c/Program Files/MPLABX/v6.25/bin/make.exe" -f Makefile build 2>&1 | tail -30',
      "/bin/bash: line 1: /mnt/c/Program Files/MPLABX/v6.25/bin/make.exe: No such file or directory", True),
     ("npm test 2>&1 | tail -5", "Tests: 1 failed, 5 passed, 6 total", True),
+    # held-out review 19 (perigee df9ef30e): pip's refusal, of which tail left only the hint
+    ("pip3 install anthropic huggingface_hub --quiet 2>&1 | tail -3",
+     ("note: If you believe this is a mistake, please contact your Python installation.\n"
+     "hint: See PEP 668 for the detailed specification."), True),
+    ("pip3 install openai --quiet 2>&1 | tail -3", "WARNING: Cache entry deserialization failed, entry ignored", False),
 ])
 def test_what_a_run_behind_tail_printed_says_whether_it_failed(line: str, output: str, failed: bool) -> None:
     from graphmem.capture.lessons import _filtered_failure

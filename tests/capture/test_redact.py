@@ -159,3 +159,15 @@ def test_private_key_block_is_masked_whole_even_when_cut_off() -> None:
                                   "  +@dataclass(frozen=True)"])
 def test_decorators_in_diffs_are_not_mailboxes(line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # held-out review 19 (perigee df9ef30e): the agent named the key to rotate by its head
+    ("rotate the API key you pasted: delete `sk-proj-Z0S9...` on platform.openai.com", False),
+    ("token ghp_ab12… was revoked", False),
+    # placeholders and words are no key
+    ("set OPENAI_API_KEY=sk-xxxx... in .env", True),
+    ("the sk-learn... module", True),
+])
+def test_the_head_of_a_key_cut_short_is_masked(text: str, kept: bool) -> None:
+    assert (redact(text) == text) is kept, redact(text)
