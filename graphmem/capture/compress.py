@@ -491,6 +491,10 @@ def _lines_apart(command: str) -> str:
             out.append(command[i:i + 2])
             i += 2
             continue
+        if char == "#" and not quote and (i == 0 or command[i - 1] in " \t\n;&|("):
+            end = command.find("\n", i)
+            i = len(command) if end < 0 else end  # a comment: its quotes quote nothing
+            continue
         if char in "'\"" and (not quote or quote == char):
             quote = "" if quote else char
         elif char == "\n" and not quote:
@@ -672,7 +676,7 @@ def _joined(tokens: list[str]) -> str:
                     re.fullmatch(r"[();<>|&\d]+", t) else t for t in tokens)
 
 
-HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
+HEREDOC = re.compile(r"(?<!<)<<(?!<)-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1([^\n]*)\n.*?(?:\n\s*\2\s*(?=\n|$)|$)", re.DOTALL)
 _WRITE_REDIRECTS = {">", ">>", "&>", "&>>", ">|"}
 _COPIES = {"cp", "mv", "install", "ln", "rsync"}
 

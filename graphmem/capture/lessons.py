@@ -370,8 +370,7 @@ _RUNNER_FAILED = re.compile(r"(?mi)^\s*(?:\[[\w:-]+\]\s*)?(?:ERROR\s+)?task fail
 # pip refusing a system Python: behind `| tail -3` only its hint is left (held-out review 19)
 _PIP_REFUSED = re.compile(r"(?m)\bexternally-managed-environment\b|^hint: See PEP 668\b")
 # what prints other runs' failures: a CI run's log, a container's, the journal
-_LOG_READER = re.compile(r"(?:gh run (?:view|watch)|(?:docker|podman)(?: compose)? logs|kubectl logs|heroku logs|"
-                         r"journalctl)\b")
+_LOG_READER = re.compile(r"\bgh run (?:view|watch)\b|\bjournalctl\b|(?<![\w-])logs(?![\w-])")
 
 
 def _filtered_failure(line: Command, text: str) -> bool:
@@ -379,7 +378,7 @@ def _filtered_failure(line: Command, text: str) -> bool:
     whose output shows the shell refusing one of its steps, a task runner giving up, from a check
     failed tests, or from an install an error (held-out review 19: pip's "error:
     externally-managed-environment" behind `| tail -3` was listed as installed)."""
-    if not _TAIL_FILTER.search(line.raw) or line.is_read_only or _LOG_READER.match(line.main):
+    if not _TAIL_FILTER.search(line.raw) or line.is_read_only or _LOG_READER.search(line.main):
         return False
     end = text[-6000:]
     return bool(_RUNNER_FAILED.search(end) or next(_refusals(line.raw[:4000], end), None) is not None
@@ -502,9 +501,10 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         lesson.commands = [c for c in between if c.command is not None and not c.failed
                            and not c.command.is_read_only and c.command.exe]
         host = _remote_host(lesson.call.command)
+        ran = _remote_programs(lesson.call.command)
         lesson.moved_on = bool(host) and any(
             c.pos > lesson.call.pos and c.answered and not c.failed and not c.errored
-            and _remote_host(c.command) == host for c in calls)
+            and _remote_host(c.command) == host and ran & _remote_programs(c.command) for c in calls)
         failed = lesson.call.command
         if lesson.fixed_by is not None and failed is not None:
             after = [c for c in calls if c.pos >= lesson.fixed_by.pos and c.command is not None and c.answered
@@ -544,7 +544,7 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
                 continue
             finding = seen[0]
             how, at = _naming(said, rule)
-            why = [] if how else _diagnosis_after(call.pos, prose, calls)
+            why = [] if how else _diagnosis_after(call.pos, prose, calls, call)
             after = [e for e in edits if e.pos >= at]
             added = _uniq(line for f in seen for line in _added_lines(after, f.path, rel))[:4]
             if not how and (not added or unnamed):
@@ -633,8 +633,9 @@ def _about(said: str, call: _Call | None) -> bool:
     letters or more they share with its line or its output (not an answer to a question between)."""
     if call is None or call.command is None:
         return False
-    theirs = set(re.findall(r"[a-z]{4,}", f"{call.command.raw[:2000]}\n{call.result[-3000:]}".lower()))
-    return bool((set(re.findall(r"[a-z]{4,}", said.lower())) - _COMMON) & theirs)
+    theirs = set(re.findall(r"[a-z]{4,}", f"{call.command.raw[:2000]}\n{call.result[-3000:]}".lower())) - _COMMON
+    ours = set(re.findall(r"[a-z]{4,}", said.lower())) - _COMMON
+    return any(t in w or w in t for w in ours for t in theirs)  # `yaml` in PyYAML
 
 
 _COMMON = frozenset({"that", "this", "with", "from", "because", "when", "have", "will", "there", "their", "which",
@@ -791,13 +792,24 @@ def open_failures(lessons: list[Lesson]) -> list[Lesson]:
 
 
 _SSH_VALUED = frozenset("bcDEeFIiJLlmOopQRSWw")
+_LOOKS = frozenset({"echo", "printf", "cd", "ls", "cat", "head", "tail", "pwd", "true", "export", "set", "grep",
+                    "find", "which", "test", "[", "sleep", "date", "whoami", "hostname", "uname", "env"})
+
+
+def _remote_programs(cmd: Command | None) -> set[str]:
+    """The programs (besides looking around) a remote script runs: a later script on the host
+    that runs none of them says nothing of the failed one."""
+    script = cmd.main.split(None, 1)[-1] if cmd is not None else ""
+    heads = re.findall(r"(?:^|[\n;&|(]|\$\()\s*([A-Za-z_][\w.+-]*)", script.replace("'", " ").replace('"', " "))
+    return {h for h in heads if h not in _LOOKS and h != "ssh"}
 
 
 def _remote_host(cmd: Command | None) -> str:
     """The host an `ssh [options] host '<script>'` line runs its script on, else ""."""
     if cmd is None or cmd.exe != "ssh":
         return ""
-    words = cmd.main.split()[1:]  # the options and the host come before the (quoted) script
+    words = cmd.main.split()  # the options and the host come before the (quoted) script
+    words = words[next((n for n, w in enumerate(words) if w.rsplit("/", 1)[-1] == "ssh"), 0) + 1:]
     while words and words[0].startswith("-"):
         flag = words.pop(0)
         if len(flag) == 2 and flag[1] in _SSH_VALUED and words:
@@ -1158,7 +1170,8 @@ ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
 
 
-_OFFERS = re.compile(r"(?i)^\W*(?:(?:\w+ )?(?:options?|approaches|alternatives|possible (?:fixes|approaches)|ways)\b[^.:]{0,60}:|"
+_OFFERS = re.compile(r"(?i)^\W*(?:(?:here are |the |two |three |a few |some |possible )?(?:options?|approaches|alternatives|"
+                     r"fixes|ways to (?:fix|solve|avoid|work around|get))\b[^.:]{0,60}:|"
                      r"(?:i['’]?d|i would) (?:default to|go with|suggest|recommend|pick)\b|(?:want me to|should i|shall i)\b)")
 
 
@@ -1339,11 +1352,13 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
 # Held-out review 18 (perigee): "there's no live training process…" (a run was live by the end) and
 # "That's why I sidestepped it and `rsync`'d the repo content…" (the access it worked around was
 # set up twenty minutes later).
-_MOMENT = re.compile(r"(?i)\b(?:right now|at the moment|for the moment|as of now|not currently|currently (?:running|idle|busy)|"
-                     r"no (?:live|running|active) (?:\w+ )?process(?:es)?|(?:is|are)(?:n['’]t| not) (?:yet )?running)\b")
-_I_DID = re.compile(r"\bI (?:just |then |also |instead |simply |already )?(?!found\b|noticed\b|confirmed\b|verified\b|"
-                    r"checked\b|discovered\b|traced\b|tested\b|reproduced\b|missed\b|assumed\b|expected\b)"
-                    r"[a-z]+(?:ed|'d|’d)\b")
+_MOMENT = re.compile(r"(?i)\b(?:not currently running|(?:is|are) currently (?:running|idle|busy)|"
+                     r"no (?:live|running|active) (?:\w+ )?process(?:es)?)\b")
+# what it did to get on (not how it looked: "I grepped…", "I profiled…" lead to findings)
+_I_DID = re.compile(r"\bI (?:just |then |also |instead |simply |already )?(?:sidestepped|side-stepped|worked around|"
+                    r"rsync['’]d|rsynced|copied|moved|switched|bypassed|skipped|went with|opted|chose|picked|added|"
+                    r"removed|changed|updated|created|wrote|rewrote|replaced|renamed|reverted|deleted|disabled|"
+                    r"enabled|pinned|bumped|pushed|committed)\b")
 
 
 def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -1626,7 +1641,7 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
 _COMMENT_LINE = re.compile(r"^\s*(?://+!?|#+(?![!\[])|/\*+|\*+(?!/)|--|;+|<!--)[ \t]?(.*)$")
 _COMMENT_END = re.compile(r"\s*(?:\*/|-->)?\s*$")
 _GENERATED = re.compile(r"(?i)\bgenerated\b.{0,80}\b(?:do not|don['’]t) edit\b")
-_PROSE_FILE = re.compile(r"(?i)\.(?:md|mdx|markdown|rst|txt|adoc)$")
+_PROSE_FILE = re.compile(r"(?i)\.(?:md|mdx|markdown|rst|adoc)$")
 _WARNING_MARK = re.compile(r"^(?:WARNING|SAFETY|IMPORTANT|CAUTION|DANGER)\b\s*(?:\([^)]*\))?\s*[:—-]\s*", re.IGNORECASE)
 _TEST_PATH = re.compile(r"(?i)(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
 MAX_CODE_WARNINGS = 2

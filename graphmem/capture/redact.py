@@ -1030,7 +1030,7 @@ def _decode_text(token: str) -> str:
 # The head of a real key cut short for the person ("delete `sk-proj-Z0S9...`", held-out review 19):
 # a part of a secret; a placeholder (`sk-xxxx...`) has no digit.
 _KEY_FRAGMENT = re.compile(r"(?<![A-Za-z0-9])(?:sk-(?:proj-|ant-|svcacct-|admin-)?|gh[pousr]_|github_pat_|xox[abpr]-)"
-                           r"(?=[A-Za-z0-9_]{0,40}[0-9])[A-Za-z0-9_]{3,40}(?:\.{3}|…)")
+                           r"(?=[A-Za-z0-9_-]{0,40}[0-9])[A-Za-z0-9_-]{3,40}(?:\.{3}|…)")
 
 
 def scan(

@@ -17,7 +17,9 @@ from graphmem.capture.compress import short as _short
 _CREATE = re.compile(r"(?i)(?:^|[_.-])(?:create|file|open|new)_?(?:issue|ticket|bug)$")
 _UPDATE = re.compile(r"(?i)(?:^|[_.-])(?:update|edit|close|transition)_?(?:issue|ticket)$")
 _CLI_CREATE = re.compile(r"(?:^|[;&|]\s*)(gh|glab)\s+issue\s+create\b")
-_CLI_CLOSE = re.compile(r"(?:^|[;&|]\s*)(gh|glab)\s+issue\s+close\s+#?(\d+)\b")
+_CLI_CLOSE = re.compile(r"(?:^|[;&|\n]\s*)(gh|glab)\s+issue\s+close\b")
+_ISSUE_ARG = re.compile(r"#?(\d+)$|^https?://\S+/(?:-/)?issues/(\d+)")
+_CAT_HEREDOC = re.compile(r"\A\$\(cat <<-?\s*'?(\w+)'?\n(.*?)\n\s*\1\s*\)\s*\Z", re.DOTALL)
 _CLOSED = re.compile(r"(?i)^(?:cancell?ed|done|closed|completed|resolved|duplicate|won'?t ?(?:fix|do))$")
 _KEY = re.compile(r'"(?:identifier|key)"\s*:\s*"([A-Z][A-Z0-9]*-\d+)"')
 _URL = re.compile(r"https?://[^\s\"'<>]+/(?:issues|issue|browse|-/issues)/([\w-]+)")
@@ -34,6 +36,7 @@ class Ticket:
     fields: dict[str, str] = field(default_factory=dict)
     state: str = ""
     filed: bool = True  # by this session; else one it closed
+    closing: str = ""  # the comment it was closed with, when this session filed it too
 
 
 def tracker_of(tool: str) -> str:
@@ -97,22 +100,38 @@ def _cli_ticket(command: str, result: str) -> Ticket | None:
     return Ticket(ident, title, tracker_of(found.group(1)), options.get("--body", ""), fields) if title else None
 
 
-def _cli_closed(command: str) -> Ticket | None:
-    """`gh issue close 187 --comment "Resolved by PR #189 …"`: the comment says how it was settled
-    (held-out review 17: the charger issue a merged PR had fixed); without one it says nothing."""
-    found = _CLI_CLOSE.search(command)
-    if found is None:
-        return None
-    try:
-        words = shlex.split(command[found.start():])
-    except ValueError:
-        return None
-    comment = next((words[n + 1] for n, word in enumerate(words[:-1]) if word in ("--comment", "-c")), "")
-    if len(comment.split()) < 4:
-        return None
-    said = " ".join(comment.split())
-    head = re.split(r"(?<=[.!])\s+(?=[A-Z])", said, maxsplit=1)[0]
-    return Ticket(f"#{found.group(2)}", head, tracker_of(found.group(1)), said, state="closed", filed=False)
+def _cli_closed(command: str) -> list[Ticket]:
+    """Each `gh issue close 187 --comment "Resolved by PR #189 …"` of a line: the comment says how
+    it was settled (held-out review 17: the charger issue a merged PR had fixed); a close with no
+    comment says nothing. The comment may come from a heredoc (`--comment "$(cat <<'EOF' …)"`)."""
+    out = []
+    starts = [m for m in _CLI_CLOSE.finditer(command)]
+    for n, found in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(command)
+        try:
+            words = shlex.split(command[found.start():end].strip(" \n;&|"))
+        except ValueError:
+            continue
+        words = words[: next((k for k, w in enumerate(words) if w in ("&&", "||", ";", "|")), len(words))]
+        comment, number, skip = "", "", False
+        for k, word in enumerate(words[3:], start=3):
+            if skip:
+                skip = False
+            elif word in ("--comment", "-c") and k + 1 < len(words):
+                comment, skip = words[k + 1], True
+            elif word.startswith("--comment="):
+                comment = word.split("=", 1)[1]
+            elif word.startswith("-") and "=" not in word and k + 1 < len(words):
+                skip = word in ("-R", "--repo", "-r", "--reason")
+            elif (issue := _ISSUE_ARG.search(word)) and not number:
+                number = issue.group(1) or issue.group(2)
+        heredoc = _CAT_HEREDOC.match(comment.strip())
+        said = " ".join((heredoc.group(2) if heredoc else comment).split())
+        if not number or len(said.split()) < 4:
+            continue
+        head = re.split(r"(?<=[.!])\s+(?=[A-Z])", said, maxsplit=1)[0]
+        out.append(Ticket(f"#{number}", head, tracker_of(found.group(1)), said, state="closed", filed=False))
+    return out
 
 
 def tickets(calls: Iterable[tuple[str, dict[str, Any], str, bool]]) -> list[Ticket]:
@@ -144,9 +163,10 @@ def tickets(calls: Iterable[tuple[str, dict[str, Any], str, bool]]) -> list[Tick
             ticket = _cli_ticket(given["command"], result)
             if ticket is not None:
                 found[ticket.ident] = ticket
-            elif (closed := _cli_closed(given["command"])) is not None:
+            for closed in _cli_closed(given["command"]) if ticket is None else ():
                 if closed.ident in found:
                     found[closed.ident].state = "closed"
+                    found[closed.ident].closing = closed.description
                 else:
                     found[closed.ident] = closed
     return list(found.values())
@@ -161,7 +181,8 @@ def drafts(found: list[Ticket], session_id: str) -> list[Draft]:
         if t.filed:
             lines = [f"Filed in {t.tracker} as {t.ident}" + (f" ({where})" if where else "") + "."]
             if t.state:
-                lines.append(f"Its state was then set to {t.state} in the same session.")
+                lines.append(f"Its state was then set to {t.state} in the same session"
+                             + (f": {t.closing}" if t.closing else "."))
         else:
             lines = [f"{t.tracker} issue {t.ident}, filed before this session, was set to {t.state} in it."]
         description = "\n".join(ln.rstrip() for ln in t.description.splitlines() if ln.strip())

@@ -4205,3 +4205,62 @@ def test_an_answer_to_a_question_between_is_no_diagnosis_of_the_failure() -> Non
 def test_a_pytest_failed_line_is_its_error(output: str, kind: str, message: str) -> None:
     found = signature(output)
     assert found is not None and (found.type, found.message) == (kind, message)
+
+
+@pytest.mark.parametrize("finding", [
+    # second whole-diff review: findings the moment/own-action rules must not drop
+    "I grepped the repo and `LEGACY_MODE` is read only in `settings.py`, never set.",
+    "I profiled `build()` and 80% of its time is in `_resolve_imports`, which re-reads every file.",
+    "The migrations aren't running because `alembic.ini` points `script_location` at the old `db/` folder.",
+    "Right now `load_config()` ignores `XDG_CONFIG_HOME` and always reads `~/.apprc`.",
+])
+def test_a_finding_said_in_the_first_person_or_of_now_is_kept(finding: str) -> None:
+    drafts = (Session().user("why is it broken?")
+              .run("pytest -q", "Exit code 1\nFAILED tests/test_x.py::test_a - AssertionError: assert 1 == 2", error=True)
+              .say(finding).edit("src/x.py", "a = 1", "a = 2").run("pytest -q", "3 passed").say("Fixed.").end())
+    assert any(finding[:40] in d.title for d in drafts), [d.title for d in drafts]
+
+
+@pytest.mark.parametrize(("line", "others"), [
+    ("git add a.py\n# don't push yet\ngit commit -m wip\ngit push origin main", ["git commit -m wip", "git push origin main"]),
+    ("cat <<< hello\ngit push origin main", ["git push origin main"]),
+])
+def test_comments_and_here_strings_in_a_multi_line_command(line: str, others: list[str]) -> None:
+    assert parse_command(line).others == others
+
+
+def test_a_remote_failure_is_not_cleared_by_a_look_or_by_another_host() -> None:
+    session = Session().user("deploy to the box")
+    for step in ("uname -a", "df -h", "free -g", "nproc", "ls /srv", "cat /etc/os-release", "whoami", "date",
+                 "ls /srv/app", "cat /srv/app/VERSION", "ls /var/log", "uptime", "id", "hostname"):
+        session.run(f"ssh box '{step}'", "ok")
+    drafts = (session.run("timeout 60 ssh box 'cd /srv/app && make deploy'", "Exit code 2\nmake: *** [deploy] Error 1",
+                          error=True)
+              .run("ssh box 'cat /srv/app/deploy.log'", "step 3 failed")
+              .run("timeout 60 ssh other 'cd /srv/app && make deploy'", "deployed")
+              .say("The deploy on box still fails at step 3.").end())
+    assert [d for d in drafts if "unresolved" in d.tags], [d.title for d in drafts]
+
+
+def test_the_denials_and_refusals_this_session_taught() -> None:
+    # auto mode: the approval it waited on (held-out review 18), and pip's PEP 668 refusal from the
+    # hook events alone (held-out review 19), each counted as it is
+    from graphmem.capture.lessons import _AWAITS_APPROVAL
+
+    assert _AWAITS_APPROVAL.search("Permission for this action was denied by the Claude Code auto mode classifier.")
+    drafts = (Session().user("install the client").run(
+        "pip3 install openai --quiet 2>&1 | tail -3",
+        "note: If you believe this is a mistake, please contact your Python installation.\n"
+        "hint: See PEP 668 for the detailed specification.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "installed: `pip3 install openai" not in summary.body and "1 failed" in summary.body, summary.body
+
+
+def test_a_finding_keeps_what_it_says_of_both_ways() -> None:
+    text = ("Found it: `sync()` holds the index lock while it waits on the network. Both ways "
+            "block for one reason: the lock is taken before `fetch()` is awaited.")
+    drafts = (Session().user("why does commit hang?").run("git commit -m x", "Exit code 1\nerror: index.lock exists",
+                                                          error=True)
+              .say(text).edit("src/sync.py", "with lock: fetch()", "data = fetch()\nwith lock: apply(data)")
+              .run("git commit -m x", "[main 1a2b3c4] x").say("Committed.").end())
+    assert any("lock is taken before `fetch()`" in d.body for d in drafts), [d.body for d in drafts]

@@ -171,3 +171,7 @@ def test_decorators_in_diffs_are_not_mailboxes(line: str) -> None:
 ])
 def test_the_head_of_a_key_cut_short_is_masked(text: str, kept: bool) -> None:
     assert (redact(text) == text) is kept, redact(text)
+
+
+def test_the_head_of_an_anthropic_key_cut_short_is_masked() -> None:
+    assert "x9Kq" not in redact("revoke `sk-ant-api03-x9Kq1...` and `sk-proj-Ab-9cd...` today")

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graphmem.capture.compress import compress_session
 from graphmem.capture.event import HookEvent
 from tests.capture.test_lessons import ROOT, Session
@@ -151,3 +153,27 @@ def test_an_issue_filed_then_closed_by_gh_in_a_later_session_leaves_no_open_task
     rows = memory.store.list_items(ItemFilter(project=memory.project, statuses=("active",)), limit=100)
     assert [(r["kind"], r["title"]) for r in rows if "ticket" in r["tags"]] == [
         ("decision", "GitHub issue #187 closed: Resolved by PR #189: wall chargers now get 2000mA.")]
+
+
+@pytest.mark.parametrize(("command", "closed"), [
+    ("gh issue close 12 && gh issue close 13 --comment \"Fixed by the retry change in PR 40.\"",
+     [("#13", "Fixed by the retry change in PR 40.")]),
+    ("gh issue close 12 --comment \"dup of 11, same stack trace\"; gh issue close 13 --comment \"Fixed in PR 40 now.\"",
+     [("#12", "dup of 11, same stack trace"), ("#13", "Fixed in PR 40 now.")]),
+    ("gh issue close 14 --comment \"$(cat <<'EOF'\nFixed in #41: the parser now keeps quotes.\nEOF\n)\"",
+     [("#14", "Fixed in #41: the parser now keeps quotes.")]),
+    ("gh issue close -R acme/fw https://github.com/acme/fw/issues/16 -c \"Superseded by the new importer design\"",
+     [("#16", "Superseded by the new importer design")]),
+])
+def test_the_ways_gh_closes_an_issue(command: str, closed: list[tuple[str, str]]) -> None:
+    from graphmem.capture.tickets import _cli_closed
+
+    assert [(t.ident, t.title) for t in _cli_closed(command)] == closed
+
+
+def test_an_issue_filed_and_closed_in_one_session_keeps_its_closing_words() -> None:
+    drafts = (Session().user("file it, then close it once fixed")
+              .run('gh issue create --title "Parser drops quotes"', "https://github.com/acme/fw/issues/41\n")
+              .run('gh issue close 41 --comment "Fixed by keeping the quote tokens in the lexer."', "").end())
+    [done] = [d for d in drafts if "ticket" in d.tags]
+    assert done.kind == "decision" and "keeping the quote tokens" in done.body
