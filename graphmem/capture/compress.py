@@ -629,6 +629,11 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
             directory = outer.pop() if outer else directory  # `(cd x && make) && make test`
             continue
         seg = _strip_redirects(seg)
+        # shell grammar is no program: `for c in a b; do git show $c; done` runs `git show`
+        while seg and seg[0] in _KEYWORDS_BEFORE:
+            seg = seg[1:]
+        if not seg or seg[0] in _HEADERS:
+            continue
         env: dict[str, str] = {}
         while seg and _ASSIGN.match(seg[0]):
             name, value = _ASSIGN.match(seg[0]).groups()  # type: ignore[union-attr]
@@ -668,6 +673,10 @@ def _parse_into(cmd: Command, command: str, cwd_rel: str, rel: Callable[[str], s
         return
     cmd.main = _joined(main)
     _classify(cmd, main, rel)
+
+
+_KEYWORDS_BEFORE = frozenset({"do", "then", "else", "elif", "while", "until", "if", "!"})
+_HEADERS = frozenset({"for", "select", "case", "done", "fi", "esac", "in", ";;"})
 
 
 def _joined(tokens: list[str]) -> str:
@@ -2080,14 +2089,17 @@ MAX_COMMIT_ITEMS = 2
 
 def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
     """Subject → (message body, its run) for the commits the session made; a commit redone
-    (amended, retried after a hook) keeps its last message."""
+    (amended, retried after a hook) keeps its last message. Commits not pushed when the session
+    then reset the branch hard to another revision are gone (held-out review 20: the spec commit
+    before `git reset --hard origin/main && rm -rf docs/superpowers` headed the brief)."""
     found: dict[str, tuple[str, _Run]] = {}
+    pushed: set[str] = set()
     for run in s.runs:
-        if run.failed or "commit" not in run.ev.command or _elsewhere(run.cmd.dir):
+        if run.failed or _elsewhere(run.cmd.dir):
             continue  # `cd ~/Developer/site && git commit …`: another repository's history
         messages = [(m.group(2) or m.group(3) or m.group(4) or "") for m in _COMMIT_MSG.finditer(run.ev.command)]
         messages += [m.group(3) for m in _COMMIT_STDIN.finditer(run.ev.command)]
-        for message in messages:
+        for message in messages if "commit" in run.ev.command else ():
             message = message.replace("\\n", "\n")
             lines = [ln.rstrip() for ln in message.splitlines()]
             subject = next((ln.strip() for ln in lines if ln.strip()), "")
@@ -2096,7 +2108,15 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
             body = _TRAILER.sub("", "\n".join(lines[lines.index(next(ln for ln in lines if ln.strip())) + 1:]))
             found.pop(subject, None)
             found[subject] = (body.strip(), run)
+        if _PUSH.search(run.ev.command):
+            pushed = set(found)
+        if _RESET_AWAY.search(run.ev.command):
+            found = {k: v for k, v in found.items() if k in pushed}
     return found
+
+
+_PUSH = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\b(?![^\n;&|]*--dry-run)")
+_RESET_AWAY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?reset\s+--hard\s+(?!HEAD(?:\s|$|[;&|)]))[\w./~^@{}-]+")
 
 
 def _elsewhere(path: str) -> bool:

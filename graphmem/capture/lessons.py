@@ -18,6 +18,7 @@ same pitfall met in two sessions stays one item.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -1597,7 +1598,10 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
                     added[path] = kept + [ln for ln in after if ln not in before and ln not in kept]
         elif call.command is not None:
             for match in _NOTE_HEREDOC.finditer(call.command.raw[:20_000]):
-                path = rel(match.group(1) or match.group(6))
+                target = match.group(1) or match.group(6)
+                # `cd …/memory && cat >> plan-artifacts.md <<EOF` (held-out review 20): where the cd went
+                where = call.command.dir if call.command.dir not in ("", ".") else ""
+                path = rel(posixpath.join(where, target) if where and not target.startswith(("/", "~")) else target)
                 if _MEMORY_NOTE.search(path) or _INSTRUCTIONS.search(path):
                     lines = match.group(7).splitlines()
                     if _APPENDS.search(match.group(0).split("\n", 1)[0]):  # after what was there

@@ -4264,3 +4264,46 @@ def test_a_finding_keeps_what_it_says_of_both_ways() -> None:
               .say(text).edit("src/sync.py", "with lock: fetch()", "data = fetch()\nwith lock: apply(data)")
               .run("git commit -m x", "[main 1a2b3c4] x").say("Committed.").end())
     assert any("lock is taken before `fetch()`" in d.body for d in drafts), [d.body for d in drafts]
+
+
+def test_a_commit_reset_away_before_any_push_is_not_what_was_built() -> None:
+    # entire-cli f022dad1 (verbatim commands, abridged): both pushes were turned down, then
+    # `git reset --hard HEAD~1` dropped the commit and another fix was committed.
+    drafts = (Session().user("why is lint failing on the build?")
+              .edit("cmd/entire/cli/checkpoint/checkpoint_test.go", "t.Fatal(err)", "t.Fatal(err) //nolint:staticcheck")
+              .run("git commit -am 'fix: add nolint directives for staticcheck SA5011 false positives\n\nCI flags a "
+                   "possible nil pointer dereference after t.Fatal, which never returns.'", "[main 1ca6236] fix: add nolint")
+              .run("git push", "The user doesn't want to proceed with this tool use.", error=True)
+              .user("_why_ is it removing these lines?")
+              .run("git reset --hard HEAD~1 && git log --oneline -2", "HEAD is now at 9571a23 add checkpoint tests")
+              .edit("cmd/entire/cli/checkpoint/checkpoint_test.go", "t.Fatal(err)", "t.Fatal(err)\n\treturn")
+              .run("git commit -am 'fix: add explicit returns after t.Fatal for staticcheck SA5011\n\nstaticcheck does "
+                   "not know t.Fatal stops the test, so an explicit return follows it.'", "[main 2b3c4d5] fix: add")
+              .say("Committed the explicit returns.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "nolint directives" not in summary.title + summary.body and "explicit returns" in summary.title
+    assert not [d for d in drafts if d.title.startswith("fix: add nolint")]
+
+
+def test_a_commit_pushed_before_a_reset_stays_built() -> None:
+    drafts = (Session().user("ship the fix")
+              .run("git commit -am 'fix: keep quote tokens in the lexer\n\nThe lexer dropped quotes inside "
+                   "heredocs, so the parser saw one word where there were two.'", "[main 1a2b3c4] fix")
+              .run("git push", "To github.com:acme/fw.git\n   9f8e7d6..1a2b3c4  main -> main")
+              .run("git reset --hard origin/main", "HEAD is now at 1a2b3c4 fix: keep quote tokens in the lexer")
+              .say("Pushed.").end())
+    assert any(d.title.startswith("fix: keep quote tokens") for d in drafts), [d.title for d in drafts]
+
+
+def test_a_note_appended_after_cd_into_the_memory_folder_is_a_note() -> None:
+    # Held-out review 20 (SCRT-HQ/runlog e72ee5b1, verbatim shape, abridged)
+    line = ("cd \"/c/Users/x/.claude/projects/C--Users-x-sbm-ui/memory\" && cat >> plan-artifacts.md <<'EOF'\n\n"
+            "- The deck drives (Stream Deck plugin): approved, not started. Decided: presses travel through the "
+            "hosted server, so deck and browser need not share a machine.\nEOF")
+    drafts = Session().user("record it").run(line, "").say("Recorded.").end()
+    assert [d for d in drafts if "agent-note" in d.tags and "presses travel through the hosted server" in d.body]
+
+
+def test_a_loop_that_only_reads_is_no_work() -> None:
+    cmd = parse_command("for c in 67577ad 9f739dc; do git show --stat $c | head -20; done")
+    assert (cmd.exe, cmd.sub, cmd.is_read_only) == ("git", "show", True)
