@@ -1138,6 +1138,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # The file the finding led to edit names the part of the code it is about ("the waiting
         # summary service"), which the sentence itself often does not (spotter 4d5611e5).
         edited = _edited_next(msgs, n, rel)
+        if edited and all(_gone_by_end(f, msgs[n + 1:], rel) for f in edited):
+            continue  # about a file the session then deleted
         if edited:
             rest.append("Then edited: " + ", ".join(edited))
         # of the same ask: a quote before the person's next prompt explains nothing after it
@@ -1174,6 +1176,22 @@ _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent fo
 _OFFERS = re.compile(r"(?i)^\W*(?:(?:here are |the |two |three |a few |some |possible )?(?:options?|approaches|alternatives|"
                      r"fixes|ways to (?:fix|solve|avoid|work around|get))\b[^.:]{0,60}:|"
                      r"(?:i['’]?d|i would) (?:default to|go with|suggest|recommend|pick)\b|(?:want me to|should i|shall i)\b)")
+
+
+def _gone_by_end(path: str, later: list[Any], rel: Callable[[str], str]) -> bool:
+    """Whether a file the session edited was deleted later in the session (held-out review 20: the
+    spec ambiguity in docs/superpowers, which `rm -rf docs/superpowers` took away)."""
+    where = "/" + path.replace("\\", "/").lstrip("/")
+    for msg in later:
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+            if not isinstance(line, str) or not re.search(r"\brm\b", line):
+                continue
+            removed = [t.strip("/") for step in _chain(parse_command(line, "", rel), rel)
+                       if step.exe == "rm" or (step.exe, step.sub) == ("git", "rm") for t in step.targets]
+            if any(t and (where.endswith("/" + t) or f"/{t}/" in where) for t in removed):
+                return True
+    return False
 
 
 def following_claim(finding: str, text: str) -> str:

@@ -4307,3 +4307,17 @@ def test_a_note_appended_after_cd_into_the_memory_folder_is_a_note() -> None:
 def test_a_loop_that_only_reads_is_no_work() -> None:
     cmd = parse_command("for c in 67577ad 9f739dc; do git show --stat $c | head -20; done")
     assert (cmd.exe, cmd.sub, cmd.is_read_only) == ("git", "show", True)
+
+
+def test_a_finding_about_a_file_the_session_then_deleted_is_none() -> None:
+    # Held-out review 20 (SCRT-HQ/runlog e72ee5b1, verbatim, abridged): the spec it fixed was reset
+    # and removed at the end of the session.
+    drafts = (Session().user("review the spec")
+              .run("grep -n 'writing device' docs/superpowers/specs/deck.md", "41: held by a writing device")
+              .say("Spec self-review turned up one real ambiguity: \"held by a writing device\" is load-bearing "
+                   "and never defined in `deck.md`.")
+              .edit("docs/superpowers/specs/deck.md", "held by a writing device", "held by a writing connection")
+              .user("keep it as an artifact instead")
+              .run("git reset --hard origin/main && rm -rf docs/superpowers", "HEAD is now at 1a2b3c4")
+              .say("Reset; the spec lives in the artifact now.").end())
+    assert not [d for d in drafts if "ambiguity" in d.title], [d.title for d in drafts]
