@@ -467,7 +467,7 @@ def _split(command: str) -> list[str]:
     return list(_tokens(command) if len(command) <= TOKENS_CACHED_CHARS else _tokens.__wrapped__(command))
 
 
-TOKENS_CACHED_CHARS = 512  # longer lines (heredocs) are rarely run twice, and would hold megabytes
+TOKENS_CACHED_CHARS = 4096  # every line a rule reads; with 512 entries the cache holds at most ~20 MB
 
 
 def _lines_apart(command: str) -> str:
@@ -479,13 +479,14 @@ def _lines_apart(command: str) -> str:
     bodies = [(m.start(), m.end()) for m in HEREDOC.finditer(command)]
     out: list[str] = []
     quote = ""
-    i = 0
+    i = b = 0
     while i < len(command):
+        while b < len(bodies) and bodies[b][1] <= i:
+            b += 1
         char = command[i]
-        body = next((end for start, end in bodies if start <= i < end), None)
-        if body is not None and not quote:
-            out.append(command[i:body])
-            i = body
+        if b < len(bodies) and bodies[b][0] <= i and not quote:
+            out.append(command[i:bodies[b][1]])
+            i = bodies[b][1]
             continue
         if char == "\\" and quote != "'":
             out.append(command[i:i + 2])
@@ -504,7 +505,7 @@ def _lines_apart(command: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=512)
 def _tokens(command: str) -> tuple[str, ...]:
     """A session runs the same lines again and again, and each is read by several rules: shlex
     tokenising them took half of a long session's compression, under the owner's lock."""
