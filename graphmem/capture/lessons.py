@@ -1188,7 +1188,7 @@ def _gone_by_end(path: str, later: list[Any], rel: Callable[[str], str]) -> bool
             if not isinstance(line, str) or not re.search(r"\brm\b", line):
                 continue
             removed = [t.strip("/") for step in _chain(parse_command(line, "", rel), rel)
-                       if step.exe == "rm" or (step.exe, step.sub) == ("git", "rm") for t in step.targets]
+                       if step.exe == "rm" or step.exe == "git" and step.sub == "rm" for t in step.targets]
             if any(t and (where.endswith("/" + t) or f"/{t}/" in where) for t in removed):
                 return True
     return False
