@@ -892,6 +892,7 @@ _FAIL_TEXT = re.compile(
     | ^Traceback\ \(most\ recent\ call\ last\):
     | ^npm\ (?:ERR!|error)\ | \bERR_PNPM_\w+ | ^error\ Command\ failed
     | ^Tests?:\ +(?:\d+\ \w+,\ )*\d+\ failed | ^FAIL\ +\S | ^---\ FAIL:
+    | ^\s*(?:Test\ Files|Tests)\ +\d*[1-9]\d*\ failed\b                  # vitest's tally
     | ^error(?:\[E\d+\])?:\ | ^\S+\(\d+,\d+\):\ error\ TS\d+ | ^Found\ \d+\ errors?\ in\ \d+\ files?
     | ^make(?:\[\d+\])?:\ \*\*\*
     | :\ command\ not\ found$ | ^(?:bash|zsh|sh):\ .*(?:No\ such\ file|not\ found|Permission\ denied)

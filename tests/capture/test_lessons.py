@@ -4321,3 +4321,16 @@ def test_a_finding_about_a_file_the_session_then_deleted_is_none() -> None:
               .run("git reset --hard origin/main && rm -rf docs/superpowers", "HEAD is now at 1a2b3c4")
               .say("Reset; the spec lives in the artifact now.").end())
     assert not [d for d in drafts if "ambiguity" in d.title], [d.title for d in drafts]
+
+
+def test_a_vitest_run_with_failed_tests_verifies_nothing() -> None:
+    # Held-out review 22 (JusPrin 8672a8e2, verbatim tally): the deliberate run against the reverted
+    # fix, behind tail, was listed as "Verified: … passed".
+    output = (" Test Files  2 failed (2)\n      Tests  2 failed | 35 passed (37)\n   Start at  09:55:26\n"
+              "   Duration  1.21s")
+    drafts = (Session().user("prove the guard tests fail first")
+              .edit("src/PrinterPanel.tsx", "action === 'add'", "true")
+              .run("npx vitest run src/components/PrinterPanel.test.tsx 2>&1 | tail -8", output)
+              .say("Both guard tests fail against the reverted code.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Verified" not in summary.body, summary.body
