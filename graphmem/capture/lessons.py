@@ -793,16 +793,15 @@ def open_failures(lessons: list[Lesson]) -> list[Lesson]:
 
 
 _SSH_VALUED = frozenset("bcDEeFIiJLlmOopQRSWw")
-_LOOKS = frozenset({"echo", "printf", "cd", "ls", "cat", "head", "tail", "pwd", "true", "export", "set", "grep",
-                    "find", "which", "test", "[", "sleep", "date", "whoami", "hostname", "uname", "env"})
 
 
 def _remote_programs(cmd: Command | None) -> set[str]:
     """The programs (besides looking around) a remote script runs: a later script on the host
     that runs none of them says nothing of the failed one."""
-    script = cmd.main.split(None, 1)[-1] if cmd is not None else ""
-    heads = re.findall(r"(?:^|[\n;&|(]|\$\()\s*([A-Za-z_][\w.+-]*)", script.replace("'", " ").replace('"', " "))
-    return {h for h in heads if h not in _LOOKS and h != "ssh"}
+    if cmd is None or len(cmd.targets) < 2:
+        return set()
+    steps = _chain(parse_command(cmd.targets[-1]), lambda path: path)
+    return {step.exe for step in steps if step.exe and step.exe != "ssh" and not step.is_read_only}
 
 
 def _remote_host(cmd: Command | None) -> str:
