@@ -1004,7 +1004,7 @@ def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
     """Whether a sentence that says something is missing or unused names a file or name that the
     session's own later edits then add to (an edit whose new text holds it, a file of it written),
     or finds fault with a name the session then renamed: a state the work itself ended."""
-    if _renamed_later(msgs, n, sentence):
+    if _renamed_later(msgs, n, sentence) or _branch_deleted_later(msgs, n, sentence):
         return True
     if not _ABSENT.search(sentence):
         return False
@@ -1021,6 +1021,31 @@ def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
             if any(x in text for x in names for text in written):
                 return True
     return False
+
+
+def _branch_deleted_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether the sentence names a git branch that the session deleted after message n (`git
+    branch -D`, `git push … --delete`, `git push origin :name`): what it says of that branch, or
+    how to move it, is about a ref that is gone (held-out review 22, JusPrin 8672a8e2: "the command
+    to force push claude/…-before-stupid-fixes to …" and what that comparison showed, then both
+    copies of the branch deleted)."""
+    deleted: set[str] = set()
+    results = {m.tool_use_id: m.text for m in msgs[n + 1:] if m.role == "tool_result"}
+    for msg in msgs[n + 1:]:
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+            if not isinstance(line, str) or "git" not in line or NEVER_RAN.search(results.get(use.id, "")[:400]):
+                continue
+            for step in _chain(parse_command(line), lambda path: path):
+                if step.exe != "git" or not re.search(r"(?:^|\s)(?:-[dD]|--delete)(?:\s|$)|\s:\S", step.main):
+                    continue
+                names = step.targets[1:] if step.sub == "push" else step.targets if step.sub == "branch" else ()
+                deleted.update(name.lstrip(":") for name in names)
+    # or by the tail of its name, which people quote for short ("`before-stupid-fixes`")
+    quoted = set(_LITERAL.findall(sentence))
+    return any(len(name) >= 4 and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", sentence)
+               or any(len(parts) - k >= 3 and "-".join(parts[k:]) in quoted for k in range(1, len(parts)))
+               for name in deleted for parts in [name.rsplit("/", 1)[-1].split("-")])
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")

@@ -4334,3 +4334,43 @@ def test_a_vitest_run_with_failed_tests_verifies_nothing() -> None:
               .say("Both guard tests fail against the reverted code.").end())
     summary = next(d for d in drafts if d.kind == "summary")
     assert "Verified" not in summary.body, summary.body
+
+
+def test_an_answer_about_a_branch_the_session_then_deleted_is_none() -> None:
+    # Held-out review 22 (TheSpaghettiDetective/JusPrin 8672a8e2, AGPL-3.0, verbatim, abridged): the
+    # how-to answer named a branch whose local and remote copies the session deleted minutes later.
+    gone = "claude/printer-conversation-panel-before-stupid-fixes"
+    asked = f"what's the command to force push {gone} to claude/printer-conversation-panel-af11cb ?"
+    answer = (f"```bash\ngit push --force origin {gone}:claude/printer-conversation-panel-af11cb\n```\n\nHeads up "
+              "on what this does: `claude/printer-conversation-panel-af11cb` is currently on GitHub at 913b1a3 "
+              "(all of today's WP5–WP11 work plus the two bug fixes). This command would force the remote back to "
+              "0e55c4f9be, discarding those commits from that branch name on GitHub.")
+
+    def session(delete: str) -> list[Any]:
+        return (Session().user(asked).run(f"git log --oneline -1 {gone}", "0e55c4f9be Talk to the agent")
+                .say(answer).user(f"delete {gone} from local repo too")
+                .run(delete, f"Deleted branch {gone} (was 0e55c4f9be).").say("Done.").end())
+
+    assert not [d for d in session(f"git branch -D {gone}") if "answer" in d.tags]
+    # a branch pushed, and another one deleted, leave the answer standing
+    kept = session(f"git push origin {gone} && git branch -D claude/old-spike")
+    assert [d for d in kept if "answer" in d.tags], [d.title for d in kept]
+
+
+def test_a_finding_that_names_a_deleted_branch_by_its_tail_is_none() -> None:
+    # Held-out review 22 (JusPrin 8672a8e2, verbatim, abridged): what the comparison would show,
+    # corrected four minutes later (the remote copy was stale), then the branch deleted.
+    gone = "claude/printer-conversation-panel-before-stupid-fixes"
+    said = (f"To compare the two remote branches directly:\n\n```bash\ngit log --oneline origin/{gone}.."
+            "origin/printer-conversation-panel-with-stupid-wp1-wpx\n```\n\nThat lists what's in "
+            "`printer-conversation-panel-with-stupid-wp1-wpx` but not in `before-stupid-fixes` (i.e., all of "
+            "today's WP5–WP11 work plus the two bug fixes).")
+
+    def session(delete: str) -> list[Any]:
+        return (Session().user("the commadn to compuare the two branches in remote")
+                .run(f"git fetch origin {gone} printer-conversation-panel-with-stupid-wp1-wpx", "From github.com:x/y")
+                .say(said).user("delete it from local repo too")
+                .run(delete, "Deleted branch (was 0e55c4f9be).").say("Done.").end())
+
+    assert any("That lists" in d.title for d in session("git branch -D claude/old-spike-branch"))
+    assert not [d.title for d in session(f"git branch -D {gone}") if "That lists" in d.title]
