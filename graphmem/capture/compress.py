@@ -2348,6 +2348,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     """With the agent's own words at hand: lessons, the person's answers, discoveries, open failures."""
     from graphmem.capture import lessons
     from graphmem.capture.redact import redact
+    from graphmem.capture.verdicts import verdicts
 
     found = lessons.failure_lessons(s.transcript, s.paths.rel)
     linted: set[int] = set()
@@ -2359,6 +2360,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.permission_blocks(s.transcript, s.paths.rel)
     drafts += lessons.hung_commands(s.transcript, s.paths.rel)
     drafts += lessons.user_answers(s.transcript, s.session_id)
+    drafts += verdicts(s.transcript, s.session_id)
     drafts += lessons.rejections(s.transcript, s.session_id)
     drafts += lessons.replies(s.transcript, s.session_id)
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)
