@@ -90,27 +90,27 @@ def _answered(points: list[_Point], reply: str, asked: bool) -> list[tuple[_Poin
     answered: list[tuple[_Point, str]] = []
     restated = False
     for n, line in enumerate(lines):
-        point: _Point | None = None
+        answer: _Point | None = None
         rest = ""
         ref = _REFERENCE.match(line)
         if ref:
             number = int(ref.group(1))
             run = next((r for r in reversed(runs) if any(p.number == number for p in r)), [])
-            point = next((p for p in run if p.number == number), None)
+            answer = next((p for p in run if p.number == number), None)
             rest = ref.group(2)
-            if point is not None and _norm(rest).startswith(_norm(point.label)) and _norm(point.label):
-                rest, restated = _after_label(rest, point.label), True
+            if answer is not None and _norm(answer.label) and _norm(rest).startswith(_norm(answer.label)):
+                rest, restated = _after_label(rest, answer.label), True
         else:
-            point = next((p for p in named if _norm(line).startswith(_norm(p.label))), None)
-            if point is not None:
-                rest, restated = _after_label(line, point.label), True
-        if point is None:
+            answer = next((p for p in named if _norm(line).startswith(_norm(p.label))), None)
+            if answer is not None:
+                rest, restated = _after_label(line, answer.label), True
+        if answer is None:
             if n == 0:
                 return []  # a reply of its own that goes on to mention a point answers nothing
             break  # past the answers: what the person asks next, a pasted passage
         verdict = _verdict(rest)
         if verdict:
-            answered.append((point, verdict))
+            answered.append((answer, verdict))
     if not restated and not asked:
         return []  # a numbered list of the person's own, under a message that asked nothing
     return answered
