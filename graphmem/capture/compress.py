@@ -1749,6 +1749,11 @@ _CONVENTION = re.compile(
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
     r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b|"
+    # a constraint the work must keep (held-out review 23, forem: "since forem is an open source
+    # project that people can self deploy we need to make sure we're not forcing EVERYONE to move
+    # to betterstack")
+    r"\bwe (?:need|have|want) to \w*(?:make sure|ensure)(?: that)? (?:we(?:['’]re| are) not|we (?:don['’]t|do not|"
+    r"never|won['’]t)|(?:nobody|no one|nothing) )|"
     r"^(?:please\s+)?(?:ensure|make sure)\b(?!.{0,200}?\b(?:fix|investigat|debug|look into|find)\w*)"
     r".{0,200}?\b(?<!that )(?<!which )(?<!who )(?:always|never)\s")
 
@@ -1977,7 +1982,14 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     # remembered directory: one file the shell named two ways.
     written = [f for f in written if "/" in f or not any(g.endswith("/" + f) for g in written)]
     # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
-    changed = [f for f in _uniq([*edited, *written]) if not re.match(r"(?:.*[/\\])?\.git[/\\]", f)]
+    # and what its commits took in besides (`bundle install`'s Gemfile.lock, a vendored gem: held-out
+    # review 23 said "3 files changed" of a commit of five)
+    staged = [s.paths.rel(posixpath.join(step.dir, f)) for r in s.runs if not r.failed and _commits(s)
+              for step in [r.cmd, *(parse_command(o, r.cmd.dir, s.paths.rel) for o in r.cmd.others)]
+              if step.exe == "git" and step.sub == "add" for f in step.targets
+              if re.search(r"[^/]\.[A-Za-z]\w*$", f) and not re.search(r"[*?]", f)]
+    changed = [f for f in _uniq([*edited, *written, *staged])
+               if not re.match(r"(?:.*[/\\])?\.git[/\\]", f) and not _elsewhere(f)]
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.
@@ -2045,8 +2057,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if found:
         body.append("Also found:")
         body.extend(f"- {redact(line)}" for line in found)
-    if len(s.prompts) > asked:
-        body.append("Later asks: " + " | ".join(_short(p.text, 100) for p in s.prompts[asked:asked + 3]))
+    later = [p.text for p in s.prompts[asked:] if not _retyped(p.text, goal_text)
+             and not _THANKS.match(p.text)]
+    if len(later) > 3:  # where the session went last matters to the next one (held-out review 23)
+        later = [later[0], f"(+{len(later) - 3} more)", *later[-2:]]
+    if later:
+        body.append("Later asks: " + " | ".join(_short(text, 100) for text in later))
     if fixed:
         body.append("Lessons:" if s.transcript is not None else "Done:")
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])
@@ -2293,6 +2309,18 @@ def _last_agent_message(s: _Session) -> str:
         last = (working or looked or replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""
+
+
+# a go-ahead or a thank-you, nothing asked ("yes please", "commit", "Excellent work, thank you!")
+_THANKS = re.compile(r"(?i)(?:\W*\b(?:thanks|thank|you|thx|excellent|great|perfect|nice|awesome|good|job|well|done|work|"
+                     r"so|much|very|cool|ok|okay|that|works|yes|yeah|yep|sure|please|go|ahead|do|it|commit|push|"
+                     r"continue|proceed|added|lgtm)\b)+\W*$")
+
+
+def _retyped(prompt: str, first: str) -> bool:
+    """Whether a prompt is the first one typed again with a word or two changed."""
+    words, then = set(re.findall(r"\w+", prompt.lower())), set(re.findall(r"\w+", first.lower()))
+    return bool(words) and len(words & then) >= 0.8 * len(words | then)
 
 
 def _changes_things(tool_input: dict[str, Any], rel: Callable[[str], str]) -> bool:

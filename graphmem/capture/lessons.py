@@ -1462,9 +1462,11 @@ _APPROVED = re.compile(r"\s*User has approved (?:your plan|exiting plan mode)")
 
 # A report's list of the choices it made and why: "**Concessions (things I did NOT change, with
 # reasons):**", "Design decisions:", "Trade-offs:" (ida-hcli cbba33a6: six, each "X instead of Y —
-# why"). These are the "why A over B" a later session asks about.
+# why"). These are the "why A over B" a later session asks about; so are the places it left the
+# guide it followed ("**Where I departed from the guide:**", held-out review 23, forem bf9fb0a8).
 _CHOICE_WORDS = (
     r"(?:concessions?|(?:key |design |technical )?decisions?(?: made)?|trade-?offs?(?: made)?|"
+    r"(?:where|how) (?:i|we) (?:departed|deviated|diverged) from|deviations?(?: from)?|departures? from|"
     r"judgment calls?|deliberate (?:choices|omissions)|(?:things |what )?i (?:did not|didn't) change|"
     r"(?:intentionally|deliberately) (?:not changed|left (?:as is|alone)|kept))\b"
     r"(?![^:\n]*\b(?:needed|open|pending|to make|for you|required|to take)\b)[^:\n]{0,60}")
@@ -1491,7 +1493,9 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             raw = bullet.group(1)
             lead = re.match(r"\*\*(.+?)\*\*", raw)
             text = " ".join(raw.replace("**", "").split())
-            if (len(text) < 30 or not _REASONED.search(text[len(lead.group(1)) if lead else 0:])
+            # the reason follows the lead, or the lead ends in its colon ("**Not `logtail-rails`:** loading…")
+            reasoned = _REASONED.search(text[len(lead.group(1)) if lead else 0:]) or lead and lead.group(1).endswith(":")
+            if (len(text) < 30 or not reasoned
                     or not _CHOSEN.search(text) or text.rstrip().endswith("?")):
                 continue
             words = set(re.findall(r"\w{3,}", (lead.group(1) if lead else text[:80]).lower()))
@@ -1689,6 +1693,12 @@ _COMMENT_END = re.compile(r"\s*(?:\*/|-->)?\s*$")
 _GENERATED = re.compile(r"(?i)\bgenerated\b.{0,80}\b(?:do not|don['’]t) edit\b")
 _PROSE_FILE = re.compile(r"(?i)\.(?:md|mdx|markdown|rst|adoc)$")
 _WARNING_MARK = re.compile(r"^(?:WARNING|SAFETY|IMPORTANT|CAUTION|DANGER)\b\s*(?:\([^)]*\))?\s*[:—-]\s*", re.IGNORECASE)
+# or a rule with what breaks if it is not kept, in the same sentence, unmarked (held-out review 23,
+# forem bf9fb0a8: "The Better Stack logger must not respond to #tagged, or BroadcastLogger runs
+# tagged blocks (e.g. ActiveJob#perform_now) once per logger.")
+_RULE_WITH_STAKES = re.compile(
+    r"(?i)(?:^|(?<=[.!;]\s))[^.!;]*?\b(?:must(?:n['’]t| not| never)?|never|do not|don['’]t|has to|have to)\s"
+    r"[^.!;]{3,200}?(?:,\s*|\s+)(?:or(?: else)?|otherwise|else)\s+(?!not\b)\w[^.!;]{8,}")
 _TEST_PATH = re.compile(r"(?i)(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
 MAX_CODE_WARNINGS = 2
 
@@ -1716,13 +1726,13 @@ def code_warnings(transcript: Iterable[Any], rel: Callable[[str], str], session_
                 text = " ".join(" ".join(block).split())
                 first = block[0].strip() if block else ""
                 block = []
-                mark = _WARNING_MARK.match(text)
-                if not mark or len(text[mark.end():].split()) < 8 or _GENERATED.search(text):
+                mark = _WARNING_MARK.match(text) or _RULE_WITH_STAKES.search(text)
+                if not mark or len(text[mark.start():].split()) < 8 or _GENERATED.search(text):
                     continue
                 if any(first in old2 and first not in new2 for later in edits[n + 1:]
                        for old2, new2 in edit_texts(later.input)):
                     continue  # taken out again
-                said = text[mark.end():]
+                said = text[mark.end():] if mark.re is _WARNING_MARK else text[mark.start():].strip()
                 words = set(re.findall(r"\w{3,}", said.lower()))
                 same = next((f for f in found if len(words & set(re.findall(r"\w{3,}", f[0].lower())))
                              > 0.5 * len(words)), None)

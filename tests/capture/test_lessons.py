@@ -4374,3 +4374,70 @@ def test_a_finding_that_names_a_deleted_branch_by_its_tail_is_none() -> None:
 
     assert any("That lists" in d.title for d in session("git branch -D claude/old-spike-branch"))
     assert not [d.title for d in session(f"git branch -D {gone}") if "That lists" in d.title]
+
+
+# Held-out review 23 (forem/forem bf9fb0a8, AGPL-3.0, verbatim, abridged)
+FOREM_LOGGER = ('  # Also ship logs to Better Stack, keeping the stdout logger above. The Better Stack\n'
+                '  # logger must not respond to #tagged, or BroadcastLogger runs tagged blocks\n'
+                '  # (e.g. ActiveJob#perform_now) once per logger.\n'
+                '  if ENV["BETTERSTACK_SOURCE_TOKEN"].present?\n    require "logtail"\n  end')
+FOREM_REPORT = ("DEV's Rails logs are set up to go to Better Stack as well as stdout, so the Datadog drain is untouched.\n\n"
+                "**Where I departed from the guide:**\n"
+                "- **Not `logtail-rails`:** loading that gem patches `TaggedLogging`, swaps Rails' request and controller "
+                "log subscribers, and adds 5 Rack middlewares. That happens on every boot, whether or not the token is set.\n"
+                "- **Not `config.logger = …` in `application.rb`:** that would replace the stdout logger, and Datadog "
+                "would lose Rails logs.\n\n**What you'll see in Better Stack:**\n- **Errors only:** prod's `LOG_LEVEL` "
+                "defaults to `error`, so that's all that ships.")
+
+
+def test_a_rule_with_what_breaks_written_into_a_comment_is_a_pitfall() -> None:
+    drafts = (Session().user("connect rails to better stack")
+              .edit("config/environments/production.rb", '  config.logger = ActiveSupport::TaggedLogging.new(out)',
+                    FOREM_LOGGER)
+              .edit("config/environments/staging.rb", "", "  # Keep this in sync with production.rb so staging ships too\n")
+              .say("Done.").end())
+    warned = [d for d in drafts if "code-warning" in d.tags]
+    assert [d.title for d in warned] == [(
+        "The Better Stack logger must not respond to #tagged, or BroadcastLogger runs tagged blocks "
+        "(e.g. ActiveJob#perform_now) once per logger.")]
+    assert warned[0].files == ["config/environments/production.rb"]
+
+
+def test_where_the_agent_departed_from_the_guide_are_its_reasoned_choices() -> None:
+    drafts = Session().user("connect rails to better stack following the guide").say(FOREM_REPORT).end()
+    chosen = [d.title for d in drafts if "choice" in d.tags]
+    assert len(chosen) == 2, chosen
+    assert chosen[0].startswith("Not `logtail-rails`: loading that gem patches `TaggedLogging`")
+    assert not any("Errors only" in t for t in chosen)
+
+
+def test_a_constraint_the_person_sets_for_the_work_is_a_convention() -> None:
+    said = ("since forem is an open source project that people can self deploy we need to omake sure we're not "
+            "forcing EVERYONE to move to betterstack when we want to - it needs to be configurable if they use "
+            "datadog, honeybadger, betterstack, etc")
+    drafts = Session().user("open the pr for me to review").say("Opened #23878.").user(said).say("Done.").end()
+    assert any(d.kind == "convention" and d.source == "user" and "not forcing EVERYONE" in d.title for d in drafts)
+    task = Session().user("we need to make sure the tests pass before the release").say("Ok.").end()
+    assert not [d for d in task if d.kind == "convention"]
+
+
+def test_a_summary_keeps_the_last_asks_and_the_files_its_commit_took_in() -> None:
+    asks = ["how do i turn on betterstack logging for DEV/forem alongside the existing honeybadger/datadog logging?",
+            "how do i turn on betterstack logging and alerting for DEV/forem alongside the existing honeybadger/datadog logging?",
+            "Connect Ruby on Rails to Better Stack by following the integration guide", "are we doing sampling?",
+            "monitor it for me", "yes please", "what is the logtail code? do we have a pr open?",
+            "open the pr for me to review", "Excellent work, thank you!"]
+    session = Session()
+    for ask in asks:
+        session.user(ask).say("Noted.")
+    session.edit("Gemfile", 'gem "liquid"', 'gem "liquid"\ngem "logtail", require: false')
+    session.run("git checkout -b betterstack-logs && git add Gemfile Gemfile.lock vendor/cache/logtail-0.1.17.gem "
+                "&& git commit -m 'Ship production logs to Better Stack when BETTERSTACK_SOURCE_TOKEN is set'",
+                "[betterstack-logs 1a2b3c4] Ship production logs to Better Stack\n 3 files changed")
+    summary = next(d for d in session.end() if d.kind == "summary")
+    later = next(line for line in summary.body.splitlines() if line.startswith("Later asks:"))
+    # the first ask typed again, a go-ahead and a thank-you are no asks; the last ones are kept
+    assert later == ("Later asks: Connect Ruby on Rails to Better Stack by following the integration guide | (+2 more) "
+                     "| what is the logtail code? do we have a pr open? | open the pr for me to review"), later
+    assert "3 files changed" in summary.title, summary.title
+    assert "Gemfile.lock" in summary.body and "vendor/cache/logtail-0.1.17.gem" in summary.files
