@@ -17,6 +17,7 @@ same pitfall met in two sessions stays one item.
 
 from __future__ import annotations
 
+import html
 import json
 import posixpath
 import re
@@ -218,12 +219,27 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
     ordered: list[_Call] = []
     prose: list[tuple[int, str]] = []
     started: dict[str, _Call] = {}  # background commands by task id, until their outcome comes
+    typed: _Call | None = None  # a command the person ran with `!`, until its output comes
     pos = 0
     for msg in transcript:
         if msg.sidechain:
             continue
         pos += 1
-        if msg.role == "assistant":
+        if msg.role == "user" and msg.meta and (ran := _BASH_INPUT.match(msg.text.strip())):
+            # the person's own shell command (held-out review 23, forem: `! heroku config:set … -a
+            # thepracticaldev` → "Couldn't find that app", then `-a practicaldev` worked)
+            typed = _Call(f"bash-input:{pos}", "Bash", {"command": ran.group(1)}, pos, msg.cwd)
+            cwd_rel = rel(msg.cwd) if msg.cwd else ""
+            typed.command = parse_command(ran.group(1), "" if cwd_rel in (".", msg.cwd) else cwd_rel, rel)
+            ordered.append(typed)
+        elif msg.role == "user" and typed is not None and msg.meta and msg.text.lstrip().startswith(
+                ("<bash-stdout>", "<bash-stderr>")):
+            output = "\n".join(html.unescape(part.group(1)).strip() for pattern in (_BASH_STDOUT, _BASH_STDERR)
+                               for part in [pattern.search(msg.text)] if part and part.group(1).strip())
+            # bash mode records no exit status: the output says whether it failed
+            _answer(typed, output, bool(failure_lines(output)), rel)
+            typed.answered_at, typed = pos, None
+        elif msg.role == "assistant":
             if msg.text:
                 prose.append((pos, msg.text))
             for use in msg.tool_uses:
@@ -901,18 +917,26 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     sentence, its message)."""
     found: list[tuple[float, int, str, str]] = []
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
-    after_failure = False
+    after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
     for n, msg in enumerate(msgs):
         if msg.role == "tool_result":
-            after_failure = msg.is_error or _exit_failure(msg.text)
+            # a failure since the agent last spoke: it may look around before it explains
+            failed = msg.is_error or _exit_failure(msg.text)
+            after_failure, spoke = (failed if spoke else after_failure or failed), False
             explaining = False
+            continue
+        if msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>")):
+            failed = bool(failure_lines(msg.text))  # the person's own `!` command
+            after_failure, spoke = (failed if spoke else after_failure or failed), False
             continue
         if msg.role == "user" and not msg.meta and not msg.tool_use_id:
             explaining = bool(_ASKS_TO_EXPLAIN.search(msg.text[:2000]))
+            after_failure = False
             continue
         if msg.role != "assistant" or not msg.text or explaining:
             continue
+        spoke = True
         ahead = next((m for m in msgs[n:n + 4] if m.role == "assistant" and m.tool_uses), None)
         before_edit = ahead is not None and any(u.name in EDIT_TOOLS for u in ahead.tool_uses)
         best: tuple[float, str] | None = None
@@ -1884,6 +1908,7 @@ _ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|thanks?|thank you|thx|great|cool|perfec
                   r"awesome)\b(?![^?]*\b(?:done|did|added|ran|set|fixed|made|created|i've|i have)\b)[^?]{0,50}$")
 _BASH_STDERR = re.compile(r"<bash-stderr>(.*?)</bash-stderr>", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
+_BASH_STDOUT = re.compile(r"<bash-stdout>(.*?)</bash-stdout>", re.DOTALL)
 MAX_HANDOFF_STEPS = 6
 HANDED_OVER = "The session's last message left this to the person:"
 

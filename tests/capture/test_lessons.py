@@ -2533,8 +2533,10 @@ def test_a_command_the_person_ran_counts_only_whole_and_without_an_error() -> No
     session._record("user", "<bash-stdout></bash-stdout><bash-stderr></bash-stderr>")
     session._record("user", "<bash-input>npm run deploy</bash-input>")
     session._record("user", "<bash-stdout></bash-stdout><bash-stderr>Error: HTTP 401</bash-stderr>")
-    task = next(d for d in session.end() if "left-to-user" in d.tags)
-    assert "`npm install`" in task.title and "`npm run deploy`" in task.title
+    # the person's own deploy failed: it is the open failure, with what is still left to them
+    task = next(d for d in session.end() if d.kind == "task")
+    assert task.title == "Unresolved: `npm run deploy` fails with error: HTTP 401", task.title
+    assert "Left to the person:" in task.body and "- `npm install`" in task.body and "- `npm run deploy`" in task.body
 
 
 def test_saying_it_is_done_is_no_thanks() -> None:
@@ -4441,3 +4443,30 @@ def test_a_summary_keeps_the_last_asks_and_the_files_its_commit_took_in() -> Non
                      "| what is the logtail code? do we have a pr open? | open the pr for me to review"), later
     assert "3 files changed" in summary.title, summary.title
     assert "Gemfile.lock" in summary.body and "vendor/cache/logtail-0.1.17.gem" in summary.files
+
+
+def test_what_the_agent_finds_after_the_persons_own_failing_command_is_a_finding() -> None:
+    # Held-out review 23 (forem bf9fb0a8, verbatim, abridged): the person ran `! heroku config:set …`
+    # against the team's name; the agent looked the apps up, then said which name is the app.
+    typed = "heroku config:set BETTERSTACK_INGESTING_HOST=s2773094.eu-central-1a.betterstackdata.com -a thepracticaldev"
+    failed = ("<bash-stdout></bash-stdout><bash-stderr> ›   Warning: heroku update available from 11.4.0 to 11.10.0.\n"
+              "Setting BETTERSTACK_INGESTING_HOST and restarting thepracticaldev... !\n ›   Error: Couldn't find that app.\n"
+              " ›\n ›   Error ID: not_found\n</bash-stderr>")
+    said = ("The app is `practicaldev` (team `thepracticaldev`, the same name as Datadog's `service:practicaldev`). "
+            "`thepracticaldev` is the team, not the app.\n\nThe logging code isn't deployed yet.")
+
+    def session(output: str) -> list[Any]:
+        return (Session().user("connect rails to better stack").say("Done.")
+                .user(f"<bash-input>{typed}</bash-input>", isMeta=False).user(output, isMeta=False)
+                .run("git remote -v | grep -i heroku", "")
+                .run("heroku apps --all 2>/dev/null | grep -iE 'practical'", "practicaldev (eu)  thepracticaldev")
+                .say(said).user("monitor it for me").run("heroku releases -a practicaldev -n 5", "v19516 pending")
+                .say("I'm watching `practicaldev`'s releases, checking every 30 seconds.").end())
+
+    found = [d for d in session(failed) if "discovery" in d.tags]
+    assert [d.title for d in found] == [
+        "The app is `practicaldev` (team `thepracticaldev`, the same name as Datadog's `service:practicaldev`)."]
+    assert "`thepracticaldev` is the team, not the app." in found[0].body
+    # the same words after a command that went through are no finding of a failure's cause
+    passed = failed.replace("!\n ›   Error: Couldn't find that app.\n ›\n ›   Error ID: not_found", "done, v19516")
+    assert not [d for d in session(passed) if "discovery" in d.tags]
