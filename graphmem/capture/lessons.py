@@ -1832,7 +1832,7 @@ def _report_lines(text: str) -> list[str]:
 _QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"
                        r"should|would|will|was|were|has|have)\b[^\n]{6,}\?\s*$")
 _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
-                      r"are we)\b|\b(?:please|fix|implement|add|create|change|update|remove|"
+                      r"are we (?:done|good|ready|finished|ok|okay|there|set|all set))\b|\b(?:please|fix|implement|add|create|change|update|remove|"
                       r"refactor|write)\b")
 _FENCE = re.compile(r"```[\w+-]*")
 _DEICTIC = frozenset({"the", "this", "that", "these", "those", "its", "you", "one", "then", "there"})
@@ -1865,7 +1865,9 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
                 and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]) \
                 and not _undone_later(msgs, reply_at, text[:300]):
-            first = next(iter(_sentences(text)), text)
+            said = _sentences(text) or [text]
+            # "No." alone answers nothing a later reader can use: with the sentence that says what is
+            first = " ".join(said[:2]) if len(said[0]) < 20 else said[0]
             drafts.append(Draft(
                 kind="fact", title=_short(f"{question} {first}", 200),
                 body=f"Asked: {_short(question, 300)}\nThe agent answered: {_short(text, 900)}",
@@ -1879,6 +1881,9 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             question = asked if _QUESTION.match(asked) and not _REQUEST.search(asked) \
                 and len(asked) <= 400 and not _elliptical(asked) else ""
             reply, edited = "", False
+        elif msg.role == "user" and msg.meta and _BASH_INPUT.match(msg.text.strip()):
+            close()  # the person ran a command of their own: what follows answers that
+            question, reply, edited = "", "", False
         elif msg.role == "assistant":
             if any(use.name in EDIT_TOOLS | WRITE_TOOLS for use in getattr(msg, "tool_uses", [])):
                 edited = True

@@ -4470,3 +4470,21 @@ def test_what_the_agent_finds_after_the_persons_own_failing_command_is_a_finding
     # the same words after a command that went through are no finding of a failure's cause
     passed = failed.replace("!\n ›   Error: Couldn't find that app.\n ›\n ›   Error ID: not_found", "done, v19516")
     assert not [d for d in session(passed) if "discovery" in d.tags]
+
+
+def test_are_we_doing_x_is_a_question_and_its_answer_ends_where_the_person_runs_a_command() -> None:
+    # Held-out review 23 (forem bf9fb0a8, verbatim, abridged)
+    answer = ("No. Every log line at `error` level or above goes to Better Stack. The only filter is `LOG_LEVEL`.\n\n"
+              "Under heavy load it can still lose lines. It keeps at most 25 requests waiting to send, and when that "
+              "queue is full it silently drops new batches instead of blocking.")
+    later = "The vars are set on `practicaldev` as release v19516. Until the logging code is deployed, the vars do nothing."
+    drafts = (Session().user("are we doing sampling?").run("grep -niE 'sampl' config/initializers/datadog.rb", "")
+              .say(answer).user("<bash-input>heroku config:set X=1 -a practicaldev</bash-input>", isMeta=False)
+              .user("<bash-stdout>Setting X and restarting practicaldev... done, v19516</bash-stdout>", isMeta=False)
+              .say(later).user("monitor it for me").say("Watching.").end())
+    answered = [d for d in drafts if "answer" in d.tags]
+    assert [d.title for d in answered] == [
+        "are we doing sampling? No. Every log line at `error` level or above goes to Better Stack."]
+    assert "silently drops new batches" in answered[0].body and "v19516" not in answered[0].body
+    done = Session().user("are we done with the migration?").say("Yes, all 12 checkpoints moved to `v1`.").end()
+    assert not [d for d in done if "answer" in d.tags]
