@@ -32,13 +32,14 @@ bench: install
 	$(BIN)/python bench/bench_retrieval.py --data $(DATA)
 
 # Real agent sessions replayed through the installed hooks (~12 min on 2 cores): the two shared
-# projects, then the three in bench/sessions.
+# projects, then the three in bench/sessions; then the prompt hook's relevance floor against them.
 SESSBENCH := ../shared/sessbench
 sessbench: install
 	$(BIN)/python $(SESSBENCH)/replay.py spotter entire-cli --owner-idle 5
 	$(BIN)/python $(SESSBENCH)/score.py spotter entire-cli
 	$(BIN)/python $(SESSBENCH)/replay.py ida-hcli napoli dndsheets --corpus bench/sessions --owner-idle 5
 	$(BIN)/python $(SESSBENCH)/score.py ida-hcli napoli dndsheets --corpus bench/sessions
+	$(BIN)/python bench/inject_floor.py
 
 lint: install
 	$(BIN)/ruff check graphmem tests bench
