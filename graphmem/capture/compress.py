@@ -1981,6 +1981,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     # `cd notebooks && nbconvert --inplace x.ipynb`, then `nbconvert … x.ipynb` from the shell's
     # remembered directory: one file the shell named two ways.
     written = [f for f in written if "/" in f or not any(g.endswith("/" + f) for g in written)]
+    # a log a redirect wrote is the output of a run, and a file the session wrote and then removed
+    # changed nothing (held-out review 24, julia: `make > .build5.log`, … `rm -f .build5.log …`)
+    gone = _removed_after_written(s.runs)
+    written = [f for f in written if not f.endswith(".log") and f not in gone]
     # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
     # and what its commits took in besides (`bundle install`'s Gemfile.lock, a vendored gem: held-out
     # review 23 said "3 files changed" of a commit of five)
@@ -2098,11 +2102,33 @@ _COMMIT_MSG = re.compile(
 # `git commit -F - <<'EOF' … EOF`: the message on stdin (held-out review 6, zoia 91de1feb)
 _COMMIT_STDIN = re.compile(r"""git\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?(?:-[a-zA-Z]*F\s*-|--file[= ]-)(?=\s)[^\n]*?"""
                            r"""<<-?\s*(['"]?)(\w+)\1[^\n]*\n(.*?)\n\s*\2\b""", re.DOTALL)
+_COMMIT_FILE = re.compile(r"""git\s+(?:-C\s+\S+\s+)?commit\b[^\n]*?(?:\s-[a-zA-Z]*F\s*|\s--file[= ])(?:<\(\s*cat\s+)?"""
+                          r"""(?!-\s)([^\s)<>;&|]+)""")
+_HEREDOC_TO_FILE = re.compile(
+    r"""\bcat\s*>\s*(?P<path>[^\s<>;&|]+)\s*<<-?\s*(?P<q>['"]?)(?P<tag>\w+)(?P=q)[^\n]*\n(?P<text>.*?)\n\s*(?P=tag)\b|"""
+    r"""\bcat\s*<<-?\s*(?P<q2>['"]?)(?P<tag2>\w+)(?P=q2)\s*>\s*(?P<path2>[^\s<>;&|]+)[^\n]*\n(?P<text2>.*?)\n\s*(?P=tag2)\b""",
+    re.DOTALL)
 _GIT_ADD = re.compile(r"git add ([^&|;\n]+)")  # a line ends the targets: a commit message may follow
 
 
 _TRAILER = re.compile(r"(?im)^(?:co-authored-by|signed-off-by|change-id|generated with)\b.*$|^🤖.*$")
 MAX_COMMIT_ITEMS = 2
+
+
+def _removed_after_written(runs: list[_Run]) -> set[str]:
+    """The files the session's commands last removed (`rm`) after they last wrote them."""
+    last_write: dict[str, int] = {}
+    last_rm: dict[str, int] = {}
+    for n, run in enumerate(runs):
+        if run.failed:
+            continue
+        for f in run.cmd.writes:
+            last_write[f] = n
+        for step in [run.cmd, *(parse_command(o, run.cmd.dir) for o in run.cmd.others)]:
+            if step.exe == "rm":
+                for target in step.targets:
+                    last_rm[posixpath.normpath(posixpath.join(step.dir, target))] = n
+    return {f for f, n in last_rm.items() if n >= last_write.get(f, -1)}
 
 
 def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
@@ -2112,11 +2138,25 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
     before `git reset --hard origin/main && rm -rf docs/superpowers` headed the brief)."""
     found: dict[str, tuple[str, _Run]] = {}
     pushed: set[str] = set()
-    for run in s.runs:
-        if run.failed or _elsewhere(run.cmd.dir):
+    drafted: dict[str, str] = {}  # file name → the text last written to it, for `git commit -F <file>`
+    runs = {r.ev.pos: r for r in s.runs}
+    for ev in s.events:
+        if ev.event != "post-tool":
+            continue
+        if ev.is_edit and isinstance(ev.tool_input.get("content"), str) and ev.files:
+            drafted[posixpath.basename(ev.files[0])] = ev.tool_input["content"]
+        for written in _HEREDOC_TO_FILE.finditer(ev.command):
+            path, text = written.group("path") or written.group("path2"), written.group("text") or written.group("text2") or ""
+            drafted[posixpath.basename(path.strip("'\""))] = text
+        run = runs.get(ev.pos)
+        if run is None or run.failed or _elsewhere(run.cmd.dir):
             continue  # `cd ~/Developer/site && git commit …`: another repository's history
         messages = [(m.group(2) or m.group(3) or m.group(4) or "") for m in _COMMIT_MSG.finditer(run.ev.command)]
         messages += [m.group(3) for m in _COMMIT_STDIN.finditer(run.ev.command)]
+        # the message drafted into a file first (held-out review 24, julia: `cat > $S/msg1.txt <<'EOF'`,
+        # then `git commit -q -F <(cat $S/msg1.txt; printf '%s\n' "$TRAILER")`)
+        messages += [drafted[name] for m in _COMMIT_FILE.finditer(run.ev.command)
+                     if (name := posixpath.basename(m.group(1).strip("'\""))) in drafted]
         for message in messages if "commit" in run.ev.command else ():
             message = message.replace("\\n", "\n")
             lines = [ln.rstrip() for ln in message.splitlines()]

@@ -2161,6 +2161,8 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
     seen: list[str] = []
     commands: list[str] = []
     skipped: list[str] = []  # a commit or push chained with && after the step that failed
+    ran: list[tuple[Command, list[str]]] = []  # each command after the last words, with its failure lines
+    committed = False
     for msg in msgs[said + 1:]:
         use = calls.get(msg.tool_use_id) if msg.role == "tool_result" else None
         if use is None or use.name not in COMMAND_TOOLS or NOT_A_FAILURE.search(msg.text[:400]) or \
@@ -2172,12 +2174,21 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
                 failure_lines(msg.text, passed=False)
         else:
             lines = failure_lines(msg.text)
-        seen += [_short(" ".join(ln.split()), 400) for ln in lines]
-        command = use.input.get("command") if lines else None
+        line = use.input.get("command")
+        if isinstance(line, str) and line.strip():
+            ran.append((parse_command(line), lines))
+            committed = committed or not failed and bool(_COMMITS.search(line))
+        command = line if lines else None
         if isinstance(command, str) and command.strip() and "`" not in command:
             commands.append(" ".join(command.split()))
         if failed and isinstance(command, str):
             skipped += _never_ran(command[:4000], msg.text)
+    if committed and not skipped:
+        return []  # the work went on to a commit after those words: it did not stop while looking
+    # what a later run of the same command got past (held-out review 24, julia: "BenchmarkTools not
+    # found", installed into a depot a minute later) is no longer what the calls show
+    seen = [_short(" ".join(ln.split()), 400) for n, (cmd, lines) in enumerate(ran) for ln in lines
+            if not any(not later_lines and equivalent(later, cmd) for later, later_lines in ran[n + 1:])]
     # a command still running when the session ended (a `git commit` whose hooks never returned):
     # whether it did its work is what the next session has to find out first
     answered = {m.tool_use_id for m in msgs[said + 1:] if m.role == "tool_result"}
@@ -2211,6 +2222,7 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
         key=session_key(session_id, "unfinished", ""), tags=["unfinished"])]
 
 
+_COMMITS = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b")
 _SHELL_WORDS = frozenset({"done", "fi", "esac", "}", ")", "do", "then", "else"})
 
 

@@ -4488,3 +4488,45 @@ def test_are_we_doing_x_is_a_question_and_its_answer_ends_where_the_person_runs_
     assert "silently drops new batches" in answered[0].body and "v19516" not in answered[0].body
     done = Session().user("are we done with the migration?").say("Yes, all 12 checkpoints moved to `v1`.").end()
     assert not [d for d in done if "answer" in d.tags]
+
+
+# Held-out review 24 (KenoAIStaging/julia 32ed5077, MIT, verbatim, abridged): the agent said one
+# sentence, then worked for an hour, drafted its commit messages into files and committed.
+JULIA_MSG = ("codegen: Stop CancellationLowering from taxing pure computation and allocation\n\n"
+             "The unsafe-point walk of CancellationLowering classified every LLVM\nintrinsic outside a fixed "
+             "eight-entry allowlist as a point that must clear\nthe published reset context.")
+JULIA_SCRATCH = "/tmp/claude-0/-workspace/32ed5077/scratchpad"
+
+
+def _julia(*, commit: bool) -> list[Any]:
+    session = (Session().user("Fix the various issues in https://github.com/JuliaLang/julia/issues/62856, please")
+               .say("I'll start by reading the issue to see what needs fixing.")
+               .run("JULIA_DEPOT_PATH=/workspace/.bench_depot usr/bin/julia -O2 bench.jl",
+                    "ERROR: LoadError: ArgumentError: Package BenchmarkTools not found in current path.\nExit code 1",
+                    error=True)
+               .run("JULIA_DEPOT_PATH=/workspace/.bench_depot usr/bin/julia -e 'using Pkg; Pkg.add(\"BenchmarkTools\")'",
+                    "Resolving package versions...")
+               .run("JULIA_DEPOT_PATH=/workspace/.bench_depot usr/bin/julia -O2 bench.jl", "| sumelt | 900.05 |")
+               .run("make -j12 > .build5.log 2>&1; echo done", "done")
+               .edit("src/llvm-cancellation-lowering.cpp", "isa<IntrinsicInst>(I)", "I.mayWriteToMemory()"))
+    if commit:
+        session.run(f"S={JULIA_SCRATCH}; cat > $S/msg1.txt <<'EOF'\n{JULIA_MSG}\nEOF\necho drafted", "drafted")
+        session.run(f"S={JULIA_SCRATCH}; git checkout -q -b kf/cancellation-perf-regressions\n"
+                    "git add src/llvm-cancellation-lowering.cpp test/llvmpasses/cancellation-lowering.ll\n"
+                    "git commit -q -F <(cat $S/msg1.txt; printf '%s\\n' \"$TRAILER\")\nrm -f .build5.log", "")
+    return session.end()
+
+
+def test_a_session_that_committed_after_its_last_words_is_not_unfinished() -> None:
+    drafts = _julia(commit=True)
+    assert not [d for d in drafts if "unfinished" in d.tags], [d.title for d in drafts]
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert summary.title.startswith('Session ') and 'committed "codegen: Stop CancellationLowering' in summary.title
+    commit = next(d for d in drafts if "commit" in d.tags)
+    assert "eight-entry allowlist" in commit.body
+    files = next(ln for ln in summary.body.splitlines() if ln.startswith("Files changed:"))
+    assert files == ("Files changed: src/llvm-cancellation-lowering.cpp, "
+                     "test/llvmpasses/cancellation-lowering.ll"), files  # no build log, removed anyway
+    # without the commit it stopped after one sentence; what a later run got past is not what it showed
+    left = [d.title + d.body for d in _julia(commit=False) if "unfinished" in d.tags]
+    assert not [text for text in left if "BenchmarkTools not found" in text], left
