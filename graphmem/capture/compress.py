@@ -1937,7 +1937,10 @@ _MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|goo
                        r"i will\b|let me\b|one (?:moment|sec)|(?:this|it) (?:takes|may|will|should|might)\b|please\b|"
                        r"bear with\b|hang on\b|give me\b)))\b")
 _ATTACHED = re.compile(r"\[(?:Image|Pasted text|File) #\d+[^\]\n]{0,40}\]")  # "[Image #1] looks the sign out…"
-_NOW_SO = re.compile(r"(?i)\b(?:is|are) now\b")
+_NOW_SO = re.compile(r"(?i)\b(?:is|are) now\b|"
+                     # what it left alone, not what it did (held-out review 24, gkeyll: "Only the two
+                     # intended files were touched (the untracked files were pre-existing …)")
+                     r"^\W*(?:only|no other|nothing else)\b[^.]{0,60}\b(?:touched|changed|modified|staged)\b")
 _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin the background\b|"
                         r"\b(?:I'll|I will|will) (?:report|let you know)\b")
 
@@ -2409,7 +2412,10 @@ _REWRITES = re.compile(r"\b(?:prettier|biome|dprint)\b.*\s--write\b|\b(?:gofmt|g
                        r"^(?:\S*/)?(?:black|isort|autopep8|rustfmt)\b(?!.*\s--(?:check|diff)\b)|"
                        r"\b(?:ruff format|cargo fmt)\b(?!.*\s--(?:check|diff)\b)")
 _ASKS_ABOUT_TOOL = re.compile(r"\s(?:--?version|version|--help|help|-V|--collect-only|--co|--list|"
-                             r"cache|linters|config|info|doctor|list|clean)(?:\s|$)")
+                             r"cache|linters|config|info|doctor|list|clean|"
+                             r"--dry-run|--just-print|--recon)(?:\s|$)|"
+                             # a dry run prints what it would do (held-out review 24: `make -n install`)
+                             r"^(?:\S*/)?g?make\b.*\s-[a-zA-Z]*n(?:\s|$)")
 
 
 def _transcript_rules(s: _Session) -> list[Draft]:

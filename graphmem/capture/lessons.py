@@ -435,8 +435,29 @@ def equivalent(passing: Command, failing: Command) -> bool:
         any(f.startswith((p + "/", p + ":")) for p in pass_targets) for f in fail_targets)
 
 
+def _unfenced(text: str) -> str:
+    """The text without its code blocks; where the words go on in lower case after one, the
+    blank lines around it go too."""
+    out: list[str] = []
+    last = 0
+    for block in _FENCE_BLOCK.finditer(text):
+        before = text[last:block.start()]
+        gap = len(text[block.end():]) - len(text[block.end():].lstrip())
+        if text[block.end() + gap:block.end() + gap + 1].islower():
+            out.append(before.rstrip() + " ")
+            last = block.end() + gap
+        else:
+            out.append(before + " ")
+            last = block.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _sentences(text: str) -> list[str]:
-    text = _FENCE_BLOCK.sub(" ", text)
+    # a sentence that goes on in lower case after a code block it shows is one sentence (held-out
+    # review 24, gkeyll: "… defined directly in `Makefile:405`: ```…``` which has two independent
+    # prerequisite chains …")
+    text = _unfenced(text)
     out = []
     for part in _SENTENCE_SPLIT.split(text):
         part = re.sub(r"^\s*(?:[-*•]|\d+[.)]|#+)\s+", "", part).strip().strip("*").strip()
@@ -867,6 +888,14 @@ _STEERING = re.compile(r"(?i)\bmore questions\b|\bnext area\b|\bare we done\b|\b
 _ASKS_BACK = re.compile(r"(?i)\?\s*(?:\S+\s*){0,12}$|\?\s|\b(?:explain|expand|exapnd|elaborate|tell me more|pros/cons|pros and cons|"
                         r"would like to (?:hear|know|understand|see)|i need (?:comparisons|more)|what do you (?:mean|think))\b")
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
+_LOCATION = re.compile(r"(?:[A-Za-z]:\\|~|\.{0,2}/|https?://)\S+")
+
+
+def _points_to(answer: str) -> bool:
+    """An answer that only says where to look ("the console output is here: ~/Downloads/run_10.txt",
+    held-out review 24): a path or address and a few words around it."""
+    rest = _LOCATION.sub(" ", answer)
+    return rest != answer and len(re.findall(r"[^\W\d_]+", rest)) <= 6
 
 
 def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -889,8 +918,8 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             options = [str(o.get("label") or "") for o in offered]
             # Options are turned down only by picking others: a free-text answer picks none.
             chosen = [o for o in options if o and (o == answer or o in answer.split(", "))]
-            if _STEERING.search(question) or not chosen and _ASKS_BACK.search(answer):
-                continue  # where the talk goes next, or a question back: no decision about the work
+            if _STEERING.search(question) or not chosen and (_ASKS_BACK.search(answer) or _points_to(answer)):
+                continue  # where the talk goes next, a question back, where to look: no decision
             # The label is the agent's shorthand ("Trial install (Recommended)"); what it means is
             # in the option's description (held-out review 5: the meaning was lost).
             meant = [str(o.get("description") or "").strip() for o in offered

@@ -4530,3 +4530,42 @@ def test_a_session_that_committed_after_its_last_words_is_not_unfinished() -> No
     # without the commit it stopped after one sentence; what a later run got past is not what it showed
     left = [d.title + d.body for d in _julia(commit=False) if "unfinished" in d.tags]
     assert not [text for text in left if "BenchmarkTools not found" in text], left
+
+
+# Held-out review 24 (ammarhakim/gkeyll 19879743, MIT, verbatim, abridged)
+GKEYLL_CAUSE = ("Root cause of the discrepancy: your everyday `make -j3 install` resolves to a target defined in "
+                "**`alltargets.mak`**:\n\n```makefile\ninstall: pkpm-install ## Install gkeyll executable\n```\n\n"
+                "That has **one** prerequisite chain (`pkpm-install`) — no race. The Jenkins pipeline instead calls "
+                "`gkeyll-install`, a *different* target defined directly in the top-level `Makefile:405`:\n\n"
+                "```makefile\ngkeyll-install: ${BUILD_APP}-install gkeyll ## Install Gkeyll executable\n```\n\n"
+                "which has **two** independent prerequisite chains (`${BUILD_APP}-install` and `gkeyll`) that both "
+                "build `../build/**/libg0*.so`, and that's what races under `-j3`.")
+
+
+def test_a_sentence_that_goes_on_after_a_code_block_is_one_sentence() -> None:
+    from graphmem.capture.lessons import explanation
+
+    said = explanation(GKEYLL_CAUSE, limit=8)
+    assert not [s for s in said if s.startswith("which")], said
+    assert any("`Makefile:405`: which has two independent prerequisite chains" in s.replace("**", "") for s in said), said
+
+
+def test_an_answer_that_only_says_where_to_look_is_no_decision() -> None:
+    asked = "I need the actual failing command's output to diagnose this precisely — where is the console log?"
+    drafts = (Session().user("the jenkins build fails").ask(asked, ["Paste it here", "I'll attach a file"],
+                                                             "the console output is here: /Users/mf/Downloads/run_10.txt")
+              .say("Reading it.").end())
+    assert not [d for d in drafts if d.kind == "decision"], [d.title for d in drafts]
+
+
+def test_a_dry_run_verifies_nothing_and_a_scope_note_is_no_headline() -> None:
+    last = ("Only the two intended files were touched (the untracked files were pre-existing).\n\n"
+            "Here's what I changed:\n- `ci/jenkins/Jenkinsfile`: both `make -j3 gkeyll-install` calls now run "
+            "`make -j3 install`\n- `Makefile:405`: `gkeyll-install` no longer lists the `gkeyll` prerequisite")
+    drafts = (Session().user("fix the jenkins race")
+              .edit("ci/jenkins/Jenkinsfile", "sh 'make -j3 gkeyll-install'", "sh 'make -j3 install'")
+              .run("make -n install", "cd gkeyll && make -f Makefile-gkeyll install").say(last).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Only the two intended files" not in summary.title, summary.title
+    assert "Jenkinsfile" in summary.title
+    assert "Verified" not in summary.body
