@@ -26,7 +26,7 @@ PROJECTS = {"spotter": ROOT.parent / "shared" / "bench-data" / "sessions",
             "dndsheets": ROOT / "bench" / "sessions"}
 
 
-def recalled(context: str, must: list[list[str]], entries: list[str]) -> bool:
+def recalled(must: list[list[str]], entries: list[str]) -> bool:
     """score.py's rule: one injected entry holds an alternative of every must group."""
     return any(all(any(alt.lower() in entry.lower() for alt in group) for group in must) for entry in entries)
 
@@ -60,7 +60,7 @@ def main() -> None:
                     memory.config.inject_floor = floor
                     for fact in facts:
                         context = memory.prompt_context(fact["probe"])
-                        tally[floor][0] += recalled(context, fact["must"], split_entries(context))
+                        tally[floor][0] += recalled(fact["must"], split_entries(context))
                         tally[floor][1] += 1
                     tally[floor][2] += sum(bool(memory.prompt_context(probe)) for probe in others)
                     tally[floor][3] += len(others)

@@ -1752,8 +1752,9 @@ _CONVENTION = re.compile(
     # a constraint the work must keep (held-out review 23, forem: "since forem is an open source
     # project that people can self deploy we need to make sure we're not forcing EVERYONE to move
     # to betterstack")
-    r"\bwe (?:need|have|want) to \w*(?:make sure|ensure)(?: that)? (?:we(?:['’]re| are) not|we (?:don['’]t|do not|"
-    r"never|won['’]t)|(?:nobody|no one|nothing) )|"
+    r"\bwe (?:(?:need|have|want) to|should|must) (?:also )?\w*(?:make sure|ensure)(?: that)? "
+    r"(?!.{0,200}?\b(?:fix|investigat|debug|look into|find|figure)\w*)"
+    r"(?:we(?:['’]re| are) not|we (?:don['’]t|do not|never|won['’]t)|(?:nobody|no one|nothing) )|"
     r"^(?:please\s+)?(?:ensure|make sure)\b(?!.{0,200}?\b(?:fix|investigat|debug|look into|find)\w*)"
     r".{0,200}?\b(?<!that )(?<!which )(?<!who )(?:always|never)\s")
 
@@ -1989,9 +1990,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     gone = _removed_after_written(s.runs)
     written = [f for f in written if not f.endswith(".log") and f not in gone]
     # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
+    committed = bool(_commits(s))
     # and what its commits took in besides (`bundle install`'s Gemfile.lock, a vendored gem: held-out
     # review 23 said "3 files changed" of a commit of five)
-    staged = [s.paths.rel(posixpath.join(step.dir, f)) for r in s.runs if not r.failed and _commits(s)
+    staged = [s.paths.rel(posixpath.join(step.dir, f)) for r in s.runs if not r.failed and committed
               for step in [r.cmd, *(parse_command(o, r.cmd.dir, s.paths.rel) for o in r.cmd.others)]
               if step.exe == "git" and step.sub == "add" for f in step.targets
               if re.search(r"[^/]\.[A-Za-z]\w*$", f) and not re.search(r"[*?]", f)]
@@ -2148,7 +2150,7 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
             continue
         if ev.is_edit and isinstance(ev.tool_input.get("content"), str) and ev.files:
             drafted[posixpath.basename(ev.files[0])] = ev.tool_input["content"]
-        for written in _HEREDOC_TO_FILE.finditer(ev.command):
+        for written in _HEREDOC_TO_FILE.finditer(ev.command[:20000]) if "<<" in ev.command else ():
             path, text = written.group("path") or written.group("path2"), written.group("text") or written.group("text2") or ""
             drafted[posixpath.basename(path.strip("'\""))] = text
         run = runs.get(ev.pos)
@@ -2158,7 +2160,7 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
         messages += [m.group(3) for m in _COMMIT_STDIN.finditer(run.ev.command)]
         # the message drafted into a file first (held-out review 24, julia: `cat > $S/msg1.txt <<'EOF'`,
         # then `git commit -q -F <(cat $S/msg1.txt; printf '%s\n' "$TRAILER")`)
-        messages += [drafted[name] for m in _COMMIT_FILE.finditer(run.ev.command)
+        messages += [drafted[name] for m in _COMMIT_FILE.finditer(run.ev.command[:20000])
                      if (name := posixpath.basename(m.group(1).strip("'\""))) in drafted]
         for message in messages if "commit" in run.ev.command else ():
             message = message.replace("\\n", "\n")
@@ -2434,7 +2436,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.permission_blocks(s.transcript, s.paths.rel)
     drafts += lessons.hung_commands(s.transcript, s.paths.rel)
     drafts += lessons.user_answers(s.transcript, s.session_id)
-    drafts += verdicts(s.transcript, s.session_id)
+    drafts += _safe(lambda: verdicts(s.transcript, s.session_id), "verdicts")
     drafts += lessons.rejections(s.transcript, s.session_id)
     drafts += lessons.replies(s.transcript, s.session_id)
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)

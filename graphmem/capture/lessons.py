@@ -234,8 +234,8 @@ def _walk(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[list[_C
             ordered.append(typed)
         elif msg.role == "user" and typed is not None and msg.meta and msg.text.lstrip().startswith(
                 ("<bash-stdout>", "<bash-stderr>")):
-            output = "\n".join(html.unescape(part.group(1)).strip() for pattern in (_BASH_STDOUT, _BASH_STDERR)
-                               for part in [pattern.search(msg.text)] if part and part.group(1).strip())
+            output = "\n".join(html.unescape(part).strip() for tag in ("bash-stdout", "bash-stderr")
+                               for part in [_inside(msg.text, tag)] if part.strip())
             # bash mode records no exit status: the output says whether it failed
             _answer(typed, output, bool(failure_lines(output)), rel)
             typed.answered_at, typed = pos, None
@@ -888,14 +888,17 @@ _STEERING = re.compile(r"(?i)\bmore questions\b|\bnext area\b|\bare we done\b|\b
 _ASKS_BACK = re.compile(r"(?i)\?\s*(?:\S+\s*){0,12}$|\?\s|\b(?:explain|expand|exapnd|elaborate|tell me more|pros/cons|pros and cons|"
                         r"would like to (?:hear|know|understand|see)|i need (?:comparisons|more)|what do you (?:mean|think))\b")
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
-_LOCATION = re.compile(r"(?:[A-Za-z]:\\|~|\.{0,2}/|https?://)\S+")
+_LOCATION = re.compile(r"(?<!\S)(?:[A-Za-z]:\\|~/|\.{1,2}/|/|https?://)\S+")
+_LOOK_THERE = re.compile(r"(?i)\b(?:here|there|is at|are at|located|you(?:'ll| will)? find|find it|saved|downloaded|"
+                         r"uploaded|attached|pasted|see)\b")
 
 
 def _points_to(answer: str) -> bool:
     """An answer that only says where to look ("the console output is here: ~/Downloads/run_10.txt",
-    held-out review 24): a path or address and a few words around it."""
+    held-out review 24): a path or address, and a few words around it that say to look there."""
     rest = _LOCATION.sub(" ", answer)
-    return rest != answer and len(re.findall(r"[^\W\d_]+", rest)) <= 6
+    words = re.findall(r"[^\W\d_]+", rest)
+    return rest != answer and (not words or len(words) <= 6 and bool(_LOOK_THERE.search(rest)))
 
 
 def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -948,11 +951,14 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
     after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
+    edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
     for n, msg in enumerate(msgs):
         if msg.role == "tool_result":
-            # a failure since the agent last spoke: it may look around before it explains
+            # a failure since the agent last spoke: it may look around before it explains, but
+            # once it edits, what it says next is about its change
             failed = msg.is_error or _exit_failure(msg.text)
-            after_failure, spoke = (failed if spoke else after_failure or failed), False
+            carried = after_failure and not spoke and msg.tool_use_id not in edits
+            after_failure, spoke = carried or failed and msg.tool_use_id not in edits, False
             explaining = False
             continue
         if msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>")):
@@ -1077,28 +1083,57 @@ def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
 
 
 def _branch_deleted_later(msgs: list[Any], n: int, sentence: str) -> bool:
-    """Whether the sentence names a git branch that the session deleted after message n (`git
-    branch -D`, `git push … --delete`, `git push origin :name`): what it says of that branch, or
-    how to move it, is about a ref that is gone (held-out review 22, JusPrin 8672a8e2: "the command
-    to force push claude/…-before-stupid-fixes to …" and what that comparison showed, then both
-    copies of the branch deleted)."""
-    deleted: set[str] = set()
+    """Whether the sentence names a git branch that the session threw away after message n: force
+    deleted (`git branch -D`), or deleted on the remote (`git push … --delete`, `git push origin
+    :name`) without having merged it. What it says of that branch, or how to move it, is about a
+    ref that is gone (held-out review 22, JusPrin 8672a8e2: "the command to force push
+    claude/…-before-stupid-fixes to …" and what that comparison showed, then both copies deleted).
+    A branch is named in full, or by the quoted tail of its name ("`before-stupid-fixes`")."""
+    if "-" not in sentence and "/" not in sentence:
+        return False  # a branch worth the rule has a name of parts ("feature/x", "fix-login")
     results = {m.tool_use_id: m.text for m in msgs[n + 1:] if m.role == "tool_result"}
+    quoted = set(_LITERAL.findall(sentence))
+    merged = {m.group(1) for msg in msgs if msg.role == "assistant" for use in msg.tool_uses
+              if isinstance(line := use.input.get("command"), str) and "merge" in line
+              for m in _MERGED.finditer(line) if m.group(1)}
     for msg in msgs[n + 1:]:
         for use in msg.tool_uses if msg.role == "assistant" else ():
             line = use.input.get("command") if use.name in COMMAND_TOOLS else None
-            if not isinstance(line, str) or "git" not in line or NEVER_RAN.search(results.get(use.id, "")[:400]):
+            if not isinstance(line, str) or not _DELETES_BRANCH.search(line) or \
+                    NEVER_RAN.search(results.get(use.id, "")[:400]):
                 continue
-            for step in _chain(parse_command(line), lambda path: path):
-                if step.exe != "git" or not re.search(r"(?:^|\s)(?:-[dD]|--delete)(?:\s|$)|\s:\S", step.main):
-                    continue
-                names = step.targets[1:] if step.sub == "push" else step.targets if step.sub == "branch" else ()
-                deleted.update(name.lstrip(":") for name in names)
-    # or by the tail of its name, which people quote for short ("`before-stupid-fixes`")
-    quoted = set(_LITERAL.findall(sentence))
-    return any(len(name) >= 4 and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", sentence)
-               or any(len(parts) - k >= 3 and "-".join(parts[k:]) in quoted for k in range(1, len(parts)))
-               for name in deleted for parts in [name.rsplit("/", 1)[-1].split("-")])
+            for name in _deleted_branches(line, merged):
+                parts = name.rsplit("/", 1)[-1].split("-")
+                if ("-" in name or "/" in name) and re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", sentence) \
+                        or any(len(parts) - k >= 3 and "-".join(parts[k:]) in quoted for k in range(1, len(parts))):
+                    return True
+    return False
+
+
+_DELETES_BRANCH = re.compile(r"\bgit\b[^\n]*?\s(?:branch\s[^\n]*?(?:-D|--delete\s+--force|-d\s+-f|-df|-fd)\b|"
+                             r"push\s[^\n]*?(?:--delete\b|\s-d\b|\s:[\w./-]))")
+_MERGED = re.compile(r"\bgit\s+merge\s+(?:-\S+\s+)*([\w./-]+)")
+
+
+def _deleted_branches(line: str, merged: set[str]) -> list[str]:
+    """The branches a command line force-deletes or deletes on a remote, less those merged."""
+    names: list[str] = []
+    for step in re.split(r"&&|\|\||;|\n", line):
+        words = step.split()
+        at = next((k for k, w in enumerate(words) if w == "git"), None)
+        if at is None or len(words) < at + 2:
+            continue
+        sub, rest = words[at + 1], words[at + 2:]
+        flags = {w for w in rest if w.startswith("-")}
+        plain = [w.strip("'\"") for w in rest if not w.startswith("-")]
+        if sub == "branch" and ("-D" in flags or {"-d", "-f"} <= flags or flags & {"-df", "-fd"} or
+                                {"--delete", "--force"} <= flags):
+            names += plain
+        elif sub == "push" and (flags & {"--delete", "-d"}):
+            names += plain[1:]
+        elif sub == "push":
+            names += [w[1:] for w in plain[1:] if w.startswith(":") and len(w) > 1]
+    return [name for name in names if name not in merged and len(name) >= 4]
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w{3,}")
@@ -1750,8 +1785,8 @@ _WARNING_MARK = re.compile(r"^(?:WARNING|SAFETY|IMPORTANT|CAUTION|DANGER)\b\s*(?
 # forem bf9fb0a8: "The Better Stack logger must not respond to #tagged, or BroadcastLogger runs
 # tagged blocks (e.g. ActiveJob#perform_now) once per logger.")
 _RULE_WITH_STAKES = re.compile(
-    r"(?i)(?:^|(?<=[.!;]\s))[^.!;]*?\b(?:must(?:n['’]t| not| never)?|never|do not|don['’]t|has to|have to)\s"
-    r"[^.!;]{3,200}?(?:,\s*|\s+)(?:or(?: else)?|otherwise|else)\s+(?!not\b)\w[^.!;]{8,}")
+    r"(?i)(?:^|(?<=[.!;]\s))(?:keep\s|[^.!;]*?\b(?:must(?:n['’]t| not| never)?|never|do not|don['’]t|has to|have to)\s)"
+    r"[^.!;]{3,200}?(?:,\s*or(?:\s+else)?|\s+or\s+else|[,;.]?\s*otherwise,?)\s+(?!not\b)\w[^.!;]{8,}")
 _TEST_PATH = re.compile(r"(?i)(?:^|/)(?:tests?|spec|__tests__)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
 MAX_CODE_WARNINGS = 2
 
@@ -1942,7 +1977,13 @@ _ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|thanks?|thank you|thx|great|cool|perfec
                   r"awesome)\b(?![^?]*\b(?:done|did|added|ran|set|fixed|made|created|i've|i have)\b)[^?]{0,50}$")
 _BASH_STDERR = re.compile(r"<bash-stderr>(.*?)</bash-stderr>", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
-_BASH_STDOUT = re.compile(r"<bash-stdout>(.*?)</bash-stdout>", re.DOTALL)
+
+
+def _inside(text: str, tag: str) -> str:
+    """The text between `<tag>` and its `</tag>` (found, not matched: a torn record repeats tags)."""
+    start = text.find(f"<{tag}>")
+    end = text.find(f"</{tag}>", start + 1) if start >= 0 else -1
+    return text[start + len(tag) + 2:end] if end >= 0 else ""
 MAX_HANDOFF_STEPS = 6
 HANDED_OVER = "The session's last message left this to the person:"
 
@@ -2190,8 +2231,8 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
     seen: list[str] = []
     commands: list[str] = []
     skipped: list[str] = []  # a commit or push chained with && after the step that failed
-    ran: list[tuple[Command, list[str]]] = []  # each command after the last words, with its failure lines
-    committed = False
+    ran: list[tuple[Command | None, list[str]]] = []  # each call after the last words, with its failure lines
+    committed = 0
     for msg in msgs[said + 1:]:
         use = calls.get(msg.tool_use_id) if msg.role == "tool_result" else None
         if use is None or use.name not in COMMAND_TOOLS or NOT_A_FAILURE.search(msg.text[:400]) or \
@@ -2204,20 +2245,21 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
         else:
             lines = failure_lines(msg.text)
         line = use.input.get("command")
-        if isinstance(line, str) and line.strip():
-            ran.append((parse_command(line), lines))
-            committed = committed or not failed and bool(_COMMITS.search(line))
+        ran.append((parse_command(line) if isinstance(line, str) and line.strip() else None, lines))
+        if not failed and isinstance(line, str) and _COMMITS.search(line):
+            committed = len(ran)  # the calls up to here led to a commit
         command = line if lines else None
         if isinstance(command, str) and command.strip() and "`" not in command:
             commands.append(" ".join(command.split()))
         if failed and isinstance(command, str):
             skipped += _never_ran(command[:4000], msg.text)
-    if committed and not skipped:
-        return []  # the work went on to a commit after those words: it did not stop while looking
     # what a later run of the same command got past (held-out review 24, julia: "BenchmarkTools not
-    # found", installed into a depot a minute later) is no longer what the calls show
-    seen = [_short(" ".join(ln.split()), 400) for n, (cmd, lines) in enumerate(ran) for ln in lines
-            if not any(not later_lines and equivalent(later, cmd) for later, later_lines in ran[n + 1:])]
+    # found", installed into a depot a minute later) is no longer what the calls show; and once the
+    # work went on to a commit after those words, it did not stop while looking
+    seen = [_short(" ".join(ln.split()), 400) for n, (cmd, lines) in enumerate(ran)
+            if n >= committed or skipped for ln in lines
+            if cmd is None or not any(not later_lines and later is not None and equivalent(later, cmd)
+                                      for later, later_lines in ran[n + 1:])]
     # a command still running when the session ended (a `git commit` whose hooks never returned):
     # whether it did its work is what the next session has to find out first
     answered = {m.tool_use_id for m in msgs[said + 1:] if m.role == "tool_result"}

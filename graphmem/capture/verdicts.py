@@ -1,5 +1,5 @@
-"""The person's verdicts on the points of the agent's message, given point by point in one reply:
-"1. good. 2. use period. 3. yes" under a numbered proposal (ida-hcli e6dd9346), "Labels need more
+"""The person's verdicts on the points of the agent's message, given point by point in one reply,
+a line each: "1. good." / "2. use period." / "3. yes" under a numbered proposal (ida-hcli e6dd9346), "Labels need more
 than undo names. - do whatever that is the simplest." under a review's bold headings (held-out
 review 22, JusPrin 28d33b5a), "1. Reply buttons could show up in the main assistant too. - this
 is ok, if …" (held-out review 21, JusPrin beca91c5). Each verdict is a decision of the person
@@ -18,9 +18,11 @@ from graphmem.capture.compress import short as _short
 _NUMBERED = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?(\d{1,2})[.)]\s+(.+)$")
 _BOLD_LEAD = re.compile(r"^\s*(?:[-*]\s+)?\*\*([^*\n]{3,120}?)\*\*")
 _HEADING = re.compile(r"^#{1,4}\s+(.{3,120})$")
-_REFERENCE = re.compile(r"^\s*(\d{1,2})[.)]\s*(.*)$")
+_REFERENCE = re.compile(r"^\s*(?:#(\d{1,2})|\((\d{1,2})\)|(\d{1,2})\s*[.):–-])\s*(.*)$")
 _SEPARATOR = re.compile(r"^\s*(?:[-–—:.,]+\s*)+")
-_QUESTION = re.compile(r"[^.!?\n]*\?\s*$")
+# a verdict that starts a sequence of new work is the person's own list ("1. first add a test")
+_OWN_STEPS = re.compile(r"(?i)^(?:first|then|next|also|finally|after that|and)\b")
+MAX_VERDICT_WORDS = 12  # without its point's words repeated: "use period", "do the routine work"
 # the agent asked for the person's call, so a numbered reply answers its points
 _ASKS = re.compile(r"(?i)\?|\b(?:your call|yours to (?:make|decide)|(?:once|when) you(?:'ve| have)? decided|"
                    r"let me know|which (?:one|option)|do you want|want me to)\b")
@@ -74,6 +76,7 @@ def _points(text: str) -> list[_Point]:
 
 
 def _norm(text: str) -> str:
+    """Lowercase words of any script (compress.norm keeps ASCII only; a heading may be "**Метки.**")."""
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
@@ -85,30 +88,35 @@ def _answered(points: list[_Point], reply: str, asked: bool) -> list[tuple[_Poin
             if point.number == 1 or not runs:
                 runs.append([])
             runs[-1].append(point)
-    named = [p for p in points if p.number is None and len(_norm(p.label)) >= 6]
+    named = [p for p in points if len(_norm(p.label)) >= 6]
     lines = [line.strip() for line in reply.splitlines() if line.strip()]
     answered: list[tuple[_Point, str]] = []
     restated = False
     for n, line in enumerate(lines):
         answer: _Point | None = None
         rest = ""
+        restated_here = False
         ref = _REFERENCE.match(line)
         if ref:
-            number = int(ref.group(1))
+            number = int(ref.group(1) or ref.group(2) or ref.group(3))
             run = next((r for r in reversed(runs) if any(p.number == number for p in r)), [])
             answer = next((p for p in run if p.number == number), None)
-            rest = ref.group(2)
+            rest = ref.group(4)
             if answer is not None and _norm(answer.label) and _norm(rest).startswith(_norm(answer.label)):
                 rest, restated = _after_label(rest, answer.label), True
+                restated_here = True
         else:
             answer = next((p for p in named if _norm(line).startswith(_norm(p.label))), None)
             if answer is not None:
                 rest, restated = _after_label(line, answer.label), True
+                restated_here = True
         if answer is None:
             if n == 0:
                 return []  # a reply of its own that goes on to mention a point answers nothing
             break  # past the answers: what the person asks next, a pasted passage
         verdict = _verdict(rest)
+        if verdict and not restated_here and (_OWN_STEPS.match(verdict) or len(verdict.split()) > MAX_VERDICT_WORDS):
+            return []  # a list of the person's own asks, numbered like the agent's points
         if verdict:
             answered.append((answer, verdict))
     if not restated and not asked:
@@ -125,9 +133,12 @@ def _after_label(line: str, label: str) -> str:
 
 def _verdict(text: str) -> str:
     """What the person decided, without a question they asked back ("are you good now?")."""
-    text = " ".join(_SEPARATOR.sub("", text).split())
-    while _QUESTION.search(text):
-        text = _QUESTION.sub("", text).strip()
+    text = " ".join(_SEPARATOR.sub("", text[:2000]).split())
+    for _ in range(5):
+        if not text.endswith("?"):
+            break
+        end = max(text.rfind(mark, 0, len(text) - 1) for mark in ".!?")
+        text = text[:end + 1].strip() if end >= 0 else ""
     return text.strip(" -–—:").rstrip(".")
 
 

@@ -4569,3 +4569,71 @@ def test_a_dry_run_verifies_nothing_and_a_scope_note_is_no_headline() -> None:
     assert "Only the two intended files" not in summary.title, summary.title
     assert "Jenkinsfile" in summary.title
     assert "Verified" not in summary.body
+
+
+# Counter-examples from the review of the rules above (each failed before its fix)
+@pytest.mark.parametrize("comment", [
+    "# The path must be absolute or relative to the repository root directory.",
+    "# Callers must pass either a string or a list of strings here.",
+    "# We have to pick between the fast path or the safe path based on the size flag."])
+def test_a_comment_with_a_plain_or_is_no_warning(comment: str) -> None:
+    drafts = Session().user("add the loader").edit("src/loader.py", "", comment + "\ndef load(p):\n    return p\n").say("Done.").end()
+    assert not [d for d in drafts if "code-warning" in d.tags]
+
+
+def test_a_rule_whose_stakes_follow_otherwise_is_a_warning() -> None:
+    comment = "# This must run before the migration; otherwise the foreign keys point at rows that do not exist yet.\n"
+    drafts = Session().user("add the hook").edit("src/hooks.py", "", comment + "def hook():\n    pass\n").say("Done.").end()
+    assert [d.title for d in drafts if "code-warning" in d.tags] == [
+        "This must run before the migration; otherwise the foreign keys point at rows that do not exist yet."]
+
+
+@pytest.mark.parametrize("answer", ["Use REST/JSON with gzip", "store it in src/settings.py", "read/write through the cache"])
+def test_an_answer_with_a_slash_in_it_is_still_a_decision(answer: str) -> None:
+    drafts = Session().user("add caching").ask("Which approach should I take for the API?", ["GraphQL", "gRPC"], answer).end()
+    assert [d for d in drafts if d.kind == "decision"], answer
+
+
+def test_what_the_agent_says_after_its_fix_passed_is_no_finding_of_the_failure() -> None:
+    said = "All 41 tests pass. `load_csv` is called from `ImportView.post` and from the nightly `sync_job` task."
+    drafts = (Session().user("fix the import test")
+              .run("pytest tests/test_import.py", "Exit code 1\nFAILED tests/test_import.py::test_bom - KeyError: 'name'\n1 failed",
+                   error=True)
+              .edit("src/importer.py", "open(p)", "open(p, encoding='utf-8-sig')")
+              .run("pytest tests/test_import.py", "1 passed").say(said).end())
+    assert not [d for d in drafts if "discovery" in d.tags]
+
+
+def test_a_push_still_running_after_the_commit_is_left_unfinished() -> None:
+    session = (Session().user("Fix the flaky upload test, commit and push, please")
+               .say("I'll start by reading the test to see what fails.").edit("src/upload.py", "a", "b")
+               .run("git add src/upload.py && git commit -m 'Retry uploads'", "[main abc123] Retry uploads\n 1 file changed"))
+    session.n += 1
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_hang", "name": "Bash",
+                                   "input": {"command": "git push origin main"}}])
+    left = [d.title for d in session.end() if "unfinished" in d.tags]
+    assert left and "`git push origin main` had not come back" in left[0], left
+
+
+def test_a_failing_skill_after_the_last_words_is_left_unfinished() -> None:
+    drafts = (Session().user("deploy the staging build, please").say("I'll start by running the deploy skill.")
+              .call("Skill", {"skill": "deploy", "args": "staging"},
+                    "Exit code 1\nfatal: could not read Username for 'https://github.com': terminal prompts disabled").end())
+    assert any("could not read Username" in d.title for d in drafts if "unfinished" in d.tags)
+
+
+def test_a_branch_merged_or_named_by_a_plain_word_leaves_findings_alone() -> None:
+    found = "Found it: the test times out because `upload_chunk` retries on `ConnectionResetError` without any backoff."
+    drafts = (Session().user("why does the upload fail?")
+              .run("pytest tests/test_upload.py", "Exit code 1\nFAILED tests/test_upload.py::test_retry - TimeoutError", error=True)
+              .say(found).run("git checkout -b test && git checkout main && git branch -D test", "Deleted branch test (was abc).")
+              .say("Done.").end())
+    assert [d for d in drafts if "discovery" in d.tags]
+    merged = ("Found it: `SessionStore.refresh` blocks on the lock held by `LoginView.post`, so every request on "
+              "`fix-login-timeout` waits the full 30 s.")
+    drafts = (Session().user("why does login time out?")
+              .run("pytest tests/test_login.py", "Exit code 1\nFAILED tests/test_login.py::test_timeout - TimeoutError", error=True)
+              .say(merged).edit("src/session.py", "lock()", "try_lock()").run("pytest tests/test_login.py", "1 passed")
+              .run("git checkout main && git merge fix-login-timeout && git push origin --delete fix-login-timeout", "Done")
+              .say("Merged and cleaned up.").end())
+    assert [d for d in drafts if "discovery" in d.tags]

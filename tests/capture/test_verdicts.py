@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.capture.test_lessons import Session
 
 # ida-hcli e6dd9346 (dev2, verbatim, abridged)
@@ -62,3 +64,21 @@ def test_a_numbered_list_of_the_persons_own_answers_nothing() -> None:
     assert not _verdicts(Session().user("review it").say(REVIEW).user(later).end())
     # one point answered is a reply, not a point-by-point verdict
     assert not _verdicts(Session().user("review it").say(REVIEW).user("Coverage holes - these are fine").end())
+
+
+SAID = ("Three open points:\n\n1. **Separator** -- comma or period for decimals.\n2. **Rounding** -- half-up or banker's.\n"
+        "3. **Locale** -- from the OS or from settings.\n\nWhich do you want?")
+
+
+@pytest.mark.parametrize("reply", ["1) period\n2) half-up\n3) settings", "(1) period\n(2) half-up\n(3) settings",
+                                   "#1 period\n#2 half-up", "Separator: period\nRounding: half-up\nLocale: settings"])
+def test_the_usual_ways_of_numbering_an_answer(reply: str) -> None:
+    found = _verdicts(Session().user("format numbers").say(SAID).user(reply).end())
+    assert len(found) == 1 and found[0].title.startswith("The user decided: Separator → period; Rounding → half-up"), found
+
+
+def test_the_persons_own_numbered_asks_under_a_question_are_no_verdicts() -> None:
+    said = ("I looked at the importer. Two things stand out:\n\n1. **Encoding** -- files are read as latin-1.\n"
+            "2. **Batching** -- rows are inserted one at a time.\n\nWant me to fix both?")
+    reply = "1. first add a test for the csv parser\n2. then update the README with the new flags"
+    assert not _verdicts(Session().user("review the importer").say(said).user(reply).end())
