@@ -98,7 +98,9 @@ _AGREEING = re.compile(r"(?i)^(?:you(?:['’]re| are) (?:right|correct)|(?:fair|
                        r"(?: from [\w.-]+)?)\s*[—–:,-]+\s*")
 _AGREED_TO_DO = re.compile(r"(?i)\b(?:should|needs? to|must) (?:also )?(?:mention|say|cover|include|add|handle|note)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
-_TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b")
+_TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b|"
+                    # the steps it is about to take (held-out review 25: "The plan is: fetch `origin`, …")
+                    r"^(?:(?:the|my|our) )?(?:plan|next steps?)(?: here| now)? (?:is|are)\b|^(?:here'?s )?(?:the |my )?plan:")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
@@ -999,9 +1001,10 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
                 continue
-            reply = next((m.text for m in msgs[n + 1:] if m.role == "user" and not m.meta
-                          and not m.tool_use_id and m.text.strip()), "")
-            if _DISPUTED.search(reply[:600]) or _corrected(best[1], reply):
+            at = next((k for k in range(n + 1, len(msgs)) if msgs[k].role == "user" and not msgs[k].meta
+                       and not msgs[k].tool_use_id and msgs[k].text.strip()), len(msgs))
+            reply = msgs[at].text if at < len(msgs) else ""
+            if _DISPUTED.search(reply[:600]) or _corrected(best[1], reply) or _conceded(best[1], reply, msgs[at + 1:]):
                 continue  # the person doubted it or set it right at once: not a finding
             if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
@@ -1013,6 +1016,21 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         if not any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
             kept.append(candidate)
     return kept
+
+
+_CONCEDES = re.compile(r"(?i)^\W*(?:ah,? |oh,? )?(?:you(?:['’]re| are) (?:right|correct)|good catch|fair point)\b")
+
+
+def _conceded(claim: str, reply: str, after: list[Any]) -> bool:
+    """Whether the agent's next words grant that the person's short reply set the claim right, on
+    a point of the claim (held-out review 25, skill-picker: "Entire says your account can't read
+    this repo …", then "it's my fork like my origin", then "You're right, you do have access")."""
+    answer = next((m.text for m in after if m.role == "assistant" and m.text.strip()), "")
+    if not reply.strip() or len(reply) > 300 or not _CONCEDES.match(answer):
+        return False
+    first = next(iter(_sentences(answer)), "")
+    words = {w for w in re.findall(r"[a-z]{5,}", first.lower())} - {"right", "correct", "catch", "point"}
+    return bool(words & set(re.findall(r"[a-z]{5,}", claim.lower())))
 
 
 def _corrected(claim: str, reply: str) -> bool:
@@ -1509,14 +1527,30 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         # "I only updated the Linux script" is the state of the agent's own change, not a finding
         bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)
                    and not _OWN_WORK.search(b) and not _MY_CHANGE.search(b) and not _undone_later(msgs, at, b)][:6]
-        if not bullets:
-            continue
+        if not bullets or any(_code_replaced_later(msgs, at, b) for b in bullets):
+            continue  # the causes of what the session then rewrote: its fix tells them, in the past
         drafts.append(Draft(
             kind="fact", title=_short(bullets[0], 200),
             body="The agent found:\n" + "\n".join(f"- {b}" for b in bullets),
             confidence=0.65, importance=0.6, source="rule",
             key=session_key(session_id, "findings", bullets[0].lower()), tags=["finding"]))
     return drafts[-MAX_FINDINGS:]
+
+
+_CODE_LITERAL = re.compile(r"`([^`\n]*[(\"'=.\[][^`\n]*)`")
+
+
+def _code_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether a line of code the sentence quotes was taken out by an edit after message n (held-out
+    review 25, skill-picker: "`text.split("---", 2)` at line 61 splits on any `---`", then the edit
+    that put `FRONTMATTER.match(text)` in its place)."""
+    quoted = [lit for lit in _CODE_LITERAL.findall(sentence) if len(lit) >= 6]
+    for msg in msgs[n + 1:] if quoted else ():
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            if use.name in EDIT_TOOLS and any(code in old and code not in new for old, new in edit_texts(use.input)
+                                              for code in quoted):
+                return True
+    return False
 
 
 def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str],

@@ -4637,3 +4637,45 @@ def test_a_branch_merged_or_named_by_a_plain_word_leaves_findings_alone() -> Non
               .run("git checkout main && git merge fix-login-timeout && git push origin --delete fix-login-timeout", "Done")
               .say("Merged and cleaned up.").end())
     assert [d for d in drafts if "discovery" in d.tags]
+
+
+# Held-out review 25 (MuskanPaliwal/skill-picker 4b6389a2, MIT, verbatim, abridged)
+def test_a_finding_the_agent_grants_the_person_set_right_is_none() -> None:
+    said = ("I can't create the trail yet:\n\n2. **Entire says your account can't read this repo.** `entire trail list` "
+            "returns `API error: no read access to repo (status 403)`, and Entire suggests re-authenticating.")
+    granted = ("You're right, you do have access. Your `origin` URL has the owner in lowercase "
+               "(`gh/muskanpaliwal/skill-picker`). Both earlier errors came from that lowercase slug.")
+
+    def session(answer: str) -> list[Any]:
+        return (Session().user("create a trail for this branch")
+                .run("entire trail list", "API error: no read access to repo (status 403)\nExit code 1", error=True)
+                .say(said).user("it's my fork like my origin").run("entire auth status", "Logged in as MuskanPaliwal")
+                .say(answer).user("ok do the needful for now").say("Done.").end())
+
+    assert not [d for d in session(granted) if "403" in d.title]
+    kept = session("Understood. I'll re-run the login flow, then retry `entire trail create` on your fork's `origin`.")
+    assert [d for d in kept if "403" in d.title], [d.title for d in kept]
+
+
+def test_the_plan_it_narrates_is_no_finding() -> None:
+    said = ("The plan is: fetch `origin`, fast-forward `main`, then `git worktree add mature-skill-picker -b "
+            "mature-skill-picker main`. It's non-destructive, so I'm applying it.")
+    drafts = (Session().user("set up a worktree for the improvements")
+              .run("git fetch origin", "fatal: couldn't find remote ref main\nExit code 128", error=True)
+              .say(said).run("git worktree add mature-skill-picker -b mature-skill-picker main", "Preparing worktree")
+              .say("Worktree ready.").end())
+    assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
+
+
+def test_the_causes_of_code_the_session_then_rewrote_are_told_by_its_fix() -> None:
+    root = ("### Root cause\nEverything is in the hand-written parser in `catalog.py`:\n"
+            "- `text.split(\"---\", 2)` at line 61 splits on any `---` in the file, not only a line that is just `---`.\n"
+            "- Nothing strips a leading BOM, so a file saved by some Windows editors is dropped.\n\nShall I fix it?")
+
+    def session(new: str) -> list[Any]:
+        return (Session().user("why are some skills missing from the catalog?").say(root).user("yes fix it")
+                .edit("src/skill_picker/catalog.py", '    parts = text.split("---", 2)', new).say("Fixed.").end())
+
+    assert not [d for d in session("    match = FRONTMATTER.match(text)") if "finding" in d.tags]
+    kept = session('    parts = text.split("---", 2)\n    parts = [p.lstrip("\\ufeff") for p in parts]')
+    assert [d for d in kept if "finding" in d.tags], [d.title for d in kept]
