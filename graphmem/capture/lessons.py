@@ -697,6 +697,23 @@ def files_of(call: _Call, rel: Callable[[str], str]) -> list[str]:
     return [rel(path)] if isinstance(path, str) and path else []
 
 
+def _set_up_first(lesson: Lesson) -> list[str]:
+    """The steps the fixing line ran before the step that re-ran the failed command, that change
+    something and that the failing line did not run."""
+    if lesson.fixed_by is None or lesson.fix_step is None:
+        return []
+    steps = lesson.fixed_by.clean
+    at = next((k for k, step in enumerate(steps) if step.main == lesson.fix_step.main), 0)
+    failing = {step.main for step in ([lesson.call.command] if lesson.call.command else []) + lesson.call.clean}
+    return [step.main for step in steps[:at] if step.main not in failing and step.exe not in ("cd", "pushd", "echo")
+            and (not step.is_read_only or _SETS_GIT.search(step.main))]
+
+
+# git's "read" subcommands that set something (`git remote set-url`, `git config user.name x`)
+_SETS_GIT = re.compile(r"^git\s+(?:-C\s+\S+\s+)?(?:remote\s+(?:set-url|add|rename|remove|rm|set-head)|"
+                       r"config\s+(?:--(?:global|local|system)\s+)?[\w.-]+\s+\S)")
+
+
 def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: str,
                   relative: Callable[[str], str] = lambda text: text) -> list[Draft]:
     """Lessons worth keeping as drafts: resolved ones with a diagnosis or a visible fix."""
@@ -733,6 +750,13 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         if not lesson.diagnosis and (edit_files or other) and not plausible and not asked:
             continue  # a changed command line among other edits and runs: which one fixed it is a guess
         fix_parts = []
+        # what the passing line did before the rerun, that the failing one did not (held-out review
+        # 25: `git remote set-url origin …/gh/MuskanPaliwal/… && entire trail create …`, where the
+        # lookups in between had only been read)
+        before = _set_up_first(lesson)
+        if before:
+            fix_parts.append("ran " + " && ".join(f"`{_short(c, 90)}`" for c in before) + " first, in the same line")
+            other = []
         if asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in asked) + ", as the error said")
         if not same and not asked:  # another command line, or the same one from another directory

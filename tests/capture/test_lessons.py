@@ -4679,3 +4679,21 @@ def test_the_causes_of_code_the_session_then_rewrote_are_told_by_its_fix() -> No
     assert not [d for d in session("    match = FRONTMATTER.match(text)") if "finding" in d.tags]
     kept = session('    parts = text.split("---", 2)\n    parts = [p.lstrip("\\ufeff") for p in parts]')
     assert [d for d in kept if "finding" in d.tags], [d.title for d in kept]
+
+
+def test_the_fix_is_what_the_passing_line_set_up_before_the_rerun() -> None:
+    # Held-out review 25 (skill-picker 4b6389a2, verbatim, abridged): the lookup in between fixed nothing
+    create = "entire trail create --no-branch --type task --title 'Mature skill-picker'"
+    upper = "entire://aws-us-east-2.entire.io/gh/MuskanPaliwal/skill-picker"
+    drafts = (Session().user("create the trail")
+              .run(create, "API error: no read access to repo (status 403) — run 'entire login' to re-authenticate\n"
+                           "Exit code 1", error=True)
+              .say("The trail wasn't created. `trail create` doesn't accept `--repo`: it works out the repo from the "
+                   "local clone's `origin` remote, whose owner is lowercase.")
+              .run("entire agent-help trail create --json", '{"flags": ["--branch", "--no-branch", "--title"]}')
+              .run(f"git remote set-url origin {upper} && {create}; git remote set-url origin "
+                   "entire://aws-us-east-2.entire.io/gh/muskanpaliwal/skill-picker", "Created trail #3")
+              .say("Created trail #3 and put `origin` back.").end())
+    lesson = next(d for d in drafts if d.kind == "pitfall")
+    fix = next(line for line in lesson.body.splitlines() if line.startswith("Fix:"))
+    assert fix == f"Fix: ran `git remote set-url origin {upper}` first, in the same line", fix
