@@ -161,7 +161,8 @@ def compaction_drafts(transcript: Iterable[Any], session_id: str, known: list[Dr
     for fix in latest.values():
         title, said = statement(fix)
         line = f"Per the compaction summary: {fix.error} — {' '.join(said)}".strip(" —")
-        holder = _holder(tokens(" ".join([fix.error, *said])), known)
+        # a commit's message is the author's, told whole: no bullet goes into it or retitles it
+        holder = _holder(tokens(" ".join([fix.error, *said])), [d for d in known if "commit" not in d.tags])
         if holder is not None:
             if line[:80] not in holder.body and len(holder.body) + len(line) < BODY_MAX - 40:
                 holder.body = f"{holder.body}\n{_short(line, 400)}".strip()

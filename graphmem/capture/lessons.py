@@ -1461,7 +1461,11 @@ _RETRACTED = re.compile(r"(?i)\b(?:that|this|it) (?:wasn't|was not|isn't|is not)
 # alarm", "… correctly now" (the fix working).
 _TAKES_BACK = re.compile(r"(?i)\bI was wrong\b(?! about)|(?<!not a )\bfalse alarm\b|\bmy (?:earlier|first|initial) "
                          r"(?:diagnosis|assumption|guess|read(?:ing)?) was (?:wrong|off|mistaken)\b|"
-                         r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured) correctly\b(?! now)")
+                         r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured) correctly\b(?! now)|"
+                         # held-out review 26, Orva: "CI has a real failure — `server installer (rocky9)`",
+                         # then "That's the documented flake, not a real failure"
+                         r"\bnot a real (?:failure|error|bug|problem|regression)\b|"
+                         r"\b(?:it's|it is|this is|that's|that is) (?:just )?(?:the|a) (?:documented |known )?flake\b")
 _THEIR_WORDS = re.compile(r"(?i)\byou (?:said|mentioned|suggested|think|thought|guessed)\b|\bas you\b|\bper your\b")
 
 
@@ -1469,7 +1473,7 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
     """Whether the agent takes back what message n said within its next three messages, before
     any edit: "it's actually wired correctly" after a fix is the fix working, not a retraction."""
     said = 0
-    for m in msgs[n + 1:n + 8]:
+    for m in msgs[n + 1:n + 30]:  # however many calls it looks with in between
         if m.role != "assistant":
             continue
         if m.text and _TAKES_BACK.search(m.text):

@@ -202,3 +202,21 @@ def test_an_ordinary_cause_is_no_reason_to_drop_a_bullet() -> None:
    - **Compile errors for missing AnnotationMessageRef**: Expected during incremental editing. Fixed by creating the module file.
 """ + TAIL)
     assert [worth_keeping(f) for f in fixes] == [True, True, False]
+
+
+def test_a_commit_message_is_neither_retitled_nor_added_to_by_the_summary() -> None:
+    # spotter ae4a77f8: the commit "feat: add OTEL dependencies …" was titled with the summary's
+    # "`:opentelemetry.set_text_map_propagators/1` undefined" bullet once its message was kept whole
+    message = ("feat: add OTEL dependencies, bootstrap, and safe runtime defaults\n\n"
+               "- Add opentelemetry_api, opentelemetry, opentelemetry_exporter dependencies\n"
+               "- Configure W3C Trace Context and Baggage propagators via application environment\n"
+               "- text_map_propagators are set in config, :opentelemetry.set_text_map_propagators/1 is not called\n"
+               + "- Create Spotter.Telemetry.Otel module for safe, idempotent OTEL initialization\n" * 20)
+    drafts = (Session().user("add otel").user(HEAD + SPOTTER_AE4A + TAIL, isCompactSummary=True)
+              .run(f"git add mix.exs && git commit -m '{message}'", "[main abc123] feat: add OTEL dependencies")
+              .say("Committed.").end())
+    commit = next(d for d in drafts if "commit" in d.tags)
+    assert commit.title == "feat: add OTEL dependencies, bootstrap, and safe runtime defaults", commit.title
+    assert "Per the compaction summary" not in commit.body
+    assert len(commit.body) > 1500  # told whole, up to the summary's room
+    assert any(d.kind == "pitfall" and "set_text_map_propagators" in d.title for d in drafts)

@@ -4697,3 +4697,24 @@ def test_the_fix_is_what_the_passing_line_set_up_before_the_rerun() -> None:
     lesson = next(d for d in drafts if d.kind == "pitfall")
     fix = next(line for line in lesson.body.splitlines() if line.startswith("Fix:"))
     assert fix == f"Fix: ran `git remote set-url origin {upper}` first, in the same line", fix
+
+
+def test_a_failure_the_agent_then_calls_the_documented_flake_is_no_finding() -> None:
+    # Held-out review 26 (Harsh-2002/Orva 542dbe1e, Apache-2.0, verbatim, abridged): two lookups and a
+    # message later the agent read the log and took the "real failure" back.
+    session = (Session().user("check the PR")
+               .run("gh pr checks 39 --watch --fail-fast", "server installer (rocky9)\tfail\t43s\nExit code 1", error=True)
+               .say("Two issues. **CI has a real failure — `server installer (rocky9)`** — and the body edit silently failed. "
+                    "Failure first:")
+               .run("gh pr checks 39", "server installer (rocky9)\tfail\t43s")
+               .run("gh run list --limit 3", "31388961761 failure d48094a9 CI / pull_request")
+               .say("Failure is on `d48094a9` (the builder-jail commit); `65bd8258` passed. Getting the log:")
+               .run("gh run view 31388961761 --log-failed | tail -40", "curl: (22) The requested URL returned error: 403")
+               .run("gh run view 31388961761 --log-failed | grep -n resolving", "==> resolving latest release from GitHub"))
+    kept = session.say("The installer fails at the release lookup.").say("Re-running it.").end()
+    assert [d for d in kept if "real failure" in d.title], [d.title for d in kept]
+    session.records, session.events = session.records[:-2], session.events[:-1]
+    drafts = (session.say("That's the documented flake, not a real failure. GitHub's API rate-limited the "
+                          "unauthenticated release lookup.").run("gh run rerun 31388961761 --failed", "")
+              .say("Re-run in flight.").end())
+    assert not [d for d in drafts if "real failure" in d.title]
