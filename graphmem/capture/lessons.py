@@ -94,13 +94,15 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
 # The agent agreeing with the person or a reviewer first ("You're right — `fix: true` … makes
 # `nolintlint` remove …"): what follows is weighed alone. What it agrees to do is a to-do, not a
 # finding ("Fair point from Copilot — the exception should mention `t.Setenv` too.").
-_AGREEING = re.compile(r"(?i)^(?:you(?:['’]re| are) (?:right|correct)|(?:fair|good) (?:point|catch|call)"
-                       r"(?: from [\w.-]+)?)\s*[—–:,-]+\s*")
+_AGREES = (r"(?:ah,? |oh,? )?(?:you(?:['’]re| are) (?:absolutely |quite |totally )?(?:right|correct)|"
+           r"(?:fair|good) (?:point|catch|call)(?: from [\w.-]+)?|that['’]s (?:right|correct)|my (?:mistake|bad))")
+_AGREEING = re.compile(rf"(?i)^{_AGREES}\s*[—–:,-]+\s*")
 _AGREED_TO_DO = re.compile(r"(?i)\b(?:should|needs? to|must) (?:also )?(?:mention|say|cover|include|add|handle|note)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b|"
                     # the steps it is about to take (held-out review 25: "The plan is: fetch `origin`, …")
-                    r"^(?:(?:the|my|our) )?(?:plan|next steps?)(?: here| now)? (?:is|are)\b|^(?:here'?s )?(?:the |my )?plan:")
+                    r"^(?:(?:the|my|our) )?plan(?: here| now)? is(?: to\b|:)|^(?:(?:the|my|our) )?next steps?(?: is| are)?:|"
+                    r"^(?:here(?:['’]s| is) )?(?:the |my )?plan:")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
@@ -706,12 +708,14 @@ def _set_up_first(lesson: Lesson) -> list[str]:
     at = next((k for k, step in enumerate(steps) if step.main == lesson.fix_step.main), 0)
     failing = {step.main for step in ([lesson.call.command] if lesson.call.command else []) + lesson.call.clean}
     return [step.main for step in steps[:at] if step.main not in failing and step.exe not in ("cd", "pushd", "echo")
-            and (not step.is_read_only or _SETS_GIT.search(step.main))]
+            and (not step.is_read_only or _SETS_GIT.search(step.main)) and not _LOOKS_UP.search(step.main)]
 
 
 # git's "read" subcommands that set something (`git remote set-url`, `git config user.name x`)
 _SETS_GIT = re.compile(r"^git\s+(?:-C\s+\S+\s+)?(?:remote\s+(?:set-url|add|rename|remove|rm|set-head)|"
-                       r"config\s+(?:--(?:global|local|system)\s+)?[\w.-]+\s+\S)")
+                       r"config\s+(?:--(?:global|local|system)\s+)?(?!-)[\w.-]+\s+(?!-)\S)")
+# a step that only asks (`gh auth status`, `git stash list`, `entire agent-help trail create`)
+_LOOKS_UP = re.compile(r"^\S+(?:\s+[\w-]+)?\s+[\w-]*(?:help|status|list|show|view|info|whoami|version|get)\b|\s--(?:help|list|get)\b")
 
 
 def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: str,
@@ -755,8 +759,8 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
         # lookups in between had only been read)
         before = _set_up_first(lesson)
         if before:
-            fix_parts.append("ran " + " && ".join(f"`{_short(c, 90)}`" for c in before) + " first, in the same line")
-            other = []
+            fix_parts.append("ran " + " && ".join(f"`{_short(redact(c), 90)}`" for c in before) + " first, in the same line")
+            other = [c for c in other if not parse_command(c).is_read_only and not _LOOKS_UP.search(c)]
         if asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in asked) + ", as the error said")
         if not same and not asked:  # another command line, or the same one from another directory
@@ -1042,19 +1046,23 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     return kept
 
 
-_CONCEDES = re.compile(r"(?i)^\W*(?:ah,? |oh,? )?(?:you(?:['’]re| are) (?:right|correct)|good catch|fair point)\b")
+_CONCEDES = re.compile(rf"(?i)^\W*{_AGREES}\b")
+_ASKS_MORE = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b|^\W*(?:also|now|next|and)\b")
+_CONFIRMS = re.compile(r"(?i)^\W*(?:yes|yeah|yep|yup|right|correct|exactly|agreed|true|indeed|ok(?:ay)?|sure)\b")
 
 
 def _conceded(claim: str, reply: str, after: list[Any]) -> bool:
-    """Whether the agent's next words grant that the person's short reply set the claim right, on
-    a point of the claim (held-out review 25, skill-picker: "Entire says your account can't read
-    this repo …", then "it's my fork like my origin", then "You're right, you do have access")."""
+    """Whether the agent's next words grant that the person's short reply, which pushed back, set
+    the claim right on a point the claim quotes (held-out review 25, skill-picker: "… `entire trail
+    list` returns `API error: no read access to repo (status 403)`", then "it's my fork like my
+    origin", then "You're right, you do have access")."""
     answer = next((m.text for m in after if m.role == "assistant" and m.text.strip()), "")
-    if not reply.strip() or len(reply) > 300 or not _CONCEDES.match(answer):
+    if not reply.strip() or len(reply) > 300 or _CONFIRMS.match(reply) or _ASKS_MORE.search(reply) \
+            or not _CONCEDES.match(answer):
         return False
     first = next(iter(_sentences(answer)), "")
-    words = {w for w in re.findall(r"[a-z]{5,}", first.lower())} - {"right", "correct", "catch", "point"}
-    return bool(words & set(re.findall(r"[a-z]{5,}", claim.lower())))
+    quoted = " ".join(_LITERAL.findall(claim)).lower()
+    return bool({w for w in re.findall(r"[a-z]{5,}", first.lower())} & set(re.findall(r"[a-z]{5,}", quoted)))
 
 
 def _corrected(claim: str, reply: str) -> bool:
@@ -1464,14 +1472,16 @@ _TAKES_BACK = re.compile(r"(?i)\bI was wrong\b(?! about)|(?<!not a )\bfalse alar
                          r"\b(?:it's|it is|this is|that's|that is) actually (?:wired|set up|configured) correctly\b(?! now)|"
                          # held-out review 26, Orva: "CI has a real failure — `server installer (rocky9)`",
                          # then "That's the documented flake, not a real failure"
-                         r"\bnot a real (?:failure|error|bug|problem|regression)\b|"
-                         r"\b(?:it's|it is|this is|that's|that is) (?:just )?(?:the|a) (?:documented |known )?flake\b")
+                         r"\b(?:it['’]s|it is|this is|that['’]s|that is|that one is|this one is)(?: just)?"
+                         r"(?: the| a| an)?(?: (?:documented|known|pre-existing))? (?:flake|flaky (?:test|job|check))\b|"
+                         r"\b(?:it['’]s|it is|this is|that['’]s|that is|it|this|that) (?:is )?(?:not|n['’]t|isn['’]t)"
+                         r"(?: actually)? a real (?:failure|error|bug|problem|regression)\b")
 _THEIR_WORDS = re.compile(r"(?i)\byou (?:said|mentioned|suggested|think|thought|guessed)\b|\bas you\b|\bper your\b")
 
 
 def _taken_back(msgs: list[Any], n: int) -> bool:
-    """Whether the agent takes back what message n said within its next three messages, before
-    any edit: "it's actually wired correctly" after a fix is the fix working, not a retraction."""
+    """Whether the agent takes back what message n said within its next three messages (however
+    many calls between), before any edit: "it's actually wired correctly" after a fix is the fix working, not a retraction."""
     said = 0
     for m in msgs[n + 1:n + 30]:  # however many calls it looks with in between
         if m.role != "assistant":
@@ -1555,8 +1565,12 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         # "I only updated the Linux script" is the state of the agent's own change, not a finding
         bullets = [b for b in bullets if len(b) >= 20 and not _HEDGE.search(b) and not _NOT_YET.search(b)
                    and not _OWN_WORK.search(b) and not _MY_CHANGE.search(b) and not _undone_later(msgs, at, b)][:6]
-        if not bullets or any(_code_replaced_later(msgs, at, b) for b in bullets):
-            continue  # the causes of what the session then rewrote: its fix tells them, in the past
+        replaced = [b for b in bullets if _code_replaced_later(msgs, at, b)]
+        if replaced and _CAUSE_HEADING.search(line):
+            continue  # the causes of a bug whose code the session then rewrote: its fix tells them
+        bullets = [b for b in bullets if b not in replaced]
+        if not bullets:
+            continue
         drafts.append(Draft(
             kind="fact", title=_short(bullets[0], 200),
             body="The agent found:\n" + "\n".join(f"- {b}" for b in bullets),
@@ -1565,14 +1579,19 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     return drafts[-MAX_FINDINGS:]
 
 
-_CODE_LITERAL = re.compile(r"`([^`\n]*[(\"'=.\[][^`\n]*)`")
+_QUOTED = re.compile(r"`([^`\n]{6,200})`")
+_FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z]\w*")
+
+
+_CAUSE_HEADING = re.compile(r"(?i)\b(?:root cause|causes?|what(?:'s| is) wrong|what goes wrong|bugs?|problems?)\b")
 
 
 def _code_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
     """Whether a line of code the sentence quotes was taken out by an edit after message n (held-out
     review 25, skill-picker: "`text.split("---", 2)` at line 61 splits on any `---`", then the edit
-    that put `FRONTMATTER.match(text)` in its place)."""
-    quoted = [lit for lit in _CODE_LITERAL.findall(sentence) if len(lit) >= 6]
+    that put `FRONTMATTER.match(text)` in its place). A file name is no line of code."""
+    quoted = [lit for lit in _QUOTED.findall(sentence)
+              if re.search(r"[(\"'=\[]", lit) and not _FILE_NAME.fullmatch(lit)]
     for msg in msgs[n + 1:] if quoted else ():
         for use in msg.tool_uses if msg.role == "assistant" else ():
             if use.name in EDIT_TOOLS and any(code in old and code not in new for old, new in edit_texts(use.input)

@@ -4718,3 +4718,54 @@ def test_a_failure_the_agent_then_calls_the_documented_flake_is_no_finding() -> 
                           "unauthenticated release lookup.").run("gh run rerun 31388961761 --failed", "")
               .say("Re-run in flight.").end())
     assert not [d for d in drafts if "real failure" in d.title]
+
+
+# Counter-examples from the second review of this session's rules (each failed before its fix)
+def _trail_403(reply: str, answer: str) -> list[Any]:
+    return (Session().user("create a trail for this branch")
+            .run("entire trail list", "API error: no read access to repo (status 403)\nExit code 1", error=True)
+            .say("**Entire says your account can't read this repo.** `entire trail list` returns `API error: no read "
+                 "access to repo (status 403)`, and Entire suggests re-authenticating.")
+            .user(reply).run("entire auth status", "Logged in as MuskanPaliwal").say(answer).say("Done.").end())
+
+
+@pytest.mark.parametrize(("reply", "answer"), [
+    ("yes, my token expired yesterday, I need to log in again", "You're right, the token expired, so Entire refuses it."),
+    ("also can you name the trail 'Mature skill-picker'?", "You're right, the trail should have a clearer title."),
+    ("now update the README please", "You're right, the README says nothing about this repo's trail.")])
+def test_an_agreement_that_is_no_correction_keeps_the_finding(reply: str, answer: str) -> None:
+    assert [d for d in _trail_403(reply, answer) if "403" in d.title]
+
+
+@pytest.mark.parametrize("answer", ["You're absolutely right, you do have access.", "Good point, you do have access here.",
+                                    "That's right — you do have access to this repo."])
+def test_the_usual_ways_of_granting_a_correction(answer: str) -> None:
+    assert not [d for d in _trail_403("it's my fork like my origin", answer) if "403" in d.title]
+
+
+def test_a_plan_that_fails_is_a_finding_and_a_plain_warning_takes_nothing_back() -> None:
+    drafts = (Session().user("why does CI fail?")
+              .run("terraform plan", "Error: Unsupported argument `acl` in aws_s3_bucket\nExit code 1", error=True)
+              .say("**The plan is failing: `terraform plan` in `infra/` rejects `acl` on `aws_s3_bucket`** because the "
+                   "AWS provider v5 moved it to `aws_s3_bucket_acl`.")
+              .run("grep -rn 'acl' infra/", "infra/main.tf:12:  acl = \"private\"")
+              .say("The lint warning in the same run is not a real problem; the provider change is.").end())
+    assert any("The plan is failing" in d.title for d in drafts if "discovery" in d.tags), [d.title for d in drafts]
+
+
+def test_a_key_finding_whose_code_was_fixed_goes_alone() -> None:
+    root = ("Key findings:\n- `DEBUG = True` in `settings.py` ships to production because the deploy copies `.env.example`.\n"
+            "- The `/health` route is registered before the auth middleware, so it bypasses authentication entirely.\n\n"
+            "Want me to fix the first one?")
+    drafts = (Session().user("audit the deploy config").say(root).user("yes just the first")
+              .edit("src/settings.py", "DEBUG = True", "DEBUG = env.bool('DEBUG', default=False)").say("Fixed.").end())
+    found = [d for d in drafts if "finding" in d.tags]
+    assert len(found) == 1 and "/health" in found[0].title and "DEBUG = True" not in found[0].body, found
+
+
+def test_a_lookup_is_no_set_up_and_a_fix_run_between_stays() -> None:
+    from graphmem.capture.lessons import _LOOKS_UP, _SETS_GIT
+
+    assert not _SETS_GIT.search("git config --get user.email") and _SETS_GIT.search("git config user.email a@b.c")
+    assert _LOOKS_UP.search("gh auth status") and _LOOKS_UP.search("git stash list")
+    assert not _LOOKS_UP.search("git remote set-url origin x") and not _LOOKS_UP.search("entire login --force")
