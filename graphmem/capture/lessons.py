@@ -1007,6 +1007,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         best: tuple[float, str] | None = None
         for sentence in _sentences(msg.text)[:10]:
             sentence = " ".join(sentence.replace("**", "").split())
+            if _OFFERS.match(sentence) or _WOULD_INCLUDE.search(sentence):
+                break  # what it offers to do next (held-out review 27: "Should I build the fix now? Here's what it would include: …")
             agreeing = _AGREEING.match(sentence)
             if agreeing:
                 sentence = sentence[agreeing.end():]
@@ -1024,7 +1026,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # "two models don't yet have mappings": true until someone acts, then false
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
-            if _undone_later(msgs, n, best[1]):
+            if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1295,6 +1297,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # 18: "Options to fix…: Enable `--gradient_checkpointing`…", a no-op for that model, it found)
         offer = next((k for k, s in enumerate(rest) if _OFFERS.match(s)), len(rest))
         rest = rest[:offer]
+        if _opened_later(msgs, n):
+            rest = [s for s in rest if not _NO_PR_YET.search(s)]
         while len("\n".join(rest)) > 900:
             rest.pop()
         # The file the finding led to edit names the part of the code it is about ("the waiting
@@ -1333,6 +1337,20 @@ _FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
+
+
+_WOULD_INCLUDE = re.compile(r"(?i)\b(?:here['’]s|here is) what (?:it|that|the fix|this) would\b|\bwould (?:include|involve|do)\s*:")
+# a state of the work a later branch, push or PR undoes (held-out review 27: "there's no PR or branch for
+# the jury email fix", "It isn't pushed and there's no PR yet", minutes before PR #116)
+_NO_PR_YET = re.compile(r"(?i)\bthere(?:['’]s| is) no (?:open )?(?:PR|pull request|branch)\b|\bno PR yet\b|"
+                        r"\b(?:isn['’]t|is not|hasn['’]t been|has not been|not yet) pushed\b")
+_OPENS_WORK = re.compile(r"\bgh\s+pr\s+create\b|\bgit\s+(?:switch\s+-c|checkout\s+-b|push)\b")
+
+
+def _opened_later(msgs: list[Any], n: int) -> bool:
+    """Whether the session made a branch, pushed or opened a pull request after message n."""
+    return any(isinstance(line := use.input.get("command"), str) and _OPENS_WORK.search(line)
+               for msg in msgs[n + 1:] if msg.role == "assistant" for use in msg.tool_uses if use.name in COMMAND_TOOLS)
 
 
 _OFFERS = re.compile(r"(?i)^\W*(?:(?:here are |the |two |three |a few |some |possible )?(?:options?|approaches|alternatives|"
@@ -2651,7 +2669,14 @@ _AWAITS_APPROVAL = re.compile(r"(?i)requires approval|requested permissions to|P
                               r"Permission for this action was denied")
 
 
+_CLASSIFIER = re.compile(r"(?i)auto mode classifier")
 _REFUSED_LEAD = "The agent's permission settings refused these calls and the session never ran them: "
+
+
+def shown(cmd: Command) -> str:
+    """How a refused command is named: its main step, or the line when that step only prints (the
+    `echo "$r -> $n"` closing a `for … do n=$(curl …); … done` loop)."""
+    return _short(cmd.display if cmd.exe not in ("echo", "printf", "true", ":") else " ".join(cmd.raw.split()), 60)
 _REFUSED_END = ". Approve them when asked, or allow them in the agent's settings."
 
 
@@ -2662,7 +2687,7 @@ def approvals_granted(body: str, commands: list[Command], edited: set[str]) -> b
     listed = re.findall(rf"{re.escape(_REFUSED_LEAD)}(.*?){re.escape(_REFUSED_END)}", body)
     if not listed:
         return False
-    ran = {f"`{_short(c.display, 60)}`" for c in commands if c.exe}
+    ran = {f"`{shown(c)}`" for c in commands if c.exe}
     for entry in "; ".join(listed).split("; "):
         tool, of, paths = entry.partition(" of ")
         if entry in ran or (of and tool in EDIT_TOOLS and set(paths.split(", ")) <= edited):
@@ -2677,6 +2702,7 @@ def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> l
     test fix, refused in three sessions running while the person wrote "you're approved")."""
     calls, _ = _walk(transcript, rel)
     blocked: list[str] = []
+    classified = 0
     for n, call in enumerate(calls):
         if not (call.answered and call.errored and _AWAITS_APPROVAL.search(call.result[:400])):
             continue
@@ -2690,13 +2716,19 @@ def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> l
             cmd = call.command
             # a later run that failed still ran
             if not any(c.command is not None and equivalent(c.command, cmd) for c in later):
-                blocked.append(f"`{_short(cmd.display, 60)}`")
+                blocked.append(f"`{shown(cmd)}`")
+        classified += bool(_CLASSIFIER.search(call.result[:400]))
     blocked = _uniq(blocked)
     if not blocked:
         return []
+    # Claude Code's auto mode refuses by its own classifier, whatever the person said (held-out
+    # review 27: "[Production Reads]", then "[Modify Shared Resources]" after the person's "run it")
+    lead = ("Refused by the agent's auto-mode permission check and never ran: " if classified
+            else "Waited for the person's approval and never ran: ")
     return [Draft(
-        kind="env", title=_short("Waited for the person's approval and never ran: " + ", ".join(blocked), 200),
-        body=_REFUSED_LEAD + "; ".join(blocked) + _REFUSED_END,
+        kind="env", title=_short(lead + ", ".join(blocked), 200),
+        body=_REFUSED_LEAD + "; ".join(blocked) + _REFUSED_END
+        + (" The auto-mode check refuses them even after the person's go-ahead." if classified else ""),
         confidence=0.8, importance=0.6, source="rule", key=session_key("", "approval", ""),
         tags=["permissions", "environment"])]
 

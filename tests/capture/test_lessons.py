@@ -4769,3 +4769,35 @@ def test_a_lookup_is_no_set_up_and_a_fix_run_between_stays() -> None:
     assert not _SETS_GIT.search("git config --get user.email") and _SETS_GIT.search("git config user.email a@b.c")
     assert _LOOKS_UP.search("gh auth status") and _LOOKS_UP.search("git stash list")
     assert not _LOOKS_UP.search("git remote set-url origin x") and not _LOOKS_UP.search("entire login --force")
+
+
+# Held-out review 27 (tum-ai/ehl, MIT, verbatim, abridged)
+EHL_NOT_YET = ("No, I haven't. I only offered it, and there's no PR or branch for the jury email fix. The latest PR "
+               "is #115 (the submissions fix), and nothing after it touches jury login.\n\n"
+               "Should I build the fix now? Here's what it would include:\n"
+               "- Lowercase the email when `inviteJury` saves it, and check the chapter admin invite for the same pattern.\n"
+               "- Make the lookup in `signInJury` ignore case, so the two existing mixed-case rows also work without the SQL.")
+
+
+def test_what_the_agent_offers_to_build_and_a_pr_not_yet_opened_are_no_findings() -> None:
+    drafts = (Session().user("sebastian cannot log in to the judging portal, says no such jury with such mail")
+              .run("grep -n 'eq(\"email\"' lib/actions/auth.ts", "88:  .eq(\"email\", email.toLowerCase())")
+              .user("did you create the pr that briefly fixes this?").say(EHL_NOT_YET).user("do")
+              .edit("lib/actions/auth.ts", '.eq("email", email.toLowerCase())', '.ilike("email", escapeLikePattern(email))')
+              .run("git switch -c fix/jury-email-case origin/main && git commit -am 'fix(jury): mixed-case email'",
+                   "[fix/jury-email-case 2b0f2bf] fix(jury): mixed-case email")
+              .run("gh pr create --draft --title 'fix(jury): mixed-case email'", "https://github.com/tum-ai/ehl/pull/116")
+              .say("Opened draft PR #116.").end())
+    assert not [d.title for d in drafts if "discovery" in d.tags and ("signInJury" in d.title or "no PR" in d.title)]
+
+
+def test_a_refusal_by_the_auto_mode_check_is_not_waiting_on_the_person() -> None:
+    denied = ("Permission for this action was denied by the Claude Code auto mode classifier. Reason: [Production Reads]. "
+              "If you have other tasks that don't depend on this action, continue working on those.")
+    loop = ("set -a; source .env.local; set +a; for r in a b; do n=$(curl -s \"$NEXT_PUBLIC_SUPABASE_URL/rest/v1/"
+            "submissions?id=eq.$r\"); echo \"$r -> $n\"; done")
+    drafts = (Session().user("check the two submissions in production").run(loop, denied, error=True)
+              .user("run it").say("The check refused it again.").end())
+    env = next(d for d in drafts if "permissions" in d.tags)
+    assert env.title.startswith("Refused by the agent's auto-mode permission check and never ran: `set -a; source"), env.title
+    assert "even after the person's go-ahead" in env.body
