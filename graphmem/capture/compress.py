@@ -1766,10 +1766,12 @@ _PROHIBITION = re.compile(r"(?i)^\W*(?:please\s+)?(?:don'?t|do not)\b")
 _DURABLE = re.compile(r"(?i)\b(?:ever|any ?more|from now on|going forward|in (?:the )?future|in general|"
                       r"by default|in this (?:repo(?:sitory)?|project|codebase)|anywhere|every ?time|whenever|"
                       r"(?:directly )?(?:to|on|into) (?:main|master|prod(?:uction)?)\b(?! (?:yet|until|for now)\b))\b")
-_BOUNDED = re.compile(r"(?i)\b(?:anything|everything|something) else\b|\bany other\b|\bbeyond (?:this|that)\b|"
+_BOUNDED = re.compile(r"(?i)\b(?:anything|everything|something|nothing) else\b|\bany other\b|\bbeyond (?:this|that)\b|"
                       r"\bfor now\b|\byet\b|\buntil\b|\bthis (?:time|task|change|session|pr|run|check|step)\b|"
                       r",\s*just\s+(?:fix|change|add|update|run|do|edit|write|make)\b")
-_WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*)(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
+# the work asked, also as numbered steps (held-out review 28, blastline: "Do exactly these steps, nothing
+# else. 1) Read … 4) Commit only those two files … Do not push.")
+_WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*|\s\d{1,2}[.)]\s+)(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
                          r"update|remove|delete|rename|move|refactor|build|run|make|read|edit|report|check|review|"
                          r"investigate|look|find|set up|install|migrate|port|bump|test)\b")
 

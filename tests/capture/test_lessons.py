@@ -4801,3 +4801,16 @@ def test_a_refusal_by_the_auto_mode_check_is_not_waiting_on_the_person() -> None
     env = next(d for d in drafts if "permissions" in d.tags)
     assert env.title.startswith("Refused by the agent's auto-mode permission check and never ran: `set -a; source"), env.title
     assert "even after the person's go-ahead" in env.body
+
+
+def test_a_dont_among_numbered_steps_bounds_that_task() -> None:
+    # Held-out review 28 (Nxtsoft/blastline, MIT, verbatim, abridged): "Do not push." was stored as a
+    # standing convention and headed the brief; the next step was to release.
+    prompt = ("You are in a git worktree of Nxtsoft/blastline on branch pr-brief (cwd). Do exactly these steps, nothing "
+              "else. 1) Read .agents/scratch/changelog-0.13.0.md and create CHANGELOG.md at the repository root with "
+              "that content verbatim. 2) In package.json change the line \"version\": \"0.12.1\" to \"version\": "
+              "\"0.13.0\". 3) Run: bun run build && bunx vitest run. 4) Commit only those two files. Do not push.")
+    drafts = Session().user(prompt).run("git add CHANGELOG.md package.json", "").say("All five steps are done.").end()
+    assert not [d.title for d in drafts if d.kind == "convention"]
+    lasting = Session().user("Do not push to main from now on.").say("Noted.").end()
+    assert [d for d in lasting if d.kind == "convention"]
