@@ -951,6 +951,10 @@ class _Err:
         return " ".join(re.findall(r"[\w#.\-']+", text))[:100]
 
 
+_CLEAN_TALLY = re.compile(r"(?m)^=+ .*\b\d+ passed\b(?!.*\bfailed\b).*=+\s*$|^\s*Test Files\s+\d+ passed \(\d+\)\s*$|"
+                          r"^Tests:\s+\d+ passed, \d+ total\s*$")
+
+
 def _fails(ev: _Ev, cmd: Command) -> bool:
     if ev.failed_tool:
         return True
@@ -959,8 +963,10 @@ def _fails(ev: _Ev, cmd: Command) -> bool:
     tail = ev.text[-6000:]
     if not _FAIL_TEXT.search(tail):
         return False
-    clean_pytest = re.search(r"(?m)^=+ .*\b\d+ passed\b(?!.*\bfailed\b).*=+\s*$", tail)
-    return not (cmd.exe == "pytest" and clean_pytest)
+    # a test run whose own tally says all passed, beside a stray `fatal: not a git repository` (held-out
+    # review 28, blastline: `bun run build && bunx vitest run`, "Test Files  17 passed (17)")
+    clean = _CLEAN_TALLY.search(tail) and not re.search(r"\b[1-9]\d* failed\b", tail)
+    return not (clean and (cmd.is_check or any(parse_command(o).is_check for o in cmd.others)))
 
 
 def _error_of(ev: _Ev, paths: _Paths) -> _Err:
@@ -1771,9 +1777,9 @@ _BOUNDED = re.compile(r"(?i)\b(?:anything|everything|something|nothing) else\b|\
                       r",\s*just\s+(?:fix|change|add|update|run|do|edit|write|make)\b")
 # the work asked, also as numbered steps (held-out review 28, blastline: "Do exactly these steps, nothing
 # else. 1) Read … 4) Commit only those two files … Do not push.")
-_WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*|\s\d{1,2}[.)]\s+)(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
+_WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*)(?:\d{1,2}[.)]\s+)?(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
                          r"update|remove|delete|rename|move|refactor|build|run|make|read|edit|report|check|review|"
-                         r"investigate|look|find|set up|install|migrate|port|bump|test)\b")
+                         r"investigate|look|find|set up|install|migrate|port|bump|test|commit|merge|release|deploy|publish)\b")
 
 
 def _bounds_the_task(sentence: str, prompt: str) -> bool:
@@ -1790,7 +1796,9 @@ def _sentences(text: str) -> Iterable[str]:
         if not line.strip() or _OUTPUT_LINE.match(line):
             continue
         line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line)
-        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\s+[.!?]\s+|;\s+|\s+[—–]\s+|\s+--?\s+(?=[A-Za-z])", line):
+        # two spaces before a capital part sentences too (held-out review 28: "… -m '…'   Never pass --no-verify.")
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\s+[.!?]\s+|;\s+|\s+[—–]\s+|\s+--?\s+(?=[A-Za-z])|"
+                             r"\s{2,}(?=[A-Z][a-z])", line):
             for sub in re.split(r",?\s+and\s+(?=(?:never|always|don't|do not)\b)", part, flags=re.IGNORECASE):
                 sub = sub.strip().strip("\"'")
                 if sub:

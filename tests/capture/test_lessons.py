@@ -4814,3 +4814,24 @@ def test_a_dont_among_numbered_steps_bounds_that_task() -> None:
     assert not [d.title for d in drafts if d.kind == "convention"]
     lasting = Session().user("Do not push to main from now on.").say("Noted.").end()
     assert [d for d in lasting if d.kind == "convention"]
+
+
+def test_a_test_run_whose_tally_passed_is_no_failure_for_a_stray_fatal_line() -> None:
+    # Held-out review 28 (blastline, verbatim, abridged): the summary said "5 run, 1 failed"
+    out = (" ✓ test/brief.test.ts (12 tests) 40ms\nfatal: not a git repository (or any of the parent directories): .git\n\n"
+           " Test Files  17 passed (17)\n      Tests  179 passed (179)\n   Duration  2.31s")
+    drafts = (Session().user("build and test").run("bun run build && bunx vitest run", out)
+              .say("Build and tests pass.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Commands: 1 run, 0 failed" in summary.body, summary.body
+    failing = out.replace("17 passed (17)", "1 failed | 16 passed (17)")
+    drafts = Session().user("build and test").run("bun run build && bunx vitest run", failing).say("One fails.").end()
+    assert "Commands: 1 run, 1 failed" in next(d for d in drafts if d.kind == "summary").body
+
+
+def test_a_rule_after_two_spaces_is_a_sentence_of_its_own() -> None:
+    # Held-out review 28 (blastline, verbatim, abridged)
+    prompt = ("4) Commit only those two files: git add CHANGELOG.md package.json && git commit -m 'docs(changelog): "
+              "0.13.0'   Never pass --no-verify. Do not push. Do not touch any other file.")
+    drafts = Session().user(prompt).say("Committed.").end()
+    assert [d.title for d in drafts if d.kind == "convention"] == ["Never pass --no-verify"]
