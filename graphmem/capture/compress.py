@@ -604,6 +604,18 @@ def _exe_name(token: str) -> str:
             "gradlew": "gradle", "nodejs": "node"}.get(name, name)
 
 
+def step_of(line: Command, step: str, rel: Callable[[str], str] | None = None) -> Command:
+    """One step of a chained line, parsed where the line left the shell, with what it exported before it."""
+    cmd = parse_command(step, line.dir, rel)
+    cmd.exports = {**line.exports, **cmd.exports}
+    return cmd
+
+
+def chain(line: Command, rel: Callable[[str], str] | None = None) -> list[Command]:
+    """The line's main command and its other steps, each parsed."""
+    return [line, *(step_of(line, step, rel) for step in line.others)]
+
+
 def parse_command(command: str, cwd_rel: str = "", rel: Callable[[str], str] | None = None) -> Command:
     """Parse one shell line into its main command (never raises)."""
     cmd = Command(raw=command)
@@ -966,7 +978,7 @@ def _fails(ev: _Ev, cmd: Command) -> bool:
     # a test run whose own tally says all passed, beside a stray `fatal: not a git repository` (held-out
     # review 28, blastline: `bun run build && bunx vitest run`, "Test Files  17 passed (17)")
     clean = _CLEAN_TALLY.search(tail) and not re.search(r"\b[1-9]\d* failed\b", tail)
-    return not (clean and (cmd.is_check or any(parse_command(o).is_check for o in cmd.others)))
+    return not (clean and any(step.is_check for step in chain(cmd)))
 
 
 def _error_of(ev: _Ev, paths: _Paths) -> _Err:
@@ -1221,6 +1233,11 @@ class _Session:
     findings: list[Any] = field(default_factory=list)  # lessons.ranked_findings of the transcript
 
     edits: list[_Ev] = field(default_factory=list)
+
+    @cached_property
+    def commits(self) -> dict[str, tuple[str, _Run]]:
+        """The session's commits (see _commits), read once for the summary and the commit items."""
+        return _commits(self)
 
     def edits_between(self, a: _Ev, b: _Ev) -> list[_Ev]:
         """Successful edits strictly after event `a` and before event `b` (positions in time order)."""
@@ -2000,12 +2017,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     gone = _removed_after_written(s.runs)
     written = [f for f in written if not f.endswith(".log") and f not in gone]
     # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
-    committed = bool(_commits(s))
+    committed = bool(s.commits)
     # and what its commits took in besides (`bundle install`'s Gemfile.lock, a vendored gem: held-out
     # review 23 said "3 files changed" of a commit of five)
     staged = [s.paths.rel(posixpath.join(step.dir, f)) for r in s.runs if not r.failed and committed
-              for step in [r.cmd, *(parse_command(o, r.cmd.dir, s.paths.rel) for o in r.cmd.others)]
-              if step.exe == "git" and step.sub == "add" for f in step.targets
+              for step in chain(r.cmd, s.paths.rel) if step.exe == "git" and step.sub == "add" for f in step.targets
               if re.search(r"[^/]\.[A-Za-z]\w*$", f) and not re.search(r"[*?]", f)]
     changed = [f for f in _uniq([*edited, *written, *staged])
                if not re.match(r"(?:.*[/\\])?\.git[/\\]", f) and not _elsewhere(f)]
@@ -2139,7 +2155,7 @@ def _removed_after_written(runs: list[_Run]) -> set[str]:
             continue
         for f in run.cmd.writes:
             last_write[f] = n
-        for step in [run.cmd, *(parse_command(o, run.cmd.dir) for o in run.cmd.others)]:
+        for step in chain(run.cmd):
             if step.exe == "rm":
                 for target in step.targets:
                     last_rm[posixpath.normpath(posixpath.join(step.dir, target))] = n
@@ -2234,7 +2250,7 @@ def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
 def _commit_subjects(s: _Session) -> list[str]:
     """The subjects of the commits the session made (from its git commit commands that passed),
     one that a later commit replaced last."""
-    commits = _commits(s)
+    commits = s.commits
     replaced = _replaced(commits)
     return [c for c in commits if c not in replaced] + [f"{c} (replaced later)" for c in commits if c in replaced]
 
@@ -2245,7 +2261,7 @@ def _commit_rules(s: _Session) -> list[Draft]:
     alone it reads as the session's outcome (held-out review 12, discourse 1f1355de: the `rank`
     design removed seven minutes later ranked first for the bug and headed the brief)."""
     drafts = []
-    commits = _commits(s)
+    commits = s.commits
     replaced = _replaced(commits)
     told: dict[str, str] = {}
     for earlier in commits:  # in order: what a replaced commit had replaced goes on with it

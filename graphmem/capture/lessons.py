@@ -41,7 +41,9 @@ from graphmem.capture.compress import (
     states_something,
     task_outcome,
 )
+from graphmem.capture.compress import chain as _chain
 from graphmem.capture.compress import short as _short
+from graphmem.capture.compress import step_of as _step
 from graphmem.capture.compress import uniq as _uniq
 from graphmem.capture.failures import lint_findings, signature
 from graphmem.capture.failures import unescaped as _unescaped
@@ -300,13 +302,6 @@ def _with_env(fixed: Command, failed: Command) -> str:
     return f" with {', '.join(added[:3])} set" if added else ""
 
 
-def _step(line: Command, step: str, rel: Callable[[str], str]) -> Command:
-    """One step of a chained line, with what the line exported before it."""
-    cmd = parse_command(step, line.dir, rel)
-    cmd.exports = {**line.exports, **cmd.exports}
-    return cmd
-
-
 # The shell refusing to start a program: the step it names is the one that failed (held-out review
 # 8, faber: `mkdir -p … && cat > … && analysis/scripts/journal-append.sh … && git commit` printed
 # "(eval):94: permission denied: analysis/scripts/journal-append.sh"). An absolute path may hold
@@ -315,11 +310,6 @@ _SHELL_REFUSED = re.compile(
     r"(?mi)(?:permission denied|command not found|no such file or directory|not found):\s*(\S+)\s*$|"
     r"^[^\n:]*:\s*(?:line \d+:\s*)?(?:\d+:\s*)?(/[^\n:]+?|\S+?): (?:permission denied|command not found|"
     r"no such file or directory|not found)\s*$")
-
-
-def _chain(line: Command, rel: Callable[[str], str]) -> list[Command]:
-    """The line's main command and its other steps, each parsed."""
-    return [line, *(_step(line, step, rel) for step in line.others)]
 
 
 def failed_step_of(line: Command, output: str, rel: Callable[[str], str]) -> Command:
@@ -983,17 +973,15 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
     for n, msg in enumerate(msgs):
-        if msg.role == "tool_result":
-            # a failure since the agent last spoke: it may look around before it explains, but
-            # once it edits, what it says next is about its change
-            failed = msg.is_error or _exit_failure(msg.text)
-            carried = after_failure and not spoke and msg.tool_use_id not in edits
-            after_failure, spoke = carried or failed and msg.tool_use_id not in edits, False
-            explaining = False
-            continue
-        if msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>")):
-            failed = bool(failure_lines(msg.text))  # the person's own `!` command
-            after_failure, spoke = (failed if spoke else after_failure or failed), False
+        typed = msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>"))
+        if msg.role == "tool_result" or typed:
+            # a failure (of a call, or of the person's own `!` command) since the agent last spoke:
+            # it may look around before it explains, but once it edits, what it says next is
+            # about its change
+            failed = bool(failure_lines(msg.text)) if typed else msg.is_error or _exit_failure(msg.text)
+            after_failure = (after_failure and not spoke or failed) and msg.tool_use_id not in edits
+            spoke = False
+            explaining = explaining and typed
             continue
         if msg.role == "user" and not msg.meta and not msg.tool_use_id:
             explaining = bool(_ASKS_TO_EXPLAIN.search(msg.text[:2000]))
@@ -1170,10 +1158,10 @@ _MERGED = re.compile(r"\bgit\s+merge\s+(?:-\S+\s+)*([\w./-]+)")
 def _deleted_branches(line: str, merged: set[str]) -> list[str]:
     """The branches a command line force-deletes or deletes on a remote, less those merged."""
     names: list[str] = []
-    for step in re.split(r"&&|\|\||;|\n", line):
-        words = step.split()
+    for step in _chain(parse_command(line)):
+        words = step.main.split()
         at = next((k for k, w in enumerate(words) if w == "git"), None)
-        if at is None or len(words) < at + 2:
+        if step.exe != "git" or at is None or len(words) < at + 2:
             continue
         sub, rest = words[at + 1], words[at + 2:]
         flags = {w for w in rest if w.startswith("-")}
