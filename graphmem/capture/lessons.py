@@ -997,6 +997,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             sentence = " ".join(sentence.replace("**", "").split())
             if _OFFERS.match(sentence) or _WOULD_INCLUDE.search(sentence):
                 break  # what it offers to do next (held-out review 27: "Should I build the fix now? Here's what it would include: …")
+            if _FOR_YOU.search(sentence) and _THIS_MOMENT.search(sentence):
+                continue  # the person's next step ("You will need to push this to a git repo first though")
             agreeing = _AGREEING.match(sentence)
             if agreeing:
                 sentence = sentence[agreeing.end():]
@@ -1036,6 +1038,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     return kept
 
 
+_THIS_MOMENT = re.compile(r"(?i)\b(?:this|these|first|now|next|still|right away)\b")  # held-out review 29
 _CONCEDES = re.compile(rf"(?i)^\W*{_AGREES}\b")
 _ASKS_MORE = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b|^\W*(?:also|now|next|and)\b")
 _CONFIRMS = re.compile(r"(?i)^\W*(?:yes|yeah|yep|yup|right|correct|exactly|agreed|true|indeed|ok(?:ay)?|sure)\b")
@@ -1995,6 +1998,11 @@ def _elliptical(question: str) -> bool:
     words = re.findall(r"[A-Za-z]{3,}", question)[1:]
     return len([w for w in words if w.lower() not in _DEICTIC]) < 2
 _DEFERRAL = re.compile(r"(?i)\blet me\b|\bI'll (?:check|look|investigate)\b")
+# "I don't have access to timestamps for when our conversation started — …" (held-out review 29): an
+# answer that opens by saying the agent cannot know tells the next session nothing
+_UNABLE = re.compile(r"(?i)^\W*(?:I (?:don['’]t|do not|have no|lack) (?:have )?(?:any )?(?:access|way|visibility|insight|"
+                     r"means|record)\b|I (?:can['’]t|cannot|can not|don['’]t|do not) (?:see|know|tell|determine|access|check)\b|"
+                     r"I['’]m (?:not able|unable) to\b|there['’]s no way for me\b)")
 MAX_ANSWERS = 3
 
 
@@ -2014,7 +2022,7 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         # "is it documented? No documentation. The script is just dropped into `scripts/`", then
         # the person had usage written at its top (entire-cli f022dad1): that moment's state
         if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
-                and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]) \
+                and not _HEDGE.search(text[:200]) and not _DEFERRAL.search(text[:200]) and not _UNABLE.match(text) \
                 and not _undone_later(msgs, reply_at, text[:300]):
             said = _sentences(text) or [text]
             # "No." alone answers nothing a later reader can use: with the sentence that says what is

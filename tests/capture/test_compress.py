@@ -394,6 +394,20 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         ("I moved from Berlin to Paris", None, None),
         ("ok so we always use pnpm, never npm", "convention", "We always use pnpm, never npm"),
         ("we don't need the cache layer anymore", "convention", "We don't need the cache layer anymore"),
+        # held-out review 29, verbatim: a later clause's "does not" is no "use X, not Y"; "going to use"
+        # decides; what the person keeps for themselves is how to work with them
+        (("we usually use random.org, but every time you load it, it does not remember the bounds of the "
+          "randomization"), None, None),
+        ("We use Postgres because SQLite does not support concurrent writers", "convention",
+         "We use Postgres because SQLite does not support concurrent writers"),
+        ("use pnpm here, not npm", "convention", "Use pnpm here, not npm"),
+        ("We're going to use React, though I'm more agnostic on the framework.", "decision",
+         "We're going to use React, though I'm more agnostic on the framework"),
+        ("we are going to use a lot of RAM", None, None),
+        (("I will run commands like git init and git commit myself, so that I can verify things before commiting; "
+          "make changes in an unstaged state."), "convention",
+         "I will run commands like git init and git commit myself, so that I can verify things before commiting"),
+        ("I'll do it myself this time", None, None),
     ],
 )
 def test_user_statement_rules(said: str, kind: str | None, title: str | None) -> None:
@@ -402,6 +416,21 @@ def test_user_statement_rules(said: str, kind: str | None, title: str | None) ->
         assert result == []
     else:
         assert [(d.kind, d.title) for d in result] == [(kind, title)]
+
+
+def test_the_items_of_what_the_thing_built_should_do_are_no_statements() -> None:
+    # held-out review 29 (apanloco/random, prompt 1 verbatim): "1. remember lower bounds and upper
+    # bounds" finishes "it should", and became the fact "Lower bounds and upper bounds" in the brief
+    said = ("hi!\nwere in a new folder called \"random\"\nthis will be a new project!\nhosted at random.akerud.se\n"
+            "the goal is simple\nwhen me and our friends play dominion every monday, we need a way to randomize who "
+            "starts\nwe usually use random.org, but every time you load it, it does not remember the bounds of the "
+            "randomization\nso what we need is a super simple beautiful clean pixel art inspired randomization page\n"
+            "it should\n1. remember lower bounds and upper bounds\n2. have a button for GENERATE\n3. some kind of "
+            "simlpe animation so it's to make it mezmerizing\nnothing else for now")
+    assert [d.title for d in compress_session([prompt(1, said)]) if d.source == "user"] == []
+    rules = "Code in this repo should:\n1. remember that staging uses port 8443\n2. never call the API from tests"
+    assert sorted(d.title for d in compress_session([prompt(1, rules)]) if d.source == "user") == [
+        "Never call the API from tests", "Staging uses port 8443"]
 
 
 def test_compound_sentences_split_into_atomic_items() -> None:

@@ -4835,3 +4835,54 @@ def test_a_rule_after_two_spaces_is_a_sentence_of_its_own() -> None:
               "0.13.0'   Never pass --no-verify. Do not push. Do not touch any other file.")
     drafts = Session().user(prompt).say("Committed.").end()
     assert [d.title for d in drafts if d.kind == "convention"] == ["Never pass --no-verify"]
+
+
+def test_a_note_to_the_agents_own_memory_is_no_work_on_the_project() -> None:
+    # Held-out review 29 (perspectivezoom/vertumnus bb4fa9c6, words verbatim, abridged): the session's
+    # only Write went to the agent's memory under ~/.claude, which made "Understood — noted" the
+    # summary's headline instead of the recommendation the discussion ended on.
+    memory = "/home/dev/.claude/projects/-home-dev-vertumnus/memory/user-runs-git-commands.md"
+    drafts = (Session().user("Please clarify your understanding of the project, then we can decide the stack.")
+              .say("Here is my understanding: a printable static poster of in-season produce, by week.")
+              .user("I will run commands like git init and git commit myself, so that I can verify things "
+                    "before commiting; make changes in an unstaged state.")
+              .call("Write", {"file_path": memory, "content": "User runs all git commands themselves"},
+                    f"File created successfully at: {memory}")
+              .say("Understood — noted, and I've saved that as a standing preference. I won't touch git.")
+              .user("We're going to use React, though I'm more agnostic on the framework. Please help me make sense.")
+              .say("My recommendation is Astro with React islands; TanStack Start is overkill for a static poster "
+                   "site, and Bun can run the installs, the pipeline scripts and the tests.")
+              .end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert "Astro with React islands" in summary.title, summary.title
+    assert not summary.files
+
+
+def test_an_answer_that_says_the_agent_cannot_know_is_not_remembered() -> None:
+    # Held-out review 29 (apanloco/random a263b894, verbatim)
+    drafts = (Session().user("when did this session start? at what time?")
+              .say("I don't have access to timestamps for when our conversation started — I can only see the "
+                   "current date (2026-04-14), not the time. My context doesn't include message timestamps.\n\n"
+                   "You'd have to check your terminal scrollback for that.")
+              .user("how is the random number generated seeded? is it `crypto.getRandomValues()`?")
+              .say("`crypto.getRandomValues()` isn't seeded like a traditional PRNG: it pulls from the OS entropy "
+                   "pool (`/dev/urandom` on Linux).").end())
+    assert [d.title[:40] for d in drafts if "answer" in d.tags] == ["how is the random number generated seede"]
+
+
+def test_the_persons_next_step_is_no_finding() -> None:
+    # Held-out review 29 (apanloco/random a263b894, verbatim): the finding was titled with the to-do
+    said = ("Nope, no Dockerfile needed. Render has a **Static Site** type that serves files directly.\n\n"
+            "You will need to push this to a git repo first though, since Render deploys from GitHub/GitLab. "
+            "Want me to `git init` and set things up for an initial commit?")
+    drafts = (Session().user("do we need something for render.com?").say(said).user("yes please")
+              .run("git init", "Initialized").say("Initialized the repository.").end())
+    assert not [d for d in drafts if "You will need to push" in d.title]
+    kept = "You need to run `mix ash.codegen` after adding an identity, since the migration is generated from it."
+    for said, found in ((kept, True), (kept.replace("after adding an identity", "now"), False)):
+        drafts = (Session().user("why did the migration fail?")
+                  .run("mix ecto.migrate", 'Exit code 1\n** (Postgrex.Error) column "message_id" does not exist', error=True)
+                  .say(said).edit("lib/message.ex", "a", "b")
+                  .user("thanks, commit it").run("git commit -qam 'Add the identity'", "").say("Committed.").end())
+        assert bool([d for d in drafts if "discovery" in d.tags and d.title.startswith("You need to run")]) is found, \
+            [d.title for d in drafts]
