@@ -1759,6 +1759,8 @@ _DECISION = re.compile(
     r"(?i)\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
     r"settled on|agreed on|agreed to|opted for|are going with|'re going with|will go with)\b|"
     # held-out review 29, vertumnus: "We're going to use React, though I'm more agnostic on the framework"
+    # held-out review 30, vertumnus: "Okay, I'm aligned on Astro 6 + Bun."
+    r"\b(?:i['’]m|i am|we['’]re|we are) (?:all )?aligned on\b|"
     r"\bwe(?:['’]re| are| will|['’]ll)(?: be)?(?: going to)? us(?:e|ing)\s(?!(?:it|this|that|them|one|a lot|lots|too|more|less|much|many|up)\b)|"
     r"^(?:let's|lets|we'll|we will) go with\b|^decision\s*[:\-]|"
     r"\bwe should (?:use|keep|not|never|always|prefer|stick|switch|go|make|store|show|treat|drop|"
@@ -1988,6 +1990,15 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 
+# "Ground truth, and it corrects me again: Astro is at 7.1.3, not 6" (held-out review 30): a short
+# lead-in about the conversation (it says "me", "you"), with nothing named in it, before what the sentence says
+_ASIDE = re.compile(r"(?i)^(?=(?:[^:\s]+\s+){2,}[^:\s]+:\s+(?:\S+\s+){3})(?=[^:]*\b(?:me|i|my|you|your|us)\b)"
+                    r"[^:`'\"\d/]{3,60}:\s+")
+# the agent's own list of what is still to do, in its last message ("- **Not yet done** (deliberately …): …")
+_NOT_YET_DONE = re.compile(r"(?im)^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?:not (?:yet )?done|still to do|left to do|remaining|"
+                           r"next(?: steps?)?|open|to ?do|pending)\b[^*\n]{0,40}\*\*\s*(?:\([^)\n]{0,120}\))?:?\s*(.{10,400})$")
+
+
 _MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|good|great|right)[,!.]?\s+)?"
                        r"(?:let me|let's|i'll|i will|i'm going to|i am going to|i have enough|i need to|"
                        r"running|starting|(?:checking|looking)\b(?![^.,;:!?\n]{0,60}(?<!\bnow),\s(?!then\b|and\b|i'll\b|"
@@ -2067,7 +2078,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     last_words = _last_agent_message(s)
     if not headline:
-        closing = _first_sentence(_closing_words(last_words))
+        closing = _ASIDE.sub("", _first_sentence(_closing_words(last_words)))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
         # "… are correctly ignored (not staged). Committing.": the session stopped mid-step
@@ -2142,6 +2153,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
     if last_words:
         body.append(f"Agent's last message: {_short(last_words, 300)}")
+        body.extend(f"Not yet done (its last message): {redact(m.group(1).strip())}"
+                    for m in list(_NOT_YET_DONE.finditer(last_words))[:3])
     end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
     if end is not None:
         reason = end.extra.get("reason") or end.extra.get("trigger") or ""

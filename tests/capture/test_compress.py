@@ -408,6 +408,7 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
           "make changes in an unstaged state."), "convention",
          "I will run commands like git init and git commit myself, so that I can verify things before commiting"),
         ("I'll do it myself this time", None, None),
+        ("Okay, I'm aligned on Astro 6 + Bun.", "decision", "I'm aligned on Astro 6 + Bun"),
     ],
 )
 def test_user_statement_rules(said: str, kind: str | None, title: str | None) -> None:

@@ -4886,3 +4886,21 @@ def test_the_persons_next_step_is_no_finding() -> None:
                   .user("thanks, commit it").run("git commit -qam 'Add the identity'", "").say("Committed.").end())
         assert bool([d for d in drafts if "discovery" in d.tags and d.title.startswith("You need to run")]) is found, \
             [d.title for d in drafts]
+
+
+def test_a_short_lead_in_heads_no_summary_and_the_agents_not_yet_done_list_is_kept() -> None:
+    # Held-out review 30 (perspectivezoom/vertumnus bb4fa9c6, the agent's words verbatim, abridged)
+    last = ("Ground truth, and it corrects me again: **Astro is at 7.1.3**, not 6. My earlier \"Astro 6 is the line "
+            "to build on\" came from that same search-summary pipeline and was stale.\n\nThis is a natural stopping "
+            "point. Where we are:\n\n- **Stack settled:** Astro 7 + React islands + Bun + TypeScript, static output\n"
+            "- **Baseline scaffolded:** minimal template, verified versions\n- **Not yet done** (deliberately — you "
+            "wanted a clean baseline first): adding React (`bun astro add react`), deleting/replacing the placeholder "
+            "page, the `sources/ → data/regions/*.json` pipeline, and the poster layout work\n\nWant to commit this "
+            "baseline and then tackle adding React next, or stop here?")
+    drafts = (Session().user("Scaffold the project with bun create astro, minimal template.")
+              .run("bun create astro@latest . --template minimal --yes --no-git --skip-houston", "Project initialized!")
+              .run("cat package.json", '{"dependencies": {"astro": "^7.1.3"}}').say(last).end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert summary.title.endswith(": Astro is at 7.1.3, not 6"), summary.title
+    assert ("Not yet done (its last message): adding React (`bun astro add react`), deleting/replacing the "
+            "placeholder page") in summary.body
