@@ -230,3 +230,14 @@ def test_the_last_session_is_the_latest_by_its_own_day_not_by_when_it_was_stored
     memory.add("Session 2026-09-15: imported from an old transcript; 1 file changed", kind="summary", source="rule",
                tags=["session-summary"])  # stored later
     assert memory.brief(400).lines[0].startswith("- last session (2026-12-01): shipped the cron job")
+
+
+def test_a_task_runners_task_names_the_command(memory: Memory) -> None:
+    # entire-cli afb1dd35: a question about `mise run test:integration` matched every `mise run lint`
+    # finding by the entity `mise run`, and they crowded out the one item that answered it
+    for rule in ("ireturn", "revive", "maintidx", "gocritic", "goconst"):
+        memory.add(f"`mise run lint` flags {rule}: fix the {rule} errors before committing", kind="pitfall")
+    answer = memory.add("Integration tests were slow because 38 top-level tests ran one after another; "
+                        "t.Parallel() brought the suite from 209 s to about 50 s", kind="fact")
+    result = memory.search("why does `mise run test:integration` take three and a half minutes?", k=3)
+    assert result.hits[0].item.id == answer.id, [h.item.title for h in result.hits]

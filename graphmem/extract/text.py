@@ -364,7 +364,7 @@ SUBCOMMANDS: dict[str, frozenset[str]] = {
     "aws": _words("s3 ec2 ecr ecs lambda iam sts logs cloudformation configure"),
     "systemctl": _words("start stop restart status enable disable reload"),
 }
-_RUNNERS = {"npm", "pnpm", "yarn", "bun"}
+_RUNNERS = {"npm", "pnpm", "yarn", "bun", "mise", "uv", "poetry", "pdm", "pipx"}
 PLAIN_EXECUTABLES = _words(
     """pytest python python3 py node deno tsc mypy flake8 pylint black isort tox nox curl wget
     psql mysql redis-cli sqlite3 ssh scp rsync ls cat grep rg sed awk find chmod chown mkdir rm
@@ -2152,8 +2152,12 @@ def _command_norm(cmd: str) -> str:
         return f"python -m {rest[1]}"
     if exe == "docker compose" and rest and not rest[0].startswith("-"):
         return "docker compose"
+    if (exe in _TASK_RUNNERS or f"./{exe}" in _TASK_RUNNERS) and rest and not rest[0].startswith("-") \
+            and exe not in SUBCOMMANDS:
+        return f"{exe} {rest[0]}"  # `mix test` and `mix format` are two commands, not one `mix`
     if exe in SUBCOMMANDS and rest and not rest[0].startswith("-"):
-        if exe in _RUNNERS and rest[0] == "run" and len(rest) >= 2:
+        if exe in _RUNNERS and rest[0] == "run" and len(rest) >= 2 and not rest[1].startswith("-"):
+            # the task or program run names the command: `mise run lint` is not `mise run test:integration`
             return f"{exe} run {rest[1]}"
         if exe == "docker" and rest[0] == "compose":
             return "docker compose"
