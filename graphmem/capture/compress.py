@@ -2107,8 +2107,13 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     body = []
     if goal_text:
         body.append(f"Asked: {_short(goal_text, 200)}")
+    why = ""
     if commits:
         body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))
+        headed = _headline_commit(s, drafts)
+        if headed is not None:  # its message, told once here: the title already names it
+            why = "Why (its message): " + re.sub(r"\n\s*\n", "\n", headed.body.split("\n", 1)[-1].strip())
+            body.append(why)
     checks = _passing_checks(s.runs)
     if checks:
         body.append("Verified: " + ", ".join(f"`{_short(c, 80)}`" for c in checks[-3:]) + " passed")
@@ -2162,11 +2167,18 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     ids = _uniq([*(e.id for e in s.prompts[:5]), *(i for d in fixed[:5] for i in d.observation_ids[-1:]),
                  *(e.id for e in s.events[-1:])])
     return [Draft(
-        kind="summary", title=title, body=_cap_body("\n".join(body), SUMMARY_BODY_MAX),
+        kind="summary", title=title, body=_cap_body("\n".join(body), SUMMARY_BODY_MAX + len(why)),
         files=changed[:20],
         symbols=[], confidence=0.7, importance=0.7, source="rule",
         key=session_key(s.session_id, "summary", ""), observation_ids=ids,
-        tags=_uniq(["session-summary", "handoff", day]))]
+        tags=_uniq(["session-summary", "handoff", day, "commit-told" if why else ""]))]
+
+
+def _headline_commit(s: _Session, drafts: list[Draft]) -> Draft | None:
+    """The commit item of the commit that heads the session's summary."""
+    subjects = _commit_subjects(s)
+    key = session_key(s.session_id, "commit", subjects[0]) if subjects else ""
+    return next((d for d in drafts if d.key == key), None)
 
 
 _COMMIT_MSG = re.compile(
@@ -2798,9 +2810,10 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
         drafts += _safe(lambda: _compaction_rules(session, drafts), "compaction")
     drafts = _written_down(_fold_told(_merge(drafts)))
     summary = _safe(lambda: _summary(session, drafts), "summary")
-    if summary:  # a discovery whose sentence became the summary's title is said once, there
-        drafts = [d for d in drafts if "discovery" not in d.tags or _short(d.title, 60).rstrip("…")
-                  not in summary[0].title]
+    if summary:  # a discovery whose sentence, or a commit whose subject, became the summary's title is said once, there
+        headed = _headline_commit(session, drafts) if "commit-told" in summary[0].tags else None
+        drafts = [d for d in drafts if d is not headed and ("discovery" not in d.tags or _short(d.title, 60).rstrip("…")
+                  not in summary[0].title)]
     order = {"summary": 0, "task": 1, "pitfall": 2, "decision": 3, "convention": 4, "env": 5,
              "fact": 6, "note": 7}
     out = _merge(summary + drafts)
@@ -2836,7 +2849,8 @@ def _finish(d: Draft) -> Draft:
     if tail and d.kind != "summary" and " ".join(tail.split()[:6]) not in " ".join(d.body.split()):
         d.body = f"{full}\n{d.body}" if d.body else full  # what the cut title leaves out is said first
     # a commit message is written to be read whole (held-out review 26: Orva's lost its trade-offs at 1,500)
-    d.body = _cap_body(d.body, SUMMARY_BODY_MAX if d.kind == "summary" or "commit" in d.tags else BODY_MAX)
+    d.body = _cap_body(d.body, 2 * SUMMARY_BODY_MAX if "commit-told" in d.tags else
+                       SUMMARY_BODY_MAX if d.kind == "summary" or "commit" in d.tags else BODY_MAX)
     d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
     d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]
     d.confidence = round(min(max(d.confidence, 0.0), 1.0), 3)

@@ -539,11 +539,10 @@ def test_an_explained_commit_is_an_item_with_its_files_and_the_retried_message_w
               .run(command.replace("ETS-backed", "ETS-backed (90 s TTL)"), "[spotter-a0y 1a2b3c4] feat")
               .run("git commit -m \"wip\"", "[spotter-a0y 5d6e7f8] wip")
               .end())
-    commits = [d for d in drafts if "commit" in d.tags]
-    assert len(commits) == 1
-    assert commits[0].title.startswith("feat: add lifecycle hooks and active session registry")
-    assert "90 s TTL" in commits[0].body and "Co-Authored-By" not in commits[0].body
-    assert commits[0].files == ["lib/spotter/services/active_session_registry.ex"]
+    assert told_commits(drafts) == ["feat: add lifecycle hooks and active session registry (spotter-a0y.1)"]
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert "90 s TTL" in summary.body and "Co-Authored-By" not in summary.body
+    assert summary.files == ["lib/spotter/services/active_session_registry.ex"]
 
 
 def test_a_worktree_sessions_paths_are_relative_to_its_checkout() -> None:
@@ -2466,8 +2465,8 @@ def test_a_commit_message_given_on_stdin_is_read() -> None:
         .say("Committed and pushed to `origin/main`.").end()
     summary = next(d for d in drafts if d.kind == "summary")
     assert summary.title.split(": ", 1)[1].startswith('committed "Typable param values, semitone-snapped note slider"')
-    commit = next(d for d in drafts if "commit" in d.tags)
-    assert commit.files == ["Sources/Sequencer.swift"]
+    assert "the note slider snaps to semitones" in summary.body
+    assert summary.files == ["Sources/Sequencer.swift"]
 
 
 def test_a_commits_files_are_what_git_add_named_not_words_of_the_message() -> None:
@@ -2475,7 +2474,8 @@ def test_a_commits_files_are_what_git_add_named_not_words_of_the_message() -> No
     line = ('git add -A\ngit commit -m "chore(release): bump to 0.5.0\n\nThe iOS 0.3.0 submission sat in review for '
             'twelve days, so 0.5.0 carries what 0.4.2 held. Ship it. https://claude.ai/code/x"')
     drafts = Session().user("release 0.5.0").run(line, "[main 9f9f9f9] chore(release): bump to 0.5.0").say("Done.").end()
-    assert next(d for d in drafts if "commit" in d.tags).files == []
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "0.5.0 carries what 0.4.2 held" in summary.body and summary.files == []
 
 
 def test_a_table_row_is_no_session_title() -> None:
@@ -3518,10 +3518,9 @@ def test_a_commit_a_later_one_replaced_is_told_inside_it_not_alone() -> None:
               .edit("apps/roam/src/utils/discourseNodeSearchTypes.ts", "b", "c")
               .run(f"git commit -q -m \"$(cat <<'EOF'\n{second}\nEOF\n)\"", "")
               .end())
-    commits = [d for d in drafts if "commit" in d.tags]
-    assert [d.title for d in commits] == ["ENG-1734 Keep provider order for relevance sort instead of re-sorting"]
-    assert "It replaced the session's earlier commit \"ENG-1734 Preserve Roam's semantic result order" in commits[0].body
+    assert told_commits(drafts) == ["ENG-1734 Keep provider order for relevance sort instead of re-sorting"]
     [summary] = [d for d in drafts if d.kind == "summary"]
+    assert "It replaced the session's earlier commit \"ENG-1734 Preserve Roam's semantic result order" in summary.body
     assert summary.title.startswith("Session") and "Keep provider order" in summary.title, summary.title
     assert "relevance sort (replaced later)" in summary.body
 
@@ -3537,7 +3536,9 @@ def test_a_commit_that_does_a_detail_instead_of_failing_replaces_nothing() -> No
               .run("git commit -q -m 'add idempotency support to migration script\n\n- Skip checkpoints that "
                    "already exist on target branch\n- Handle existing target branch gracefully (use it instead of failing)'", "")
               .end())
-    assert len([d for d in drafts if "commit" in d.tags]) == 2
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert "(replaced later)" not in summary.body and "Why (its message): - Add --dry-run" in summary.body
+    assert [d.title for d in drafts if "commit" in d.tags] == ["add idempotency support to migration script"]
 
 
 def test_rules_appended_to_agents_md_by_a_heredoc_are_a_convention() -> None:
@@ -3752,6 +3753,17 @@ def test_command_args_holding_the_closing_tag_are_kept_whole() -> None:
     assert message.text == "/ask explain <command-args> parsing and </command-args> too"
 
 
+def told_commits(drafts: list[Any]) -> list[str]:
+    """The subjects of the commits the drafts tell: each commit's own item, and the one that heads
+    the summary, whose message the summary tells."""
+    told = [d.title for d in drafts if "commit" in d.tags]
+    for d in drafts:
+        if "commit-told" in d.tags:
+            built = next(ln for ln in d.body.splitlines() if ln.startswith("Built (commits): "))
+            told.append(built.removeprefix("Built (commits): ").split(" | ")[0])
+    return told
+
+
 def _committed(*messages: str) -> list[Any]:
     session = Session().user("work on the search").edit("src/search.ts", "a", "b")
     for n, message in enumerate(messages):
@@ -3769,15 +3781,15 @@ BODY = "\n\nThis explains the change at some length so that the commit is one wo
 def test_a_later_commit_that_builds_on_an_earlier_one_replaces_nothing(first: str, second: str) -> None:
     # Review: two shared words and "instead of" / "replace … with" were enough to fold these.
     drafts = _committed(first + BODY, second + BODY)
-    assert sorted(d.title for d in drafts if "commit" in d.tags) == sorted([first, second])
+    assert sorted(told_commits(drafts)) == sorted([first, second])
     assert "(replaced later)" not in next(d for d in drafts if d.kind == "summary").body
 
 
 def test_what_a_replaced_commit_had_replaced_goes_on_with_it() -> None:
     drafts = _committed("Sort search results by score" + BODY, "Sort search results by rank instead of score" + BODY,
                         "Keep provider order for search results instead of sorting by rank" + BODY)
-    [item] = [d for d in drafts if "commit" in d.tags]
-    assert item.title.startswith("Keep provider order")
+    assert told_commits(drafts) == ["Keep provider order for search results instead of sorting by rank"]
+    [item] = [d for d in drafts if d.kind == "summary"]
     assert "\"Sort search results by rank instead of score\"" in item.body
     assert "\"Sort search results by score\"" in item.body
 
@@ -4294,7 +4306,8 @@ def test_a_commit_pushed_before_a_reset_stays_built() -> None:
               .run("git push", "To github.com:acme/fw.git\n   9f8e7d6..1a2b3c4  main -> main")
               .run("git reset --hard origin/main", "HEAD is now at 1a2b3c4 fix: keep quote tokens in the lexer")
               .say("Pushed.").end())
-    assert any(d.title.startswith("fix: keep quote tokens") for d in drafts), [d.title for d in drafts]
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert 'committed "fix: keep quote tokens' in summary.title and "The lexer dropped quotes" in summary.body
 
 
 def test_a_note_appended_after_cd_into_the_memory_folder_is_a_note() -> None:
@@ -4522,8 +4535,8 @@ def test_a_session_that_committed_after_its_last_words_is_not_unfinished() -> No
     assert not [d for d in drafts if "unfinished" in d.tags], [d.title for d in drafts]
     summary = next(d for d in drafts if d.kind == "summary")
     assert summary.title.startswith('Session ') and 'committed "codegen: Stop CancellationLowering' in summary.title
-    commit = next(d for d in drafts if "commit" in d.tags)
-    assert "eight-entry allowlist" in commit.body
+    assert "eight-entry allowlist" in summary.body  # the message of the commit that heads it, told there
+    assert not [d for d in drafts if "commit" in d.tags]
     files = next(ln for ln in summary.body.splitlines() if ln.startswith("Files changed:"))
     assert files == ("Files changed: src/llvm-cancellation-lowering.cpp, "
                      "test/llvmpasses/cancellation-lowering.ll"), files  # no build log, removed anyway
@@ -4904,3 +4917,22 @@ def test_a_short_lead_in_heads_no_summary_and_the_agents_not_yet_done_list_is_ke
     assert summary.title.endswith(": Astro is at 7.1.3, not 6"), summary.title
     assert ("Not yet done (its last message): adding React (`bun astro add react`), deleting/replacing the "
             "placeholder page") in summary.body
+
+
+def test_the_commit_that_heads_the_summary_is_told_there_once() -> None:
+    # entire-cli afb1dd35 (the message verbatim): its commit item said again what the summary's title
+    # said, one item more for the same work; the summary now carries the message's why
+    message = ("Add t.Parallel() to 38 integration tests for 4x speedup\n\nIntegration test wall clock dropped from "
+               "~209s to ~50s by adding\nt.Parallel() to tests that were running sequentially despite using\nisolated "
+               "temp directories.\n\nAlso adds test parallelization guidance to CLAUDE.md — always use\nt.Parallel() "
+               "unless the test modifies process-global state (os.Chdir).")
+    drafts = (Session().user("why are the integration tests taking so long now?")
+              .edit("cmd/entire/cli/integration_test/transcript_test.go", "func TestA(t *testing.T) {",
+                    "func TestA(t *testing.T) {\n\tt.Parallel()")
+              .run(f"git add -A && git commit -q -m \"$(cat <<'EOF'\n{message}\nEOF\n)\"", "")
+              .say("Committed: the integration suite now runs in about 50 s.").end())
+    assert not [d for d in drafts if "commit" in d.tags]
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert 'committed "Add t.Parallel() to 38 integration tests for 4x speedup"' in summary.title
+    assert "Why (its message): Integration test wall clock dropped from ~209s to ~50s" in summary.body
+    assert "\n\n" not in summary.body  # one paragraph: a hit shows the body up to its first blank line
