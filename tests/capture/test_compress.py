@@ -409,6 +409,10 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
          "I will run commands like git init and git commit myself, so that I can verify things before commiting"),
         ("I'll do it myself this time", None, None),
         ("Okay, I'm aligned on Astro 6 + Bun.", "decision", "I'm aligned on Astro 6 + Bun"),
+        # held-out review 29, vertumnus, verbatim: what the person points out is a note
+        (("It's probably worth noting that we're not only creating the poster page itself, but also the /about "
+          "page."), "note", "We're not only creating the poster page itself, but also the /about page"),
+        ("Is it worth noting?", None, None),
     ],
 )
 def test_user_statement_rules(said: str, kind: str | None, title: str | None) -> None:
