@@ -1888,7 +1888,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         # "Remember, keep it short, straight to the point…" is how to work, not a fact
         return ("convention" if _STANDING_ORDER.match(said) else "fact"), said
     if m := _NOTE_PREFIX.match(s):
-        return "note", m.group(1)
+        # "FYI, I've git init'd" (held-out review 29): the person's own step just taken, no standing note
+        return None if _DONE_JUST_NOW.match(m.group(1)) else ("note", m.group(1))
     if _TASK_ANY.search(s):
         return "task", s
     if _DECISION.search(s):
@@ -1899,6 +1900,9 @@ def _statement(sentence: str) -> tuple[str, str] | None:
             and not _BIDDING.search(s):
         return "fact", s
     return None
+
+
+_DONE_JUST_NOW = re.compile(r"(?i)^(?:i['’]ve|i have|i just|i've just|i have just|just)\s+\S+(?:\s+\S+){0,2}?[.!]?$")
 
 
 def _title_case(text: str) -> str:

@@ -413,6 +413,8 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         (("It's probably worth noting that we're not only creating the poster page itself, but also the /about "
           "page."), "note", "We're not only creating the poster page itself, but also the /about page"),
         ("Is it worth noting?", None, None),
+        ("FYI, I've git init'd.", None, None),
+        ("FYI: I've set DATABASE_URL in .env.local for the tests", "note", "I've set DATABASE_URL in .env.local for the tests"),
     ],
 )
 def test_user_statement_rules(said: str, kind: str | None, title: str | None) -> None:
