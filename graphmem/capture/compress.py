@@ -2000,7 +2000,7 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 
 # "Ground truth, and it corrects me again: Astro is at 7.1.3, not 6" (held-out review 30): a short
 # lead-in about the conversation (it says "me", "you"), with nothing named in it, before what the sentence says
-_ASIDE = re.compile(r"(?i)^(?=(?:[^:\s]+\s+){2,}[^:\s]+:\s+(?:\S+\s+){3})(?=[^:]*\b(?:me|i|my|you|your|us)\b)"
+ASIDE = re.compile(r"(?i)^(?=(?:[^:\s]+\s+){2,}[^:\s]+:\s+(?:\S+\s+){3})(?=[^:]*\b(?:me|i|my|you|your|us)\b)"
                     r"[^:`'\"\d/]{3,60}:\s+")
 # the agent's own list of what is still to do, in its last message ("- **Not yet done** (deliberately …): …")
 _NOT_YET_DONE = re.compile(r"(?im)^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?:not (?:yet )?done|still to do|left to do|remaining|"
@@ -2086,7 +2086,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     last_words = _last_agent_message(s)
     if not headline:
-        closing = _ASIDE.sub("", _first_sentence(_closing_words(last_words)))
+        closing = ASIDE.sub("", _first_sentence(_closing_words(last_words)))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
         # "… are correctly ignored (not staged). Committing.": the session stopped mid-step
@@ -2168,6 +2168,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Agent's last message: {_short(last_words, 300)}")
         body.extend(f"Not yet done (its last message): {redact(m.group(1).strip())}"
                     for m in list(_NOT_YET_DONE.finditer(last_words))[:3])
+    offered = _offer_left_open(s)
+    if offered and offered[-80:] not in last_words:
+        body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")
     end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
     if end is not None:
         reason = end.extra.get("reason") or end.extra.get("trigger") or ""
@@ -2444,6 +2447,25 @@ def _last_agent_message(s: _Session) -> str:
         last = (working or looked or replies or spoken)[-1:]
         return redact(last[0].text[:2000]) if last else ""
     return ""
+
+
+_OFFER_ASKED = re.compile(r"(?i)\b(?:want me to|should i|shall i|would you like me to|do you want me to|ready for me to)\b|"
+                          r"^\W*(?:want|ready) to\b")
+
+
+def _offer_left_open(s: _Session) -> str:
+    """What the agent offered to do next in the session's last words, when the person never answered
+    (held-out review 31, vertumnus: the poster plan ending "Shall I build that first increment …?" was
+    lost because the summary reports the last working turn): its last paragraph."""
+    msgs = [m for m in s.transcript or [] if not m.sidechain and not m.compact and (m.role == "assistant" and m.text.strip()
+            or m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip())]
+    if not msgs or msgs[-1].role != "assistant":
+        return ""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", _FENCE.sub("\n", msgs[-1].text)) if p.strip()]
+    last = paragraphs[-1] if paragraphs else ""
+    if not last.endswith("?") or not _OFFER_ASKED.search(last[-200:]):
+        return ""
+    return " ".join(paragraphs[-2:]) if len(last) < 120 and len(paragraphs) > 1 else last
 
 
 def _edits_project(s: _Session, files: list[str]) -> bool:

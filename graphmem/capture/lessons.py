@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphmem.capture.compress import ASIDE as _ASIDE
 from graphmem.capture.compress import (
     CHECKING,
     EDIT_TOOLS,
@@ -997,14 +998,16 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             sentence = " ".join(sentence.replace("**", "").split())
             if _OFFERS.match(sentence) or _WOULD_INCLUDE.search(sentence):
                 break  # what it offers to do next (held-out review 27: "Should I build the fix now? Here's what it would include: …")
-            if _FOR_YOU.search(sentence) and _THIS_MOMENT.search(sentence):
-                continue  # the person's next step ("You will need to push this to a git repo first though")
+            if _FOR_YOU.search(sentence) and _THIS_MOMENT.search(sentence) or _BOOKKEEPING.match(sentence):
+                continue  # the person's next step ("You will need to push this … first"), the agent's note-taking
             agreeing = _AGREEING.match(sentence)
             if agreeing:
                 sentence = sentence[agreeing.end():]
                 if _AGREED_TO_DO.search(sentence):
                     continue
             weight = _claim_weight(sentence, after_failure, before_edit)
+            if weight is not None and _ANAPHORIC.match(sentence):
+                weight -= 1.0  # "That's why the CI failure earlier surfaced as …": its subject was said before
             if weight is not None and (best is None or weight > best[0]):
                 best = (weight, sentence)
         if (best is None or best[0] < DISCOVERY_FLOOR) and ahead is not None:
@@ -1039,6 +1042,13 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
 
 
 _THIS_MOMENT = re.compile(r"(?i)\b(?:this|these|first|now|next|still|right away)\b")  # held-out review 29
+# held-out review 31 (vertumnus): "I saved that to project memory so a future `typescript` bump doesn't
+# silently break `check`." titled a finding; "That's why the CI failure earlier surfaced as …" another
+_BOOKKEEPING = re.compile(r"(?i)^\W*I(?:['’]ve| have)? (?:also |just )?(?:saved|noted|recorded|written|wrote|added|stored|put)"
+                          r"(?: (?:that|this|it|these|them))?(?: down)? (?:to|in|into) (?:the |my |our |your )?(?:project )?"
+                          r"(?:memory|memories|MEMORY\.md|CLAUDE\.md|AGENTS\.md|notes?)\b")
+_ANAPHORIC = re.compile(r"(?i)^\W*(?:that['’]s|this is|which is|that is|which means|that means|that explains|"
+                        r"this explains) (?:why|how|because)\b")
 _CONCEDES = re.compile(rf"(?i)^\W*{_AGREES}\b")
 _ASKS_MORE = re.compile(r"(?i)\b(?:can|could|would|will) you\b|\bplease\b|^\W*(?:also|now|next|and)\b")
 _CONFIRMS = re.compile(r"(?i)^\W*(?:yes|yeah|yep|yup|right|correct|exactly|agreed|true|indeed|ok(?:ay)?|sure)\b")
@@ -1314,6 +1324,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             if missing and missing.end() >= len(sentence.rstrip(" .")):  # only a closing clause goes
                 sentence = sentence[:missing.start()].rstrip(" ,;") + "."
             rest.append(f"Then installed: `{installed}`")
+        # "On your two deferred items: object-key … sorting … are *not* enabled" (held-out review 31)
+        sentence = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"\1", sentence)
+        if (aside := _ASIDE.match(sentence)) is not None:
+            sentence = sentence[aside.end():][:1].upper() + sentence[aside.end() + 1:]
         drafts.append(Draft(
             kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
             confidence=0.6, importance=0.6, source="rule",

@@ -4936,3 +4936,37 @@ def test_the_commit_that_heads_the_summary_is_told_there_once() -> None:
     assert 'committed "Add t.Parallel() to 38 integration tests for 4x speedup"' in summary.title
     assert "Why (its message): Integration test wall clock dropped from ~209s to ~50s" in summary.body
     assert "\n\n" not in summary.body  # one paragraph: a hit shows the body up to its first blank line
+
+
+def test_the_agents_note_taking_and_a_lead_in_to_the_person_title_no_finding() -> None:
+    # Held-out review 31 (perspectivezoom/vertumnus bb4fa9c6, the agent's words verbatim, abridged)
+    saved = Session().user("add a check script").run("bunx astro check", "Exit code 1\nerror: ts.createProgram is not a function",
+                                                      error=True)
+    saved.say("I saved that to project memory so a future `typescript` bump doesn't silently break `check`.")
+    saved.edit("package.json", '"typescript": "^7"', '"typescript": "^6"').user("thanks").say("Done.")
+    assert not [d for d in saved.end() if d.title.startswith("I saved that")]
+    told = (Session().user("what about my two deferred items?")
+            .run("bun run ci", "Exit code 1\nerror: script \"ci\" exited with code 1", error=True)
+            .say("On your two deferred items: object-key and JSX-prop sorting (`useSortedKeys`/`useSortedAttributes`) "
+                 "are *not* enabled — they can't easily be told \"id/key first,\" so they stay off until a rule can.")
+            .edit("biome.json", "a", "b").user("ok").say("Done.").end())
+    [title] = [d.title for d in told if "discovery" in d.tags]
+    assert title.startswith("Object-key and JSX-prop sorting (`useSortedKeys`/`useSortedAttributes`) are not enabled — "), title
+
+
+def test_what_the_agent_offered_at_the_end_unanswered_stays_in_the_summary() -> None:
+    # Held-out review 31 (vertumnus, the last message verbatim): the poster plan awaiting approval was
+    # lost, the summary quoting the last working turn
+    drafts = (Session().user("set up biome and a ci script")
+              .edit("biome.json", "a", "b").run("bun run ci", "6 pass\n0 fail")
+              .say("`ci` is fully green now: astro check + biome check + bun test.")
+              .user("I think we're ready to work on the poster itself. How would you start?")
+              .say("So: static Astro poster, pure-TS geometry, and a rectangular-grid v0 before the ribbons.\n\n"
+                   "Shall I build that first increment (data flow + `lib/poster/scales.ts` + a basic `Poster.astro`), "
+                   "and we'll confirm it renders before tackling the streamgraph?").end())
+    [summary] = [d for d in drafts if d.kind == "summary"]
+    assert ("Offered at the end, not answered: Shall I build that first increment (data flow + "
+            "`lib/poster/scales.ts` + a basic `Poster.astro`)") in summary.body
+    answered = (Session().user("how would you start?").say("Shall I build the first increment?").user("yes")
+                .edit("src/poster.ts", "a", "b").say("Built it.").end())
+    assert "Offered at the end" not in next(d for d in answered if d.kind == "summary").body
