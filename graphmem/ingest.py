@@ -144,7 +144,7 @@ def compress_session(memory: Any, session_id: str) -> tuple[list[str], str]:
         created = max((e.ts for e in events if e.id in set(draft.observation_ids)), default=now) + n * 1e-4
         items.append(m.MemoryItem(id=item_id, project=memory.project, branch=branch,
                                   kind=m.ItemKind(draft.kind), title=draft.title[:300],
-                                  body=draft.body[:4000], tags=list(draft.tags),
+                                  body=draft.body[:m.DERIVED_BODY_MAX], tags=list(draft.tags),
                                   importance=min(max(draft.importance, 0.0), 1.0),
                                   confidence=min(max(draft.confidence, 0.0), 1.0),
                                   source=m.Source(draft.source if draft.source in
@@ -209,7 +209,7 @@ def _found_before(memory: Any, draft: Any, session_id: str) -> bool:
         if MET_AGAIN + session_id not in row["body"]:
             memory.update(row["id"], tags=sorted({*row["tags"], "recurring"}),
                           importance=min(1.0, row["importance"] + 0.1),
-                          body=f"{row['body']}\n{MET_AGAIN}{session_id}: {draft.title}"[:4000])
+                          body=f"{row['body']}\n{MET_AGAIN}{session_id}: {draft.title}"[:m.DERIVED_BODY_MAX])
         return True
     return False
 
@@ -231,7 +231,7 @@ def _with_earlier(draft: Any, before: dict[str, Any], session_id: str) -> str:
         if key and key not in seen:
             seen.add(key)
             block.append(line)
-    return "\n".join([*own, EARLIER, *block] if block else own)[:4000]
+    return "\n".join([*own, EARLIER, *block] if block else own)[:m.DERIVED_BODY_MAX]
 
 
 def retire_vanished(memory: Any, session_id: str, current: set[str]) -> None:

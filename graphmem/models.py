@@ -44,6 +44,7 @@ class EntityKind(StrEnum):
 
 # What every item id matches (random hex, `git-<sha>`, `s<hex>`, or an imported id like them).
 ITEM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DERIVED_BODY_MAX = 4000  # what the store keeps of the body of an item compressed from a session
 
 
 def new_id() -> str:

@@ -241,3 +241,12 @@ def test_a_task_runners_task_names_the_command(memory: Memory) -> None:
                         "t.Parallel() brought the suite from 209 s to about 50 s", kind="fact")
     result = memory.search("why does `mise run test:integration` take three and a half minutes?", k=3)
     assert result.hits[0].item.id == answer.id, [h.item.title for h in result.hits]
+
+
+def test_an_item_stored_under_a_runners_old_command_name_still_matches_by_entity(memory: Memory) -> None:
+    # Review: releases before the task-runner names linked `mise run lint` to the entity `mise run`;
+    # those items lost their entity match. The name the item gives here is that entity.
+    old = memory.add("Before a release, always `mise run` the whole task list, then tag", kind="convention")
+    result = memory.search("`mise run lint` fails again with ireturn", k=5, explain=True)
+    hit = next(h for h in result.hits if h.item.id == old.id)
+    assert "entity" in hit.channels

@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 from graphmem.capture.event import HookEvent
 from graphmem.capture.transcript import ATTACHED_BLOCKS
 from graphmem.kinds import WRITTEN
+from graphmem.models import DERIVED_BODY_MAX
 
 __all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Draft", "command_key", "compress_session", "parse_command",
            "session_key", "short", "uniq"]
@@ -54,6 +55,7 @@ KINDS = WRITTEN
 TITLE_MAX = 160
 BODY_MAX = 1500
 SUMMARY_BODY_MAX = 2400  # what was asked, built, reported, learnt, changed, left open
+WHY_MAX = 1500  # the message of the commit that heads a summary, told in it
 HEAD = 4096
 TAIL = 4096
 MAX_EVENTS = 5000
@@ -1765,15 +1767,15 @@ _DECISION = re.compile(
     # held-out review 29, vertumnus: "We're going to use React, though I'm more agnostic on the framework"
     # held-out review 30, vertumnus: "Okay, I'm aligned on Astro 6 + Bun."
     r"\b(?:i['’]m|i am|we['’]re|we are) (?:all )?aligned on\b|"
-    r"\bwe(?:['’]re| are| will|['’]ll)(?: be)?(?: going to)? us(?:e|ing)\s(?!(?:it|this|that|them|one|a lot|lots|too|more|less|much|many|up)\b)|"
+    r"^(?:(?:so|ok(?:ay)?|and|then|yes|right)\W+)?we(?:['’]re| are| will|['’]ll)(?: be)?(?: going to)? us(?:e|ing)\s"
+    r"(?!(?:it|this|that|them|one|a lot|lots|too|way|more|less|much|many|up|about|around|over|under|nearly|almost)\b|\d)|"
     r"^(?:let's|lets|we'll|we will) go with\b|^decision\s*[:\-]|"
     r"\bwe should (?:use|keep|not|never|always|prefer|stick|switch|go|make|store|show|treat|drop|"
     r"avoid|only)\b|\b(?:should|must) (?:use|be) .{3,80}\b(?:instead of|rather than|not)\b")
 _CONVENTION = re.compile(
     # "use X, not Y"; not "use random.org, but every time you load it, it does not remember the bounds"
     # (held-out review 29): a later clause's negated verb contrasts nothing with X
-    r"(?i)\b(?:use|using)\s+\S(?:(?!,?\s(?:but|because|since|when|whenever|every time|if|although|though|so)\b)"
-    r"(?:[^.!?;]|[.!?](?!\s))){0,80}?,?\s+(?:(?<!\b(?:do|is)\s)(?<!\b(?:was|can|are|has|did)\s)"
+    r"(?i)\b(?:use|using)\s+\S(?:[^.!?;]|[.!?](?!\s)){0,80}?,?\s+(?:(?<!\b(?:do|is)\s)(?<!\b(?:was|can|are|has|did)\s)"
     r"(?<!\b(?:does|were|have|will)\s)(?<!\b(?:could|would)\s)(?<!\bshould\s)not|instead of|rather than|over)\s+\S|"
     r"^(?:please\s+)?(?:always|never)\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
@@ -1787,7 +1789,7 @@ _CONVENTION = re.compile(
     # what the person keeps for themselves (held-out review 29, vertumnus: "I will run commands like
     # git init and git commit myself, so that I can verify things before commiting")
     r"^(?:i|we)(?:['’]ll| will| want to| prefer to| would rather|['’]d rather)\s[^.!?]{1,80}?\b(?:myself|ourselves)\b"
-    r"(?![^.!?]{0,40}\b(?:this time|for now|today)\b)|"
+    r"(?![^.!?]{0,40}\b(?:this time|for now|today|tonight|tomorrow|later|after|once|when|next|soon|first)\b)|"
     # a constraint the work must keep (held-out review 23, forem: "since forem is an open source
     # project that people can self deploy we need to make sure we're not forcing EVERYONE to move
     # to betterstack")
@@ -1962,7 +1964,8 @@ def _user_rules(s: _Session) -> list[Draft]:
 # review 29): each item finishes "it should …", what the thing being built must do
 _SPEC_LEAD = re.compile(r"(?i)\b(?:it|this|that|the (?:app|page|site|website|tool|script|game|ui|cli|program|service|"
                         r"bot|extension|plugin|feature|component|form|button|screen|api|endpoint|server|library))\s+"
-                        r"(?:should|must|needs? to|has to|will|shall|can)(?:\s+also)?\s*:?\s*$")
+                        r"(?:should|must|needs? to|has to|will|shall|can)(?:\s+also)?:?$")
+_RULE_ITEM = re.compile(r"(?i)^\s*(?:[-*•+]|\d+[.)])\s+(?:always|never|don['’]?t|do not|must|use|prefer|avoid|only)\b")
 
 
 def _without_spec_items(text: str) -> str:
@@ -1970,9 +1973,9 @@ def _without_spec_items(text: str) -> str:
     kept: list[str] = []
     in_spec = False
     for line in text.splitlines():
-        if in_spec and _LIST_ITEM.match(line):
-            continue
-        in_spec = bool(_SPEC_LEAD.search(line)) or in_spec and not line.strip()
+        if in_spec and _LIST_ITEM.match(line) and not _RULE_ITEM.match(line):
+            continue  # "1. remember lower bounds …"; not "1. never return raw SQL errors", a rule whatever the lead
+        in_spec = bool(_SPEC_LEAD.search(line.rstrip()[-200:])) or in_spec and not line.strip()
         kept.append(line)
     return "\n".join(kept)
 
@@ -2000,11 +2003,35 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 
 # "Ground truth, and it corrects me again: Astro is at 7.1.3, not 6" (held-out review 30): a short
 # lead-in about the conversation (it says "me", "you"), with nothing named in it, before what the sentence says
-ASIDE = re.compile(r"(?i)^(?=(?:[^:\s]+\s+){2,}[^:\s]+:\s+(?:\S+\s+){3})(?=[^:]*\b(?:me|i|my|you|your|us)\b)"
+ASIDE = re.compile(r"(?i)^(?=(?:[^:\s]+\s+){2,}[^:\s]+:\s+(?:\S+\s+){3})(?=[^:]*\b(?:me|you|your)\b)(?![^:]*\bnow\b)(?!\W*(?-i:I)\b)"
                     r"[^:`'\"\d/]{3,60}:\s+")
 # the agent's own list of what is still to do, in its last message ("- **Not yet done** (deliberately …): …")
-_NOT_YET_DONE = re.compile(r"(?im)^\s*(?:[-*•]|\d+[.)])?\s*\*\*(?:not (?:yet )?done|still to do|left to do|remaining|"
-                           r"next(?: steps?)?|open|to ?do|pending)\b[^*\n]{0,40}\*\*\s*(?:\([^)\n]{0,120}\))?:?\s*(.{10,400})$")
+_NOT_YET_DONE = re.compile(r"(?i)^[ \t]*(?:[-*•]|\d+[.)])?[ \t]*\*\*(?:not (?:yet )?done|still to do|left to do|remaining(?: work| steps)?|"
+                           r"next steps?|to ?do|pending)[ \t]*:?[ \t]*\*\*[ \t]*(?:\([^)\n]{0,120}\))?[ \t]*:?[ \t]*(.*)$")
+
+
+def _not_yet_done(last_words: str) -> list[str]:
+    """The agent's own list of what is still to do in its last message: the text after a label
+    such as "**Not yet done**", or the list items under it."""
+    lines = last_words.splitlines()
+    found: list[str] = []
+    for n, line in enumerate(lines[:400]):
+        label = _NOT_YET_DONE.match(line)
+        if label is None:
+            continue
+        said = label.group(1).strip()
+        if not said:
+            items: list[str] = []
+            for follow in lines[n + 1:n + 12]:
+                if not _LIST_ITEM.match(follow):
+                    if items or follow.strip():
+                        break
+                    continue
+                items.append(_LIST_ITEM.sub("", follow).strip())
+            said = "; ".join(items[:6])
+        if len(said) >= 10:
+            found.append(_short(said, 400))
+    return found[:3]
 
 
 _MID_WORK = re.compile(r"(?i)^\W*(?:(?:now|next|then|first|ok(?:ay)?|alright|good|great|right)[,!.]?\s+)?"
@@ -2120,7 +2147,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))
         headed = _headline_commit(s, drafts)
         if headed is not None:  # its message, told once here: the title already names it
-            why = "Why (its message): " + re.sub(r"\n\s*\n", "\n", headed.body.split("\n", 1)[-1].strip())
+            subject = commits[0]
+            why = _cap_body("Why (its message): " + (f"{subject}: " if len(subject) > 100 else "")
+                            + _unwrapped(headed.body.split("\n", 1)[-1]), WHY_MAX)
             body.append(why)
     checks = _passing_checks(s.runs)
     if checks:
@@ -2166,8 +2195,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
     if last_words:
         body.append(f"Agent's last message: {_short(last_words, 300)}")
-        body.extend(f"Not yet done (its last message): {redact(m.group(1).strip())}"
-                    for m in list(_NOT_YET_DONE.finditer(last_words))[:3])
+        quoted = " ".join(_short(last_words, 300).split())
+        body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
+                    if " ".join(said.split())[:60] not in quoted)
     offered = _offer_left_open(s)
     if offered and offered[-80:] not in last_words:
         body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")
@@ -2178,11 +2208,26 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     ids = _uniq([*(e.id for e in s.prompts[:5]), *(i for d in fixed[:5] for i in d.observation_ids[-1:]),
                  *(e.id for e in s.events[-1:])])
     return [Draft(
-        kind="summary", title=title, body=_cap_body("\n".join(body), SUMMARY_BODY_MAX + len(why)),
+        kind="summary", title=title, body=_cap_body("\n".join(body), min(DERIVED_BODY_MAX, SUMMARY_BODY_MAX + len(why))),
         files=changed[:20],
         symbols=[], confidence=0.7, importance=0.7, source="rule",
         key=session_key(s.session_id, "summary", ""), observation_ids=ids,
         tags=_uniq(["session-summary", "handoff", day, "commit-told" if why else ""]))]
+
+
+def _unwrapped(message: str) -> str:
+    """A commit message's paragraphs and list items one line each: its 72-column breaks made lines
+    of their own that crowded the rest of a summary out of the prompt's few hundred characters."""
+    lines: list[str] = []
+    for raw in message.strip().splitlines():
+        line = raw.strip()
+        if not line:
+            lines.append("")
+        elif lines and lines[-1] and not _LIST_ITEM.match(raw):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return "\n".join(line for line in lines if line)
 
 
 def _headline_commit(s: _Session, drafts: list[Draft]) -> Draft | None:
@@ -2879,7 +2924,7 @@ def _finish(d: Draft) -> Draft:
     if tail and d.kind != "summary" and " ".join(tail.split()[:6]) not in " ".join(d.body.split()):
         d.body = f"{full}\n{d.body}" if d.body else full  # what the cut title leaves out is said first
     # a commit message is written to be read whole (held-out review 26: Orva's lost its trade-offs at 1,500)
-    d.body = _cap_body(d.body, 2 * SUMMARY_BODY_MAX if "commit-told" in d.tags else
+    d.body = _cap_body(d.body, DERIVED_BODY_MAX if "commit-told" in d.tags else
                        SUMMARY_BODY_MAX if d.kind == "summary" or "commit" in d.tags else BODY_MAX)
     d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
     d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]

@@ -1041,7 +1041,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     return kept
 
 
-_THIS_MOMENT = re.compile(r"(?i)\b(?:this|these|first|now|next|still|right away)\b")  # held-out review 29
+_THIS_MOMENT = re.compile(r"(?i)\b(?:first|now|right away|before (?:you|we) (?:can|start|deploy|push|run))\b")  # held-out review 29
 # held-out review 31 (vertumnus): "I saved that to project memory so a future `typescript` bump doesn't
 # silently break `check`." titled a finding; "That's why the CI failure earlier surfaced as …" another
 _BOOKKEEPING = re.compile(r"(?i)^\W*I(?:['’]ve| have)? (?:also |just )?(?:saved|noted|recorded|written|wrote|added|stored|put)"
@@ -2015,8 +2015,8 @@ _DEFERRAL = re.compile(r"(?i)\blet me\b|\bI'll (?:check|look|investigate)\b")
 # "I don't have access to timestamps for when our conversation started — …" (held-out review 29): an
 # answer that opens by saying the agent cannot know tells the next session nothing
 _UNABLE = re.compile(r"(?i)^\W*(?:I (?:don['’]t|do not|have no|lack) (?:have )?(?:any )?(?:access|way|visibility|insight|"
-                     r"means|record)\b|I (?:can['’]t|cannot|can not|don['’]t|do not) (?:see|know|tell|determine|access|check)\b|"
-                     r"I['’]m (?:not able|unable) to\b|there['’]s no way for me\b)")
+                     r"means|record)\b|I (?:can['’]t|cannot|can not) access\b|I['’]m (?:not able|unable) to (?:see|access|tell|know)\b|"
+                     r"there['’]s no way for me\b)")
 MAX_ANSWERS = 3
 
 

@@ -2152,17 +2152,32 @@ def _command_norm(cmd: str) -> str:
         return f"python -m {rest[1]}"
     if exe == "docker compose" and rest and not rest[0].startswith("-"):
         return "docker compose"
-    if (exe in _TASK_RUNNERS or f"./{exe}" in _TASK_RUNNERS) and rest and not rest[0].startswith("-") \
-            and exe not in SUBCOMMANDS:
-        return f"{exe} {rest[0]}"  # `mix test` and `mix format` are two commands, not one `mix`
+    if (exe in _TASK_RUNNERS or f"./{exe}" in _TASK_RUNNERS) and exe not in SUBCOMMANDS:
+        # `mix test` and `mix format` are two commands, not one `mix`; `mvn clean install` is an install
+        goals = [w for w in rest if not w.startswith("-") and "=" not in w]
+        goals = [w for w in goals if w != "clean"] or goals
+        return f"{exe} {goals[0]}" if goals else exe
     if exe in SUBCOMMANDS and rest and not rest[0].startswith("-"):
         if exe in _RUNNERS and rest[0] == "run" and len(rest) >= 2 and not rest[1].startswith("-"):
-            # the task or program run names the command: `mise run lint` is not `mise run test:integration`
-            return f"{exe} run {rest[1]}"
+            # the task or program run names the command: `mise run lint` is not `mise run test:integration`,
+            # and `uv run python -m pytest` runs what `python -m pytest` does
+            return f"{exe} run {_command_norm(' '.join(rest[1:]))}"
         if exe == "docker" and rest[0] == "compose":
             return "docker compose"
         return f"{exe} {rest[0]}"
     return exe
+
+
+def legacy_command_norm(norm: str) -> str:
+    """The name an older release gave a task runner's command (`mise run lint` was `mise run`,
+    `mix test` was `mix`): items stored then are linked to it; "" when it had the same name."""
+    words = norm.split()
+    if len(words) >= 3 and words[0] in _RUNNERS - {"npm", "pnpm", "yarn", "bun"} and words[1] == "run":
+        return f"{words[0]} run"
+    if len(words) == 2 and (words[0] in _TASK_RUNNERS or f"./{words[0]}" in _TASK_RUNNERS) \
+            and words[0] not in SUBCOMMANDS:
+        return words[0]
+    return ""
 
 
 def _starts_with_executable(cmd: str, *, single_ok: bool) -> bool:

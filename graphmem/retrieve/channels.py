@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem.extract import link
+from graphmem.models import entity_id as entity_id_of
 from graphmem.retrieve import fusion
 from graphmem.store.base import ItemFilter, Store
 from graphmem.store.keywords import Tokenizer
@@ -23,6 +24,7 @@ Scored = list[tuple[str, float]]
 # search about as much as all its other steps (~1,000 items read, counted and fused). A file
 # name the query itself gives is never narrowed this way: it names its own holders.
 AMBIGUITY_LIMIT = 100
+LEGACY_COMMAND_WEIGHT = 0.5
 
 
 @dataclass
@@ -53,6 +55,7 @@ def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
         if resolved.surface in given:
             found.context.add(resolved.entity.id)
         found.surfaces[resolved.entity.id] = resolved.surface
+    _add_legacy_commands(store, found)
     if hops > 0 and found.direct:
         code = [e for e in found.direct if e.startswith(("file:", "symbol:"))]
         paths = [row["path"] for row in store.code_entities(
@@ -69,6 +72,21 @@ def query_entities(store: Store, mentions: Sequence[Any], files: Sequence[str],
         found.named = {e: share for e, (share, _) in named.items()}
         found.surfaces.update((e, name) for e, (_, name) in named.items())
     return found
+
+
+def _add_legacy_commands(store: Store, found: QueryEntities) -> None:
+    """A task runner's command also by the name items stored by an older release link to
+    (`mise run` for `mise run lint`), weaker: it names the runner, not the task."""
+    from graphmem.extract import text
+
+    legacy: dict[str, tuple[float, str]] = {}
+    for entity_id, weight in found.direct.items():
+        kind, _, norm = entity_id.partition(":")
+        old = text.legacy_command_norm(norm) if kind == "command" else ""
+        if old:
+            legacy[entity_id_of("command", old)] = (weight * LEGACY_COMMAND_WEIGHT, found.surfaces.get(entity_id, old))
+    for row in store.get_entities([e for e in legacy if e not in found.direct]) if legacy else []:
+        found.direct[row["id"]], found.surfaces[row["id"]] = legacy[row["id"]]
 
 
 def named_symbols(store: Store, query: str, candidates: Mapping[str, int]

@@ -414,6 +414,15 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
           "page."), "note", "We're not only creating the poster page itself, but also the /about page"),
         ("Is it worth noting?", None, None),
         ("FYI, I've git init'd.", None, None),
+        # review of the rules above: a rule with a clause in it stays; one occasion is no rule
+        ("Use pytest when writing new tests, not unittest.", "convention", "Use pytest when writing new tests, not unittest"),
+        ("use ruff for formatting, but not on the generated files", "convention",
+         "Use ruff for formatting, but not on the generated files"),
+        ("I'll fix that flaky test myself after lunch.", None, None),
+        ("We'll deploy it ourselves once QA signs off.", None, None),
+        ("We're using 90% of the disk on the build box.", None, None),
+        ("We're using way too much memory in the worker.", None, None),
+        ("If we're using Redis here then the session store needs a TTL.", None, None),
         ("FYI: I've set DATABASE_URL in .env.local for the tests", "note", "I've set DATABASE_URL in .env.local for the tests"),
     ],
 )
@@ -435,6 +444,11 @@ def test_the_items_of_what_the_thing_built_should_do_are_no_statements() -> None
             "it should\n1. remember lower bounds and upper bounds\n2. have a button for GENERATE\n3. some kind of "
             "simlpe animation so it's to make it mezmerizing\nnothing else for now")
     assert [d.title for d in compress_session([prompt(1, said)]) if d.source == "user"] == []
+    # review: a rule stays a rule whatever the lead ("it should:\n1. never return raw SQL errors")
+    kept = "When you add a new endpoint, it should:\n1. never return raw SQL errors to the client\n2. add a route"
+    assert [d.title for d in compress_session([prompt(1, kept)]) if d.source == "user"] == [
+        "Never return raw SQL errors to the client"]
+    assert compress_session([prompt(1, "it should" + " " * 100_000 + "x")]) is not None  # no backtracking
     rules = "Code in this repo should:\n1. remember that staging uses port 8443\n2. never call the API from tests"
     assert sorted(d.title for d in compress_session([prompt(1, rules)]) if d.source == "user") == [
         "Never call the API from tests", "Staging uses port 8443"]
