@@ -1046,7 +1046,7 @@ _THIS_MOMENT = re.compile(r"(?i)\b(?:first|now|right away|before (?:you|we) (?:c
 # silently break `check`." titled a finding; "That's why the CI failure earlier surfaced as …" another
 _BOOKKEEPING = re.compile(r"(?i)^\W*I(?:['’]ve| have)? (?:also |just )?(?:saved|noted|recorded|written|wrote|added|stored|put)"
                           r"(?: (?:that|this|it|these|them))?(?: down)? (?:to|in|into) (?:the |my |our |your )?(?:project )?"
-                          r"(?:memory|memories|MEMORY\.md|CLAUDE\.md|AGENTS\.md|notes?)\b")
+                          r"(?:memory|memories|MEMORY\.md|CLAUDE\.md|AGENTS\.md)\b")
 _ANAPHORIC = re.compile(r"(?i)^\W*(?:that['’]s|this is|which is|that is|which means|that means|that explains|"
                         r"this explains) (?:why|how|because)\b")
 _CONCEDES = re.compile(rf"(?i)^\W*{_AGREES}\b")
@@ -1325,9 +1325,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
                 sentence = sentence[:missing.start()].rstrip(" ,;") + "."
             rest.append(f"Then installed: `{installed}`")
         # "On your two deferred items: object-key … sorting … are *not* enabled" (held-out review 31)
-        sentence = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"\1", sentence)
-        if (aside := _ASIDE.match(sentence)) is not None:
-            sentence = sentence[aside.end():][:1].upper() + sentence[aside.end() + 1:]
+        sentence = _ASIDE.sub("", re.sub(r"(?<![\w*`])\*([A-Za-z][A-Za-z' -]{0,40})\*(?![\w*`])", r"\1", sentence))
         drafts.append(Draft(
             kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
             confidence=0.6, importance=0.6, source="rule",

@@ -2145,7 +2145,7 @@ def _command_norm(cmd: str) -> str:
         words = words[1:]
     if not words:
         return cmd.strip()
-    exe = words[0].rsplit("/", 1)[-1]
+    exe = re.split(r"[/\\]", words[0])[-1]
     exe = {"python3": "python", "pip3": "pip", "docker-compose": "docker compose"}.get(exe, exe)
     rest = words[1:]
     if exe == "python" and len(rest) >= 2 and rest[0] == "-m":
@@ -2154,14 +2154,18 @@ def _command_norm(cmd: str) -> str:
         return "docker compose"
     if (exe in _TASK_RUNNERS or f"./{exe}" in _TASK_RUNNERS) and exe not in SUBCOMMANDS:
         # `mix test` and `mix format` are two commands, not one `mix`; `mvn clean install` is an install
-        goals = [w for w in rest if not w.startswith("-") and "=" not in w]
+        # (not past an option: `mvn -pl core -am test` says nothing of which words are values)
+        goals = [w for w in rest if not w.startswith("-") and "=" not in w] if rest and not rest[0].startswith("-") else []
         goals = [w for w in goals if w != "clean"] or goals
         return f"{exe} {goals[0]}" if goals else exe
     if exe in SUBCOMMANDS and rest and not rest[0].startswith("-"):
         if exe in _RUNNERS and rest[0] == "run" and len(rest) >= 2 and not rest[1].startswith("-"):
             # the task or program run names the command: `mise run lint` is not `mise run test:integration`,
             # and `uv run python -m pytest` runs what `python -m pytest` does
-            return f"{exe} run {_command_norm(' '.join(rest[1:]))}"
+            inner = rest[1:]
+            while inner[:2] == [exe, "run"] and len(inner) > 2:  # `uv run uv run …`
+                inner = inner[2:]
+            return f"{exe} run {_command_norm(' '.join(inner[:12]))}"
         if exe == "docker" and rest[0] == "compose":
             return "docker compose"
         return f"{exe} {rest[0]}"

@@ -83,8 +83,9 @@ def _add_legacy_commands(store: Store, found: QueryEntities) -> None:
     for entity_id, weight in found.direct.items():
         kind, _, norm = entity_id.partition(":")
         old = text.legacy_command_norm(norm) if kind == "command" else ""
-        if old:
-            legacy[entity_id_of("command", old)] = (weight * LEGACY_COMMAND_WEIGHT, found.surfaces.get(entity_id, old))
+        old_id = entity_id_of("command", old) if old else ""
+        if old and weight * LEGACY_COMMAND_WEIGHT > legacy.get(old_id, (0.0, ""))[0]:
+            legacy[old_id] = (weight * LEGACY_COMMAND_WEIGHT, found.surfaces.get(entity_id, old))
     for row in store.get_entities([e for e in legacy if e not in found.direct]) if legacy else []:
         found.direct[row["id"]], found.surfaces[row["id"]] = legacy[row["id"]]
 

@@ -413,7 +413,7 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         (("It's probably worth noting that we're not only creating the poster page itself, but also the /about "
           "page."), "note", "We're not only creating the poster page itself, but also the /about page"),
         ("Is it worth noting?", None, None),
-        ("FYI, I've git init'd.", None, None),
+        ("Heads up: I've disabled 2FA.", "note", "I've disabled 2FA"),
         # review of the rules above: a rule with a clause in it stays; one occasion is no rule
         ("Use pytest when writing new tests, not unittest.", "convention", "Use pytest when writing new tests, not unittest"),
         ("use ruff for formatting, but not on the generated files", "convention",
@@ -423,6 +423,13 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         ("We're using 90% of the disk on the build box.", None, None),
         ("We're using way too much memory in the worker.", None, None),
         ("If we're using Redis here then the session store needs a TTL.", None, None),
+        # second review: a clause of its own after "but" is no "use X, not Y"; a lead before "we'll use"
+        ("We were using MySQL, but it's not supported on the new host.", None, None),
+        ("For the backend we'll use FastAPI.", "decision", "For the backend we'll use FastAPI"),
+        ("We're using 2 spaces for indentation.", "decision", "We're using 2 spaces for indentation"),
+        # held-out review 32 (vertumnus, verbatim): the request is done in the session, the deferred clause is open
+        (("Yes, let's go ahead and wire up tailwind and migrate all css to that, and we'll tackle the lint in a "
+          "follow up commit"), "task", "We'll tackle the lint in a follow up commit"),
         ("FYI: I've set DATABASE_URL in .env.local for the tests", "note", "I've set DATABASE_URL in .env.local for the tests"),
     ],
 )
