@@ -1298,6 +1298,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # 18: "Options to fix…: Enable `--gradient_checkpointing`…", a no-op for that model, it found)
         offer = next((k for k, s in enumerate(rest) if _OFFERS.match(s)), len(rest))
         rest = rest[:offer]
+        # a step it meant to take that a later message says did not do it (held-out review 32: "So I'll
+        # add `@types/bun`", then "`astro check` can't resolve `bun:test` even with `@types/bun` installed")
+        failed = _did_not_help(msgs[n + 1:])
+        rest = [s for s in rest if not failed & set(_LITERAL.findall(s))]
         if _opened_later(msgs, n):
             rest = [s for s in rest if not _NO_PR_YET.search(s)]
         while len("\n".join(rest)) > 900:
@@ -1359,6 +1363,17 @@ def _opened_later(msgs: list[Any], n: int) -> bool:
 _OFFERS = re.compile(r"(?i)^\W*(?:(?:here are |the |two |three |a few |some |possible )?(?:options?|approaches|alternatives|"
                      r"fixes|ways to (?:fix|solve|avoid|work around|get))\b[^.:]{0,60}:|"
                      r"(?:i['’]?d|i would) (?:default to|go with|suggest|recommend|pick)\b|(?:want me to|should i|shall i)\b)")
+
+
+_NO_HELP = re.compile(r"(?i)\b(?:even with|even after|despite|in spite of)\s+`([^`\n]{3,60})`|"
+                      r"`([^`\n]{3,60})`[^.\n]{0,40}\b(?:didn['’]t|did not|doesn['’]t|does not|wasn['’]t|was not)\s+"
+                      r"(?:help|fix it|fix this|fix the|resolve|enough)\b")
+
+
+def _did_not_help(later: list[Any]) -> set[str]:
+    """The literals later agent messages say did not help ("even with `@types/bun` installed")."""
+    return {lit for m in later if m.role == "assistant" and m.text
+            for found in _NO_HELP.finditer(m.text[:20000]) for lit in found.groups() if lit}
 
 
 def _gone_by_end(path: str, later: list[Any], rel: Callable[[str], str]) -> bool:

@@ -5067,3 +5067,21 @@ def test_a_glob_in_a_finding_keeps_its_stars() -> None:
               .user("ok, run it").run("bun run lint", "Checked 40 files").say("Lint is green.").end())
     [title] = [d.title for d in drafts if "discovery" in d.tags]
     assert title.startswith("The lint step only checks `src/*.ts` and `tests/*.ts`, so a new folder"), title
+
+
+def test_a_step_a_later_message_says_did_not_help_is_no_part_of_the_finding() -> None:
+    # Held-out review 32 (vertumnus, the agent's words verbatim): "So I'll add `@types/bun`" was told as
+    # the fix; four minutes later the same error came back with it installed
+    said = ("This pulls in one prerequisite: writing `bun test` files means importing `bun:test`, which `astro check` "
+            "can't resolve without Bun's type declarations. So I'll add `@types/bun` (devDep) — it types `bun:test`, "
+            "`Bun`, and `process`.")
+    later = ("`astro check` (tsc) can't resolve `bun:test` even with `@types/bun` installed, so the tests need a "
+             "declaration of their own: `src/bunTypes.d.ts`.")
+    drafts = (Session().user("move the tests into tests/ and run them with bun test")
+              .run("bun run check", "Exit code 1\nerror TS2307: Cannot find module 'bun:test'", error=True)
+              .say(said).edit("tests/regions.test.ts", "a", "b")
+              .run("bun run ci", "Exit code 1\nerror TS2307: Cannot find module 'bun:test'", error=True)
+              .say(later).edit("src/bunTypes.d.ts", "", "declare module 'bun:test'")
+              .run("bun run ci", "6 pass").say("CI passes.").end())
+    found = [d for d in drafts if "discovery" in d.tags and d.title.startswith("This pulls in one prerequisite")]
+    assert found and "So I'll add `@types/bun`" not in found[0].body, [d.title for d in drafts]
