@@ -166,3 +166,11 @@ def test_a_team_through_the_service_and_the_grant_command(team, repo: Path, tmp_
     assert main(["grant", names["bob"], "none", "--project", project, "--url", owner.url]) == 0
     with Memory(config("bob")) as bob:
         assert bob.search("staging VPN").hits == []
+
+
+def test_a_runners_old_command_name_matches_on_the_server_too(postgres_url: str, repo: Path, home: Path) -> None:
+    # the legacy entity lookup (`mise run` for `mise run lint`) goes through the server's get_entities
+    with Memory(Config(home=home, cwd=repo, database_url=postgres_url)) as memory:
+        old = memory.add("Before a release, always `mise run` the whole task list, then tag", kind="convention")
+        hit = next(h for h in memory.search("`mise run lint` fails again with ireturn", k=5).hits if h.item.id == old.id)
+        assert "entity" in hit.channels
