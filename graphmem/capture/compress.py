@@ -908,6 +908,7 @@ _FAIL_TEXT = re.compile(
     | ^Tests?:\ +(?:\d+\ \w+,\ )*\d+\ failed | ^FAIL\ +\S | ^---\ FAIL:
     | ^\s*(?:Test\ Files|Tests)\ +\d*[1-9]\d*\ failed\b                  # vitest's tally
     | ^error(?:\[E\d+\])?:\ | ^\S+\(\d+,\d+\):\ error\ TS\d+ | ^Found\ \d+\ errors?\ in\ \d+\ files?
+    | ^Found\ [1-9]\d*\ errors?\.?\s*$                   # biome's tally (held-out review 33: piped to `tail`, exit 0)
     | ^make(?:\[\d+\])?:\ \*\*\*
     | :\ command\ not\ found$ | ^(?:bash|zsh|sh):\ .*(?:No\ such\ file|not\ found|Permission\ denied)
     | ^fatal:\ | ^Error:\ | ^ERROR:\ 

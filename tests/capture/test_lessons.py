@@ -5085,3 +5085,15 @@ def test_a_step_a_later_message_says_did_not_help_is_no_part_of_the_finding() ->
               .run("bun run ci", "6 pass").say("CI passes.").end())
     found = [d for d in drafts if "discovery" in d.tags and d.title.startswith("This pulls in one prerequisite")]
     assert found and "So I'll add `@types/bun`" not in found[0].body, [d.title for d in drafts]
+
+
+def test_a_checker_whose_tally_reports_errors_did_not_pass_behind_a_pipe() -> None:
+    # Held-out review 33 (vertumnus, the output verbatim, abridged): `bunx biome check 2>&1 | tail -40`
+    # exits 0, and the summary said "Verified: `bunx biome check` passed" over "Found 9 errors."
+    out = ("Checked 14 files in 9ms. No fixes applied.\nFound 9 errors.\nFound 1 info.\ncheck ━━━━━━━━━━\n\n"
+           "  × Some errors were emitted while running checks.\n\nSUMMARY EXIT:")
+    drafts = (Session().user("set up biome with the import groups").edit("biome.json", "a", "b")
+              .run('echo "=== validate ==="\nbunx biome check 2>&1 | tail -40\necho "SUMMARY EXIT: ${PIPESTATUS[0]}"', out)
+              .say("The groups are not taking effect yet.").end())
+    summary = next(d for d in drafts if d.kind == "summary").body
+    assert "Verified" not in summary and "Commands: 1 run, 1 failed" in summary, summary
