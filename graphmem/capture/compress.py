@@ -2193,13 +2193,13 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if open_tasks:
         body.append("Open:")
         body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
+    quoted = _short(last_words, 300)
     if last_words:
-        body.append(f"Agent's last message: {_short(last_words, 300)}")
-        quoted = " ".join(_short(last_words, 300).split())
+        body.append(f"Agent's last message: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
-                    if " ".join(said.split())[:60] not in quoted)
+                    if " ".join(said.split())[:60] not in " ".join(quoted.split()))
     offered = _offer_left_open(s)
-    if offered and " ".join(offered.split())[-80:] not in " ".join(_short(last_words, 300).split()):
+    if offered and " ".join(offered.split())[-80:] not in " ".join(quoted.split()):
         body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")
     end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
     if end is not None:

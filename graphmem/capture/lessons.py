@@ -1277,6 +1277,9 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     quoted += [(n, _gist(lines[0], 160)) for n in asks
                for lines in [failure_lines(msgs[n].text.partition("\n")[2], passed=False)] if lines]
     quoted.sort()
+    # what later messages say did not help, by position: read once for all findings
+    no_help = [(k, lit) for k, m in enumerate(msgs) if m.role == "assistant" and m.text
+               for lit in _did_not_help(m.text)]
     drafts = []
     for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
@@ -1300,7 +1303,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         rest = rest[:offer]
         # a step it meant to take that a later message says did not do it (held-out review 32: "So I'll
         # add `@types/bun`", then "`astro check` can't resolve `bun:test` even with `@types/bun` installed")
-        failed = _did_not_help(msgs[n + 1:])
+        failed = {lit for k, lit in no_help if k > n}
         rest = [s for s in rest if not failed & set(_LITERAL.findall(s))]
         if _opened_later(msgs, n):
             rest = [s for s in rest if not _NO_PR_YET.search(s)]
@@ -1370,10 +1373,9 @@ _NO_HELP = re.compile(r"(?i)\b(?:even with|even after|despite|in spite of)\s+`([
                       r"(?:help|fix it|fix this|fix the|resolve|enough)\b")
 
 
-def _did_not_help(later: list[Any]) -> set[str]:
-    """The literals later agent messages say did not help ("even with `@types/bun` installed")."""
-    return {lit for m in later if m.role == "assistant" and m.text
-            for found in _NO_HELP.finditer(m.text[:20000]) for lit in found.groups() if lit}
+def _did_not_help(text: str) -> set[str]:
+    """The literals an agent message says did not help ("even with `@types/bun` installed")."""
+    return {lit for found in _NO_HELP.finditer(text[:20000]) for lit in found.groups() if lit}
 
 
 def _gone_by_end(path: str, later: list[Any], rel: Callable[[str], str]) -> bool:

@@ -364,7 +364,8 @@ SUBCOMMANDS: dict[str, frozenset[str]] = {
     "aws": _words("s3 ec2 ecr ecs lambda iam sts logs cloudformation configure"),
     "systemctl": _words("start stop restart status enable disable reload"),
 }
-_RUNNERS = {"npm", "pnpm", "yarn", "bun", "mise", "uv", "poetry", "pdm", "pipx"}
+_NODE_RUNNERS = {"npm", "pnpm", "yarn", "bun"}  # `<runner> run <task>` was always named with its task
+_RUNNERS = _NODE_RUNNERS | {"mise", "uv", "poetry", "pdm", "pipx"}
 PLAIN_EXECUTABLES = _words(
     """pytest python python3 py node deno tsc mypy flake8 pylint black isort tox nox curl wget
     psql mysql redis-cli sqlite3 ssh scp rsync ls cat grep rg sed awk find chmod chown mkdir rm
@@ -2152,7 +2153,7 @@ def _command_norm(cmd: str) -> str:
         return f"python -m {rest[1]}"
     if exe == "docker compose" and rest and not rest[0].startswith("-"):
         return "docker compose"
-    if (exe in _TASK_RUNNERS or f"./{exe}" in _TASK_RUNNERS) and exe not in SUBCOMMANDS:
+    if _is_task_runner(exe):
         # `mix test` and `mix format` are two commands, not one `mix`; `mvn clean install` is an install
         # (not past an option: `mvn -pl core -am test` says nothing of which words are values)
         goals = [w for w in rest if not w.startswith("-") and "=" not in w] if rest and not rest[0].startswith("-") else []
@@ -2176,12 +2177,14 @@ def legacy_command_norm(norm: str) -> str:
     """The name an older release gave a task runner's command (`mise run lint` was `mise run`,
     `mix test` was `mix`): items stored then are linked to it; "" when it had the same name."""
     words = norm.split()
-    if len(words) >= 3 and words[0] in _RUNNERS - {"npm", "pnpm", "yarn", "bun"} and words[1] == "run":
+    if len(words) >= 3 and words[0] in _RUNNERS - _NODE_RUNNERS and words[1] == "run":
         return f"{words[0]} run"
-    if len(words) == 2 and (words[0] in _TASK_RUNNERS or f"./{words[0]}" in _TASK_RUNNERS) \
-            and words[0] not in SUBCOMMANDS:
-        return words[0]
-    return ""
+    return words[0] if len(words) == 2 and _is_task_runner(words[0]) else ""
+
+
+def _is_task_runner(exe: str) -> bool:
+    """`mix`, `rake`, `./gradlew`…: the word after it is the task (it has no subcommand table)."""
+    return (exe in _TASK_RUNNERS or f"./{exe}" in _TASK_RUNNERS) and exe not in SUBCOMMANDS
 
 
 def _starts_with_executable(cmd: str, *, single_ok: bool) -> bool:
