@@ -145,7 +145,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$")
 MAX_FINDINGS = 2
 _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|investigate|update|"
                    r"handle|figure|understand|see|find|debug)\b")
-_PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |the issue is clear\s*[—–-]+\s*|"
+_PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see |i found |found |here'?s )?"
+                       r"the (?:issue|problem|culprit|cause|bug)(?: is clear)?\s*(?:[—–:]|-(?=\s))\s*|"
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")

@@ -527,6 +527,16 @@ def test_explanation_skips_what_the_agent_will_do_next() -> None:
     assert said == ["The assets directory is gitignored (build output)."]
 
 
+def test_a_lead_in_naming_the_issue_is_not_part_of_the_diagnosis() -> None:
+    # claude-code-log cb2e607c: "I see the issue - Hatchling needs …" titled a pitfall "the issue - Hatchling …"
+    said = explanation("I see the issue - Hatchling needs to be told explicitly which file to include since "
+                       "it's a single-file module with a non-standard name. Let me add the configuration:")
+    assert said == [("Hatchling needs to be told explicitly which file to include since it's a single-file "
+                     "module with a non-standard name.")]
+    assert explanation("The issue is clear — the endpoint isn't configured for the test env.") == [
+        "the endpoint isn't configured for the test env."]
+
+
 def test_an_explained_commit_is_an_item_with_its_files_and_the_retried_message_wins() -> None:
     message = ("feat: add lifecycle hooks and active session registry (spotter-a0y.1)\n\n"
                "Add session-end hook endpoint, ActiveSessionRegistry GenServer with ETS-backed\n"
