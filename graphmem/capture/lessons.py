@@ -23,6 +23,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from graphmem.capture.compress import ASIDE as _ASIDE
@@ -1315,6 +1316,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         edited = _edited_next(msgs, n, rel)
         if edited and all(_gone_by_end(f, msgs[n + 1:], rel) for f in edited):
             continue  # about a file the session then deleted
+        if edited and _went_back_on(msgs, n):
+            continue
         if edited:
             rest.append("Then edited: " + ", ".join(edited))
         # of the same ask: a quote before the person's next prompt explains nothing after it
@@ -1431,25 +1434,76 @@ def _short_code_inline(text: str) -> str:
 
 
 def _edited_next(msgs: list[Any], n: int, rel: Callable[[str], str]) -> list[str]:
-    """The files of the agent's next edit that took, if it only reads on the way there (held-out
-    review 9, acmebank: every edit waited on a permission never granted, and none took)."""
+    """The files of the agent's next edit that took (see _next_edits)."""
+    paths = [u.input.get("file_path") or u.input.get("path") for u in _next_edits(msgs, n)[1]]
+    return _uniq(rel(p) for p in paths if isinstance(p, str) and p)[:3]
+
+
+def _next_edits(msgs: list[Any], n: int) -> tuple[int, list[Any]]:
+    """The position and the edits that took of the agent's next message that edits, if it only
+    reads on the way there (held-out review 9, acmebank: every edit waited on a permission never
+    granted, and none took)."""
     results = {m.tool_use_id: m for m in msgs[n:n + 16] if m.role == "tool_result"}
-    for msg in msgs[n:n + 8]:
+    for at in range(n, min(n + 8, len(msgs))):
+        msg = msgs[at]
         if msg.role == "user" and not msg.tool_use_id and not msg.meta:
-            return []
+            break
         if msg.role != "assistant" or not msg.tool_uses:
             continue
         edits = [u for u in msg.tool_uses if u.name in EDIT_TOOLS]
         if edits and not any(u.id in results and not results[u.id].is_error
                              and not results[u.id].text.lstrip().startswith(_REFUSED_CALL) for u in edits):
             continue  # refused ("File has not been read yet"): a retry may follow, else nothing was edited
-        paths = [u.input.get("file_path") or u.input.get("path") for u in edits
-                 if u.id in results and not results[u.id].is_error]
-        if paths:
-            return _uniq(rel(p) for p in paths if isinstance(p, str) and p)[:3]
+        took = [u for u in edits if u.id in results and not results[u.id].is_error
+                and isinstance(u.input.get("file_path") or u.input.get("path"), str)]
+        if took:
+            return at, took
         if any(u.name not in _LOOKS for u in msg.tool_uses):
-            return []
-    return []
+            break
+    return n, []
+
+
+_ALIKE = 0.75  # a line this like another is that line changed, not another one
+_PROBE_LINE = re.compile(r"\b(?:console\.(?:log|debug|error)|print(?:ln|f)?|IO\.inspect|dbg!?|debugger|pp|"
+                         r"fmt\.Print\w*|log(?:ger)?\.debug|puts|dump|var_dump|breakpoint)\b\s*[(!\s]")
+
+
+def _code_line(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _went_back_on(msgs: list[Any], n: int) -> bool:
+    """Whether the change a finding led to was taken out again: every line its next edit inserted
+    (else, if it only changed lines, every line it changed), a later edit removed with no line like
+    it in its place (claude-code-log 9e953218: "… Let me add a `<base>` tag" inserted `<base
+    href="/tokenizer/">`, gone two edits later for a script, itself gone for rewrites: the finding
+    was a step the session went back on)."""
+    at, took = _next_edits(msgs, n)
+    inserted: dict[str, set[str]] = {}
+    changed: dict[str, set[str]] = {}
+    for u in took:
+        path = str(u.input.get("file_path") or u.input.get("path"))
+        for old, new in edit_texts(u.input):
+            before = {_code_line(ln) for ln in old.splitlines()}
+            for ln in map(_code_line, new.splitlines()):
+                if ln in before or len(ln) < 8 or not re.search(r"\w{3}", ln):
+                    continue
+                like = any(SequenceMatcher(None, ln, b).ratio() >= _ALIKE for b in before)
+                (changed if like else inserted).setdefault(path, set()).add(ln)
+    added = inserted or changed
+    if not added or all(_PROBE_LINE.search(ln) for lines in added.values() for ln in lines):
+        return False  # instruments put in to look, and taken out once they had shown it
+    for msg in msgs[at + 1:]:
+        for u in msg.tool_uses if msg.role == "assistant" else ():
+            path = str(u.input.get("file_path") or u.input.get("path") or "")
+            if u.name not in EDIT_TOOLS or not added.get(path):
+                continue
+            for old, new in edit_texts(u.input):
+                before = {_code_line(ln) for ln in old.splitlines()}
+                after = [_code_line(ln) for ln in new.splitlines()]
+                added[path] -= {ln for ln in added[path] if (ln in before or not old) and ln not in after
+                                and not any(SequenceMatcher(None, ln, a).ratio() >= _ALIKE for a in after)}
+    return not any(added.values())
 
 
 # "pandas needs `xlrd` for `.xls`, which isn't installed." held two commands, until `uv add xlrd`

@@ -5107,3 +5107,50 @@ def test_a_checker_whose_tally_reports_errors_did_not_pass_behind_a_pipe() -> No
               .say("The groups are not taking effect yet.").end())
     summary = next(d for d in drafts if d.kind == "summary").body
     assert "Verified" not in summary and "Commands: 1 run, 1 failed" in summary, summary
+
+
+BASE_FINDING = ("The issue is that the browser sees the URL as `/tokenizer` (without trailing slash after the "
+                "redirect), so `./tokenizer.css` resolves to `/tokenizer.css` instead of `/tokenizer/tokenizer.css`.")
+HEAD_BEFORE = ('<head>\n    <title>LLM Tokenizer</title>\n    <link href="./tokenizer.css" rel="stylesheet">\n'
+               '</head>')
+HEAD_BASE = ('<head>\n    <base href="/tokenizer/">\n    <title>LLM Tokenizer</title>\n'
+             '    <link href="tokenizer.css" rel="stylesheet">\n</head>')
+
+
+def _base_tag_session(then_head: str) -> list[Any]:
+    # claude-code-log 9e953218 (verbatim finding and edits, abridged): the `<base>` tag the finding led
+    # to was replaced by a script two edits later, and that script by rewrites in next.config.js.
+    return (Session().user("Next.js is being really annoying: GET /tokenizer.css NS_ERROR_CORRUPTED_CONTENT")
+            .say(BASE_FINDING + " Let me add a `<base>` tag to explicitly set the base URL:")
+            .edit("index.html", HEAD_BEFORE, HEAD_BASE)
+            .run("git add -A && git commit -m 'Add base tag'", "[main acf21f1] Add base tag")
+            .user("Will this work when the tokenizer runs standalone?")
+            .say("Good catch! Let me set the base dynamically.")
+            .edit("index.html", HEAD_BASE, then_head)
+            .say("Done.").end())
+
+
+def test_a_finding_whose_change_the_session_took_out_again_is_none() -> None:
+    script = ('<head>\n    <title>LLM Tokenizer</title>\n    <script>\n        const basePath = '
+              "window.location.pathname.includes('/tokenizer') ? '/tokenizer/' : './';\n"
+              "        document.write('<base href=\"' + basePath + '\">');\n    </script>\n"
+              '    <link href="tokenizer.css" rel="stylesheet">\n</head>')
+    drafts = _base_tag_session(script)
+    assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
+    # the line changed, not taken out: the finding stands
+    drafts = _base_tag_session(HEAD_BASE.replace('<base href="/tokenizer/">', '<base href="/tokenizer/" />'))
+    assert [d.title[:60] for d in drafts if "discovery" in d.tags] == [BASE_FINDING[:60]]
+
+
+def test_a_finding_whose_debug_print_came_out_again_stands() -> None:
+    finding = ("The issue is that `session_record` is nil when the subagent transcript arrives before its "
+               "session, so `load_subagent_data` crashes.")
+    drafts = (Session().user("why does the subagent page crash?")
+              .say(finding + " Let me add a debug print to confirm:")
+              .edit("lib/spotter_web/live/session_live.ex", "  def load_subagent_data(id) do",
+                    "  def load_subagent_data(id) do\n    IO.inspect(id, label: \"subagent id\")")
+              .edit("lib/spotter_web/live/session_live.ex",
+                    "  def load_subagent_data(id) do\n    IO.inspect(id, label: \"subagent id\")",
+                    "  def load_subagent_data(id) do")
+              .say("Confirmed.").end())
+    assert [d.title[:40] for d in drafts if "discovery" in d.tags] == [finding[:40]]
