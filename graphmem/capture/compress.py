@@ -2790,6 +2790,40 @@ def _written_down(drafts: list[Draft]) -> list[Draft]:
                                       and any(f in d.title for f in noted))]
 
 
+_ASKS_TICKET = re.compile(r"(?i)\b(?:log|file|open|create|raise|make|add|write up)\b[^.?!\n]{0,40}\b(?:issues?|tickets?|bugs?)\b")
+_FILED_AS = re.compile(r"^Filed in .+? as (\S+?)(?: \(|\.?$)", re.MULTILINE)
+
+
+def _filed_as_asked(s: _Session, drafts: list[Draft]) -> list[Draft]:
+    """The person's ask to file an issue, once the session filed it, is told by the first issue
+    whose name the session first showed after the ask, as a line of it: the issue is what lasts, the ask says why and where
+    (entire-cli 03a1382e: "let's not make this change in this branch. Can we log an linear issue
+    (critical priority), Project: Troy …" beside the task "Open Linear issue ENT-242: …")."""
+    filed = {m.group(1): d for d in drafts if "ticket" in d.tags for m in [_FILED_AS.search(d.body)] if m}
+    if not filed or s.transcript is None:
+        return drafts
+    try:
+        msgs = [m for m in s.transcript if not m.sidechain and m.text]
+        told: list[Draft] = []
+        for d in drafts:
+            if d.source != "user" or not _ASKS_TICKET.search(d.title):
+                continue
+            at = next((n for n, m in enumerate(msgs) if m.role != "assistant" and d.title[:40] in m.text), None)
+            after = [(first, ident) for ident in filed
+                     for first in [next((n for n, m in enumerate(msgs) if ident in m.text), -1)] if at is not None and first > at]
+            ticket = filed[min(after)[1]] if after else None
+            if ticket is not None:
+                first, _, rest = ticket.body.partition("\n")
+                said = d.body.partition("\n")[0]  # "The user turned down Edit … and said: …"
+                said = said if d.title[:40] in said and len(said) > len(d.title) else f"Asked by the person: {d.title}"
+                ticket.body = f"{first}\n{said}\n{rest}".rstrip()
+                told.append(d)
+        return [d for d in drafts if not any(d is t for t in told)]
+    except Exception:  # pragma: no cover - a courtesy: both drafts stand without it
+        log.warning("asks to file issues left unfolded", exc_info=True)
+        return drafts
+
+
 def _as_said(s: _Session, drafts: list[Draft]) -> list[Draft]:
     """Drafts from the agent's words, redacted, with paths relative to the checkout."""
     from graphmem.capture.redact import redact
@@ -2887,7 +2921,7 @@ def _compress(events: Any, transcript: Any) -> list[Draft]:
     drafts += _safe(lambda: _commit_rules(session), "commit")
     if parsed is not None:
         drafts += _safe(lambda: _compaction_rules(session, drafts), "compaction")
-    drafts = _written_down(_fold_told(_merge(drafts)))
+    drafts = _filed_as_asked(session, _written_down(_fold_told(_merge(drafts))))
     summary = _safe(lambda: _summary(session, drafts), "summary")
     if summary:  # a discovery whose sentence, or a commit whose subject, became the summary's title is said once, there
         headed = _headline_commit(session, drafts) if "commit-told" in summary[0].tags else None

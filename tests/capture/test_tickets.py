@@ -177,3 +177,39 @@ def test_an_issue_filed_and_closed_in_one_session_keeps_its_closing_words() -> N
               .run('gh issue close 41 --comment "Fixed by keeping the quote tokens in the lexer."', "").end())
     [done] = [d for d in drafts if "ticket" in d.tags]
     assert done.kind == "decision" and "keeping the quote tokens" in done.body
+
+
+REFUSED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+           "edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
+           "let's not make this change in this branch. Can we log an linear issue (critical priority), "
+           "Project: Troy with the details please")
+
+
+def test_the_persons_ask_to_file_an_issue_is_told_by_the_issue_it_filed() -> None:
+    # entire-cli 03a1382e, in order: ENT-241 filed, the edit turned down with the ask, ENT-241 looked
+    # up again, ENT-242 filed: the ask is a line of ENT-242, not a decision of its own.
+    session = Session().user("our git status has broken, why?")
+    _tool(session, "mcp__linear-server__create_issue", ENT_241, _created("ENT-241", ENT_241["title"]))
+    _tool(session, "Edit", {"file_path": f"{ROOT}/cmd/entire/cli/strategy/manual_commit_hooks.go",
+                            "old_string": '\t"bufio"', "new_string": '\t"bufio"\n\t"os/exec"'}, REFUSED, error=True)
+    _tool(session, "mcp__linear-server__get_issue", {"id": "ENT-241"}, _created("ENT-241", ENT_241["title"]))
+    _tool(session, "mcp__linear-server__create_issue", ENT_242, _created("ENT-242", ENT_242["title"]))
+    _tool(session, "mcp__linear-server__update_issue", {"id": "ENT-241", "state": "Cancelled"},
+          _created("ENT-241", ENT_241["title"]))
+    drafts = session.end()
+    assert not [d for d in drafts if d.source == "user" and "linear issue" in d.title], [d.title for d in drafts]
+    [task] = [d for d in drafts if "ticket" in d.tags and d.kind == "task"]
+    assert "let's not make this change in this branch" in task.body.splitlines()[1], task.body
+    assert "manual_commit_hooks.go" in task.body.splitlines()[1]
+    [cancelled] = [d for d in drafts if "ticket" in d.tags and d.kind == "decision"]
+    assert "this branch" not in cancelled.body
+
+
+def test_an_ask_to_file_an_issue_the_session_did_not_file_stays_the_persons() -> None:
+    session = Session().user("our git status has broken, why?")
+    _tool(session, "mcp__linear-server__create_issue", ENT_241, _created("ENT-241", ENT_241["title"]))
+    _tool(session, "Edit", {"file_path": f"{ROOT}/cmd/entire/cli/strategy/manual_commit_hooks.go",
+                            "old_string": '\t"bufio"', "new_string": '\t"bufio"\n\t"os/exec"'}, REFUSED, error=True)
+    _tool(session, "mcp__linear-server__get_issue", {"id": "ENT-241"}, _created("ENT-241", ENT_241["title"]))
+    drafts = session.end()
+    assert [d.kind for d in drafts if d.source == "user" and "linear issue" in d.title] == ["decision"]
