@@ -2619,19 +2619,23 @@ def _transcript_rules(s: _Session) -> list[Draft]:
                if not any(d.title.rstrip("…: ") in other.title + other.body for other in drafts)]
     drafts += lessons.agent_notes(s.transcript, s.paths.rel, s.session_id)
     drafts += lessons.code_warnings(s.transcript, s.paths.rel, s.session_id)
-    for lesson in found:
-        # A failure the agent showed was already there before its change (on main too): the next
-        # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on
-        # every PR because of ruff errors on main).
-        said = _pre_existing(lesson.diagnosis)
-        ran = lesson.call.command
-        if lesson.fixed_by is None and said and ran is not None:
-            drafts.append(Draft(
-                kind="pitfall", title=_short(said, TITLE_MAX),
-                body=f"`{_short(redact(ran.raw), 200)}` failed with {_short(redact(lesson.error), 300)}\n"
-                     "The agent's diagnosis: " + " ".join(lesson.diagnosis),
-                confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
-                key=session_key("", "pre-existing", ran.key), tags=["pre-existing", ran.exe]))
+    # A failure the agent showed was already there before its change (on main too): the next
+    # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on every
+    # PR because of ruff errors on main). What one session found already broken is one item, titled
+    # by a diagnosis that names what it speaks of ("Those lint failures are pre-existing …" does not).
+    before = [(said, lesson.call.command, lesson) for lesson in found if lesson.fixed_by is None
+              and lesson.call.command is not None for said in [_pre_existing(lesson.diagnosis)] if said]
+    if before:
+        said = next((x for x, _, _ in before if not _POINTS_BACK.match(x)), before[0][0])
+        ran = before[0][1]
+        assert ran is not None
+        body = [f"`{_short(redact(cmd.raw), 200)}` failed with {_short(redact(lesson.error), 300)}\n"
+                "The agent's diagnosis: " + " ".join(lesson.diagnosis) for _, cmd, lesson in before if cmd is not None]
+        drafts.append(Draft(
+            kind="pitfall", title=_short(said, TITLE_MAX), body="\n".join(_uniq(body)),
+            confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
+            key=session_key("", "pre-existing", ran.key),
+            tags=_uniq(["pre-existing", *(cmd.exe for _, cmd, _ in before if cmd is not None)])))
     for lesson in lessons.open_failures(found)[-2:]:
         if _pre_existing(lesson.diagnosis):
             continue  # not this session's to finish
@@ -2674,6 +2678,9 @@ _PRE_EXISTING = re.compile(r"(?i)(?<!not )(?<!n't )(?<!never )\bpre-?existing\b|
                            r"\bnot (?:related to|caused by|from) (?:my|our|these|the) (?:\w+ )?changes\b")
 _NOT_PRE_EXISTING = re.compile(r"(?i)\b(?:not|isn't|wasn't|aren't|weren't|never)\s+(?:a\s+)?pre-?existing|"
                                r"\bnot (?:on|from) main\b|\bpasses on main\b")
+
+
+_POINTS_BACK = re.compile(r"(?i)^\W*(?:th(?:ose|ese|is|at|ey)|it|both|all of them)\b(?!\s+(?:is|was)\s+(?:the|a)\b)")
 
 
 def _pre_existing(diagnosis: list[str]) -> str:

@@ -1853,6 +1853,25 @@ def test_a_failure_the_agent_showed_was_already_on_main_is_a_pitfall_not_an_open
     assert next(d for d in again if d.kind == "pitfall").key == pitfall.key
 
 
+def test_what_one_session_found_already_broken_is_one_pitfall_named_by_what_it_speaks_of() -> None:
+    # ida-hcli cbba33a6, verbatim: `just lint` locally, then code_style on the PR, both ruff on main;
+    # "Those lint failures …" named nothing, and the two items said one thing.
+    checks = "code_style\tfail\t8s\thttps://github.com/HexRaysSA/ida-hcli/actions/runs/33168331367/job/98839021093"
+    drafts = (Session().user("update the GHA workflows, push and babysit CI")
+              .edit(".github/workflows/test.yml", "ida install", "ida install --accept-eula")
+              .run("just lint 2>&1 | tail -20", "Exit code 1\npytest-raises-with-multiple-statements: `pytest.raises()` "
+                   "block should contain a single simple statement\n   --> tests/lib/test_ke.py:233:9\n"
+                   "error: Recipe `ruff` failed on line 5 with exit code 1", error=True)
+              .say("Those lint failures are pre-existing in the Python code, not related to my YAML changes. "
+                   "Let me confirm by checking main.")
+              .run("gh pr checks 309 --repo HexRaysSA/ida-hcli 2>&1", "Exit code 1\n" + checks, error=True)
+              .say("`code_style` failed — that's the pre-existing ruff lint issue on main, not from my changes.")
+              .end())
+    [pitfall] = [d for d in drafts if d.kind == "pitfall"]
+    assert pitfall.title.startswith("`code_style` failed — that's the pre-existing ruff lint issue on main")
+    assert "`just lint 2>&1 | tail -20` failed" in pitfall.body and "gh pr checks 309" in pitfall.body
+
+
 def test_a_harness_tool_missing_its_executable_is_an_env_item() -> None:
     # ida-hcli e6dd9346, verbatim: the LSP tool's goToDefinition needs pyright-langserver.
     drafts = (Session().user("audit the plugin component install path")
