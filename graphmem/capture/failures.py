@@ -136,6 +136,10 @@ _FINDING = [
                r"(?P<message>.+)$"),
     # Dialyzer through mix: `lib/a.ex:12:call_without_opaque`
     re.compile(r"^(?P<path>\S+?\.exs?):(?P<line>\d+):(?:\d+:)?(?P<rule>[a-z]+(?:_[a-z]+)+)(?P<message>)$"),
+    # Biome: `src/a.astro:3:22 lint/correctness/noUnusedImports  FIXABLE  ━━━━`, its text two lines on
+    # (`  ⚠ This import is unused.`)
+    re.compile(r"^(?P<path>\S+?\.\w+):(?P<line>\d+):\d+ (?:lint|assist)/(?:\w+/)*(?P<rule>\w+)(?:\s+FIXABLE)?"
+               r"(?:\s+━+)?(?P<message>)$"),
 ]
 
 
@@ -154,9 +158,12 @@ def lint_findings(output: str) -> list[LintFinding]:
                 message = match["message"]
                 if not message:  # Dialyzer: `a.ex:9:pattern_match`, its text on the next line
                     after = lines[n + 1] if n + 1 < len(lines) else ""
+                    if not after and n + 2 < len(lines) and lines[n + 2][:1] in "⚠✖×ℹ":  # Biome's, past a blank
+                        after = lines[n + 2].lstrip("⚠✖×ℹ ")
                     if after.startswith(f"{match['path']}:{match['line']}:") and ": " in after:
                         after = after.split(": ", 1)[1]
-                    elif any(p.match(after) for p in _FINDING) or not re.match(r"[A-Z][a-z]+ ", after):
+                    elif any(p.match(after) for p in _FINDING) or not re.match(r"[A-Z][a-z]+ ", after) \
+                            or re.match(r"(?i)(?:found|checked) \d+ ", after):  # the run's tally
                         after = ""
                     message = after or match["rule"].replace("_", " ")
                 rule = match["rule"] or next(iter(re.findall(r"\((report\w+)\)$", lines[n + 1])), "") \

@@ -49,6 +49,18 @@ def test_a_dialyzer_complaint_takes_its_message_from_the_next_line() -> None:
     assert found == LintFinding("lib/a.ex", 57, "pattern_match", "The pattern can never match the type.")
 
 
+def test_a_biome_diagnostic_is_read_with_its_rule_and_the_text_below_it() -> None:
+    # held-out review 34 (vertumnus, verbatim): grepped down to the headers, then in full
+    short = ("src/components/Poster.astro:3:22 lint/correctness/noUnusedImports  FIXABLE  ━━━━━━━━━━━━━━\n"
+             "src/pages/index.astro:6:7 lint/correctness/noUnusedVariables  FIXABLE  ━━━━━━━━━━━━━━━━\n"
+             "Found 4 warnings.")
+    assert [(f.path, f.line, f.rule) for f in lint_findings(short)] == [
+        ("src/components/Poster.astro", 3, "noUnusedImports"), ("src/pages/index.astro", 6, "noUnusedVariables")]
+    [found] = lint_findings("src/a.ts:3:22 lint/correctness/noUnusedImports  FIXABLE  ━━━━━━━\n\n"
+                            "  ⚠ This import is unused.\n\n    1 │ ---")
+    assert found == LintFinding("src/a.ts", 3, "noUnusedImports", "This import is unused.")
+
+
 def test_credos_issue_line_is_the_error_not_its_progress_line() -> None:
     # spotter fa812bfe, verbatim: the lesson read "`mix credo` fails with Checking 3 source files ...".
     output = ("Exit code 2\nChecking 3 source files ...\n\n  Software Design\n┃ \n"

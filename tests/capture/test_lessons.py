@@ -5173,3 +5173,51 @@ def test_a_finding_whose_debug_print_came_out_again_stands() -> None:
                     "  def load_subagent_data(id) do")
               .say("Confirmed.").end())
     assert [d.title[:40] for d in drafts if "discovery" in d.tags] == [finding[:40]]
+
+
+BIOME_WARNS = ("src/components/Poster.astro:3:22 lint/correctness/noUnusedImports  FIXABLE  ━━━━━━━━━━━━━━━\n"
+               "src/components/Poster.astro:11:7 lint/correctness/noUnusedVariables  FIXABLE  ━━━━━━━━━━━━━\n"
+               "src/pages/index.astro:2:8 lint/correctness/noUnusedImports  FIXABLE  ━━━━━━━━━━━━━━━━━━━━\n"
+               "Found 4 warnings.")
+BIOME_VERDICT = ("Those are **false positives** — Biome's experimental `.astro` support parses the frontmatter but "
+                 "not the template, so it thinks `region`, `months`, and the geometry imports are unused when "
+                 "they're actually used in the markup below. `astro check` (which *is* template-aware) already "
+                 "handles unused detection correctly for `.astro`, so the right fix is to turn those two rules off "
+                 "for `.astro` in Biome. Reading the current config to add the override:")
+BIOME_OVERRIDE = ('  },\n  "overrides": [\n    {\n      "includes": ["**/*.astro"],\n      "linter": {\n'
+                  '        "rules": {\n          "correctness": {\n            "noUnusedImports": "off",\n'
+                  '            "noUnusedVariables": "off"\n          }\n        }\n      }\n    }\n  ]\n}')
+
+
+def test_warnings_a_checker_config_then_set_aside_are_a_lesson_with_the_cause_and_the_setting() -> None:
+    # Held-out review 34 (vertumnus, verbatim, abridged): Biome only warned (exit 0); the agent turned
+    # the two rules off for `.astro` in biome.json, and the next run was clean.
+    drafts = (Session().user("build the poster")
+              .run("cd /repo\nbunx biome check 2>&1 | grep -E \"warn|lint/|:[0-9]+:[0-9]+\" | head -20", BIOME_WARNS)
+              .say(BIOME_VERDICT)
+              .edit("biome.json", "  }\n}", BIOME_OVERRIDE)
+              .run("cd /repo\necho \"=== biome now clean? ===\"; bunx biome check 2>&1 | tail -3",
+                   "=== biome now clean? ===\nChecked 14 files in 3ms. No fixes applied.")
+              .end())
+    [lesson] = [d for d in drafts if "lint" in d.tags]
+    assert lesson.title.startswith("`bunx biome check` flags noUnusedImports; Biome's experimental `.astro` support "
+                                   "parses the frontmatter but not the template"), lesson.title
+    assert '"includes": ["**/*.astro"]' in lesson.body and '"noUnusedImports": "off"' in lesson.body
+    assert "Then `bunx biome check` passed." in lesson.body
+
+
+@pytest.mark.parametrize("later", [
+    # spotter 4d5611e5, verbatim: a grep that printed nothing is no clean run
+    ("mix dialyzer --format short 2>&1 | grep \"subagent_live\"", ""),
+    ("bunx biome check 2>&1 | grep -c noUnused", "0"),
+    # the tally says the warnings are still there
+    ("bunx biome check 2>&1 | tail -2", "Checked 14 files in 3ms. No fixes applied.\nFound 4 warnings."),
+])
+def test_warnings_are_no_lesson_until_a_whole_later_run_is_clean(later: tuple[str, str]) -> None:
+    drafts = (Session().user("build the poster")
+              .run("bunx biome check 2>&1 | head -20", BIOME_WARNS)
+              .say(BIOME_VERDICT)
+              .edit("biome.json", "  }\n}", BIOME_OVERRIDE)
+              .run(*later)
+              .end())
+    assert not [d for d in drafts if "lint" in d.tags], [d.title for d in drafts]
