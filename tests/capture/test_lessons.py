@@ -5221,3 +5221,21 @@ def test_warnings_are_no_lesson_until_a_whole_later_run_is_clean(later: tuple[st
               .run(*later)
               .end())
     assert not [d for d in drafts if "lint" in d.tags], [d.title for d in drafts]
+
+
+def test_the_words_that_hand_over_to_the_next_call_are_no_part_of_a_finding() -> None:
+    # spotter 4d5611e5 and held-out review 34 (vertumnus), verbatim: "Let me fix the pattern:" and "Let
+    # me confirm the built SVG actually contains the strawberry data:" closed the findings' bodies.
+    finding = ("Dialyzer says `LLMChain.run` returns `{:error, %LLMChain{}, ...}` — the error is a 3-tuple "
+               "with the chain.")
+    drafts = (Session().user("fix the dialyzer warnings")
+              .run("mix dialyzer", "Exit code 2\nlib/spotter/services/waiting_summary.ex:112:pattern_match\n"
+                   "The pattern can never match the type.", error=True)
+              .say(f"{finding} The `{{:error, reason}}` clause never matches. Let me fix the pattern:")
+              .edit("lib/spotter/services/waiting_summary.ex", "{:error, reason}", "{:error, _chain, reason}")
+              .say("Done: dialyzer is clean.")
+              .end())
+    found = next(d for d in drafts if "discovery" in d.tags)
+    assert "Let me fix the pattern" not in found.body, found.body
+    assert "The `{:error, reason}` clause never matches." in found.body
+    assert found.body.endswith("Then edited: lib/spotter/services/waiting_summary.ex")
