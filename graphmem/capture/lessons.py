@@ -2730,6 +2730,12 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if msg.role != "user" or msg.meta or msg.tool_use_id or not msg.text.strip():
             continue
         said, before, last = " ".join(msg.text.split()), last, ""
+        if (len(said) > 400 or "?" in said) and before.rstrip().endswith("?"):
+            # a reply that goes on to a new ask: its first sentence answers the question (held-out
+            # review 34: "I want to get started working on the poster instead of tooling, so yes,
+            # let's proceed, but … One thing that I want the poster to have is …?")
+            first = next(iter(_sentences(msg.text)), "")
+            said = " ".join(first.split()) if len(first) <= 250 and "?" not in first else said
         if not before or len(said) > 400 or "?" in said or said.startswith(("<", "!", "/")) or \
                 CHECKING.search(said) or REPORTED.search(said) or _ASKS_TO_EXPLAIN.search(said) or \
                 states_something(said):
@@ -2747,6 +2753,8 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         # offer is declined ("Is anything still failing?" — "no, all fine" declines nothing).
         if offer and (_DECLINED.match(said) or _CHOOSING.match(rest) and shared):
             context, asked = question, True
+        elif _OVERRIDING.search(rest) and shared and offer and _stems(rest) & _stems(question):
+            context, asked = question, True  # "… the poster instead of tooling" to "… the poster, or the tooling now?"
         elif _OVERRIDING.search(rest) and shared:
             context = max(sentences, key=lambda x: len(_stems(x) & shared), default="")
             asked = False

@@ -5239,3 +5239,29 @@ def test_the_words_that_hand_over_to_the_next_call_are_no_part_of_a_finding() ->
     assert "Let me fix the pattern" not in found.body, found.body
     assert "The `{:error, reason}` clause never matches." in found.body
     assert found.body.endswith("Then edited: lib/spotter/services/waiting_summary.ex")
+
+
+def test_a_reply_that_goes_on_to_a_new_ask_still_answers_the_question_first() -> None:
+    # Held-out review 34 (vertumnus, verbatim, abridged): the answer is the first sentence of a long
+    # prompt that then asks for the poster's next feature.
+    question = ("Want me to note the `src/islands/` convention in the plan and move on to the poster scaffold, "
+                "or set up the Biome enforcement now even though it has nothing to guard yet?")
+    reply = ("I want to get started working on the poster instead of tooling, so yes, let's proceed, but I'm "
+             "discouraged by the state of this tooling. This should be something that was solved at the library "
+             "level. But let's move on. One thing that I want the poster to have is to by default be responsive "
+             "to the window width, including window resizing, but as part of the print.css hidden banner have the "
+             "ability to fix the ratio / paper size, at which point it locks to a specific width. Does that make "
+             "sense?")
+    drafts = (Session().user("can we catch a missing client directive at build time?")
+              .say("**My recommendation:** we have *zero* islands right now, so building this is premature. "
+                   "Adopt the **convention now** — interactive components live in `src/islands/`. " + question)
+              .user(reply).say("Your model is right.").end())
+    [decision] = [d for d in drafts if "reply" in d.tags]
+    assert decision.title.startswith("I want to get started working on the poster instead of tooling")
+    assert f"The agent asked: {question}" in decision.body
+    # a new ask of its own, after a question it does not answer, is no decision
+    drafts = (Session().user("can we catch a missing client directive at build time?")
+              .say("Adopt the convention now. " + question)
+              .user("Can you explain why the SSR pass skips effects? I want to understand it before we decide.")
+              .say("Sure.").end())
+    assert not [d for d in drafts if "reply" in d.tags]
