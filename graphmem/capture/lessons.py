@@ -150,6 +150,7 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see 
                        r"the (?:issue|problem|culprit|cause|bug)(?: is clear)?\s*(?:[—–:]|-(?=\s))\s*|"
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
+_HAS_SUBJECT = re.compile(r"(?:A|An|The|This|That|These|Those|It|Its|They|We|You|Every|Each|All|No|Any|Only|Both|`)\b|`")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
@@ -1372,6 +1373,14 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             rest.append(f"Then installed: `{installed}`")
         # "On your two deferred items: object-key … sorting … are *not* enabled" (held-out review 31)
         sentence = _ASIDE.sub("", re.sub(r"(?<![\w*`])\*([A-Za-z][A-Za-z' -]{0,40})\*(?![\w*`])", r"\1", sentence))
+        # a bold label the agent put before a sentence of its own names an option or a part of its
+        # answer, not what it found ("**Cheap & Biome-native (catches the hooks case):** A component
+        # that uses `useState` … must be an island", held-out review 34); before "Uses `#session-id`
+        # for TOC mode" it is the subject
+        label, _, said_after = sentence.partition(": ")
+        if said_after and len(label) <= 60 and _HAS_SUBJECT.match(said_after) \
+                and re.search(rf"\*\*{re.escape(label)}:?\*\*:?\s", text):
+            sentence = said_after
         drafts.append(Draft(
             kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
             confidence=0.6, importance=0.6, source="rule",

@@ -5265,3 +5265,18 @@ def test_a_reply_that_goes_on_to_a_new_ask_still_answers_the_question_first() ->
               .user("Can you explain why the SSR pass skips effects? I want to understand it before we decide.")
               .say("Sure.").end())
     assert not [d for d in drafts if "reply" in d.tags]
+
+
+@pytest.mark.parametrize(("said", "title"), [
+    # held-out review 34 (vertumnus), verbatim: the label names one of two routes
+    (("**Cheap & Biome-native (catches the hooks case):** A component that uses `useState`/`useEffect`/`useRef` "
+      "*must* be an island — a static component has no business calling hooks (they won't run)."),
+     ("A component that uses `useState`/`useEffect`/`useRef` must be an island — a static component has no "
+      "business calling hooks (they won't run).")),
+    # claude-code-log 37f83ec9, verbatim: the label is the subject of what follows
+    ("**Proper link handling**: Uses `#session-id` for TOC mode and `session-{id}.html` for expandable mode",
+     "Proper link handling: Uses `#session-id` for TOC mode and `session-{id}.html` for expandable mode"),
+])
+def test_a_bold_label_before_a_sentence_of_its_own_is_no_part_of_the_finding(said: str, title: str) -> None:
+    session = Session().say(said).edit("src/lib/poster/geometry.ts", "a", "b")
+    assert [d.title for d in _discoveries(session)] == [title]
