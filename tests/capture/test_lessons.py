@@ -5280,3 +5280,26 @@ def test_a_reply_that_goes_on_to_a_new_ask_still_answers_the_question_first() ->
 def test_a_bold_label_before_a_sentence_of_its_own_is_no_part_of_the_finding(said: str, title: str) -> None:
     session = Session().say(said).edit("src/lib/poster/geometry.ts", "a", "b")
     assert [d.title for d in _discoveries(session)] == [title]
+
+
+def _message_changed_session(changed_first: bool) -> list[Any]:
+    # claude-code-log a7da6a22 (verbatim output, abridged): the error message was changed for tar
+    # support, and the test that quoted the old one failed.
+    failure = ("Exit code 1\nFAILED tests/test_unit.py::test_not_a_dir - AssertionError: assert 'not a directory "
+               "or zip file' in 'Error: /tmp/tmpyjehpo5s/regular.txt is not a directory or supported archive\\n'\n"
+               "1 failed, 39 passed in 0.41s")
+    session = Session().user("add support for tar archives")
+    if changed_first:
+        session.edit("zipsum/cli.py", 'print(f"Error: {path} is not a directory or zip file")',
+                     'print(f"Error: {path} is not a directory or supported archive")')
+    return (session.run("(source .venv/bin/activate && pytest -x)", failure, error=True)
+            .say("One test needs updating due to the changed error message.")
+            .edit("tests/test_unit.py", "assert 'not a directory or zip file' in err",
+                  "assert 'not a directory or supported archive' in err")
+            .run("(source .venv/bin/activate && pytest -x)", "40 passed in 0.40s").end())
+
+
+def test_a_test_still_expecting_words_the_session_replaced_is_no_lesson() -> None:
+    assert not [d for d in _message_changed_session(True) if d.kind == "pitfall"]
+    assert [d.title for d in _message_changed_session(False) if d.kind == "pitfall"] == [
+        "One test needs updating due to the changed error message."]
