@@ -2400,6 +2400,8 @@ def _commit_rules(s: _Session) -> list[Draft]:
     return drafts
 
 
+_REPORTS_DONE = re.compile(r"(?i)I(?:['’]ve| have)? (?:\w+ )?(?:updated|added|fixed|created|implemented|changed|removed|"
+                           r"made|set up|moved|renamed|wrote|rewrote|refactored|replaced|migrated|converted|built)\b")
 _AGENT_ACTION = re.compile(r"(?i)(?:let me|let's|now i'll|i'll|i will|next,? i)\b")
 _STEP_ANNOUNCED = re.compile(r"(?:^|(?<!\d)[.!]\s+)(?:Now\s+)?(?!(?:No|Every|Some|Any)thing\b|String\b|During\b)"
                              r"[A-Z][a-z]+ing(?:\s+(?:it|them|now|the \w+|this))?(?:\s+now)?(?:\.|…|\.\.\.)\s*$")
@@ -2426,6 +2428,10 @@ def _closing_words(last_words: str) -> str:
                 items.append(_LIST_ITEM.sub("", follow).replace("**", "").strip())
             if items:
                 return f"{line} {', '.join(items)}"
+            # "I've updated the README to include the `uv tool upgrade --reinstall` command. This
+            # provides:" (claude-code-log cb2e607c): what it did comes before the list's lead
+            if _REPORTS_DONE.match(line) and re.match(r".{25,}?[.!](?:\s|$)", line):
+                return line
         if len(line) > 25 and not line.endswith(("?", ":")) and not _AGENT_ACTION.match(line):
             return line
     return ""

@@ -5303,3 +5303,17 @@ def test_a_test_still_expecting_words_the_session_replaced_is_no_lesson() -> Non
     assert not [d for d in _message_changed_session(True) if d.kind == "pitfall"]
     assert [d.title for d in _message_changed_session(False) if d.kind == "pitfall"] == [
         "One test needs updating due to the changed error message."]
+
+
+def test_a_summary_is_titled_by_what_was_done_not_by_the_first_item_of_the_list_it_leads() -> None:
+    # claude-code-log cb2e607c, verbatim last message: the title was "Regular update: `uv tool upgrade …`"
+    last = ("Perfect! I've updated the README to include the `uv tool upgrade --reinstall` command. This provides:\n\n"
+            "1. **Regular update**: `uv tool upgrade coderabbit-review-extractor` - for normal updates\n"
+            "2. **Force reinstall**: `uv tool upgrade --reinstall coderabbit-review-extractor` - when you need to "
+            "force a complete rebuild\n\nThis is much cleaner than manually hunting for cache files.")
+    drafts = (Session().user("Let's update readme with the working reinstall")
+              .edit("README.md", "uv tool upgrade coderabbit-review-extractor",
+                    "uv tool upgrade --reinstall coderabbit-review-extractor")
+              .say(last).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "I've updated the README to include the `uv tool upgrade --reinstall` command" in summary.title, summary.title
