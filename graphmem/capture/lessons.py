@@ -2691,12 +2691,15 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue  # a question back to the agent, or "I've done it, go on", is no instruction
         if quoted:
             said = f"{said} (about: {_short(quoted, 120)})"
-        what = ""
+        what, title = "", said
         if use is not None:
             target = use.input.get("command") or use.input.get("file_path") or use.input.get("plan") or ""
             what = f"{use.name} {_short(str(target), 120)}".strip()
+            if isinstance(use.input.get("command"), str) and len(said.split()) <= 6:
+                # "use pnpm" says little without the call it turned down (claude-code-log 7acd37a8)
+                title = f"{said} (turned down `{_short(' '.join(use.input['command'].split()), 60)}`)"
         drafts.append(Draft(
-            kind="decision", title=_short(said, 200),
+            kind="decision", title=_short(title, 200),
             body=f"The user turned down {what or 'a tool call'} and said: {_short(said, 600)}",
             confidence=0.9, importance=0.8, source="user",
             key=session_key(session_id, "rejection", said.lower()), tags=["user-stated", "rejection"]))

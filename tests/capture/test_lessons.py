@@ -631,7 +631,8 @@ def test_a_rejection_reason_is_the_persons_decision_and_no_failure() -> None:
                 "reason for the rejection:  use pnpm")
     drafts = Session().run("npm install vite --save-dev", rejected, error=True).end()
     decision = next(d for d in drafts if d.kind == "decision")
-    assert decision.source == "user" and decision.title == "use pnpm"
+    # claude-code-log 7acd37a8: two words say little without the call they turned down
+    assert decision.source == "user" and decision.title == "use pnpm (turned down `npm install vite --save-dev`)"
     assert "npm install vite" in decision.body
     assert not [d for d in drafts if d.kind in ("pitfall", "task")]
     asked = rejected.replace("The user provided the following reason for the rejection:  use pnpm",
