@@ -42,7 +42,7 @@ from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
-from graphmem.capture.transcript import ATTACHED_BLOCKS
+from graphmem.capture.transcript import ATTACHED_BLOCKS, BUILT_IN_COMMANDS
 from graphmem.kinds import WRITTEN
 from graphmem.models import DERIVED_BODY_MAX
 
@@ -1253,7 +1253,7 @@ class _Session:
 
 
 _NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
-                        r"bash-\w+|system-reminder)>|This session is being continued from a previous|"
+                        r"bash-\w+)>|This session is being continued from a previous|"
                         r"Another Claude session sent a message:|<cross-session-message\b)")
 
 
@@ -1289,8 +1289,9 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
     for e in events:
         if e.event == "user-prompt":
             e.text = ATTACHED_BLOCKS.sub("", e.text).strip()
+    # a built-in command alone (`/effort`, held-out review 35) asks nothing of the session
     prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()
-               and not _NOT_TYPED.match(e.text)]
+               and not _NOT_TYPED.match(e.text) and e.text.split()[0] not in BUILT_IN_COMMANDS]
     return _Session(events, session_id, paths, runs, prompts, transcript,
                     edits=[e for e in events if e.is_edit])
 

@@ -2726,6 +2726,10 @@ _OVERRIDING = re.compile(
     r"leave (?:it|that|them) (?:as is|alone|be|out)|"
     r"roll with|отмен\w*|пропуст\w*|не (?:надо|нужно|будем)|вместо|оставь\w*|cancela\w*|no hace falta|"
     r"en lugar de|omit\w*|lass\w* \w+ weg|annul\w*)\b")
+# an offer made without a question, and the person's "ok" before their "nah"
+_STANDING_OFFER = re.compile(r"(?i)\b(?:if you want(?: it| me to)?\b|say the word\b|just say (?:so|go)\b|"
+                             r"let me know if you(?:'d)? (?:want|like)\b)")
+_LEAD_ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|well|hmm+|actually|honestly)\b[\s,.!—–-]*")
 _OFFER = re.compile(r"(?i)^(?:(?:do )?you want me to|want me to|should i|shall i|would you like me to|"
                     r"may i|can i)\s+(?:also\s+|go ahead and\s+)?(.+?)\??$")
 _ROUTINE = frozenset(["commit", "push", "merge", "continue", "please", "ahead", "sure",
@@ -2775,6 +2779,20 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(before[-4000:])]
         question = next((x for x in reversed(sentences) if x.endswith("?")), "")
         offer = _OFFER.match(question) if "?" in before.rstrip()[-400:] else None
+        if offer is None and _STANDING_OFFER.search(before[-600:]) and _DECLINED.match(_LEAD_ACK.sub("", said)):
+            # offered without a question ("The practical plan if you want it: tear this H100 down now,
+            # …  say the word and I'll write up the … steps.") and turned down (held-out review 35)
+            offers = [x for x in sentences[-12:] if _STANDING_OFFER.search(x) and len(x) > 60]
+            # the plan the offer leads ("The practical plan if you want it: …") over its echo ("say the word …")
+            plan = next((x for x in offers if re.search(r"(?i)\bif you want(?: it)?\s*:", x)), offers[-1] if offers else "")
+            if plan:
+                plan = re.sub(r"(?i)^[^:]{0,60}\bif you want(?: it)?\s*:\s*", "", plan)
+                drafts.append(Draft(
+                    kind="decision", title=_short(redact(f"Declined: {_short(plan, 110)} — the user: \"{said}\""), 240),
+                    body=redact(f"The agent offered: {_short(plan, 400)}\nThe user decided: {_short(said, 400)}"),
+                    confidence=0.85, importance=0.8, source="user",
+                    key=session_key(session_id, "reply", said.lower()), tags=["user-stated", "reply"]))
+                continue
         # Going along with the proposal is the agent's decision, and the work shows it; what the
         # person turned down or chose instead is the path nothing in the code records. Only an
         # offer is declined ("Is anything still failing?" — "no, all fine" declines nothing).

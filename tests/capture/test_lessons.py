@@ -5318,3 +5318,38 @@ def test_a_summary_is_titled_by_what_was_done_not_by_the_first_item_of_the_list_
               .say(last).end())
     summary = next(d for d in drafts if d.kind == "summary")
     assert "I've updated the README to include the `uv tool upgrade --reinstall` command" in summary.title, summary.title
+
+
+REMINDED = "<system-reminder>Message sent at Fri 2026-06-12 18:50:35 UTC.</system-reminder>\n"
+H100_PLAN = ("**The practical plan if you want it:** tear this H100 down now, teleport me to a cheap fat-CPU box "
+             "(builds are the bottleneck — 32+ cores, ~$0.50–1/hr vs ~$2–3/hr for the H100), I do all the authoring "
+             "and static work there and pre-build the sm_90a artifacts.\n\nNot doing anything yet — say the word and "
+             "I'll write up the exact handoff/teardown steps.")
+KEEP_GOING = ("Ok nah it’s fine. Keep going on the h100 please. Do everything you can without the 8xh100 instance, "
+              "and let me know when you need it.")
+
+
+def test_a_queued_prompt_under_claude_codes_reminder_is_still_the_persons() -> None:
+    # Held-out review 35 (SuperGrok1.5 752ebb5c, verbatim): every prompt of a remote session opened with
+    # the reminder, and all four were dropped; a built-in command (`/effort`) became the ask.
+    drafts = (Session().user("/effort")
+              .user(REMINDED.replace("18:50:35", "18:36:32") + "Do you remember what we are doing?")
+              .run("git log --oneline -3", "642e360 perf: tail gate\n1a2b3c4 x\n5d6e7f8 y")
+              .say("Yes — the perf campaign, pre-8×H100 phase. " + H100_PLAN)
+              .user(REMINDED + KEEP_GOING)
+              .run("git status --short", "")
+              .say("Staying on the H100. Queue rebuilt with dependencies.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Asked: Do you remember what we are doing?" in summary.body, summary.body
+    assert "/effort" not in summary.body and "system-reminder" not in summary.body
+    [declined] = [d for d in drafts if "reply" in d.tags]
+    assert declined.title.startswith("Declined: tear this H100 down now, teleport me to a cheap fat-CPU box")
+    assert "The user decided: Ok nah it’s fine. Keep going on the h100 please." in declined.body
+
+
+def test_an_offer_made_without_a_question_is_declined_only_by_a_no() -> None:
+    drafts = (Session().user("can the pre-8x work run on a CPU?")
+              .say("Mostly yes. " + H100_PLAN)
+              .user("Ok cool, and what about the register-pressure work, does it need the GPU at all")
+              .say("No: `ptxas -v` reports register counts at compile time.").end())
+    assert not [d for d in drafts if "reply" in d.tags]
