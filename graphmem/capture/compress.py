@@ -2199,6 +2199,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Agent's last message: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
+    listed = lessons.tasks_left(s.transcript) if s.transcript is not None else []
+    if listed:
+        body.append("Left open on the agent's task list: " + "; ".join(_short(t, 100) for t in listed[:6])
+                    + (f" (+{len(listed) - 6} more)" if len(listed) > 6 else ""))
     offered = _offer_left_open(s)
     if offered and " ".join(offered.split())[-80:] not in " ".join(quoted.split()):
         body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")

@@ -1849,6 +1849,36 @@ _KEY_LINE = re.compile(r"(?i)^\W*(?:key (?:fix|finding|change|decision)s?|root c
 MAX_REPORT_LINES = 8
 
 
+_TASK_MADE = re.compile(r"Task #(\w+) created")
+
+
+def tasks_left(transcript: Iterable[Any]) -> list[str]:
+    """What the agent's own task list (TodoWrite's last list, or TaskCreate and TaskUpdate) still
+    held undone when the session ended, in its words (held-out review 35: nine tasks with their
+    order, three under way, the plan the next session picks up)."""
+    todos: list[str] = []
+    made: dict[str, str] = {}
+    done: set[str] = set()
+    results = {m.tool_use_id: m for m in transcript if m.role == "tool_result"}
+    for msg in transcript:
+        if msg.role != "assistant" or msg.sidechain:
+            continue
+        for use in msg.tool_uses:
+            answer = results.get(use.id)
+            if answer is None or answer.is_error:
+                continue
+            if use.name == "TodoWrite" and isinstance(use.input.get("todos"), list):
+                todos = [str(t.get("content") or "") for t in use.input["todos"] if isinstance(t, dict)
+                         and t.get("status") in ("pending", "in_progress") and t.get("content")]
+            elif use.name == "TaskCreate" and isinstance(use.input.get("subject"), str):
+                number = _TASK_MADE.search(answer.text)
+                if number:
+                    made[number.group(1)] = use.input["subject"]
+            elif use.name == "TaskUpdate" and use.input.get("status") in ("completed", "deleted", "cancelled"):
+                done.add(str(use.input.get("taskId")))
+    return [*todos, *(f"#{n} {subject}" for n, subject in made.items() if n not in done)]
+
+
 def edited_files(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[str]:
     """The project's files the main chain's edits changed (an edit that errored changed
     nothing; a path left absolute is outside the project, a plan file or another checkout)."""

@@ -5353,3 +5353,28 @@ def test_an_offer_made_without_a_question_is_declined_only_by_a_no() -> None:
               .user("Ok cool, and what about the register-pressure work, does it need the GPU at all")
               .say("No: `ptxas -v` reports register counts at compile time.").end())
     assert not [d for d in drafts if "reply" in d.tags]
+
+
+def test_the_agents_own_task_list_left_open_is_told_in_the_summary() -> None:
+    # Held-out review 35 (SuperGrok1.5 752ebb5c, verbatim subjects, abridged): nine tasks made, three
+    # started, none done; and claude-code-log 7acd37a8's last TodoWrite with its two tests still pending.
+    session = (Session().user("rebuild the queue and launch the lanes")
+               .run("git stash list", "stash@{0}: On main: Teleport auto-stash"))
+    session.call("TaskCreate", {"subject": "#12 tuner fix: reconcile patches, rebuild _ops, full gates, commit",
+                                "description": "Reconcile the three #12 sources."},
+                 "Task #1 created successfully: #12 tuner fix: reconcile patches, rebuild _ops, full gates, commit")
+    session.call("TaskCreate", {"subject": "Decoder reg-pressure: static ptxas inventory + top-3 candidate patches",
+                                "description": "CPU-only."},
+                 "Task #3 created successfully: Decoder reg-pressure: static ptxas inventory + top-3 candidate patches")
+    session.call("TaskUpdate", {"taskId": "1", "status": "in_progress", "owner": "lane-A-tuner"},
+                 "Updated task #1 owner, status")
+    session.call("TaskUpdate", {"taskId": "3", "status": "completed"}, "Updated task #3 status")
+    session.call("TodoWrite", {"todos": [
+        {"content": "Create RecorderWorklet processor", "status": "completed", "activeForm": "Creating"},
+        {"content": "Test recording with new AudioWorklet implementation", "status": "pending", "activeForm": "Testing"}]},
+        "Todos have been modified successfully.")
+    summary = next(d for d in session.say("Queue rebuilt with dependencies. Launching the lanes now.").end()
+                   if d.kind == "summary")
+    assert ("Left open on the agent's task list: Test recording with new AudioWorklet implementation; "
+            "#1 #12 tuner fix: reconcile patches, rebuild _ops, full gates, commit") in summary.body, summary.body
+    assert "Decoder reg-pressure" not in summary.body and "RecorderWorklet processor" not in summary.body
