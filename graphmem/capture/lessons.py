@@ -2156,6 +2156,10 @@ def _report_lines(text: str) -> list[str]:
     return []
 
 
+_ASK_LEAD = re.compile(r"(?i)^(?:(?:ok(?:ay)?|cool|great|thanks|nice|so|also|alright)\b[\s,.!]*)*"
+                       r"(?:(?:i (?:want|wanted|would like|'d like) to ask|quick question|one (?:more )?question|"
+                       r"question)\b[\s,:.-]*)?")
+_DIRECT = re.compile(r"(?i)(?:yes|no|mostly|partly|partially|not really|not quite|it depends|short answer)\b")
 _QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"
                        r"should|would|will|was|were|has|have)\b[^\n]{6,}\?\s*$")
 _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
@@ -2179,11 +2183,23 @@ _UNABLE = re.compile(r"(?i)^\W*(?:I (?:don['’]t|do not|have no|lack) (?:have )
 MAX_ANSWERS = 3
 
 
-def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+def _cap_lines(text: str, most: int) -> str:
+    """Whole lines of `text` up to `most` characters."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if sum(len(k) + 1 for k in kept) + len(line) > most:
+            break
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | None = None) -> list[Draft]:
     """What the agent answered when the person asked a question (how, where, what, why...),
     in a turn that changed no file: the last words of the turn, where the agent reports what it
-    found. A question that is a request ("can you fix...") is a task, not a question."""
-    drafts = []
+    found. A question that is a request ("can you fix...") is a task, not a question. `replies`
+    gathers the words of the answers kept, as the agent wrote them."""
+    drafts: list[Draft] = []
+    said_by: list[str] = []
     question = ""
     reply = ""
     reply_at = 0
@@ -2192,6 +2208,12 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 
     def close() -> None:
         text = " ".join(_FENCE.sub(" ", reply).replace("**", "").split())
+        if len(text) > 1500 and _DIRECT.match(text) and len(text) <= 6000:
+            # a long answer that opens with its verdict ("Mostly yes — the bulk of it is CPU-doable",
+            # then a CPU-only list and a GPU-required one, held-out review 35): each line shortened,
+            # so that every part of it is kept
+            text = "\n".join(_short(" ".join(ln.replace("**", "").split()), 150)
+                             for ln in _FENCE.sub(" ", reply).splitlines() if ln.strip())[:1490]
         # "is it documented? No documentation. The script is just dropped into `scripts/`", then
         # the person had usage written at its top (entire-cli f022dad1): that moment's state
         if question and not edited and 40 <= len(text) <= 1500 and _CODE.search(text) \
@@ -2202,14 +2224,17 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             first = " ".join(said[:2]) if len(said[0]) < 20 else said[0]
             drafts.append(Draft(
                 kind="fact", title=_short(f"{question} {first}", 200),
-                body=f"Asked: {_short(question, 300)}\nThe agent answered: {_short(text, 900)}",
+                body=f"Asked: {_short(question, 300)}\nThe agent answered: " + (_cap_lines(text, 1300) if "\n" in text
+                                                                            else _short(text, 900)),
                 confidence=0.6, importance=0.6, source="rule",
                 key=session_key(session_id, "qa", question.lower()), tags=["answer"]))
+            said_by.append(reply)
 
     for n, msg in enumerate(msgs):
         if msg.role == "user" and not msg.meta and msg.text:
             close()
-            asked = " ".join(msg.text.split())
+            # "Ok cool. I want to ask, does the pre 8xh100 work need … or could you just do it on a cpu?"
+            asked = _ASK_LEAD.sub("", " ".join(msg.text.split()))
             question = asked if _QUESTION.match(asked) and not _REQUEST.search(asked) \
                 and len(asked) <= 400 and not _elliptical(asked) else ""
             reply, edited = "", False
@@ -2222,6 +2247,8 @@ def answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             if msg.text.strip():
                 reply, reply_at = msg.text, n
     close()
+    if replies is not None:
+        replies.extend(said_by[-MAX_ANSWERS:])
     return drafts[-MAX_ANSWERS:]
 
 

@@ -5378,3 +5378,40 @@ def test_the_agents_own_task_list_left_open_is_told_in_the_summary() -> None:
     assert ("Left open on the agent's task list: Test recording with new AudioWorklet implementation; "
             "#1 #12 tuner fix: reconcile patches, rebuild _ops, full gates, commit") in summary.body, summary.body
     assert "Decoder reg-pressure" not in summary.body and "RecorderWorklet processor" not in summary.body
+
+
+CPU_SPLIT = ("Mostly yes — the bulk of it is CPU-doable, and the question is well-timed because this box (the H100) "
+             "is currently billing while idle.\n\nHere's the honest split of the remaining pre-8× work:\n\n"
+             "**CPU-only (the majority of the hours):**\n"
+             "- **Tuner fix** — the defect is host-side (`bindings.cpp` module-name pinning + the `compile.py` import "
+             "path; my partial patch is already in the tree). Writing and unit-testing the fix needs no GPU. Compiling "
+             "CUDA code doesn't need a GPU either — `FORCE_CUDA=1` exists in our build for exactly this, and nvcc runs "
+             "fine on a GPU-less box.\n"
+             "- **Register-pressure work** — this is the surprising one: it's *mostly* static. `ptxas -v` reports exact "
+             "register counts and spill bytes at compile time, so the edit → compile → check-regs/spills loop runs "
+             "entirely on CPU. (The vit win was exactly this: 6.4 KB of spills visible in the compile output, driven "
+             "to zero.)\n"
+             "- **cp.async ring** — the 3 structural blockers are already mapped; designing around them and authoring "
+             "the code is CPU work.\n"
+             "- **Phase-2 DP/ZeRO/PP/TP template authoring** — pure code authoring, ~95% CPU.\n\n"
+             "**GPU-required (can't be faked, per our own standing rules):**\n"
+             "- Parity gates — our validation ladder explicitly says CPU mirrors can't see stride bugs/races; only "
+             "GPU-vs-fp64-oracle counts.\n"
+             "- Roofline measurement — every keep-if-better/revert decision needs a real number.\n"
+             "- The tuner's actual bounded sweep, race smokes, batch-knee measurements.\n\n"
+             "**The catch:** perf optimization is normally an iterate-measure loop. Doing the authoring blind on CPU "
+             "means some candidates will lose on GPU and need a fix-up round. Register pressure tolerates this well "
+             "(the static signal is reliable); the ring's win/lose verdict is genuinely empirical.")
+
+
+def test_a_long_answer_that_opens_with_its_verdict_is_kept_with_every_part() -> None:
+    # Held-out review 35 (SuperGrok1.5 752ebb5c, verbatim): a question after "Ok cool. I want to ask,",
+    # answered in 2,400 characters; only a line of its CPU half was kept, as a finding of its own.
+    drafts = (Session().user("Ok cool. I want to ask, does the pre 8xh100 work need to be done on an h100 "
+                             "instance, or could you just do it on a cpu?")
+              .say(CPU_SPLIT).end())
+    [answer] = [d for d in drafts if "answer" in d.tags]
+    assert answer.title.startswith("does the pre 8xh100 work need to be done on an h100 instance, or could you just "
+                                   "do it on a cpu? Mostly yes — the bulk of it is CPU-doable")
+    assert "GPU-required (can't be faked" in answer.body and "- Roofline measurement" in answer.body
+    assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
