@@ -53,6 +53,9 @@ SUMMARY_MARGIN = 0.1  # over the injection floor, for a session summary
 INJECT_ENTRY_CHARS = 480
 INJECT_ENTRY_MIN_CHARS = 160
 INJECT_MAX_ENTRIES = 3
+# search's top hits the floor then sifts: the floor decides what bears on the prompt, not a rank
+# among eight (a Credo item at 0.52 fell to ninth behind items the floor turns away anyway)
+INJECT_CANDIDATES = 12
 _shared_embedders: dict[str, Any] = {}
 _shared_tokens: Any = None
 
@@ -659,7 +662,7 @@ class Memory:
         near = dict(self.store.vector_search(vector, 60, flt))
         live = ([live_mod.ContextEntry("file", f, 1.0, "given") for f in files] or
                 (self.live_context(session_id, wait=False) if session_id else []))
-        result = self._search(prompt, live, k=8, kinds=None, budget=budget * 8,
+        result = self._search(prompt, live, k=INJECT_CANDIDATES, kinds=None, budget=budget * 8,
                               explain=False, log=False)
         context = {e.name for e in live}
         in_functions = any(e.kind == "symbol" for e in live)
