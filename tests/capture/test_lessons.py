@@ -5415,3 +5415,50 @@ def test_a_long_answer_that_opens_with_its_verdict_is_kept_with_every_part() -> 
                                    "do it on a cpu? Mostly yes — the bulk of it is CPU-doable")
     assert "GPU-required (can't be faked" in answer.body and "- Roofline measurement" in answer.body
     assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
+
+
+QUEUED = ("Well this shouldn't just be for parts. Remember, test everything line by line. Make sure everything is "
+          "running as I have specified, not just the individual files, but even with the dispatch and compile files.")
+
+
+def test_a_prompt_queued_while_the_agent_worked_is_the_persons_and_a_word_alone_asks_nothing() -> None:
+    # Held-out review 36 (SuperGrok1.5 1c90e392, verbatim): the session began with "cd", and the one
+    # instruction came as a queued_command attachment mid-turn, with no prompt hook.
+    session = (Session().user("cd").say("I'm ready, but I don't see a task yet.")
+               .run("pip install -e . --no-build-isolation -v > /tmp/build.log 2>&1", ""))
+    session.records.append({"type": "attachment", "uuid": "q1", "sessionId": session.sid, "cwd": "/repo",
+                            "timestamp": session.t + 1, "attachment": {
+                                "type": "queued_command", "prompt": QUEUED, "commandMode": "prompt"}})
+    session.records.append({"type": "attachment", "uuid": "q2", "sessionId": session.sid, "cwd": "/repo",
+                            "timestamp": session.t + 2, "attachment": {
+                                "type": "queued_command", "commandMode": "task-notification",
+                                "prompt": "<task-notification>\n<status>completed</status>\n</task-notification>"}})
+    drafts = session.say("The dispatch path is clear: `AdamW.step()` → `_ops.bind(...)` → the compiled kernel.").end()
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert summary.body.startswith("Asked: Well this shouldn't just be for parts."), summary.body
+    assert [d.title for d in drafts if d.source == "user"] == ["Test everything line by line"]
+
+
+@pytest.mark.parametrize("said", [
+    # held-out review 36 (SuperGrok1.5 1c90e392, verbatim): a guess, confirmed otherwise 38 s later, and a
+    # claim read in a README that the next message set out to check
+    ("`include_dirs` *does* list `\".\"` (repo root). So why does `pip install` fail to find the same headers? "
+     "The `.` must be resolving to the wrong directory during the ninja build. Let me look at the nvcc command."),
+    ("The package claims a hard contract: \"the compiled extension is the ONLY execution path for `.step()` — there "
+     "is NO pure-PyTorch/CPU fallback\" — `.step()` on an unbuilt install raises. If true, a successful CUDA "
+     "`.step()` *proves* kernel dispatch. Let me verify that claim against the actual code."),
+])
+def test_a_guess_or_a_claim_not_yet_checked_is_no_discovery(said: str) -> None:
+    assert not _discoveries(Session().say(said).edit("setup.py", "a", "b"))
+
+
+def test_a_task_renamed_on_the_agents_list_is_told_by_its_last_name() -> None:
+    session = (Session().user("plan the validation")
+               .run("git status --short", " M setup.py"))
+    session.call("TaskCreate", {"subject": "Validate sm_90 on H100", "description": "x"},
+                 "Task #5 created successfully: Validate sm_90 on H100")
+    session.call("TaskUpdate", {"taskId": "5", "subject": "Flip sm_90 to done ONLY where backed by a numeric comparison"},
+                 "Updated task #5 subject")
+    summary = next(d for d in session.say("Queue rebuilt.").end() if d.kind == "summary")
+    assert ("Left open on the agent's task list: #5 Flip sm_90 to done ONLY where backed by a numeric comparison"
+            in summary.body), summary.body
