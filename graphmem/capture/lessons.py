@@ -1529,6 +1529,7 @@ def _next_edits(msgs: list[Any], n: int) -> tuple[int, list[Any]]:
 
 
 _ALIKE = 0.75  # a line this like another is that line changed, not another one
+_STEP_LINES = 40
 _PROBE_LINE = re.compile(r"\b(?:console\.(?:log|debug|error)|print(?:ln|f)?|IO\.inspect|dbg!?|debugger|pp|"
                          r"fmt\.Print\w*|log(?:ger)?\.debug|puts|dump|var_dump|breakpoint)\b\s*[(!\s]")
 
@@ -1537,12 +1538,43 @@ def _code_line(line: str) -> str:
     return " ".join(line.split())
 
 
+def _alike(line: str, others: Iterable[str]) -> bool:
+    """Whether a line of about the same length is that line changed (cheap bounds first)."""
+    for other in others:
+        if abs(len(line) - len(other)) > len(line) // 2:
+            continue
+        match = SequenceMatcher(None, line, other, autojunk=False)
+        if match.real_quick_ratio() >= _ALIKE and match.quick_ratio() >= _ALIKE and match.ratio() >= _ALIKE:
+            return True
+    return False
+
+
+_BACKS_OUT = re.compile(r"(?i)\b(?:revert\w*|remov\w+|undo\w*|drop\w*|back(?:ing)? out|get rid of|instead|"
+                        r"rather than|no longer need\w*|not needed|simplif\w+|roll(?:ing)? back|rip\w* out)\b")
+
+
+def _edits_said(msgs: list[Any], start: int) -> list[tuple[Any, str, str, str]]:
+    """The edits that took from message `start` on, each part with the agent's last words before it."""
+    took = {use.id for use, _ in _answered_after(msgs, start)}
+    out: list[tuple[Any, str, str, str]] = []
+    said = ""
+    for msg in msgs[start:]:
+        if msg.role != "assistant":
+            continue
+        said = msg.text or said
+        out += [(u, old, new, said) for u in msg.tool_uses if u.name in EDIT_TOOLS and u.id in took
+                for old, new in edit_texts(u.input)]
+    return out
+
+
 def _went_back_on(msgs: list[Any], n: int) -> bool:
     """Whether the change a finding led to was taken out again: every line its next edit inserted
-    (else, if it only changed lines, every line it changed), a later edit removed with no line like
-    it in its place (claude-code-log 9e953218: "… Let me add a `<base>` tag" inserted `<base
-    href="/tokenizer/">`, gone two edits later for a script, itself gone for rewrites: the finding
-    was a step the session went back on)."""
+    (else, if it only changed lines, every line it changed), a later edit that took, said to back
+    it out ("Let me revert the `<base>` tag and instead …"), removed with no line like it in its
+    place, there or in any later edit (moved code stands) (claude-code-log
+    9e953218: "… Let me add a `<base>` tag" inserted `<base href="/tokenizer/">`, gone two edits
+    later for a script, itself gone for rewrites: the finding was a step the session went back
+    on). A change of more than a few dozen lines is no step to go back on; the rule leaves it."""
     at, took = _next_edits(msgs, n)
     inserted: dict[str, set[str]] = {}
     changed: dict[str, set[str]] = {}
@@ -1550,24 +1582,26 @@ def _went_back_on(msgs: list[Any], n: int) -> bool:
         path = str(u.input.get("file_path") or u.input.get("path"))
         for old, new in edit_texts(u.input):
             before = {_code_line(ln) for ln in old.splitlines()}
-            for ln in map(_code_line, new.splitlines()):
-                if ln in before or len(ln) < 8 or not re.search(r"\w{3}", ln):
-                    continue
-                like = any(SequenceMatcher(None, ln, b).ratio() >= _ALIKE for b in before)
-                (changed if like else inserted).setdefault(path, set()).add(ln)
+            fresh = [ln for ln in map(_code_line, new.splitlines())
+                     if ln not in before and len(ln) >= 8 and re.search(r"\w{3}", ln)]
+            if len(fresh) > _STEP_LINES or len(before) > _STEP_LINES * 10:
+                return False
+            for ln in fresh:
+                (changed if _alike(ln, before) else inserted).setdefault(path, set()).add(ln)
     added = inserted or changed
     if not added or all(_PROBE_LINE.search(ln) for lines in added.values() for ln in lines):
         return False  # instruments put in to look, and taken out once they had shown it
-    for msg in msgs[at + 1:]:
-        for u in msg.tool_uses if msg.role == "assistant" else ():
-            path = str(u.input.get("file_path") or u.input.get("path") or "")
-            if u.name not in EDIT_TOOLS or not added.get(path):
-                continue
-            for old, new in edit_texts(u.input):
-                before = {_code_line(ln) for ln in old.splitlines()}
-                after = [_code_line(ln) for ln in new.splitlines()]
-                added[path] -= {ln for ln in added[path] if (ln in before or not old) and ln not in after
-                                and not any(SequenceMatcher(None, ln, a).ratio() >= _ALIKE for a in after)}
+    later = _edits_said(msgs, at + 1)
+    written = {ln for _, old, new, _ in later for ln in {_code_line(x) for x in new.splitlines()}
+               - {_code_line(x) for x in old.splitlines()}}  # put in again, here or elsewhere
+    for u, old, new, said in later:
+        path = str(u.input.get("file_path") or u.input.get("path") or "")
+        if not added.get(path) or not _BACKS_OUT.search(said):
+            continue  # "Let me tighten the guard" refines the change: the finding stands
+        before = {_code_line(ln) for ln in old.splitlines()}
+        after = {_code_line(ln) for ln in new.splitlines()}
+        added[path] -= {ln for ln in added[path] if (ln in before or not old) and ln not in written
+                        and not _alike(ln, after)}
     return not any(added.values())
 
 

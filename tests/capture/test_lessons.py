@@ -5137,7 +5137,9 @@ HEAD_BASE = ('<head>\n    <base href="/tokenizer/">\n    <title>LLM Tokenizer</t
              '    <link href="tokenizer.css" rel="stylesheet">\n</head>')
 
 
-def _base_tag_session(then_head: str) -> list[Any]:
+def _base_tag_session(then_head: str, said: str = (
+        "Good catch! The `<base href=\"/tokenizer/\">` will only work when deployed on your main site. Let me "
+        "revert the `<base>` tag and instead add a small script that detects the context:")) -> list[Any]:
     # claude-code-log 9e953218 (verbatim finding and edits, abridged): the `<base>` tag the finding led
     # to was replaced by a script two edits later, and that script by rewrites in next.config.js.
     return (Session().user("Next.js is being really annoying: GET /tokenizer.css NS_ERROR_CORRUPTED_CONTENT")
@@ -5145,7 +5147,7 @@ def _base_tag_session(then_head: str) -> list[Any]:
             .edit("index.html", HEAD_BEFORE, HEAD_BASE)
             .run("git add -A && git commit -m 'Add base tag'", "[main acf21f1] Add base tag")
             .user("Will this work when the tokenizer runs standalone?")
-            .say("Good catch! Let me set the base dynamically.")
+            .say(said)
             .edit("index.html", HEAD_BASE, then_head)
             .say("Done.").end())
 
@@ -5159,6 +5161,9 @@ def test_a_finding_whose_change_the_session_took_out_again_is_none() -> None:
     assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
     # the line changed, not taken out: the finding stands
     drafts = _base_tag_session(HEAD_BASE.replace('<base href="/tokenizer/">', '<base href="/tokenizer/" />'))
+    assert [d.title[:60] for d in drafts if "discovery" in d.tags] == [BASE_FINDING[:60]]
+    # refined, not backed out (the whole-diff review): "Let me set the base from the page's own path."
+    drafts = _base_tag_session(script, "Good catch! Let me set the base from the page's own path:")
     assert [d.title[:60] for d in drafts if "discovery" in d.tags] == [BASE_FINDING[:60]]
 
 
@@ -5462,3 +5467,19 @@ def test_a_task_renamed_on_the_agents_list_is_told_by_its_last_name() -> None:
     summary = next(d for d in session.say("Queue rebuilt.").end() if d.kind == "summary")
     assert ("Left open on the agent's task list: #5 Flip sm_90 to done ONLY where backed by a numeric comparison"
             in summary.body), summary.body
+
+
+def test_a_revert_the_person_refused_leaves_the_finding_standing() -> None:
+    # The whole-diff review: an edit that would have backed the change out, refused, took nothing out.
+    session = (Session().user("Next.js is being really annoying: GET /tokenizer.css NS_ERROR_CORRUPTED_CONTENT")
+               .say(BASE_FINDING + " Let me add a `<base>` tag to explicitly set the base URL:")
+               .edit("index.html", HEAD_BEFORE, HEAD_BASE)
+               .say("Let me revert the `<base>` tag and instead use absolute paths:"))
+    session.n += 1
+    tid = f"toolu_{session.n}"
+    session._record("assistant", [{"type": "tool_use", "id": tid, "name": "Edit", "input": {
+        "file_path": f"{ROOT}/index.html", "old_string": HEAD_BASE, "new_string": HEAD_BEFORE}}])
+    session._record("user", [{"type": "tool_result", "tool_use_id": tid, "is_error": True, "content":
+                              "The user doesn't want to proceed with this tool use. The tool use was rejected."}])
+    drafts = session.user("no, keep the base tag").say("Kept.").end()
+    assert [d.title[:60] for d in drafts if "discovery" in d.tags] == [BASE_FINDING[:60]]
