@@ -2825,8 +2825,9 @@ _FILED_AS = re.compile(r"^Filed in .+? as (\S+?)(?: \(|\.?$)", re.MULTILINE)
 
 
 def _filed_as_asked(s: _Session, drafts: list[Draft]) -> list[Draft]:
-    """The person's ask to file an issue, once the session filed it, is told by the first issue
-    whose name the session first showed after the ask, as a line of it: the issue is what lasts, the ask says why and where
+    """The person's ask to file an issue (in a reply or a refusal), once the session filed it in the
+    same turn, is told by the first issue whose name the session first showed after the ask, as a
+    line of it: the issue is what lasts, the ask says why and where
     (entire-cli 03a1382e: "let's not make this change in this branch. Can we log an linear issue
     (critical priority), Project: Troy …" beside the task "Open Linear issue ENT-242: …")."""
     filed = {m.group(1): d for d in drafts if "ticket" in d.tags for m in [_FILED_AS.search(d.body)] if m}
@@ -2836,11 +2837,16 @@ def _filed_as_asked(s: _Session, drafts: list[Draft]) -> list[Draft]:
         msgs = [m for m in s.transcript if not m.sidechain and m.text]
         told: list[Draft] = []
         for d in drafts:
-            if d.source != "user" or not _ASKS_TICKET.search(d.title):
+            # an answer or a refusal that asks for one, not a rule that speaks of issues ("Always add
+            # a regression test for every bug you fix", the whole-diff review)
+            if d.source != "user" or not {"rejection", "reply"} & set(d.tags) or not _ASKS_TICKET.search(d.title):
                 continue
             at = next((n for n, m in enumerate(msgs) if m.role != "assistant" and d.title[:40] in m.text), None)
+            if at is None:
+                continue
+            turn_end = next((n for n in range(at + 1, len(msgs)) if msgs[n].role == "user" and not msgs[n].meta), len(msgs))
             after = [(first, ident) for ident in filed
-                     for first in [next((n for n, m in enumerate(msgs) if ident in m.text), -1)] if at is not None and first > at]
+                     for first in [next((n for n, m in enumerate(msgs) if ident in m.text), -1)] if at < first < turn_end]
             ticket = filed[min(after)[1]] if after else None
             if ticket is not None:
                 first, _, rest = ticket.body.partition("\n")

@@ -2241,7 +2241,7 @@ def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | Non
     """What the agent answered when the person asked a question (how, where, what, why...),
     in a turn that changed no file: the last words of the turn, where the agent reports what it
     found. A question that is a request ("can you fix...") is a task, not a question. `replies`
-    gathers the words of the answers kept, as the agent wrote them."""
+    gathers the bodies of the answers kept."""
     drafts: list[Draft] = []
     said_by: list[str] = []
     question = ""
@@ -2272,7 +2272,7 @@ def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | Non
                                                                             else _short(text, 900)),
                 confidence=0.6, importance=0.6, source="rule",
                 key=session_key(session_id, "qa", question.lower()), tags=["answer"]))
-            said_by.append(reply)
+            said_by.append(drafts[-1].body)  # what the item keeps: a finding past its cut is not told there
 
     for n, msg in enumerate(msgs):
         if msg.role == "user" and not msg.meta and msg.text:

@@ -5419,7 +5419,10 @@ def test_a_long_answer_that_opens_with_its_verdict_is_kept_with_every_part() -> 
     assert answer.title.startswith("does the pre 8xh100 work need to be done on an h100 instance, or could you just "
                                    "do it on a cpu? Mostly yes — the bulk of it is CPU-doable")
     assert "GPU-required (can't be faked" in answer.body and "- Roofline measurement" in answer.body
-    assert not [d for d in drafts if "discovery" in d.tags], [d.title for d in drafts]
+    # a finding is told once: by the answer when its body keeps it, else as an item of its own
+    found = [d.title for d in drafts if "discovery" in d.tags]
+    assert found == [("Compiling CUDA code doesn't need a GPU either — `FORCE_CUDA=1` exists in our build for exactly "
+                      "this, and nvcc runs fine on a GPU-less box.")] and found[0][:40] not in answer.body
 
 
 QUEUED = ("Well this shouldn't just be for parts. Remember, test everything line by line. Make sure everything is "
@@ -5483,3 +5486,15 @@ def test_a_revert_the_person_refused_leaves_the_finding_standing() -> None:
                               "The user doesn't want to proceed with this tool use. The tool use was rejected."}])
     drafts = session.user("no, keep the base tag").say("Kept.").end()
     assert [d.title[:60] for d in drafts if "discovery" in d.tags] == [BASE_FINDING[:60]]
+
+
+def test_a_finding_past_the_cut_of_the_answer_it_was_said_in_stays_an_item() -> None:
+    # The whole-diff review: the answer's body stops at 900 characters, the root cause came later.
+    filler = ("I read through `jobs/export.py`, `db/session.py` and the nightly cron definition in `deploy/cron.yaml` "
+              "to see where the time goes, and compared the job's log timestamps for the last five runs. ")
+    finding = ("The root cause is that `export_rows` calls `fetch_account` once per row instead of batching, so two "
+               "million rows make two million separate queries against the primary.")
+    drafts = (Session().user("Why does the nightly export take 40 minutes?")
+              .run("cat jobs/export.py", "def export_rows(rows):\n    for r in rows:\n        acct = fetch_account(r.account_id)\n")
+              .say(filler * 6 + finding + " Batching by 1,000 would cut it to about two thousand queries.").end())
+    assert any("`export_rows` calls `fetch_account` once per row" in f"{d.title}\n{d.body}" for d in drafts)

@@ -213,3 +213,15 @@ def test_an_ask_to_file_an_issue_the_session_did_not_file_stays_the_persons() ->
     _tool(session, "mcp__linear-server__get_issue", {"id": "ENT-241"}, _created("ENT-241", ENT_241["title"]))
     drafts = session.end()
     assert [d.kind for d in drafts if d.source == "user" and "linear issue" in d.title] == ["decision"]
+
+
+def test_a_rule_that_speaks_of_bugs_is_no_ask_to_file_the_issue_filed_later() -> None:
+    # The whole-diff review: a convention went into the body of an unrelated issue and was lost.
+    drafts = (Session().user("Fix the crash in the CSV importer. Always add a regression test for every bug you fix.")
+              .edit("importer/csv.py", "rows = read(f)", "rows = read(f) or []")
+              .run('gh issue create --title "Docs site build is slow" --body "Takes 4 minutes on CI."',
+                   "https://github.com/acme/fw/issues/41\n")
+              .say("Fixed the importer and filed #41 for the slow docs build.").end())
+    assert [d.title for d in drafts if d.kind == "convention"] == ["Always add a regression test for every bug you fix"]
+    [task] = [d for d in drafts if "ticket" in d.tags]
+    assert "regression test" not in task.body
