@@ -16,7 +16,7 @@ from graphmem import codeindex, exporting, forgetting, lifecycle, retrievallog, 
 from graphmem import models as m
 from graphmem.capture.compress import EDIT_TOOLS, short
 from graphmem.capture.redact import redact_with
-from graphmem.capture.transcript import ATTACHED_BLOCKS
+from graphmem.capture.transcript import strip_attached
 from graphmem.config import Config
 from graphmem.errors import (
     InvalidInput,
@@ -653,7 +653,7 @@ class Memory:
         rarer words the item holds: by meaning alone, coding prompts of another project reached
         the floor as often as this project's own did."""
         # what a harness wraps around the typed words (Conductor's <system_instruction>) is not the ask
-        prompt = " ".join(ATTACHED_BLOCKS.sub(" ", prompt or "").split())[:4000]
+        prompt = " ".join(strip_attached(prompt or "", " ").split())[:4000]
         budget = self.config.inject_budget if budget is None else max(0, int(budget))
         if len(re.findall(r"[^\W\d_]{3,}", prompt)) < 2 or budget < 30 or not self.config.embed:
             return ""

@@ -42,7 +42,7 @@ from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
-from graphmem.capture.transcript import ATTACHED_BLOCKS, BUILT_IN_COMMANDS
+from graphmem.capture.transcript import BUILT_IN_COMMANDS, strip_attached
 from graphmem.kinds import WRITTEN
 from graphmem.models import DERIVED_BODY_MAX
 
@@ -1288,7 +1288,7 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
         log.warning("background runs left unsettled", exc_info=True)
     for e in events:
         if e.event == "user-prompt":
-            e.text = ATTACHED_BLOCKS.sub("", e.text).strip()
+            e.text = strip_attached(e.text).strip()
     # a built-in command alone (`/effort`, held-out review 35) asks nothing of the session
     prompts = [e for e in events if e.event == "user-prompt" and e.text.strip()
                and not _NOT_TYPED.match(e.text) and e.text.split()[0] not in BUILT_IN_COMMANDS]
@@ -2648,17 +2648,17 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     # by a diagnosis that names what it speaks of ("Those lint failures are pre-existing …" does not).
     before = [(said, lesson.call.command, lesson) for lesson in found if lesson.fixed_by is None
               and lesson.call.command is not None for said in [_pre_existing(lesson.diagnosis)] if said]
-    if before:
-        said = next((x for x, _, _ in before if not _POINTS_BACK.match(x)), before[0][0])
-        ran = before[0][1]
+    for group in _one_matter(before):
+        said = next((x for x, _, _ in group if not _ANAPHOR.match(x)), group[0][0])
+        ran = group[0][1]
         assert ran is not None
         body = [f"`{_short(redact(cmd.raw), 200)}` failed with {_short(redact(lesson.error), 300)}\n"
-                "The agent's diagnosis: " + " ".join(lesson.diagnosis) for _, cmd, lesson in before if cmd is not None]
+                "The agent's diagnosis: " + " ".join(lesson.diagnosis) for _, cmd, lesson in group if cmd is not None]
         drafts.append(Draft(
             kind="pitfall", title=_short(said, TITLE_MAX), body="\n".join(_uniq(body)),
             confidence=BASE_CONFIDENCE, importance=0.6, source="rule",
             key=session_key("", "pre-existing", ran.key),
-            tags=_uniq(["pre-existing", *(cmd.exe for _, cmd, _ in before if cmd is not None)])))
+            tags=_uniq(["pre-existing", *(cmd.exe for _, cmd, _ in group if cmd is not None)])))
     for lesson in lessons.open_failures(found)[-2:]:
         if _pre_existing(lesson.diagnosis):
             continue  # not this session's to finish
@@ -2703,7 +2703,27 @@ _NOT_PRE_EXISTING = re.compile(r"(?i)\b(?:not|isn't|wasn't|aren't|weren't|never)
                                r"\bnot (?:on|from) main\b|\bpasses on main\b")
 
 
-_POINTS_BACK = re.compile(r"(?i)^\W*(?:th(?:ose|ese|is|at|ey)|it|both|all of them)\b(?!\s+(?:is|was)\s+(?:the|a)\b)")
+_ANAPHOR = re.compile(r"(?i)^\W*(?:th(?:ose|ese|is|at|ey)|it|both|all of them)\b(?!\s+(?:is|was)\s+(?:the|a)\b)")
+_SAID_OF_ANY = frozenset({"pre", "existing", "preexisting", "main", "change", "changes", "related", "failure",
+                          "failures", "fails", "failed", "issue", "issues", "code", "from", "not", "my", "our"})
+
+
+def _one_matter(found: list[Any]) -> list[list[Any]]:
+    """Pre-existing failures grouped by what they speak of: a diagnosis joins the first group whose
+    words it shares ("Those lint failures …" and "`code_style` failed — … the ruff lint issue"),
+    else starts its own (a lint error and a flaky network test stay two)."""
+    from graphmem.capture.compaction import tokens
+
+    groups: list[tuple[set[str], list[Any]]] = []
+    for item in found:
+        words = tokens(item[0]) - _SAID_OF_ANY
+        group = next((g for g in groups if g[0] & words), None)
+        if group is None:
+            groups.append((set(words), [item]))
+        else:
+            group[0].update(words)
+            group[1].append(item)
+    return [g[1] for g in groups]
 
 
 def _pre_existing(diagnosis: list[str]) -> str:

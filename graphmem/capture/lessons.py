@@ -151,7 +151,7 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see 
                        r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?true\b|assuming (?:that|this|it) holds\b")
-_HAS_SUBJECT = re.compile(r"(?:A|An|The|This|That|These|Those|It|Its|They|We|You|Every|Each|All|No|Any|Only|Both|`)\b|`")
+_HAS_SUBJECT = re.compile(r"(?:A|An|The|Every|Each|All|No|Any|Only|Both)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
@@ -531,8 +531,9 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
     final = max((c.pos for c in calls), default=0)
     writes = [(c.pos, f) for c in calls if c.tool in WRITE_TOOLS
               and re.match(r"(?i)\s*(?:file )?created", c.result) for f in files_of(c, rel)]
-    replaced = [(c.pos, old) for c in calls if c.tool in EDIT_TOOLS and c.answered and not _errored(c)
-                for old, new in edit_texts(c.input) if old]
+    replaced = [(c.pos, "\n".join(ln for ln in old.splitlines() if ln not in new.splitlines()))
+                for c in calls if c.tool in EDIT_TOOLS and c.answered and not _errored(c)
+                for old, new in edit_texts(c.input) if old]  # what an edit took out, not the context it kept
     for lesson in lessons:
         lesson.created = {f for pos, f in writes if pos < lesson.call.pos}
         lesson.took_out = "\n".join(old for pos, old in replaced if pos < lesson.call.pos)
@@ -595,12 +596,15 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
             why = [] if how else _diagnosis_after(call.pos, prose, calls, call)
             after = [e for e in edits if e.pos >= at]
             added = _uniq(line for f in seen for line in _added_lines(after, f.path, rel))[:4]
-            if not added and configs:  # the rule set aside where the checker is configured
-                added = [f"({configs[0]}) " + " ".join(_added_lines(after, configs[0], rel, most=12))]
+            setting = next((lines for f in configs for lines in [_added_lines(after, f, rel, most=12)]
+                            if _sets_aside(lines, rule, seen)), []) if not added else []
+            if setting:  # the rule set aside where the checker is configured
+                added = [f"({next(f for f in configs if _added_lines(after, f, rel, most=12) == setting)}) "
+                         + " ".join(setting)]
                 # the agent's verdict that the checker was wrong is what the config acts on: its
                 # cause is the diagnosis ("Those are false positives — Biome's `.astro` support
                 # parses the frontmatter but not the template, so …")
-                why = why or next((found for at, text in said if at < passed.pos
+                why = why or next((found for at, text in said if at < passed.pos and _OVERRULED.match(text.replace("**", ""))
                                    for found in [explanation(_OVERRULED.sub("", text.replace("**", ""), 1))] if found), [])
             if not how and (not added or unnamed):
                 continue  # beyond the first, a rule the agent never named is routine to it
@@ -631,12 +635,21 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
     return list(drafts.values())
 
 
+def _sets_aside(lines: list[str], rule: str, seen: list[Any]) -> bool:
+    """Whether lines added to a checker's config name the rule, or the kind of file it flagged
+    (`"noUnusedImports": "off"`, `"includes": ["**/*.astro"]`), not an unrelated dependency."""
+    text = " ".join(lines).lower()
+    kinds = {posixpath.splitext(f.path)[1].lower() for f in seen} - {""}
+    return rule.lower() in text or any(k in text for k in kinds)
+
+
 def _clean_check(call: _Call) -> bool:
     """Whether a check ran to its own end and complained of nothing: output with no finding and no
     tally of warnings, not sifted by a filter that could have hidden them (spotter 4d5611e5: `mix
     dialyzer --format short 2>&1 | grep "subagent_live"` printing nothing is no clean run)."""
     assert call.command is not None
-    step = re.search(re.escape(call.command.main) + r"(?:[^;&\n]|(?<=>)&)*", call.command.raw)
+    line = re.sub(r"[ \t]+", " ", call.command.raw.replace("\\\n", " "))  # one line per step, spaced once
+    step = re.search(re.escape(call.command.main) + r"(?:[^;&\n]|(?<=>)&)*", line)
     sifted = step is not None and re.search(r"\|\s*(?:grep|rg|egrep|awk|sed|jq|cut)\b", step.group(0))
     return bool(call.result.strip()) and not sifted and not lint_findings(call.result) and not _WARNED.search(call.result)
 
@@ -1399,9 +1412,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # that uses `useState` … must be an island", held-out review 34); before "Uses `#session-id`
         # for TOC mode" it is the subject
         label, _, said_after = sentence.partition(": ")
-        if said_after and len(label) <= 60 and _HAS_SUBJECT.match(said_after) \
+        if said_after and len(label) <= 60 and "`" not in label and _HAS_SUBJECT.match(said_after) \
                 and re.search(rf"\*\*{re.escape(label)}:?\*\*:?\s", text):
             sentence = said_after
+            rest.insert(0, f"({label})")  # kept, below the title
         drafts.append(Draft(
             kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
             confidence=0.6, importance=0.6, source="rule",
@@ -1899,15 +1913,16 @@ def tasks_left(transcript: Iterable[Any]) -> list[str]:
     todos: list[str] = []
     made: dict[str, str] = {}
     done: set[str] = set()
+    transcript = list(transcript)
     results = {m.tool_use_id: m for m in transcript if m.role == "tool_result"}
-    for msg in transcript:
-        if msg.role != "assistant" or msg.sidechain:
+    for msg in transcript:  # a sub-agent's updates too: it works the same list
+        if msg.role != "assistant":
             continue
         for use in msg.tool_uses:
             answer = results.get(use.id)
             if answer is None or answer.is_error:
                 continue
-            if use.name == "TodoWrite" and isinstance(use.input.get("todos"), list):
+            if use.name == "TodoWrite" and isinstance(use.input.get("todos"), list) and not msg.sidechain:
                 todos = [str(t.get("content") or "") for t in use.input["todos"] if isinstance(t, dict)
                          and t.get("status") in ("pending", "in_progress") and t.get("content")]
             elif use.name == "TaskCreate" and isinstance(use.input.get("subject"), str):
@@ -2227,16 +2242,6 @@ _UNABLE = re.compile(r"(?i)^\W*(?:I (?:don['’]t|do not|have no|lack) (?:have )
 MAX_ANSWERS = 3
 
 
-def _cap_lines(text: str, most: int) -> str:
-    """Whole lines of `text` up to `most` characters."""
-    kept: list[str] = []
-    for line in text.splitlines():
-        if sum(len(k) + 1 for k in kept) + len(line) > most:
-            break
-        kept.append(line)
-    return "\n".join(kept)
-
-
 def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | None = None) -> list[Draft]:
     """What the agent answered when the person asked a question (how, where, what, why...),
     in a turn that changed no file: the last words of the turn, where the agent reports what it
@@ -2268,7 +2273,7 @@ def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | Non
             first = " ".join(said[:2]) if len(said[0]) < 20 else said[0]
             drafts.append(Draft(
                 kind="fact", title=_short(f"{question} {first}", 200),
-                body=f"Asked: {_short(question, 300)}\nThe agent answered: " + (_cap_lines(text, 1300) if "\n" in text
+                body=f"Asked: {_short(question, 300)}\nThe agent answered: " + (_short_lines(text, 1300) if "\n" in text
                                                                             else _short(text, 900)),
                 confidence=0.6, importance=0.6, source="rule",
                 key=session_key(session_id, "qa", question.lower()), tags=["answer"]))
@@ -2816,7 +2821,8 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
 # "no" says the opposite.
 _REPLY_ACK = re.compile(r"(?i)^\W*(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|hmm+|well|actually|alright|"
                         r"да|ок|хорошо|ладно|sí|vale|bueno|ja|oui)\b[\s,.!—–-]*)+")
-_DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b(?! (?:worries|problem|need to ask)\b)"
+_DECLINED = re.compile(r"(?i)^\W*(?:no|nope|nah|нет|nein|non)\b(?! (?:worries|problem|need to ask|idea|clue|opinion|"
+                       r"(?:strong )?preference|rush)\b)"
                        r"[\s,.!—–-]+[^\W\d_]")
 _CHOOSING = re.compile(
     r"(?i)^(?:let'?s|lets|let us|go (?:with|for)|stick (?:with|to)|(?:rather|instead)\b|just\b|"
@@ -2830,6 +2836,11 @@ _OVERRIDING = re.compile(
 # an offer made without a question, and the person's "ok" before their "nah"
 _STANDING_OFFER = re.compile(r"(?i)\b(?:if you want(?: it| me to)?\b|say the word\b|just say (?:so|go)\b|"
                              r"let me know if you(?:'d)? (?:want|like)\b)")
+# the "no" that turns an offer down, not one that sets the work right ("No, the rate limiter should
+# only be on for the free tier", the whole-diff review)
+_TURNS_DOWN = re.compile(r"(?i)^\W*(?:no|nope|nah)\b[\s,.!—–-]*(?:thanks|thank you|need\b|it['’]?s (?:fine|ok|okay|good)|"
+                         r"that['’]?s (?:fine|ok|okay|good)|i['’]?m good|we['’]?re good|not (?:now|yet)|don['’]?t|do not|"
+                         r"leave|keep|stay|skip|let['’]?s|just)")
 _LEAD_ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|well|hmm+|actually|honestly)\b[\s,.!—–-]*")
 _OFFER = re.compile(r"(?i)^(?:(?:do )?you want me to|want me to|should i|shall i|would you like me to|"
                     r"may i|can i)\s+(?:also\s+|go ahead and\s+)?(.+?)\??$")
@@ -2862,12 +2873,14 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if msg.role != "user" or msg.meta or msg.tool_use_id or not msg.text.strip():
             continue
         said, before, last = " ".join(msg.text.split()), last, ""
+        partial = False  # only the reply's first sentence is read
         if (len(said) > 400 or "?" in said) and before.rstrip().endswith("?"):
             # a reply that goes on to a new ask: its first sentence answers the question (held-out
             # review 34: "I want to get started working on the poster instead of tooling, so yes,
             # let's proceed, but … One thing that I want the poster to have is …?")
             first = next(iter(_sentences(msg.text)), "")
-            said = " ".join(first.split()) if len(first) <= 250 and "?" not in first else said
+            if len(first) <= 250 and "?" not in first:
+                said, partial = " ".join(first.split()), True
         if not before or len(said) > 400 or "?" in said or said.startswith(("<", "!", "/")) or \
                 CHECKING.search(said) or REPORTED.search(said) or _ASKS_TO_EXPLAIN.search(said) or \
                 states_something(said):
@@ -2880,7 +2893,7 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(before[-4000:])]
         question = next((x for x in reversed(sentences) if x.endswith("?")), "")
         offer = _OFFER.match(question) if "?" in before.rstrip()[-400:] else None
-        if offer is None and _STANDING_OFFER.search(before[-600:]) and _DECLINED.match(_LEAD_ACK.sub("", said)):
+        if offer is None and _STANDING_OFFER.search(before[-600:]) and _TURNS_DOWN.match(_LEAD_ACK.sub("", said)):
             # offered without a question ("The practical plan if you want it: tear this H100 down now,
             # …  say the word and I'll write up the … steps.") and turned down (held-out review 35)
             offers = [x for x in sentences[-12:] if _STANDING_OFFER.search(x) and len(x) > 60]
@@ -2897,7 +2910,9 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         # Going along with the proposal is the agent's decision, and the work shows it; what the
         # person turned down or chose instead is the path nothing in the code records. Only an
         # offer is declined ("Is anything still failing?" — "no, all fine" declines nothing).
-        if offer and (_DECLINED.match(said) or _CHOOSING.match(rest) and shared):
+        # a first sentence before a question back ("No strong preference on my side. Which one would
+        # you pick?") declines nothing (the whole-diff review)
+        if offer and (_DECLINED.match(said) and not partial or _CHOOSING.match(rest) and shared):
             context, asked = question, True
         elif _OVERRIDING.search(rest) and shared and offer and _stems(rest) & _stems(question):
             context, asked = question, True  # "… the poster instead of tooling" to "… the poster, or the tooling now?"

@@ -5498,3 +5498,93 @@ def test_a_finding_past_the_cut_of_the_answer_it_was_said_in_stays_an_item() -> 
               .run("cat jobs/export.py", "def export_rows(rows):\n    for r in rows:\n        acct = fetch_account(r.account_id)\n")
               .say(filler * 6 + finding + " Batching by 1,000 would cut it to about two thousand queries.").end())
     assert any("`export_rows` calls `fetch_account` once per row" in f"{d.title}\n{d.body}" for d in drafts)
+
+
+def test_a_dependency_edit_in_a_checker_config_is_no_setting_that_silenced_the_rule() -> None:
+    # The whole-diff review: pyproject.toml's new dependency became "the setting" of an F401 lesson.
+    lintout = ("Exit code 1\nsrc/client.py:3:8: F401 [*] `os` imported but unused\nFound 1 error.\n"
+               "[*] 1 fixable with the `--fix` option.")
+    drafts = (Session().user("add an http client for the billing API")
+              .edit("src/client.py", "import os\n", "import os\nimport httpx\n")
+              .run("ruff check src", lintout, error=True)
+              .say("The `httpx` import fails at runtime because the package is missing from the project dependencies.")
+              .edit("pyproject.toml", 'dependencies = [\n    "pydantic>=2",\n]',
+                    'dependencies = [\n    "pydantic>=2",\n    "httpx>=0.27",\n]')
+              .run("ruff check --fix src", "Found 1 error (1 fixed, 0 remaining).")
+              .run("ruff check src", "All checks passed!").say("Done.").end())
+    assert not [d for d in drafts if "lint" in d.tags], [d.title for d in drafts if "lint" in d.tags]
+
+
+@pytest.mark.parametrize(("agent", "reply"), [
+    # the whole-diff review: a "no" that sets the work right is no decline of the offer beside it
+    (("Deployed to staging and the health check passes; the new rate limiter is on for all tenants. If you want, I "
+      "can also write a runbook entry describing the rollback steps for the limiter."),
+     "No, the rate limiter should only be on for the free tier tenants, turn it off for paid ones."),
+    # nor a first sentence before a question back
+    (("An LRU cache in process memory cut it from 900 ms to 40 ms. Want me to move the cache to Redis so that all "
+      "four workers share it?"), "No strong preference on my side. Which one would you pick for a read-heavy workload?"),
+])
+def test_a_correction_or_a_question_back_declines_no_offer(agent: str, reply: str) -> None:
+    drafts = (Session().user("ship it").run("make deploy ENV=staging", "deployed").say(agent)
+              .user(reply).say("Understood.").end())
+    assert not [d for d in drafts if d.title.startswith("Declined")], [d.title for d in drafts]
+
+
+@pytest.mark.parametrize("said", [
+    # the whole-diff review: the label is what the sentence after it speaks of
+    "**`parse_date()`**: It returns `None` for ISO week dates like `2024-W05`, so the importer skips those rows.",
+    "**The `retry` decorator**: It swallows `KeyboardInterrupt` because it catches `BaseException`.",
+])
+def test_a_bold_label_the_sentence_points_back_to_stays_in_the_title(said: str) -> None:
+    [found] = _discoveries(Session().say(said).edit("src/lib/dates.py", "a", "b"))
+    assert found.title.startswith(said.replace("**", "")[:30]), found.title
+
+
+def test_a_test_expecting_words_an_earlier_edit_kept_is_still_a_lesson() -> None:
+    # The whole-diff review: the message was context in the edit's old text, not replaced.
+    failure = ("Exit code 1\nFAILED tests/test_unit.py::test_not_a_dir - AssertionError: assert 'not a directory "
+               "or zip file' in ''\n1 failed, 39 passed in 0.41s")
+    drafts = (Session().user("accept zip archives as input")
+              .edit("zipsum/cli.py", 'if not path.is_dir():\n        print(f"Error: {path} is not a directory or zip file")',
+                    'if not path.is_dir() and not zipfile.is_zipfile(path):\n'
+                    '        print(f"Error: {path} is not a directory or zip file")')
+              .run("(source .venv/bin/activate && pytest -x)", failure, error=True)
+              .say("The `is_zipfile` check lets the plain-text fixture through, so the error is never printed.")
+              .edit("zipsum/cli.py", "not zipfile.is_zipfile(path)", "not (path.suffix == '.zip' and zipfile.is_zipfile(path))")
+              .run("(source .venv/bin/activate && pytest -x)", "40 passed in 0.40s").say("Done.").end())
+    assert [d.title for d in drafts if d.kind == "pitfall"] == [
+        "The `is_zipfile` check lets the plain-text fixture through, so the error is never printed."]
+
+
+def test_failures_already_on_main_that_speak_of_different_things_stay_two_pitfalls() -> None:
+    # The whole-diff review: a lint error and a flaky network test, both on main already.
+    drafts = (Session().user("add the retry option to the client")
+              .edit("client/retry.py", "RETRIES = 1", "RETRIES = 3")
+              .run("ruff check src", "Exit code 1\nsrc/a.py:3:1: F401 `os` imported but unused\nFound 1 error.", error=True)
+              .say("The `F401` in `src/a.py` is pre-existing on main, not from my change.")
+              .run("pytest tests/test_net.py", "Exit code 1\nFAILED tests/test_net.py::test_fetch_timeout - TimeoutError: "
+                   "timed out after 5s\n1 failed, 80 passed", error=True)
+              .say("`test_fetch_timeout` fails on main too because it calls the real network with a 5s timeout.")
+              .say("Done: the retry option is in.").end())
+    assert len([d for d in drafts if "pre-existing" in d.tags]) == 2
+
+
+def test_a_task_a_sub_agent_completed_is_not_left_open() -> None:
+    session = Session().user("run the lanes").run("git status --short", " M setup.py")
+    session.call("TaskCreate", {"subject": "Decoder reg-pressure inventory", "description": "x"},
+                 "Task #3 created successfully: Decoder reg-pressure inventory")
+    session.n += 1
+    session._record("assistant", [{"type": "tool_use", "id": "toolu_side", "name": "TaskUpdate",
+                                   "input": {"taskId": 3, "status": "completed"}}], isSidechain=True)
+    session._record("user", [{"type": "tool_result", "tool_use_id": "toolu_side", "content": "Updated task #3 status"}],
+                    isSidechain=True)
+    summary = next(d for d in session.say("Lanes done.").end() if d.kind == "summary")
+    assert "task list" not in summary.body, summary.body
+
+
+@pytest.mark.timeout(30)
+def test_unclosed_attached_tags_are_read_in_one_pass() -> None:
+    from graphmem.capture.transcript import strip_attached
+
+    assert strip_attached("<system-reminder>x" * 20000 + "typed").endswith("typed")
+    assert strip_attached("<system-reminder>Message sent at X.</system-reminder>\nKeep going") == "\nKeep going"
