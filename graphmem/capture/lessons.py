@@ -148,7 +148,7 @@ _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|
                    r"handle|figure|understand|see|find|debug)\b")
 _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see |i found |found |here'?s )?"
                        r"the (?:issue|problem|culprit|cause|bug)(?: is clear)?\s*(?:[—–:]|-(?=\s))\s*|"
-                       r"(?:ok|okay|good|great|i see|ah|hmm)\W+)")
+                       r"(?:ok|okay|good|great|i see|ah|hmm)[\s,.!:;—–-]+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?true\b|assuming (?:that|this|it) holds\b")
 _HAS_SUBJECT = re.compile(r"(?:A|An|The|Every|Each|All|No|Any|Only|Both)\b")
@@ -1407,6 +1407,11 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             rest.append(f"Then installed: `{installed}`")
         # "On your two deferred items: object-key … sorting … are *not* enabled" (held-out review 31)
         sentence = _ASIDE.sub("", re.sub(r"(?<![\w*`])\*([A-Za-z][A-Za-z' -]{0,40})\*(?![\w*`])", r"\1", sentence))
+        # "I see - `entire enable` creates …", "The issue is clear — the LiveView process can't …"
+        # (entire-cli f6833005, spotter 8463c716): the lead-in says nothing of what it found
+        led = _PREAMBLE.sub("", sentence)
+        if led != sentence and len(led) >= 20:
+            sentence = led[:1].upper() + led[1:]
         # a bold label the agent put before a sentence of its own names an option or a part of its
         # answer, not what it found ("**Cheap & Biome-native (catches the hooks case):** A component
         # that uses `useState` … must be an island", held-out review 34); before "Uses `#session-id`

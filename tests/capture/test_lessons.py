@@ -5588,3 +5588,18 @@ def test_unclosed_attached_tags_are_read_in_one_pass() -> None:
 
     assert strip_attached("<system-reminder>x" * 20000 + "typed").endswith("typed")
     assert strip_attached("<system-reminder>Message sent at X.</system-reminder>\nKeep going") == "\nKeep going"
+
+
+@pytest.mark.parametrize(("said", "title"), [
+    # entire-cli f6833005 and spotter 8463c716, verbatim: the lead-in says nothing of what was found,
+    # and the old strip took the backtick opening the name with it
+    (("I see - `entire enable` creates `.entire/.gitignore` inside the `.entire` folder, which ignores `tmp/`, "
+      "`metadata/`, etc. but NOT `settings.json`."),
+     ("`entire enable` creates `.entire/.gitignore` inside the `.entire` folder, which ignores `tmp/`, `metadata/`, "
+      "etc. but NOT `settings.json`.")),
+    ("The issue is clear — the LiveView process can't access the SQL sandbox from the test process.",
+     "The LiveView process can't access the SQL sandbox from the test process."),
+])
+def test_a_lead_in_is_no_part_of_a_discoverys_title(said: str, title: str) -> None:
+    [found] = _discoveries(Session().say(said).edit("test/spotter_web/live/session_live_test.exs", "a", "b"))
+    assert found.title == title
