@@ -1912,8 +1912,8 @@ _TASK_MADE = re.compile(r"Task #(\w+) created")
 
 
 def tasks_left(transcript: Iterable[Any]) -> list[str]:
-    """What the agent's own task list (TodoWrite's last list, or TaskCreate and TaskUpdate) still
-    held undone when the session ended, in its words (held-out review 35: nine tasks with their
+    """What the agent's own task list (TodoWrite's last list, or TaskCreate, TaskUpdate and Claude
+    Code's task reminders) still held undone when the session ended, in its words (held-out review 35: nine tasks with their
     order, three under way, the plan the next session picks up)."""
     todos: list[str] = []
     made: dict[str, str] = {}
@@ -1921,6 +1921,11 @@ def tasks_left(transcript: Iterable[Any]) -> list[str]:
     transcript = list(transcript)
     results = {m.tool_use_id: m for m in transcript if m.role == "tool_result"}
     for msg in transcript:  # a sub-agent's updates too: it works the same list
+        for use in msg.tool_uses if msg.role == "system" else ():
+            for task in use.input.get("tasks") or []:  # Claude Code's reminder: the whole list as it stands
+                if isinstance(task, dict) and isinstance(task.get("subject"), str):
+                    made[str(task.get("id"))] = task["subject"]
+                    (done.add if task.get("status") in ("completed", "deleted", "cancelled") else done.discard)(str(task.get("id")))
         if msg.role != "assistant":
             continue
         for use in msg.tool_uses:

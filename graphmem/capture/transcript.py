@@ -265,6 +265,10 @@ def _queued_prompt(record: dict[str, Any], ts: float | None, uuid: str, sidechai
     attachment without a prompt hook (held-out review 36: "Remember, test everything line by
     line … Go all the way up to doing the actual grokking race itself.")."""
     attached = record.get("attachment")
+    if isinstance(attached, dict) and attached.get("type") == "task_reminder" and isinstance(attached.get("content"), list):
+        # the agent's task list as Claude Code reminds it (held-out review 37: phases 4 and 5 pending)
+        return [TranscriptMessage("system", "", ts, [ToolUse("", "TaskReminder", {"tasks": attached["content"]})],
+                                  uuid=uuid, meta=True, sidechain=sidechain)]
     if not isinstance(attached, dict) or attached.get("type") != "queued_command" \
             or attached.get("commandMode") != "prompt":
         return []

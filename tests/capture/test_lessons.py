@@ -5603,3 +5603,17 @@ def test_unclosed_attached_tags_are_read_in_one_pass() -> None:
 def test_a_lead_in_is_no_part_of_a_discoverys_title(said: str, title: str) -> None:
     [found] = _discoveries(Session().say(said).edit("test/spotter_web/live/session_live_test.exs", "a", "b"))
     assert found.title == title
+
+
+def test_claude_codes_task_reminder_tells_the_list_as_it_stands() -> None:
+    # Held-out review 37 (SuperGrok1.5 e69607ce, verbatim subjects, abridged): the tasks were made in an
+    # earlier session; only the reminder attachment shows them here.
+    session = Session().user("continue with phase 1").run("nm -u -C grokking_optimizers/_ops.so | grep sg:: | wc -l", "9")
+    session.records.append({"type": "attachment", "uuid": "r1", "sessionId": session.sid, "cwd": "/repo",
+                            "timestamp": session.t + 1, "attachment": {"type": "task_reminder", "content": [
+                                {"id": "1", "subject": "Phase 1: Green H100 build + import + smoke", "status": "completed"},
+                                {"id": "4", "subject": "Phase 4: Run grokking race on H100 + collect results",
+                                 "status": "pending"}]}})
+    summary = next(d for d in session.say("Build and import OK on the H100.").end() if d.kind == "summary")
+    assert "Left open on the agent's task list: #4 Phase 4: Run grokking race on H100 + collect results" in summary.body
+    assert "Phase 1" not in summary.body
