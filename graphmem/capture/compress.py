@@ -2417,7 +2417,7 @@ _STEP_ANNOUNCED = re.compile(r"(?:^|(?<!\d)[.!]\s+)(?:Now\s+)?(?!(?:No|Every|Som
                              r"[A-Z][a-z]+ing(?:\s+(?:it|them|now|the \w+|this))?(?:\s+now)?(?:\.|…|\.\.\.)\s*$")
 
 
-_ASKS_NOTHING = re.compile(r"\s*[^\s/]{0,5}\s*")  # one short word: "cd", "hey", "ok"
+_ASKS_NOTHING = re.compile(r"(?i)\s*(?:cd|ls|pwd|hi|hey|hello|yo|ok|okay|go|\.|\?)?\s*")  # "cd", "hey", "ok"
 _BARE_COMMAND = re.compile(r"/[\w:.\-]+")  # a slash command without arguments (fullmatch)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _FILLER_OPENER = re.compile(r"(?i)^(?:(?:all )?done|fixed|perfect|great|excellent)[.!]\s+")
@@ -2704,7 +2704,7 @@ _NOT_PRE_EXISTING = re.compile(r"(?i)\b(?:not|isn't|wasn't|aren't|weren't|never)
 
 
 _ANAPHOR = re.compile(r"(?i)^\W*(?:th(?:ose|ese|is|at|ey)|it|both|all of them)\b(?!\s+(?:is|was)\s+(?:the|a)\b)")
-_SAID_OF_ANY = frozenset({"pre", "existing", "preexisting", "main", "change", "changes", "related", "failure",
+_SAID_OF_ANY = frozenset({"pre", "existing", "preexisting", "pre-existing", "main", "change", "changes", "related", "failure",
                           "failures", "fails", "failed", "issue", "issues", "code", "from", "not", "my", "our"})
 
 

@@ -157,10 +157,7 @@ _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am g
 _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potential|likely|could be|seems?|"
                     r"looks like|looks (?:correct|fine|good|right|ok)|i think|i suspect|suspicion|hypothes[ie]s|not sure|guess|"
                     r"false positives?|возможно|наверное|кажется|похоже|вероятно|может быть|quizás?|tal vez|"
-                    r"probablemente|parece|puede que|if (?:that'?s |this is |it'?s |so,? )?true|must (?:be|have been) \w+ing|"
-                    r"must have \w+ed)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
-# "The `.` must be resolving to the wrong directory", "If true, a successful `.step()` proves …" (held-out
-# review 36): a guess and a claim not yet checked
+                    r"probablemente|parece|puede que)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])(?<!\betc\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+"
                              r"(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|(?<=\betc\.)\s+(?=[A-Z][a-z])|\n+")
@@ -202,6 +199,7 @@ class Lesson:
     moved_on: bool = False  # a script on the same remote host ran clean after it
     created: set[str] = field(default_factory=set)  # files the session had written anew by then
     took_out: str = ""  # the text the session's own edits had replaced by then
+    put_in: str = ""  # and the text they had written
     typed: bool = True  # the error says what failed, not only where (`a_test.exs:734: (test)`)
 
 
@@ -531,12 +529,13 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
     final = max((c.pos for c in calls), default=0)
     writes = [(c.pos, f) for c in calls if c.tool in WRITE_TOOLS
               and re.match(r"(?i)\s*(?:file )?created", c.result) for f in files_of(c, rel)]
-    replaced = [(c.pos, "\n".join(ln for ln in old.splitlines() if ln not in new.splitlines()))
+    replaced = [(c.pos, "\n".join(ln for ln in old.splitlines() if ln not in new.splitlines()), new)
                 for c in calls if c.tool in EDIT_TOOLS and c.answered and not _errored(c)
                 for old, new in edit_texts(c.input) if old]  # what an edit took out, not the context it kept
     for lesson in lessons:
         lesson.created = {f for pos, f in writes if pos < lesson.call.pos}
-        lesson.took_out = "\n".join(old for pos, old in replaced if pos < lesson.call.pos)
+        lesson.took_out = "\n".join(old for pos, old, _ in replaced if pos < lesson.call.pos)
+        lesson.put_in = "\n".join(new for pos, _, new in replaced if pos < lesson.call.pos)
         lesson.late = lesson.call.pos >= 0.8 * final
         end = lesson.fixed_by.pos if lesson.fixed_by else lesson.call.pos
         between = [c for c in calls if lesson.call.pos < c.pos < end or
@@ -640,7 +639,7 @@ def _sets_aside(lines: list[str], rule: str, seen: list[Any]) -> bool:
     (`"noUnusedImports": "off"`, `"includes": ["**/*.astro"]`), not an unrelated dependency."""
     text = " ".join(lines).lower()
     kinds = {posixpath.splitext(f.path)[1].lower() for f in seen} - {""}
-    return rule.lower() in text or any(k in text for k in kinds)
+    return rule.lower() in text or any(re.search(rf"\*{re.escape(k)}\b", text) for k in kinds) and bool(_TURNS_OFF.search(text))
 
 
 def _clean_check(call: _Call) -> bool:
@@ -739,7 +738,7 @@ def _held_own_old_words(lesson: Lesson) -> bool:
     `assert 'not a directory or zip file' in '… is not a directory or supported archive'` after the
     message was changed)."""
     expected = re.findall(r"""assert\s+(['"])(.{12,200}?)\1\s+(?:in|==)\s""", lesson.call.result[-6000:])
-    return bool(lesson.took_out) and any(text in lesson.took_out for _, text in expected)
+    return bool(lesson.took_out) and any(text in lesson.took_out and text not in lesson.put_in for _, text in expected)
 
 
 def files_of(call: _Call, rel: Callable[[str], str]) -> list[str]:
@@ -893,6 +892,7 @@ _CONFIG_WORDS = re.compile(r"(?i)\bconfig(?:ure|ured|uration)?\b|\bsettings?\b|\
 _CHECKER_CONFIG = re.compile(r"(?i)(?:^|/)(?:biome\.jsonc?|\.?eslintrc[\w.]*|eslint\.config\.\w+|tsconfig[\w.-]*\.json|"
                              r"\.?ruff\.toml|pyproject\.toml|setup\.cfg|\.flake8|mypy\.ini|\.pylintrc|\.golangci\.ya?ml|"
                              r"\.credo\.exs|\.markdownlint[\w.-]*|\.rubocop\.yml|clippy\.toml|deno\.jsonc?)$")
+_TURNS_OFF = re.compile(r"\b(?:off|ignore\w*|disable\w*|exclude\w*|false|none|allow)\b")
 _OVERRULED = re.compile(r"(?i)^\s*(?:(?:th(?:ose|ese|is|at|ey)|it|all \w+) (?:are|is|were|was) )?(?:all )?(?:just )?"
                         r"false[ -]positives?\s*[—–:-]+\s*")
 _WARNED = re.compile(r"(?i)\b(?:found )?[1-9]\d* (?:warnings?|problems?)\b")
@@ -1355,8 +1355,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # "This is actually expected behavior for auto-commit strategy!" names nothing: the
         # sentence after it says what (entire-cli f6833005).
         following = whole[whole.index(sentence) + 1:] if sentence in whole else []
-        if following and _IF_TRUE.match(following[0]):
-            continue  # "The package claims …. If true, …" (held-out review 36): a claim it had yet to check
+        if following and _IF_TRUE.match(following[0]) or "?" in re.sub(r"`[^`]*`", "", sentence):
+            # "The package claims …. If true, …", "So why does `pip install` fail …? The `.` must be
+            # resolving to …" (held-out review 36): a claim it had yet to check, a question and its guess
+            continue
         if _POINTS_BACK.match(sentence) and "`" not in sentence and following and "`" in following[0] \
                 and following[0] in rest and not _INTENT.search(following[0]) \
                 and not _LETS.match(following[0]):
@@ -1411,7 +1413,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # (entire-cli f6833005, spotter 8463c716): the lead-in says nothing of what it found
         led = _PREAMBLE.sub("", sentence)
         if led != sentence and len(led) >= 20:
-            sentence = led[:1].upper() + led[1:]
+            first = led.split(" ", 1)[0]
+            sentence = led[:1].upper() + led[1:] if first.islower() else led  # not "IOS Safari"
         # a bold label the agent put before a sentence of its own names an option or a part of its
         # answer, not what it found ("**Cheap & Biome-native (catches the hooks case):** A component
         # that uses `useState` … must be an island", held-out review 34); before "Uses `#session-id`
@@ -1419,8 +1422,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         label, _, said_after = sentence.partition(": ")
         if said_after and len(label) <= 60 and "`" not in label and _HAS_SUBJECT.match(said_after) \
                 and re.search(rf"\*\*{re.escape(label)}:?\*\*:?\s", text):
+            rest.insert(0, sentence)  # kept whole, below the title
             sentence = said_after
-            rest.insert(0, f"({label})")  # kept, below the title
         drafts.append(Draft(
             kind="fact", title=_short(sentence, 200), body="\n".join(rest) or sentence, files=edited,
             confidence=0.6, importance=0.6, source="rule",
@@ -1549,6 +1552,7 @@ def _next_edits(msgs: list[Any], n: int) -> tuple[int, list[Any]]:
 
 _ALIKE = 0.75  # a line this like another is that line changed, not another one
 _STEP_LINES = 40
+_LIKE_MAX = 300
 _PROBE_LINE = re.compile(r"\b(?:console\.(?:log|debug|error)|print(?:ln|f)?|IO\.inspect|dbg!?|debugger|pp|"
                          r"fmt\.Print\w*|log(?:ger)?\.debug|puts|dump|var_dump|breakpoint)\b\s*[(!\s]")
 
@@ -1559,6 +1563,8 @@ def _code_line(line: str) -> str:
 
 def _alike(line: str, others: Iterable[str]) -> bool:
     """Whether a line of about the same length is that line changed (cheap bounds first)."""
+    if len(line) > _LIKE_MAX:
+        return False  # a paragraph, not a line of code: only the same one counts
     for other in others:
         if abs(len(line) - len(other)) > len(line) // 2:
             continue
@@ -1923,9 +1929,9 @@ def tasks_left(transcript: Iterable[Any]) -> list[str]:
     for msg in transcript:  # a sub-agent's updates too: it works the same list
         for use in msg.tool_uses if msg.role == "system" else ():
             for task in use.input.get("tasks") or []:  # Claude Code's reminder: the whole list as it stands
-                if isinstance(task, dict) and isinstance(task.get("subject"), str):
-                    made[str(task.get("id"))] = task["subject"]
-                    (done.add if task.get("status") in ("completed", "deleted", "cancelled") else done.discard)(str(task.get("id")))
+                if isinstance(task, dict) and isinstance(task.get("subject"), str) and task.get("id") not in (None, ""):
+                    made[str(task["id"])] = task["subject"]
+                    (done.add if task.get("status") in ("completed", "deleted", "cancelled") else done.discard)(str(task["id"]))
         if msg.role != "assistant":
             continue
         for use in msg.tool_uses:
@@ -2458,7 +2464,7 @@ def _handoff_message(msgs: list[Any]) -> int | None:
         ack = next((n for n in range(last - 1, -1, -1) if msgs[n].role == "user" and not msgs[n].meta
                     and msgs[n].text.strip()), None)
         if ack is None or not _ACK.match(msgs[ack].text.strip()) or any(
-                getattr(m, "tool_uses", None) for m in msgs[ack:end]):
+                getattr(m, "tool_uses", None) for m in msgs[ack:end] if m.role == "assistant"):
             return last
         end = ack
     return None
@@ -2849,8 +2855,8 @@ _STANDING_OFFER = re.compile(r"(?i)\b(?:if you want(?: it| me to)?\b|say the wor
 # the "no" that turns an offer down, not one that sets the work right ("No, the rate limiter should
 # only be on for the free tier", the whole-diff review)
 _TURNS_DOWN = re.compile(r"(?i)^\W*(?:no|nope|nah)\b[\s,.!—–-]*(?:thanks|thank you|need\b|it['’]?s (?:fine|ok|okay|good)|"
-                         r"that['’]?s (?:fine|ok|okay|good)|i['’]?m good|we['’]?re good|not (?:now|yet)|don['’]?t|do not|"
-                         r"leave|keep|stay|skip|let['’]?s|just)")
+                         r"that['’]?s (?:fine|ok|okay|good)|i['’]?m good|we['’]?re good|not (?:now|yet|necessary|needed)|"
+                         r"skip (?:it|that)|i['’]?ll (?:do|write|handle) (?:it|that) myself)")
 _LEAD_ACK = re.compile(r"(?i)^\W*(?:ok(?:ay)?|well|hmm+|actually|honestly)\b[\s,.!—–-]*")
 _OFFER = re.compile(r"(?i)^(?:(?:do )?you want me to|want me to|should i|shall i|would you like me to|"
                     r"may i|can i)\s+(?:also\s+|go ahead and\s+)?(.+?)\??$")
@@ -2883,14 +2889,13 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if msg.role != "user" or msg.meta or msg.tool_use_id or not msg.text.strip():
             continue
         said, before, last = " ".join(msg.text.split()), last, ""
-        partial = False  # only the reply's first sentence is read
         if (len(said) > 400 or "?" in said) and before.rstrip().endswith("?"):
             # a reply that goes on to a new ask: its first sentence answers the question (held-out
             # review 34: "I want to get started working on the poster instead of tooling, so yes,
             # let's proceed, but … One thing that I want the poster to have is …?")
             first = next(iter(_sentences(msg.text)), "")
             if len(first) <= 250 and "?" not in first:
-                said, partial = " ".join(first.split()), True
+                said = " ".join(first.split())
         if not before or len(said) > 400 or "?" in said or said.startswith(("<", "!", "/")) or \
                 CHECKING.search(said) or REPORTED.search(said) or _ASKS_TO_EXPLAIN.search(said) or \
                 states_something(said):
@@ -2920,9 +2925,8 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         # Going along with the proposal is the agent's decision, and the work shows it; what the
         # person turned down or chose instead is the path nothing in the code records. Only an
         # offer is declined ("Is anything still failing?" — "no, all fine" declines nothing).
-        # a first sentence before a question back ("No strong preference on my side. Which one would
-        # you pick?") declines nothing (the whole-diff review)
-        if offer and (_DECLINED.match(said) and not partial or _CHOOSING.match(rest) and shared):
+        # ("No strong preference on my side. Which one would you pick?" declines nothing: _DECLINED)
+        if offer and (_DECLINED.match(said) or _CHOOSING.match(rest) and shared):
             context, asked = question, True
         elif _OVERRIDING.search(rest) and shared and offer and _stems(rest) & _stems(question):
             context, asked = question, True  # "… the poster instead of tooling" to "… the poster, or the tooling now?"

@@ -243,7 +243,8 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
 
 def strip_attached(text: str, gap: str = "") -> str:
     """The text without the blocks attached around what was typed, each replaced by `gap`; in one
-    pass, however many unclosed tags it holds (20,000 of them took a lazy pattern 146 s)."""
+    pass, however many unclosed tags it holds (20,000 of them took a lazy pattern 146 s); past 16
+    tags that never close, no more are looked for."""
     out: list[str] = []
     at = 0
     unclosed: set[str] = set()  # no closing tag after this point: later openers have none either
@@ -251,7 +252,7 @@ def strip_attached(text: str, gap: str = "") -> str:
         name = opened.group(1)
         if opened.start() < at or name in unclosed:
             continue
-        close = text.find(f"</{name}>", opened.end())
+        close = text.find(f"</{name}>", opened.end()) if len(unclosed) < 16 else -1
         if close < 0:
             unclosed.add(name)
             continue
@@ -270,9 +271,9 @@ def _queued_prompt(record: dict[str, Any], ts: float | None, uuid: str, sidechai
         return [TranscriptMessage("system", "", ts, [ToolUse("", "TaskReminder", {"tasks": attached["content"]})],
                                   uuid=uuid, meta=True, sidechain=sidechain)]
     if not isinstance(attached, dict) or attached.get("type") != "queued_command" \
-            or attached.get("commandMode") != "prompt":
+            or attached.get("commandMode", "prompt") != "prompt":
         return []
-    text = _clean(_str(attached.get("prompt")))
+    text = _clean(_blocks_text(attached.get("prompt")))
     if not text:
         return []
     return [TranscriptMessage("user", text, ts, uuid=uuid, meta=_is_meta(text), sidechain=sidechain,

@@ -5617,3 +5617,47 @@ def test_claude_codes_task_reminder_tells_the_list_as_it_stands() -> None:
     summary = next(d for d in session.say("Build and import OK on the H100.").end() if d.kind == "summary")
     assert "Left open on the agent's task list: #4 Phase 4: Run grokking race on H100 + collect results" in summary.body
     assert "Phase 1" not in summary.body
+
+
+def test_a_requirement_with_must_be_is_no_guess() -> None:
+    # The second whole-diff review: "must be running before …" is what the fix needs, not a hedge.
+    fail = ("Exit code 1\nE   psycopg.OperationalError: connection to server at \"localhost\" (127.0.0.1), port 5432 "
+            "failed: Connection refused\nFAILED tests/test_orders.py::test_create - psycopg.OperationalError\n"
+            "1 failed, 30 passed")
+    said = ("The integration tests need Postgres: the database container must be running before `pytest` starts, "
+            "because `conftest.py` connects at import time.")
+    drafts = (Session().user("run the tests").run("pytest -q", fail, error=True).say(said)
+              .run("docker compose up -d db", "Container db Started").run("pytest -q", "31 passed in 2.1s")
+              .say("All green.").end())
+    assert [d.title for d in drafts if d.kind == "pitfall"] == [said]
+
+
+@pytest.mark.parametrize(("reply", "declined"), [
+    ("Nope, not necessary, the SRE team writes the runbooks.", True),
+    ("Nah, leave the paid tenants out of the rate limiter, only free ones.", False),
+    ("No, keep the old limits for enterprise tenants, they have contracts.", False),
+])
+def test_only_a_no_that_turns_the_offer_down_declines_it(reply: str, declined: bool) -> None:
+    agent = ("Deployed to staging and the health check passes; the new rate limiter is on for all tenants. If you "
+             "want, I can also write a runbook entry describing the rollback steps for the limiter.")
+    drafts = Session().user("ship it").run("make deploy ENV=staging", "deployed").say(agent).user(reply).say("OK.").end()
+    assert bool([d for d in drafts if d.title.startswith("Declined")]) == declined
+
+
+def test_a_queued_prompt_given_as_blocks_or_without_a_mode_is_read() -> None:
+    from graphmem.capture.transcript import parse_transcript
+
+    records = [{"type": "attachment", "uuid": f"q{n}", "timestamp": "2026-06-09T01:20:10.865Z",
+                "attachment": {"type": "queued_command", **extra}} for n, extra in enumerate([
+                    {"prompt": [{"type": "text", "text": "Remember, test everything line by line."}], "commandMode": "prompt"},
+                    {"prompt": "Go all the way up to the grokking race."},
+                    {"prompt": "<task-notification>done</task-notification>", "commandMode": "task-notification"}])]
+    said = [m.text for m in parse_transcript("\n".join(json.dumps(r) for r in records)) if m.role == "user"]
+    assert said == ["Remember, test everything line by line.", "Go all the way up to the grokking race."]
+
+
+def test_one_word_of_work_is_an_ask_and_a_shell_word_is_not() -> None:
+    for first, asked in (("lint", "Asked: lint"), ("cd", "Asked: fix the login crash")):
+        drafts = (Session().user(first).user("fix the login crash").edit("app/login.py", "a", "b")
+                  .say("Fixed the login crash in `app/login.py`.").end())
+        assert next(d for d in drafts if d.kind == "summary").body.startswith(asked)
