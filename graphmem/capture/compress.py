@@ -2204,6 +2204,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Agent's last message: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
+    after = _run_after_last_words(s, last_words)
+    if after:
+        body.append(f"Then, after its last words: {redact(after)}")
     listed = lessons.tasks_left(s.transcript) if s.transcript is not None else []
     if listed:
         body.append("Left open on the agent's task list: " + "; ".join(_short(t, 100) for t in listed[:6])
@@ -2456,6 +2459,28 @@ def _first_sentence(text: str) -> str:
 
 def _notified(msg: Any) -> bool:
     return msg is not None and msg.meta and not msg.compact and "<task-notification>" in msg.text[:200]
+
+
+def _run_after_last_words(s: _Session, last_words: str) -> str:
+    """What the command the agent's last words announced printed last, when those words only
+    announce it ("Exact Lion math confirmed. Let me smoke-test on-device against an fp64
+    reference:", then "SMOKE TEST: PASS …", held-out review 37): the outcome they left unsaid."""
+    said = " ".join(last_words.split())
+    if s.transcript is None or not said or not (said.endswith(":") or _STEP_ANNOUNCED.search(said[-80:])):
+        return ""
+    msgs = [m for m in s.transcript if not m.sidechain]
+    at = next((n for n in range(len(msgs) - 1, -1, -1) if msgs[n].role == "assistant"
+               and " ".join(msgs[n].text.split()) == said), None)
+    if at is None:
+        return ""
+    uses = {u.id: u for m in msgs[at:] if m.role == "assistant" for u in m.tool_uses}
+    results = [m for m in msgs[at:] if m.role == "tool_result" and m.tool_use_id in uses and not m.is_error]
+    last = results[-1] if results else None
+    command = uses[last.tool_use_id].input.get("command") if last is not None else None
+    lines = [ln.strip() for ln in (last.text if last is not None else "").splitlines() if ln.strip()]
+    if not isinstance(command, str) or not lines:
+        return ""
+    return f"`{_short(' '.join(command.split()), 80)}` printed: {_short(lines[-1], 200)}"
 
 
 def _last_agent_message(s: _Session) -> str:

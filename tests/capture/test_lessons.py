@@ -5661,3 +5661,18 @@ def test_one_word_of_work_is_an_ask_and_a_shell_word_is_not() -> None:
         drafts = (Session().user(first).user("fix the login crash").edit("app/login.py", "a", "b")
                   .say("Fixed the login crash in `app/login.py`.").end())
         assert next(d for d in drafts if d.kind == "summary").body.startswith(asked)
+
+
+def test_what_the_run_announced_by_the_last_words_printed_ends_the_summary() -> None:
+    # Held-out review 37 (SuperGrok1.5 e69607ce, verbatim, abridged): the session ended on the announcement.
+    drafts = (Session().user("continue phase 1").edit("csrc/bindings/bindings.cpp", "float bc1", "std::vector<float> bc1s")
+              .say("Exact Lion math confirmed. Let me smoke-test on-device against an fp64 reference:")
+              .run('cd /workspace/SuperGrok1.5; python3 -c "import torch; print(1)"',
+                   "param  max|Δ| = 1.588e-07\nSMOKE TEST: PASS (H100 lion_step matches fp64 reference)").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Then, after its last words: `cd /workspace/SuperGrok1.5; python3 -c \"import torch; print(1)\"` printed: " \
+           "SMOKE TEST: PASS (H100 lion_step matches fp64 reference)" in summary.body, summary.body
+    # last words that say what was done need nothing after them
+    drafts = (Session().user("continue phase 1").edit("csrc/bindings/bindings.cpp", "float bc1", "std::vector<float> bc1s")
+              .run("pytest -q", "3 passed").say("Fixed the bindings; the smoke test passes.").end())
+    assert "Then, after its last words" not in next(d for d in drafts if d.kind == "summary").body
