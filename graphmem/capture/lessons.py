@@ -595,11 +595,10 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
             why = [] if how else _diagnosis_after(call.pos, prose, calls, call)
             after = [e for e in edits if e.pos >= at]
             added = _uniq(line for f in seen for line in _added_lines(after, f.path, rel))[:4]
-            setting = next((lines for f in configs for lines in [_added_lines(after, f, rel, most=12)]
-                            if _sets_aside(lines, rule, seen)), []) if not added else []
+            where, setting = next(((f, lines) for f in configs for lines in [_added_lines(after, f, rel, most=12)]
+                                   if _sets_aside(lines, rule, seen)), ("", [])) if not added else ("", [])
             if setting:  # the rule set aside where the checker is configured
-                added = [f"({next(f for f in configs if _added_lines(after, f, rel, most=12) == setting)}) "
-                         + " ".join(setting)]
+                added = [f"({where}) " + " ".join(setting)]
                 # the agent's verdict that the checker was wrong is what the config acts on: its
                 # cause is the diagnosis ("Those are false positives — Biome's `.astro` support
                 # parses the frontmatter but not the template, so …")

@@ -187,7 +187,7 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
         note = _str(record.get("content")) or _blocks_text(record.get("message"))
         return [TranscriptMessage("system", note[:MAX_TEXT], ts, uuid=uuid, meta=True)] if note else []
     if kind == "attachment":
-        return _queued_prompt(record, ts, uuid, sidechain)
+        return _attachment(record, ts, uuid, sidechain)
     if kind not in ("user", "assistant"):
         return [] if isinstance(kind, str) else None
     message = record.get("message")
@@ -261,10 +261,10 @@ def strip_attached(text: str, gap: str = "") -> str:
     return "".join([*out, text[at:]]) if out else text
 
 
-def _queued_prompt(record: dict[str, Any], ts: float | None, uuid: str, sidechain: bool) -> list[TranscriptMessage]:
-    """What the person typed while the agent worked, delivered mid-turn as a `queued_command`
-    attachment without a prompt hook (held-out review 36: "Remember, test everything line by
-    line … Go all the way up to doing the actual grokking race itself.")."""
+def _attachment(record: dict[str, Any], ts: float | None, uuid: str, sidechain: bool) -> list[TranscriptMessage]:
+    """An attachment record's message: what the person typed while the agent worked, delivered
+    mid-turn as a `queued_command` without a prompt hook (held-out review 36: "Remember, test
+    everything line by line …"), or Claude Code's reminder of the agent's task list; else none."""
     attached = record.get("attachment")
     if isinstance(attached, dict) and attached.get("type") == "task_reminder" and isinstance(attached.get("content"), list):
         # the agent's task list as Claude Code reminds it (held-out review 37: phases 4 and 5 pending)
