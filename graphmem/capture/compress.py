@@ -422,6 +422,8 @@ class Command:
     def is_check(self) -> bool:
         if self.exe in _CHECK_EXES:
             return True
+        if self.exe == "python" and self.targets[:1] == ("setup.py",):
+            return self.targets[1:2] in (("build",), ("build_ext",), ("build_py",), ("bdist_wheel",), ("develop",))
         return self.sub in _CHECK_SUBS and self.exe in (_JS_PMS | {"cargo", "go", "dotnet", "deno",
                                                                    "swift", "bazel", "nx", "turbo",
                                                                    "gradle", "mvn", "python", "mix",
@@ -2595,21 +2597,38 @@ def _passing_checks(runs: list[_Run]) -> list[str]:
         if run.pending:
             continue
         line = parse_command(run.ev.command) if run.ev.command else run.cmd
+        every = [line, *(parse_command(o) for o in line.others)]
         if run.failed:
-            steps = [run.cmd, line, *(parse_command(o) for o in line.others)]
+            steps = [run.cmd, *every]
         elif _ALL_AND.fullmatch(line.raw.strip()):
-            steps = [line, *(parse_command(o) for o in line.others)]
+            steps = every
         else:  # `a; b`, `a || b`: the line's status is its last step's (past an `echo done`)
-            tail = [st for st in (line, *map(parse_command, line.others)) if st.exe not in _TRIVIAL]
+            tail = [st for st in every if st.exe not in _TRIVIAL]
             steps = tail[-1:] if re.search(r";|\|\|", line.raw) else [line]
-        for step in steps:
+        told = {k: status for k, step in enumerate(every[:-1]) if step.is_check
+                for status in [_echoed_status(every[k + 1].main, run.ev.text)] if status is not None}
+        steps = [st for st in steps if st not in [every[k] for k in told]]
+        for step, failed in [*((st, run.failed) for st in steps), *((every[k], bool(s)) for k, s in told.items())]:
             if not step.is_check or _ASKS_ABOUT_TOOL.search(step.main) or _REWRITES.search(step.main):
                 continue
             kind = _check_kind(step)
             known = passing.pop(kind, step.main)
-            if not run.failed:
+            if not failed:
                 passing[kind] = min(known, step.main, key=len)
     return list(passing.values())
+
+
+_ECHOED_STATUS = re.compile(r"echo\s+['\"]?([^'\"$;&|\s]*[A-Za-z][^'\"$;&|]*?)\$\?")
+
+
+def _echoed_status(next_step: str, output: str) -> int | None:
+    """The status a line prints of the step before: `make; echo "BUILD=$?"` printed "BUILD=0"
+    (held-out review 37, where the line's own status was its last step's, an `nm`)."""
+    said = _ECHOED_STATUS.match(next_step)
+    if not said:
+        return None
+    found = re.search(rf"(?m)^\s*{re.escape(said.group(1).strip())}\s*(-?\d{{1,3}})\s*$", output)
+    return int(found.group(1)) if found else None
 
 
 def _check_kind(step: Command) -> tuple[str, str]:

@@ -1393,6 +1393,14 @@ def test_a_note_written_by_a_command_that_then_failed_is_still_written() -> None
     # passed, then failed in a later line: not verified
     ([("npm run build", "✓ Compiled", False),
       ("npm run lint && npm run build", "Exit code 1\nFailed to compile.", True)], None),
+    # held-out review 37: the line prints the build's own status, then runs more (`nm`, an import)
+    ([(('cd /workspace/SuperGrok1.5; MAX_JOBS=48 TORCH_CUDA_ARCH_LIST="9.0a" python3 setup.py build_ext --inplace '
+       '-j 48 > /tmp/h100_r5.log 2>&1; echo "BUILD=$?"; grep -E "error:" /tmp/h100_r5.log | head -5; '
+       'nm -u -C grokking_optimizers/_ops.so | grep "sg::"'),
+       "BUILD=0\n=== remaining undefined sg:: symbols ===\n", False)], "`python3 setup.py build_ext --inplace -j`"),
+    ([('make -j8 > build.log 2>&1; echo "EXIT: $?"; tail -3 build.log',
+       "EXIT: 2\nmake: *** [all] Error 2", False)], None),
+    ([("make -j8 > build.log 2>&1; echo done; tail -3 build.log", "done\nok", False)], None),
 ])
 def test_verified_names_only_checks_whose_status_the_session_saw(
         runs: list[tuple[str, str, bool]], verified: str | None) -> None:
