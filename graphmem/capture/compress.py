@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, lru_cache
+from itertools import pairwise
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
@@ -1279,7 +1280,10 @@ def _analyse(events: list[_Ev], transcript: Any) -> _Session:
         if ev.tool_input.get("run_in_background") is True:
             cmd.background = True
         failed = _fails(ev, cmd)
-        if failed and cmd.others:
+        told = told_failure(cmd, ev.text, paths.rel)
+        if told is not None:
+            failed, cmd = True, told
+        elif failed and cmd.others:
             from graphmem.capture.lessons import failed_step_of
 
             cmd = failed_step_of(cmd, ev.text, paths.rel)
@@ -2619,6 +2623,16 @@ def _passing_checks(runs: list[_Run]) -> list[str]:
 
 
 _ECHOED_STATUS = re.compile(r"echo\s+['\"]?([^'\"$;&|\s]*[A-Za-z][^'\"$;&|]*?)\$\?")
+
+
+def told_failure(line: Command, output: str, rel: Callable[[str], str]) -> Command | None:
+    """The check of a line that printed its own failing status (`make; echo "BUILD=$?"; tail log`
+    printed "BUILD=2"), whatever the line's last step returned."""
+    if not line.others or "$?" not in line.raw:
+        return None
+    every = chain(line, rel)
+    return next((step for step, after in pairwise(every)
+                 if step.is_check and (_echoed_status(after.main, output) or 0) != 0), None)
 
 
 def _echoed_status(next_step: str, output: str) -> int | None:

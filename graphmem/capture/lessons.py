@@ -42,6 +42,7 @@ from graphmem.capture.compress import (
     session_key,
     states_something,
     task_outcome,
+    told_failure,
 )
 from graphmem.capture.compress import chain as _chain
 from graphmem.capture.compress import short as _short
@@ -292,7 +293,11 @@ def _answer(call: _Call, text: str, is_error: bool, rel: Callable[[str], str], e
     call.failed = is_command_failure(call.tool, is_error, text) or bool(exit_code)
     if not call.failed and call.command is not None and not is_error:
         call.failed = _exit_failure(text) or _shows_exception(text) or _filtered_failure(call.command, text)
-    if call.command is not None:
+    told = told_failure(call.command, text, rel) if call.command is not None else None
+    if told is not None:
+        steps = _chain(call.command, rel) if call.command is not None else []
+        call.failed, call.command, call.clean = True, told, [st for st in steps if st.raw != told.raw]
+    elif call.command is not None:
         steps = _chain(call.command, rel)
         if call.failed:
             call.command, call.clean = _failed_step(steps, text, rel)

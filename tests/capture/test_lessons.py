@@ -1412,6 +1412,22 @@ def test_verified_names_only_checks_whose_status_the_session_saw(
     assert (f"Verified: {verified} passed" in summary) if verified else "Verified:" not in summary, summary
 
 
+def test_a_build_that_printed_its_own_failing_status_failed() -> None:
+    # held-out reviews 36/37: `…; echo "BUILD=$?"; tail` exits 0 whatever the build returned
+    line = 'make -j8 > build.log 2>&1; echo "BUILD=$?"; tail -2 build.log'
+    drafts = (Session().user("build the firmware")
+              .run(line, "BUILD=2\nfirmware.c:12:5: error: 'PIN_LED' undeclared (first use in this function)\n"
+                         "make: *** [Makefile:9: firmware.o] Error 1")
+              .say("`PIN_LED` is defined in `pins.h`, which `firmware.c` never includes.")
+              .edit("firmware.c", "#include <avr/io.h>", '#include <avr/io.h>\n#include "pins.h"')
+              .run(line, "BUILD=0\nlinking firmware.elf\ndone")
+              .say("The firmware builds now.").end())
+    summary = next(t for t in texts(drafts) if t.startswith("summary"))
+    assert "Commands: 2 run, 1 failed" in summary and "Verified: `make -j8` passed" in summary, summary
+    assert any(t.startswith("pitfall: `PIN_LED` is defined in `pins.h`") and "Fix: changes in firmware.c" in t
+               for t in texts(drafts)), texts(drafts)
+
+
 @pytest.mark.parametrize("plan", [
     "I'll switch to reading the whole file because grep returned nothing.",
     "Let's apply the same change to the other component too, because consistency matters.",
