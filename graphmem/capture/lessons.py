@@ -1933,7 +1933,8 @@ def tasks_left(transcript: Iterable[Any]) -> list[str]:
     for msg in transcript:  # a sub-agent's updates too: it works the same list
         for use in msg.tool_uses if msg.role == "system" else ():
             for task in use.input.get("tasks") or []:  # Claude Code's reminder: the whole list as it stands
-                if isinstance(task, dict) and isinstance(task.get("subject"), str) and task.get("id") not in (None, ""):
+                if isinstance(task, dict) and isinstance(task.get("subject"), str) and isinstance(task.get("id"), (str, int)) \
+                        and str(task["id"]).strip():
                     made[str(task["id"])] = task["subject"]
                     (done.add if task.get("status") in ("completed", "deleted", "cancelled") else done.discard)(str(task["id"]))
         if msg.role != "assistant":
