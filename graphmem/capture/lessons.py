@@ -149,7 +149,7 @@ _PLAN = re.compile(r"(?i)i (?:need|have|will need) to (?:fix|address|look|check|
                    r"handle|figure|understand|see|find|debug)\b")
 _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see |i found |found |here'?s )?"
                        r"the (?:issue|problem|culprit|cause|bug)(?: is clear)?\s*(?:[—–:]|-(?=\s))\s*|"
-                       r"(?:ok|okay|good|great|i see|ah|hmm)[\s,.!:;—–-]+)")
+                       r"(?:ok|okay|good|great|i see|ah|hmm)[\s,.!:;—–-]+|so(?! far| that| much| many| long| too)\b,?\s+)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?true\b|assuming (?:that|this|it) holds\b")
 _HAS_SUBJECT = re.compile(r"(?:A|An|The|Every|Each|All|No|Any|Only|Both)\b")

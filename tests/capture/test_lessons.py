@@ -5623,6 +5623,11 @@ def test_unclosed_attached_tags_are_read_in_one_pass() -> None:
       "etc. but NOT `settings.json`.")),
     ("The issue is clear — the LiveView process can't access the SQL sandbox from the test process.",
      "The LiveView process can't access the SQL sandbox from the test process."),
+    # held-out review 34: "So" leads on from the sentence before, which the title does not hold
+    ("So `useState` is needed only for the paper-size lock (fixing the container's width), exactly as you described.",
+     "`useState` is needed only for the paper-size lock (fixing the container's width), exactly as you described."),
+    ("So far `mix test` hides the warning because `config/test.exs` sets the log level to `:error`, which drops it.",
+     "So far `mix test` hides the warning because `config/test.exs` sets the log level to `:error`, which drops it."),
 ])
 def test_a_lead_in_is_no_part_of_a_discoverys_title(said: str, title: str) -> None:
     [found] = _discoveries(Session().say(said).edit("test/spotter_web/live/session_live_test.exs", "a", "b"))
