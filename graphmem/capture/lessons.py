@@ -1102,6 +1102,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
             found.append((best[0], n, best[1], msg.text))
+    found = [f for f in found if not _said_better_later(f, found, msgs)]
     found.sort(key=lambda f: -f[0])
     kept: list[tuple[float, int, str, str]] = []
     for candidate in found:
@@ -1109,6 +1110,32 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         if not any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
             kept.append(candidate)
     return kept
+
+
+_CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bnot\b|n't\b|\bnever\b|"
+                        r"\bare the ones?\b|\bis the one\b")
+
+
+def _code_terms(sentence: str) -> set[str]:
+    return {c.strip("`").lower() for c in _CODE.findall(sentence)}
+
+
+def _said_better_later(finding: tuple[float, int, str, str], found: list[tuple[float, int, str, str]],
+                       msgs: list[Any]) -> bool:
+    """Whether a later finding on the same code, said after the agent looked again, sets this one
+    right (it says more, and denies or contrasts where this one did not): the later word stands."""
+    if _CONTRASTS.search(finding[2]):
+        return False
+    terms = _code_terms(finding[2])
+    words = set(re.findall(r"\w{3,}", finding[2].lower()))
+    for _, n, later, _ in found:
+        if n <= finding[1] or len(terms & _code_terms(later)) < 2 or not _CONTRASTS.search(later):
+            continue
+        new = set(re.findall(r"\w{3,}", later.lower())) - words
+        if len(new) >= 0.4 * len(set(re.findall(r"\w{3,}", later.lower()))) \
+                and any(m.role == "tool_result" for m in msgs[finding[1] + 1:n]):
+            return True
+    return False
 
 
 _THIS_MOMENT = re.compile(r"(?i)\b(?:first|now|right away|before (?:you|we) (?:can|start|deploy|push|run))\b")  # held-out review 29

@@ -5651,6 +5651,29 @@ def test_claude_codes_task_reminder_tells_the_list_as_it_stands() -> None:
     assert "Phase 1" not in summary.body and "Phase 2" not in summary.body and "Phase 3" not in summary.body
 
 
+def test_a_later_finding_that_sets_an_earlier_one_right_stands_alone() -> None:
+    # claude-code-log 9e953218 (verbatim, abridged): "will now correctly resolve" was false, as the
+    # person's next message and the agent's second look showed; it stayed under "Also found"
+    early = ("The fixed relative paths (`./tokenizer.css`, `./tokenizer.js`, etc.) will now correctly resolve to "
+             "`/tokenizer/tokenizer.css` and `/tokenizer/tokenizer.js` when the page is accessed at `/tokenizer/`.")
+    late = ("The issue is that the browser sees the URL as `/tokenizer` (without trailing slash after the redirect), "
+            "so `./tokenizer.css` resolves to `/tokenizer.css` instead of `/tokenizer/tokenizer.css`.")
+    drafts = (Session().user("serve the tokenizer from /tokenizer/")
+              .edit("next.config.js", "  })", "    async rewrites() { return [{ source: '/tokenizer', destination: "
+                    "'/tokenizer/index.html' }] },\n  })")
+              .run("curl -sf http://localhost:3000/tokenizer.css", "curl: (22) The requested URL returned error: 404",
+                   error=True)
+              .say(f"Perfect! The changes look good. Everything is ready to commit and deploy. {early}")
+              .user("Next.js is being really annoying:\n\nGET https://www.danieldemmel.me/tokenizer.css\n"
+                    "NS_ERROR_CORRUPTED_CONTENT")
+              .run("sed -n 1,20p public/tokenizer/index.html", '<link href="./tokenizer.css" rel="stylesheet">')
+              .say(f"Actually, the `./` paths should work. {late}\n\nLet me add a `<base>` tag to explicitly set the base URL:")
+              .edit("public/tokenizer/index.html", "<head>", '<head>\n    <base href="/tokenizer/">')
+              .say("Added the base tag.").end())
+    assert not any("will now correctly resolve" in t for t in texts(drafts)), texts(drafts)
+    assert any(late in t for t in texts(drafts)), texts(drafts)
+
+
 def test_a_requirement_with_must_be_is_no_guess() -> None:
     # The second whole-diff review: "must be running before …" is what the fix needs, not a hedge.
     fail = ("Exit code 1\nE   psycopg.OperationalError: connection to server at \"localhost\" (127.0.0.1), port 5432 "
