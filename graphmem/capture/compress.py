@@ -1780,7 +1780,10 @@ _DECISION = re.compile(
     r"around|over|under|nearly|almost)\b|\d[\d.,]*\s*(?:%|(?:percent|[kmgt]i?b)\b))|"
     r"^(?:let's|lets|we'll|we will) go with\b|^decision\s*[:\-]|"
     r"\bwe should (?:use|keep|not|never|always|prefer|stick|switch|go|make|store|show|treat|drop|"
-    r"avoid|only)\b|\b(?:should|must) (?:use|be) .{3,80}\b(?:instead of|rather than|not)\b")
+    r"avoid|only)\b|\b(?:should|must) (?:use|be) .{3,80}\b(?:instead of|rather than|not)\b|"
+    # what the person's word means (held-out review 38: "By the roofline number, I mean how much of
+    # the peak flops are we using as a percentage")
+    r"^\W*(?:and |also |so )?by (?:the |a |an |this |that )?[^,.;:]{2,60},\s*I mean\b")
 _CONVENTION = re.compile(
     # "use X, not Y"; not "use random.org, but every time you load it, it does not remember the bounds"
     # (held-out review 29): a later clause's negated verb contrasts nothing with X
@@ -1792,6 +1795,14 @@ _CONVENTION = re.compile(
     r"\bwe\s+only\s+(?:do|ship|release|support|deploy|run|allow|accept|publish|merge|target)\b|"
     r"\bwe\s+(?:don't|do not)\s+(?!worry|know|think|understand|see|care|mind)|"
     r"^(?:please\s+)?(?:prefer|avoid)\b|"
+    # held-out review 38: "To be honest, I would actually prefer fable class work."; "All of the
+    # optimizer and model files are supposed to be portable to any other project"; "Running the 30
+    # minute watchdog is good, just make sure it doesn't throttle anything on the gpu"
+    r"\bI(?:['’]d| would)? (?:actually |really |much |rather |strongly |still )?prefer\b(?! not to answer)|"
+    r"\b(?:is|are|['’]re|['’]s) (?:all |always )?supposed to\b(?![^.!?]*\bbut\b)|"
+    r"\b(?:just|but|only|and) make sure (?:that )?(?:\w+ ){1,4}(?:isn['’]t|aren['’]t|is not|are not|doesn['’]t|"
+    r"does not|don['’]t|do not|never|won['’]t|will not)\b(?! only\b)|"
+    r"^(?:\w+,\s*)?you should (?:also |always |only )?(?:use|be using|be \w+ing (?:with|through|via))\b|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
     r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b|"
@@ -2210,6 +2221,15 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Agent's last message: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
+    asked_last, final = _final_reply(s)
+    told = " ".join(" ".join(d.body.split()) for d in drafts)
+    if last_words and final and _norm(final[:300]) != _norm(last_words[:300]) and "?" in asked_last \
+            and " ".join(final.split())[:80] not in told:
+        # what it said last, when the person's later question made it take back part of its report
+        # (held-out review 38: "sccache … installed (40 GB cache)", then, asked whether that is in RAM
+        # or on disk, "on disk … I sized it bigger than your whole disk")
+        body.append(f"Its last words, asked \"{_short(' '.join(asked_last.split()), 120)}\": "
+                    f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
     after = _run_after_last_words(s, last_words)
     if after:
         body.append(f"Then, after its last words: {redact(after)}")
@@ -2461,6 +2481,21 @@ def _first_sentence(text: str) -> str:
     text = " ".join(text.split())
     match = re.match(r"(.+?[.!?])(?:\s|$)", text)
     return (match.group(1) if match else text).strip()
+
+
+def _final_reply(s: _Session) -> tuple[str, str]:
+    """The person's last prompt and the agent's last words after it, from the transcript."""
+    prompt, reply, noticed = "", "", False
+    for m in s.transcript or ():
+        if m.sidechain or m.compact:
+            continue
+        if _notified(m):
+            noticed = True  # the harness's turn: no answer to the person
+        elif m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip():
+            prompt, reply, noticed = m.text, "", False
+        elif m.role == "assistant" and m.text.strip() and prompt and not noticed:
+            reply = m.text
+    return (prompt, reply) if reply else ("", "")
 
 
 def _notified(msg: Any) -> bool:

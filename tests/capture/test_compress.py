@@ -431,6 +431,24 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         (("Yes, let's go ahead and wire up tailwind and migrate all css to that, and we'll tackle the lint in a "
           "follow up commit"), "task", "We'll tackle the lint in a follow up commit"),
         ("FYI: I've set DATABASE_URL in .env.local for the tests", "note", "I've set DATABASE_URL in .env.local for the tests"),
+        # held-out review 38 (SuperGrok1.5 80b51e31, verbatim): a preference, a meaning, how the files
+        # are meant to be, a limit set on what the person approves, the tool to build with
+        ("To be honest, I would actually prefer fable class work.", "convention",
+         "To be honest, I would actually prefer fable class work"),
+        ("By the roofline number, I mean how much of the peak flops are we using as a percentage.", "decision",
+         "By the roofline number, I mean how much of the peak flops are we using as a percentage"),
+        (("All of the optimizer and model files are supposed to be portable to any other project as well (assuming "
+          "an h100 of course)."), "convention",
+         "All of the optimizer and model files are supposed to be portable to any other project as well (assuming an h100 of course)"),
+        ("Running the 30 minute watchdog is good, just make sure it doesn’t throttle anything on the gpu.", "convention",
+         "Running the 30 minute watchdog is good, just make sure it doesn’t throttle anything on the gpu"),
+        ("You should also be compiling with the compile file, as it is designed to be better than regular nvcc.",
+         "convention", "You should also be compiling with the compile file, as it is designed to be better than regular nvcc"),
+        # ... and what they are not: a bug told, a standard for this task, a choice offered
+        ("The export is supposed to include archived rows, but it skips them.", None, None),
+        ("Make sure it is not only working, but also maximally performant.", None, None),
+        ("Which would you prefer, the table or the chart?", None, None),
+        ("It was supposed to be done yesterday.", None, None),
     ],
 )
 def test_user_statement_rules(said: str, kind: str | None, title: str | None) -> None:

@@ -5674,6 +5674,45 @@ def test_a_later_finding_that_sets_an_earlier_one_right_stands_alone() -> None:
     assert any(late in t for t in texts(drafts)), texts(drafts)
 
 
+def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
+    # Held-out review 38 (verbatim, abridged): the question and the case it makes are one sentence to
+    # the splitter; it stood under "Also found" while the person's answer overruled it
+    from graphmem.capture.lessons import ranked_findings
+    from graphmem.capture.transcript import parse_transcript
+
+    said = ("**1. Which roofline number is the objective?** Your own HANDOFF flags the trap: the roofline "
+            "*%-of-peak fraction* counts **only GEMM/conv FLOPs** and is physics‑capped at ~0.2–0.6% by the tiny "
+            "models — so a hill‑climb on *that* number will **reject most genuine kernel speedups**.")
+    session = (Session().user("optimise every cell").run("python roofline.py --cell decoder", "Exit code 1\nnan", error=True)
+               .say(said).edit("csrc/fused/decoder.cuh", "a", "b"))
+    found = ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in session.records)))
+    assert not [f for f in found if "roofline" in f[2]], found
+
+
+def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
+    # Held-out review 38 (SuperGrok1.5 80b51e31, verbatim, abridged): the report of the last working
+    # turn stood as the agent's last message; the person's question then made it take part back
+    report = ("You're set for the night — here's exactly what will happen while you sleep.\n\n**Locked in just now:**\n"
+              "- **sccache 0.8.2 installed + running** (40 GB cache). This is the throughput unlock.")
+    answer = ("Good catch to ask — and the answer matters: sccache's 40 GB cache is **on disk**, not RAM (it defaults "
+              "to `~/.cache/sccache`). With only 30 GB of root disk that's actively dangerous — I sized it bigger "
+              "than your whole disk.")
+    drafts = (Session().user("Can you set it up so that you have 10-12 hours of autonomous work to do?")
+              .run("cargo install sccache --version 0.8.2 && sccache --start-server", "Installed sccache 0.8.2")
+              .say(report)
+              .user("Alright. First though, I want to ask, for the 40 gb cache, is that in ram, or on disk? Because "
+                    "truth by told, I have 80 gb vram, 200 gb ram, and 30 gb disk space.")
+              .say(answer).end())
+    summary = next(d.body for d in drafts if d.kind == "summary")
+    assert "Agent's last message: You're set for the night" in summary
+    assert ('Its last words, asked "Alright. First though, I want to ask, for the 40 gb cache, is that in ram, or '
+            "on disk?") in summary and "I sized it bigger than your whole disk" in summary, summary
+    # a thanks at the end asks nothing
+    thanked = (Session().user("set up sccache").run("cargo install sccache", "Installed sccache 0.8.2")
+               .say(report).user("Excellent work, thank you!").say("You're welcome! Here's what we did: sccache.").end())
+    assert "Its last words" not in next(d.body for d in thanked if d.kind == "summary")
+
+
 def test_a_requirement_with_must_be_is_no_guess() -> None:
     # The second whole-diff review: "must be running before …" is what the fix needs, not a hedge.
     fail = ("Exit code 1\nE   psycopg.OperationalError: connection to server at \"localhost\" (127.0.0.1), port 5432 "
