@@ -5626,6 +5626,10 @@ def test_unclosed_attached_tags_are_read_in_one_pass() -> None:
     # held-out review 34: "So" leads on from the sentence before, which the title does not hold
     ("So `useState` is needed only for the paper-size lock (fixing the container's width), exactly as you described.",
      "`useState` is needed only for the paper-size lock (fixing the container's width), exactly as you described."),
+    # held-out review 36 (verbatim): "But note:" says only that a finding follows
+    (("But note: `.step()` exercises the optimizer-only launch kernels (`launch_adamw.cu`), not the 99 L3 "
+      "fwd→bwd→opt mega cells."),
+     "`.step()` exercises the optimizer-only launch kernels (`launch_adamw.cu`), not the 99 L3 fwd→bwd→opt mega cells."),
     ("So far `mix test` hides the warning because `config/test.exs` sets the log level to `:error`, which drops it.",
      "So far `mix test` hides the warning because `config/test.exs` sets the log level to `:error`, which drops it."),
 ])
