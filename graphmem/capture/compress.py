@@ -3112,7 +3112,8 @@ def _finish(d: Draft) -> Draft:
         d.body = f"{full}\n{d.body}" if d.body else full  # what the cut title leaves out is said first
     # a commit message is written to be read whole (held-out review 26: Orva's lost its trade-offs at 1,500)
     d.body = _cap_body(d.body, DERIVED_BODY_MAX if "commit-told" in d.tags else
-                       SUMMARY_BODY_MAX if d.kind == "summary" or "commit" in d.tags else BODY_MAX)
+                       SUMMARY_BODY_MAX if d.kind == "summary" or "commit" in d.tags or "agent-note" in d.tags
+                       else BODY_MAX)
     d.files = [f for f in _uniq(d.files) if f and len(f) < 500][:20]
     d.symbols = [x for x in _uniq(d.symbols) if x and len(x) < 200][:20]
     d.confidence = round(min(max(d.confidence, 0.0), 1.0), 3)

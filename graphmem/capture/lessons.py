@@ -2086,6 +2086,7 @@ _RULE_LINE = re.compile(r"(?i)\b(?:must|always|never|do not|don['’]t|should|ma
 _EVERY = re.compile(r"(?i)^(?:for|before|after|on) (?:every|each)\b")  # "For every release, zip …:"
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.DOTALL)
 MAX_NOTES = 3
+NOTE_BODY_MAX = 2400
 
 
 def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
@@ -2142,9 +2143,11 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             continue
         kind = "convention" if _INSTRUCTIONS.search(path) or re.search(r"(?m)^\s*type:\s*(?:feedback|user)\b", meta) \
             else "fact"
-        body = "\n".join([*prose, f"Written to {path}"])
+        # the agent's own note is the session's most careful words: kept whole up to a summary's length
+        # (held-out review 38: a 1,200-character cut took the note's objective and its status)
+        body = _short_lines("\n".join(prose), NOTE_BODY_MAX) + f"\nWritten to {path}"
         drafts.append(Draft(
-            kind=kind, title=_short(redact(title), 200), body=redact(_short_lines(body, 1200)),
+            kind=kind, title=_short(redact(title), 200), body=redact(body),
             files=[path] if not path.startswith(("/", "~")) else [], confidence=0.7, importance=0.7,
             source="rule", key=session_key(session_id, "agent-note", path), tags=["agent-note"]))
     return drafts[:MAX_NOTES]

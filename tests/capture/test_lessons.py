@@ -2630,6 +2630,27 @@ def test_a_note_the_agent_wrote_to_its_memory_is_kept_by_its_description() -> No
     assert "How to apply: push the other fields without it." in note.body
 
 
+def test_a_long_note_of_the_agent_keeps_its_last_paragraph() -> None:
+    # Held-out review 38 (SuperGrok1.5 80b51e31, abridged): a 1,200-character cut took the fourth
+    # paragraph, the campaign's objective and where it stood
+    paragraphs = ["Started night of 2026-06-11: owner is asleep and asked for 10–12h of autonomous work. " * 3,
+                  "Loop discipline: one build at a time (single `_ops.so`); each cell = edit → incremental-build "
+                  "(`compile.py`) → gate (`wiring_check --require-all` + `test_l3tc_tail_gate` parity) → commit ONLY "
+                  "if green (local, never push). " * 4,
+                  "Do NOT make unattended: the benchmark model-scale decision (owner picks `d`, my rec d=2048). " * 2,
+                  ("Objective metric = % of bf16 peak FLOPs (roofline), physics-capped at the toy model scale. Current "
+                  "honest state at start: 14/33 cells L3-TC + parity-clean.")]
+    text = "---\nname: overnight\ndescription: Active autonomous overnight H100 campaign (owner asleep)\n---\n\n" + \
+        "\n\n".join(paragraphs)
+    assert len(text) > 1500
+    drafts = (Session().user("set up 10-12 hours of autonomous work")
+              .call("Write", {"file_path": "/root/.claude/projects/-workspace-x/memory/overnight.md", "content": text},
+                    "File created successfully at: /root/.claude/projects/-workspace-x/memory/overnight.md")
+              .say("You're set for the night.").end())
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert "Objective metric = % of bf16 peak FLOPs" in note.body and note.body.endswith("overnight.md"), note.body
+
+
 def test_an_instructions_file_written_whole_is_no_note() -> None:
     text = "# CLAUDE.md\n\nThis file provides guidance to Claude Code when working with code in this repository.\n"
     drafts = Session().user("/init").edit("CLAUDE.md", "", text).say("Created CLAUDE.md.").end()
