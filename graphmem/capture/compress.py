@@ -1887,6 +1887,13 @@ def states_something(prompt: str) -> bool:
     return any(_statement(sentence) for sentence in _sentences(prompt))
 
 
+# what the person's machine has (held-out review 38: "I have 80 gb vram, 200 gb ram, and 30 gb disk
+# space", "I do also have a 50gb volume attached to this instance")
+_MACHINE = re.compile(r"(?i)(?:\bI (?:do )?(?:also |only |just )?(?:have|['’]ve got|got)|\b(?:my|this|the) (?:machine|box|"
+                      r"instance|server|laptop|vm|pod|host|mac) (?:has|only has|comes with))\b[^.!?\d]{0,12}?\b\d+(?:\.\d+)?"
+                      r"\s*(?:gb|gib|tb|tib|cores?|v?cpus?|gpus?|threads)\b")
+
+
 def _statement(sentence: str) -> tuple[str, str] | None:
     """(kind, text) for a sentence that states a durable fact, or None."""
     s = _FILLER.sub("", sentence).strip(" ,")
@@ -1915,6 +1922,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         # "let's go ahead and wire up tailwind …, and we'll tackle the lint in a follow up commit" (held-out
         # review 32): what the same prompt asks now is done in the session; the deferred clause is the task
         return "task", next((c for c in re.split(r",\s*(?:and|but|then)\s+|;\s+", s) if _TASK_ANY.search(c)), s)
+    if (has := _MACHINE.search(s)) and not _ASKED.match(s):
+        return "env", s[has.start():]  # not "Because truth by told, …"
     if _DECISION.search(s):
         return "decision", s
     if _CONVENTION.search(s):
@@ -1930,7 +1939,7 @@ def _title_case(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-_IMPORTANCE = {"convention": 0.8, "decision": 0.8, "fact": 0.6, "note": 0.5, "task": 0.7}
+_IMPORTANCE = {"convention": 0.8, "decision": 0.8, "env": 0.7, "fact": 0.6, "note": 0.5, "task": 0.7}
 
 
 def _user_rules(s: _Session) -> list[Draft]:
@@ -1946,6 +1955,7 @@ def _user_rules(s: _Session) -> list[Draft]:
                 continue
             sources.append((text, [], msg.uuid))
     drafts: dict[str, Draft] = {}
+    machine: dict[int, Draft] = {}
     for n, (text, ids, uuid) in enumerate(sources, 1):
         lines = text.splitlines()
         if len(lines) > 20:  # a long prompt pastes docs or output below its first lines
@@ -1961,6 +1971,9 @@ def _user_rules(s: _Session) -> list[Draft]:
             if len(title) < 6:
                 continue
             key = session_key(s.session_id, f"user-{kind}", _norm(title))
+            if kind == "env" and n in machine:  # the machine told over sentences of one prompt: one item
+                machine[n].title = _short(f"{machine[n].title.rstrip('.…')}; {title}", TITLE_MAX)
+                continue
             if key in drafts:
                 drafts[key].observation_ids = _uniq([*drafts[key].observation_ids, *ids])
                 continue
@@ -1975,6 +1988,8 @@ def _user_rules(s: _Session) -> list[Draft]:
                 importance=min(1.0, _IMPORTANCE[kind] + (0.1 if re.search(r"(?i)\b(?:never|always)\b", said) else 0.0)),
                 source="user", key=key, observation_ids=list(ids),
                 tags=_uniq(["user-stated", *tags, *([] if ids else ["transcript"])]))
+            if kind == "env":
+                machine[n] = drafts[key]
     return list(drafts.values())
 
 

@@ -444,6 +444,11 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
          "Running the 30 minute watchdog is good, just make sure it doesn’t throttle anything on the gpu"),
         ("You should also be compiling with the compile file, as it is designed to be better than regular nvcc.",
          "convention", "You should also be compiling with the compile file, as it is designed to be better than regular nvcc"),
+        ("Because truth by told, I have 80 gb vram, 200 gb ram, and 30 gb disk space.", "env",
+         "I have 80 gb vram, 200 gb ram, and 30 gb disk space"),
+        ("I have 2 questions about the 3 GB upload limit.", None, None),
+        ("This machine has 16 GB of RAM.", "env", "This machine has 16 GB of RAM"),
+        ("Do I have 10 GB free?", None, None),
         # ... and what they are not: a bug told, a standard for this task, a choice offered
         ("The export is supposed to include archived rows, but it skips them.", None, None),
         ("Make sure it is not only working, but also maximally performant.", None, None),
