@@ -1404,7 +1404,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             sentence = f"{sentence} {following[0]}"
         # what the agent does next or how it feels is no part of what it found ("Let me confirm…",
         # "The mechanism is now crystal clear."): it took the room of lines that say something
-        rest = [s for s in rest if not _FILLER.search(s)]
+        rest = [s for s in rest if not _FILLER.search(s) and not _ETA.search(s)]
         # the ways out it then offers are a plan, which the session may yet refute (held-out review
         # 18: "Options to fix…: Enable `--gradient_checkpointing`…", a no-op for that model, it found)
         offer = next((k for k, s in enumerate(rest) if _OFFERS.match(s)), len(rest))
@@ -1473,6 +1473,11 @@ _FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-
                      r"(?:\W+\w+){0,5}\W*$|now i (?:see|understand|know)\W*$|(?:the \w+ is )?now (?:crystal |very |"
                      r"perfectly )?clear\W*$|found (?:it|the (?:issue|problem|bug|root cause))\W*$|"
                      r"(?:excellent|perfect|great|good)\W*$|[^`=]*\?$)")
+
+# when it will report next, how long a stage takes: stale within the hour (held-out review 38: "Next
+# update:* ~15–30 min, when the prodigy fix lands", "Stage 0 overall:* ~1–2h")
+_ETA = re.compile(r"(?i)\bETAs?\b|\bnext update\b|(?:^|\s)~\s?\d+(?:\.\d+)?(?:\s?[–-]\s?\d+(?:\.\d+)?)?\s?"
+                  r"(?:min(?:ute)?s?|h|hrs?|hours?)\b")
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")

@@ -2630,6 +2630,17 @@ def test_a_note_the_agent_wrote_to_its_memory_is_kept_by_its_description() -> No
     assert "How to apply: push the other fields without it." in note.body
 
 
+def test_when_the_agent_will_report_next_is_no_part_of_a_finding() -> None:
+    # Held-out review 38 (verbatim, abridged): the ETAs of a status report filled a finding's body
+    said = ("Prodigy NaN fix — the param update matches eager to ~1e-12 but the loss goes NaN, so the bug is in the "
+            "d-adaptation/EMA path of `prodigy.h`, not the Adam tail.\n\n*ETAs (per your cadence):*\n"
+            "*Next update:* ~15–30 min, when the prodigy fix lands.\n*Stage 0 overall:* ~1–2h (prodigy fix + calibration).\n"
+            "The `wiring_check` only checks that the engine fired, so it greenlit the NaN cells.")
+    [found] = _discoveries(Session().user("fix prodigy").run("python -m tests.hw.test_l3tc_tail_gate", "Exit code 1\nloss nan",
+                                                             error=True).say(said).edit("csrc/algorithms/prodigy.h", "a", "b"))
+    assert "wiring_check" in found.body and "min" not in found.body and "1–2h" not in found.body, found.body
+
+
 def test_a_long_note_of_the_agent_keeps_its_last_paragraph() -> None:
     # Held-out review 38 (SuperGrok1.5 80b51e31, abridged): a 1,200-character cut took the fourth
     # paragraph, the campaign's objective and where it stood
