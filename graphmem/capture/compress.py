@@ -1753,7 +1753,8 @@ _OUTPUT_LINE = re.compile(r"^\s*(?:\$ |>>> |File \"|E {2,}|Traceback|at \S+ \(|\
                           r"npm (?:ERR!|error)|FAILED |PASSED )")
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|hmm+|um+|uh+|stop|wait|great|thanks|thank you|cool|"
-    r"nice|perfect|good|alright|right|actually|plus|one more thing|and also|oh and|please note)\b"
+    r"nice|perfect|good|alright|right|actually|plus|one more thing|and also|oh and|please note|"
+    r"to be (?:honest|fair|clear)|honestly|frankly|truth be told)\b"
     r"[\s,.!:—–-]*)+", re.IGNORECASE)
 _TASK_PREFIX = re.compile(r"^(?:todo|to-do|to do)\b\s*[:,\-–—]?\s*(.+)$", re.IGNORECASE)
 _TASK_ANY = re.compile(r"(?i)\b(?:next time|still needs? to|remaining work|follow[- ]up|"

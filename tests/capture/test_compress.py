@@ -434,7 +434,7 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         # held-out review 38 (SuperGrok1.5 80b51e31, verbatim): a preference, a meaning, how the files
         # are meant to be, a limit set on what the person approves, the tool to build with
         ("To be honest, I would actually prefer fable class work.", "convention",
-         "To be honest, I would actually prefer fable class work"),
+         "I would actually prefer fable class work"),
         ("By the roofline number, I mean how much of the peak flops are we using as a percentage.", "decision",
          "By the roofline number, I mean how much of the peak flops are we using as a percentage"),
         (("All of the optimizer and model files are supposed to be portable to any other project as well (assuming "
