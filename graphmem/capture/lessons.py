@@ -1102,6 +1102,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # the person doubted it or set it right at once: not a finding
             if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
+            if _overturned_later(msgs, n, best[1]):
+                continue
             found.append((best[0], n, best[1], msg.text))
     found = [f for f in found if not _said_better_later(f, found, msgs)]
     found.sort(key=lambda f: -f[0])
@@ -1754,6 +1756,26 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
         if said >= 3:
             return False
     return False
+
+
+# The agent saying a later result overturns what was said before (held-out review 39: "This overturns
+# RISK-2's prediction — the TC path's `DecTcSmem` is sized by tile + ring depth, not layer count",
+# five minutes after "its per-tile smem holds all layers …, so L=48 won't fit 1 CTA/SM")
+_OVERTURNS = re.compile(r"(?i)\b(?:this|that|which|it)(?: result| measurement| number| output)? (?:also |directly |fully )?"
+                        r"(?:overturns|overturned|disproves|disproved|refutes|refuted|contradicts|contradicted|debunks)"
+                        r"\b(.{0,200})")
+
+
+def _stems4(text: str) -> set[str]:
+    return {w[:4] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _COMMON}
+
+
+def _overturned_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether a later message of the agent says it overturns what this sentence is about (two of
+    the words after "overturns" in it)."""
+    said = _stems4(sentence)
+    return any(len(said & _stems4(hit.group(1))) >= 2 for m in msgs[n + 1:]
+               if m.role == "assistant" and m.text for hit in _OVERTURNS.finditer(m.text.replace("**", "")))
 
 
 def _diagnosis(text: str) -> str:

@@ -5710,6 +5710,36 @@ def test_a_later_finding_that_sets_an_earlier_one_right_stands_alone() -> None:
     assert any(late in t for t in texts(drafts)), texts(drafts)
 
 
+def test_a_finding_the_agent_later_says_a_result_overturns_is_no_finding() -> None:
+    # Held-out review 39 (SuperGrok1.5 6354dc07, verbatim, abridged): the spec's prediction, kept as "the
+    # key architectural finding", overturned five minutes later; "partially invalidates the cache-tree"
+    # (entire-cli 03a1382e) overturns nothing
+    from graphmem.capture.lessons import ranked_findings
+    from graphmem.capture.transcript import parse_transcript
+
+    early = ("The RISKS section reveals the key architectural finding: the *consumer kernel is L=2-pinned* and its "
+             "per-tile smem holds **all** layers simultaneously (∝ L), so L=48 won't fit 1 CTA/SM without a "
+             "layer-streaming redesign.")
+    late = ("This **overturns RISK-2's prediction** — the TC path's `DecTcSmem` is sized by **tile + ring depth, not "
+            "layer count** (measured ~25 KB static, independent of L=48).")
+    session = (Session().user("continue with the flagship").run("scripts/compile_to_object.sh mega_decoder_tc.cu",
+                                                                "Exit code 1\nCOMPILE_FAIL rc=255", error=True)
+               .say(early).edit("grokking_optimizers/megakernel_codegen.py", "a", "b")
+               .run("grep -n DecTcSmem csrc/fused/sm_90/fused_decoder_megakernel.cuh", "496: struct DecTcSmem {")
+               .say(late))
+    found = [f[2] for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in session.records)))]
+    assert not [f for f in found if "L=2-pinned" in f], found
+    cause = ("The post-commit hook rewrites the index because `worktree.Status()` reads the index and writes it back, so "
+             "the `cache-tree` references objects that `git gc` then prunes.")
+    other = (Session().user("why is the index corrupt?").run("git status", "Exit code 128\nfatal: bad tree object 082c2c44",
+                                                             error=True).say(cause)
+             .run("git log -1 --stat", "commit 1a2b")
+             .say("During that sequence, `git add` modifies the index and partially invalidates the cache-tree, which "
+                  "contradicts nothing above."))
+    assert [f for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in other.records)))
+            if f[2] == cause]
+
+
 def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
     # Held-out review 38 (verbatim, abridged): the question and the case it makes are one sentence to
     # the splitter; it stood under "Also found" while the person's answer overruled it
