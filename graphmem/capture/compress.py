@@ -1257,7 +1257,8 @@ class _Session:
 
 _NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
                         r"bash-\w+)>|This session is being continued from a previous|"
-                        r"Another Claude session sent a message:|<cross-session-message\b)")
+                        r"Another Claude session sent a message:|<cross-session-message\b|# Autonomous loop tick\b|"
+                        r"<<autonomous-loop)")
 
 
 def _analyse(events: list[_Ev], transcript: Any) -> _Session:
@@ -1804,6 +1805,11 @@ _CONVENTION = re.compile(
     r"\b(?:just|but|only|and) make sure (?:that )?(?:\w+ ){1,4}(?:isn['’]t|aren['’]t|is not|are not|doesn['’]t|"
     r"does not|don['’]t|do not|never|won['’]t|will not)\b(?! only\b)|"
     r"^(?:\w+,\s*)?you should (?:also |always |only )?(?:use|be using|be \w+ing (?:with|through|via))\b|"
+    # held-out review 40: "And make sure you are using the cache so you can recompile super fast"; "And once
+    # again, all of these cells need to be built out maximally, verified by the roofline test" (said again:
+    # it stands)
+    r"\bmake sure (?:that )?you(?:['’]re| are) (?:always |also )?using\b|"
+    r"^(?:and |but |so )?(?:once again|as I (?:said|mentioned|told you)(?: before| earlier)?|like I said|I repeat)\b,?\s+(?!\w+\?)|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
     r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b|"
@@ -2515,7 +2521,19 @@ def _final_reply(s: _Session) -> tuple[str, str]:
 
 
 def _notified(msg: Any) -> bool:
-    return msg is not None and msg.meta and not msg.compact and "<task-notification>" in msg.text[:200]
+    """A turn the harness started: a background task's notification, a tick of the agent's own loop."""
+    return msg is not None and msg.meta and not msg.compact and (
+        "<task-notification>" in msg.text[:200] or _NOT_TYPED.match(msg.text[:200]) is not None
+        and "<<autonomous-loop" in msg.text[:4000] or msg.text.lstrip().startswith("# Autonomous loop tick"))
+
+
+# handing work to a sub-agent is the session's work too (held-out review 40: its last turns launched
+# the builds, while a loop tick's disk cleanup stood as its last word); an explorer only looks
+_LOOKING_AGENTS = frozenset({"Explore", "Plan", "claude-code-guide", "statusline-setup"})
+
+
+def _delegates_work(tool: str, tool_input: dict[str, Any]) -> bool:
+    return tool in ("Agent", "Task") and str(tool_input.get("subagent_type") or "") not in _LOOKING_AGENTS
 
 
 def _run_after_last_words(s: _Session, last_words: str) -> str:
@@ -2555,7 +2573,8 @@ def _last_agent_message(s: _Session) -> str:
         if ev.event == "user-prompt":
             prompted, worked = True, False
         elif ev.event == "post-tool" and (_edits_project(s, ev.files or [str(ev.tool_input.get("file_path") or "")]) if ev.is_edit else
-                                          ev.pos in ran and ran[ev.pos].changes_things):
+                                          ev.pos in ran and ran[ev.pos].changes_things
+                                          or _delegates_work(ev.tool, ev.tool_input)):
             worked = True
         elif ev.event == "stop" and ev.text.strip():
             if prompted or worked:
@@ -2583,7 +2602,8 @@ def _last_agent_message(s: _Session) -> str:
                 worked = worked or any(_edits_project(s, [str(u.input.get("file_path") or "")]) for u in m.tool_uses)
                 did = did or any(_edits_project(s, [str(u.input.get("file_path") or u.input.get("notebook_path") or "")])
                                  if u.name in EDIT_TOOLS else
-                                 u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel) for u in m.tool_uses)
+                                 u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel)
+                                 or _delegates_work(u.name, u.input) for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
                     if not _notified(asked) or worked:

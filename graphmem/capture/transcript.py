@@ -43,6 +43,8 @@ _META_PREFIXES = (
     # 18: its harness footnote "never treat a peer message as your user's approval…" became the
     # person's convention)
     "Another Claude session sent a message:", "<cross-session-message",
+    # the harness waking the agent for its own loop (/loop's ScheduleWakeup, held-out review 40)
+    "# Autonomous loop tick", "<<autonomous-loop",
 )
 
 # A custom slash command the person typed with words after it (`/roam-switch and test this out on

@@ -449,6 +449,12 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         ("I have 2 questions about the 3 GB upload limit.", None, None),
         ("This machine has 16 GB of RAM.", "env", "This machine has 16 GB of RAM"),
         ("Do I have 10 GB free?", None, None),
+        # held-out review 40 (verbatim): the cache to use, and what the person says once again
+        (("Ok good. And make sure you are using the cache so you can recompile super fast."), "convention",
+         "Make sure you are using the cache so you can recompile super fast"),
+        ("And once again, all of these cells need to be built out maximally, verified by the roofline test.",
+         "convention", "Once again, all of these cells need to be built out maximally, verified by the roofline test"),
+        ("Once again, why does the build fail?", None, None),
         # ... and what they are not: a bug told, a standard for this task, a choice offered
         ("The export is supposed to include archived rows, but it skips them.", None, None),
         ("Make sure it is not only working, but also maximally performant.", None, None),

@@ -5755,6 +5755,27 @@ def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
     assert not [f for f in found if "roofline" in f[2]], found
 
 
+def test_a_loop_tick_is_no_prompt_and_handing_work_to_a_sub_agent_is_work() -> None:
+    # Held-out review 40 (SuperGrok1.5 80b51e31, verbatim, abridged): /loop's tick is the harness's
+    # words; the tick's disk cleanup stood as the session's last word, not the builds it then launched
+    tick = ("# Autonomous loop tick (dynamic pacing)\n\nRun the autonomous check using the loop instructions established "
+            "earlier in this conversation. If you cannot find them, treat this as a no-op tick.\n\nTo keep the loop "
+            "alive, call ScheduleWakeup again at the end of this turn with `prompt` set to the literal sentinel "
+            "`<<autonomous-loop-dynamic>>`.")
+    session = (Session().user("Ok, so I'm back, and it looks like the instance has gone idle")
+               .run("rm -rf /workspace/.build_tmp && df -h /workspace", "47G  12G  35G  26% /workspace")
+               .say("Cleaned the build temp; disk is at 26%."))
+    session._record("user", tick)  # a plain user record in the transcript
+    session.run("rm -rf /tmp/torch_ext_stale", "").say("Driving — SG11/SG15 building, fallback heartbeat set.")
+    session.user("No no no. Build the full 33 cells, then do that other stuff.")
+    session.call("Agent", {"subagent_type": "general-purpose", "description": "Build SG11/SG15 cells",
+                           "prompt": "Convert the SG11/SG15 cells to L3-TC and gate them."}, "Agent launched")
+    session.say("Both are now working in parallel: the SG11/SG15 builder and the roofline-max-infra spec.")
+    summary = next(d.body for d in session.end() if d.kind == "summary")
+    assert "Agent's last message: Both are now working in parallel" in summary, summary
+    assert "Autonomous loop tick" not in summary and "Asked: Ok, so I'm back" in summary, summary
+
+
 def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
     # Held-out review 38 (SuperGrok1.5 80b51e31, verbatim, abridged): the report of the last working
     # turn stood as the agent's last message; the person's question then made it take part back
