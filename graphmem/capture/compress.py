@@ -2523,8 +2523,7 @@ def _final_reply(s: _Session) -> tuple[str, str]:
 def _notified(msg: Any) -> bool:
     """A turn the harness started: a background task's notification, a tick of the agent's own loop."""
     return msg is not None and msg.meta and not msg.compact and (
-        "<task-notification>" in msg.text[:200] or _NOT_TYPED.match(msg.text[:200]) is not None
-        and "<<autonomous-loop" in msg.text[:4000] or msg.text.lstrip().startswith("# Autonomous loop tick"))
+        "<task-notification>" in msg.text[:200] or msg.text.lstrip().startswith(("# Autonomous loop tick", "<<autonomous-loop")))
 
 
 # handing work to a sub-agent is the session's work too (held-out review 40: its last turns launched
