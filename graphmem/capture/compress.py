@@ -2317,7 +2317,7 @@ _HEREDOC_TO_FILE = re.compile(
 _GIT_ADD = re.compile(r"git add ([^&|;\n]+)")  # a line ends the targets: a commit message may follow
 
 
-_TRAILER = re.compile(r"(?im)^(?:co-authored-by|signed-off-by|change-id|generated with)\b.*$|^🤖.*$")
+_TRAILER = re.compile(r"(?im)^(?:co-authored-by|signed-off-by|change-id|generated with|claude-session)\b.*$|^🤖.*$")
 MAX_COMMIT_ITEMS = 2
 
 

@@ -1822,7 +1822,11 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
 # "That's why I sidestepped it and `rsync`'d the repo content…" (the access it worked around was
 # set up twenty minutes later).
 _MOMENT = re.compile(r"(?i)\b(?:not currently running|(?:is|are) currently (?:running|idle|busy)|"
-                     r"no (?:live|running|active) (?:\w+ )?process(?:es)?)\b")
+                     r"no (?:live|running|active) (?:\w+ )?process(?:es)?|"
+                     # how its sub-agents are doing (held-out review 41: "the ViT agent succeeded (cherry-picked),
+                     # and the Mamba agent died", which had committed, as its result said seconds later)
+                     r"(?:sub-?)?agents? (?:is |are |has |have |was )?(?:still (?:working|running)|died|crashed|hung|"
+                     r"succeeded|timed out|stalled)|(?:is|are) still (?:working|running|building))\b")
 # what it did to get on (not how it looked: "I grepped…", "I profiled…" lead to findings)
 _I_DID = re.compile(r"\bI (?:just |then |also |instead |simply |already )?(?:sidestepped|side-stepped|worked around|"
                     r"rsync['’]d|rsynced|copied|moved|switched|bypassed|skipped|went with|opted|chose|picked|added|"

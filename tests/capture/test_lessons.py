@@ -541,7 +541,9 @@ def test_an_explained_commit_is_an_item_with_its_files_and_the_retried_message_w
     message = ("feat: add lifecycle hooks and active session registry (spotter-a0y.1)\n\n"
                "Add session-end hook endpoint, ActiveSessionRegistry GenServer with ETS-backed\n"
                "session tracking, and wire activity touch calls into all hook controllers.\n\n"
-               "Co-Authored-By: Claude <noreply@example.com>")
+               "Co-Authored-By: Claude <noreply@example.com>\n"
+               # held-out review 41: Claude Code's session link is a trailer too
+               "Claude-Session: https://claude.ai/code/session_01MFPcuuHEZESXrUMH69STuJ")
     command = ("git add lib/spotter/services/active_session_registry.ex && git commit -m "
                f"\"$(cat <<'EOF'\n{message}\nEOF\n)\"")
     drafts = (Session().run(command, "Exit code 1\nPre-commit validation failed: [FORMAT]", error=True)
@@ -551,7 +553,7 @@ def test_an_explained_commit_is_an_item_with_its_files_and_the_retried_message_w
               .end())
     assert told_commits(drafts) == ["feat: add lifecycle hooks and active session registry (spotter-a0y.1)"]
     [summary] = [d for d in drafts if d.kind == "summary"]
-    assert "90 s TTL" in summary.body and "Co-Authored-By" not in summary.body
+    assert "90 s TTL" in summary.body and "Co-Authored-By" not in summary.body and "Claude-Session" not in summary.body
     assert summary.files == ["lib/spotter/services/active_session_registry.ex"]
 
 
@@ -5738,6 +5740,20 @@ def test_a_finding_the_agent_later_says_a_result_overturns_is_no_finding() -> No
                   "contradicts nothing above."))
     assert [f for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in other.records)))
             if f[2] == cause]
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # held-out review 41 (verbatim): how its sub-agents were doing, which the next result overturned
+    (("Diagnosis: the datasets agent is still working (worktree-3 locked), the ViT agent succeeded (cherry-picked), "
+      "and the Mamba agent died (its worktree auto-removed, unchanged — a transient error, not a spec problem)."), False),
+    (("The `gunicorn` worker died with SIGKILL because `docker-compose.yml` caps the container at 512 MB, so "
+      "`--workers 8` runs out of memory."), True),
+])
+def test_how_sub_agents_are_doing_is_no_finding(said: str, kept: bool) -> None:
+    found = _discoveries(Session().user("integrate the flagship agents").run("git worktree list", "Exit code 1\nfatal: x",
+                                                                          error=True)
+                         .say(said).edit("workflows/mamba_rerun_workflow.js", "a", "b"))
+    assert bool(found) == kept, found
 
 
 def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
