@@ -1356,8 +1356,17 @@ def _changed_later(msgs: list[Any], n: int, sentence: str) -> bool:
 
 
 def more_findings(ranked: list[tuple[float, int, str, str]]) -> list[str]:
-    """Of ranked_findings, those after the few a session keeps as items: its summary lists them."""
-    return [_short(f[2], 220) for f in ranked[MAX_DISCOVERIES:MAX_DISCOVERIES + MORE_FINDINGS]]
+    """Of ranked_findings, those after the few a session keeps as items: its summary lists them,
+    but not one whose subject is in the sentence before it ("But they're parameterized by size — …",
+    held-out review 41)."""
+    return [_short(f[2], 220) for f in ranked[MAX_DISCOVERIES:MAX_DISCOVERIES + MORE_FINDINGS]
+            if not _LEANS_BACK.match(f[2])]
+
+
+# "they're …", "it's parameterized …", not "It's the go-git loose object accumulation → auto-GC → … chain"
+# (entire-cli 03a1382e), which names what it is
+_LEANS_BACK = re.compile(r"(?i)^\W*(?:(?:but|and|so|yet)\s+)?(?:(?:they|these|those)\b|(?:it|this|that)(?:['’]s|\s+(?:is|was))\s+"
+                         r"(?!(?:the|a|an|because|why|what|how)\b))")
 
 
 def discoveries(transcript: Iterable[Any], session_id: str,
@@ -2156,12 +2165,21 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
         head = _FRONT_MATTER.match(text)
         meta = head.group(1) if head else ""
         text = text[head.end():] if head else text
-        prose, fenced = [], False
+        prose, fenced, wrapped = [], False, False
+        note = bool(_MEMORY_NOTE.search(path))
         for line in text.splitlines():
             if line.lstrip().startswith("```"):
                 fenced = not fenced
             elif not fenced and line.strip() and not line.lstrip().startswith(("#", "|", "<!--")):
-                prose.append(" ".join(line.replace("**", "").split()).lstrip("-*> "))
+                said = " ".join(line.replace("**", "").split())
+                # a hard-wrapped paragraph is one line of the note (held-out review 41: "… the strategy
+                # decisions must NOT key" went on "on "1 vs N GPUs."" in the next line)
+                if wrapped and prose and note and re.match(r"[a-z(\"'“]", said) and not _BULLET.match(line):
+                    prose[-1] += " " + said
+                else:
+                    prose.append(said.lstrip("-*> "))
+            wrapped = bool(line.strip()) and not fenced and not line.rstrip().endswith((".", ":", "!", "?", "|")) \
+                and not line.lstrip().startswith(("#", "|", "<!--", "```"))
         described = re.search(r"(?m)^description:\s*(.+)$", meta)
         # a rule may lead into the command it prescribes (held-out review 17: "For every prerelease and
         # release, compress the production hex file into a zip …:" above its `zip -j` block)

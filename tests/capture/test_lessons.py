@@ -2664,6 +2664,19 @@ def test_a_long_note_of_the_agent_keeps_its_last_paragraph() -> None:
     assert "Objective metric = % of bf16 peak FLOPs" in note.body and note.body.endswith("overnight.md"), note.body
 
 
+def test_a_hard_wrapped_note_of_the_agent_is_read_by_paragraph() -> None:
+    # Held-out review 41 (verbatim, abridged): the title stopped where the note's line did
+    text = ("---\nname: resource-fit\ndescription:\n---\n\n**ROBUST RESOURCE-FIT, NOT GPU-COUNT (user refinement 2026-06-25):"
+            "** the strategy decisions must NOT key\non \"1 vs N GPUs.\" A SINGLE GPU can host a 10B+ model with offload.\n"
+            "- `pnpm install`\n- Apply: extend ParConfig\n")
+    drafts = (Session().user("plan the resource fit")
+              .call("Write", {"file_path": "/root/.claude/projects/-workspace-x/memory/resource-fit.md", "content": text},
+                    "File created successfully at: /root/.claude/projects/-workspace-x/memory/resource-fit.md")
+              .say("Noted.").end())
+    note = next(d for d in drafts if "agent-note" in d.tags)
+    assert 'must NOT key on "1 vs N GPUs."' in note.title and "\nApply: extend ParConfig" in note.body, (note.title, note.body)
+
+
 def test_an_instructions_file_written_whole_is_no_note() -> None:
     text = "# CLAUDE.md\n\nThis file provides guidance to Claude Code when working with code in this repository.\n"
     drafts = Session().user("/init").edit("CLAUDE.md", "", text).say("Created CLAUDE.md.").end()
@@ -5754,6 +5767,18 @@ def test_how_sub_agents_are_doing_is_no_finding(said: str, kept: bool) -> None:
                                                                           error=True)
                          .say(said).edit("workflows/mamba_rerun_workflow.js", "a", "b"))
     assert bool(found) == kept, found
+
+
+@pytest.mark.parametrize(("line", "listed"), [
+    # held-out review 41 and entire-cli 03a1382e (verbatim): a subject said before, and one named
+    ("But they're parameterized by size — you call any size and the planner picks the layout.", False),
+    ("It's the go-git loose object accumulation → auto-GC → worktree index corruption chain.", True),
+])
+def test_also_found_lists_no_finding_whose_subject_came_before(line: str, listed: bool) -> None:
+    from graphmem.capture.lessons import MAX_DISCOVERIES, more_findings
+
+    ranked = [(5.0, n, f"`mod{n}.py` caches the `config_{n}` handle because the loader is slow.", "") for n in range(MAX_DISCOVERIES)]
+    assert (more_findings([*ranked, (4.0, 9, line, line)]) == [line]) is listed
 
 
 def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
