@@ -2165,7 +2165,8 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
         head = _FRONT_MATTER.match(text)
         meta = head.group(1) if head else ""
         text = text[head.end():] if head else text
-        prose, fenced, wrapped = [], False, False
+        prose: list[str] = []
+        fenced = wrapped = False
         note = bool(_MEMORY_NOTE.search(path))
         for line in text.splitlines():
             if line.lstrip().startswith("```"):
