@@ -2245,8 +2245,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
     asked_last, final = _final_reply(s)
     told = " ".join(" ".join(d.body.split()) for d in drafts)
-    if last_words and final and _norm(final[:300]) != _norm(last_words[:300]) and "?" in asked_last \
-            and " ".join(final.split())[:80] not in told:
+    if last_words and final and _norm(final[:300]) != _norm(last_words[:300]) \
+            and " ".join(final.split())[:80] not in told and sum(len(b) + 1 for b in body) < SUMMARY_BODY_MAX - 700:
         # what it said last, when the person's later question made it take back part of its report
         # (held-out review 38: "sccache … installed (40 GB cache)", then, asked whether that is in RAM
         # or on disk, "on disk … I sized it bigger than your whole disk")
@@ -2505,19 +2505,24 @@ def _first_sentence(text: str) -> str:
     return (match.group(1) if match else text).strip()
 
 
+_ANNOUNCES = re.compile(r"(?i)\W*(?:(?:now|next|first|ok(?:ay)?|good|great|alright)[,!.]?\s+)?(?:let me|let['’]s|i['’]ll|i will)\b")
+
+
 def _final_reply(s: _Session) -> tuple[str, str]:
     """The person's last prompt and the agent's last words after it, from the transcript."""
-    prompt, reply, noticed = "", "", False
+    prompt, noticed = "", False
+    last = ("", "")
     for m in s.transcript or ():
         if m.sidechain or m.compact:
             continue
         if _notified(m):
             noticed = True  # the harness's turn: no answer to the person
         elif m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip():
-            prompt, reply, noticed = m.text, "", False
-        elif m.role == "assistant" and m.text.strip() and prompt and not noticed:
-            reply = m.text
-    return (prompt, reply) if reply else ("", "")
+            prompt, noticed = ("" if _THANKS.match(m.text) else m.text), False
+        elif m.role == "assistant" and m.text.strip() and prompt and not noticed \
+                and ("?" in prompt or len(m.text) >= 200) and not (len(m.text) < 300 and _ANNOUNCES.match(m.text)):
+            last = (prompt, m.text)  # not "Let me read the model class definitions …" (held-out review 42)
+    return last
 
 
 def _notified(msg: Any) -> bool:
@@ -2753,6 +2758,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += _safe(lambda: verdicts(s.transcript, s.session_id), "verdicts")
     drafts += lessons.rejections(s.transcript, s.session_id)
     drafts += lessons.replies(s.transcript, s.session_id)
+    drafts += lessons.lettered_choices(s.transcript, s.session_id)
     s.findings = _untold(lessons.ranked_findings(s.transcript), drafts)
     drafts += lessons.discoveries(s.transcript, s.session_id, s.findings, s.paths.rel)
     drafts += lessons.findings(s.transcript, s.session_id)

@@ -993,6 +993,51 @@ def _points_to(answer: str) -> bool:
     return rest != answer and (not words or len(words) <= 6 and bool(_LOOK_THERE.search(rest)))
 
 
+# an answer that puts the question off (held-out review 42: "Yeah that was something else I wanted to
+# talk about with you on.", kept as a decision that outranked the real one)
+_PUTS_OFF = re.compile(r"(?i)\bsomething else\b|\b(?:want(?:ed)? to|let['’]?s|we (?:should|can)) (?:talk|chat|discuss)\b|"
+                       r"\bnot sure yet\b|\bget back to (?:you|this|that)\b|\b(?:decide|think about it) later\b")
+# the person picking one of the lettered options of the agent's last message ("I would say b is the
+# real goal", held-out review 42, to "**(B) A demonstrably peak-performance portable megakernel** …")
+_PICKS_LETTER = re.compile(r"(?i)^\W*(?:(?:ok(?:ay)?|so|well|hmm+|yeah|yes)\W+)*(?:i(?:['’]d| would) (?:say|go with|pick|choose)|"
+                           r"i (?:think|choose|pick|prefer)|let['’]?s (?:go with|do)|go with|definitely|option)\s+"
+                           r"\(?([a-d1-4])\)?(?=[\s.,;:!)]|$)")
+
+
+def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
+    """The person's pick of a lettered option the agent's message before laid out, with what it means."""
+    drafts = []
+    said = ""
+    for msg in transcript:
+        if msg.sidechain or msg.compact:
+            continue
+        if msg.role == "assistant" and msg.text.strip():
+            said = msg.text
+        elif msg.role == "user" and not msg.meta and not msg.tool_use_id and msg.text.strip():
+            pick = _PICKS_LETTER.match(msg.text[:300])
+            option = _option(said, pick.group(1)) if pick and said else ""
+            said = ""
+            if not option:
+                continue
+            words = " ".join(msg.text.split())
+            drafts.append(Draft(
+                kind="decision", title=_short(redact(f"Chose ({pick.group(1).upper()}) {option}"), 240),
+                body=redact(f"The agent offered: {_short(option, 400)}\nThe user decided: {_short(words, 700)}"),
+                confidence=0.85, importance=0.8, source="user",
+                key=session_key(session_id, "choice", words[:200].lower()), tags=["user-stated", "reply"]))
+    return drafts
+
+
+def _option(text: str, letter: str) -> str:
+    """The text of option `letter` among the lettered lines of a message: "- **(B) A … megakernel** …"."""
+    for line in text.splitlines()[-200:]:
+        plain = line.replace("**", "").strip()
+        hit = re.match(rf"(?i)^(?:[-*•]\s*)?(?:\({letter}\)|{letter}[).:])\s+(\S.*)$", plain)
+        if hit:
+            return " ".join(hit.group(1).split())
+    return ""
+
+
 def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """The person's answers to the agent's questions, as decisions with the options turned down."""
     asked: dict[str, dict[str, Any]] = {}
@@ -1013,8 +1058,9 @@ def user_answers(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             options = [str(o.get("label") or "") for o in offered]
             # Options are turned down only by picking others: a free-text answer picks none.
             chosen = [o for o in options if o and (o == answer or o in answer.split(", "))]
-            if _STEERING.search(question) or not chosen and (_ASKS_BACK.search(answer) or _points_to(answer)):
-                continue  # where the talk goes next, a question back, where to look: no decision
+            if _STEERING.search(question) or not chosen and (_ASKS_BACK.search(answer) or _points_to(answer)
+                                                             or _PUTS_OFF.search(answer) and len(answer) < 200):
+                continue  # where the talk goes next, a question back, where to look, not now: no decision
             # The label is the agent's shorthand ("Trial install (Recommended)"); what it means is
             # in the option's description (held-out review 5: the meaning was lost).
             meant = [str(o.get("description") or "").strip() for o in offered

@@ -5817,6 +5817,22 @@ def test_a_loop_tick_is_no_prompt_and_handing_work_to_a_sub_agent_is_work() -> N
     assert "Autonomous loop tick" not in summary and "Asked: Ok, so I'm back" in summary, summary
 
 
+def test_a_lettered_pick_is_the_persons_decision_and_putting_off_is_none() -> None:
+    # Held-out review 42 (SuperGrok1.5 80b51e31, verbatim, abridged)
+    options = ("## The question underneath: what's the optimization *for*?\n\n"
+               "- **(A) Cheaper real experiments** — optimize the d=128 race **wall-clock**.\n"
+               "- **(B) A demonstrably peak-performance portable megakernel** (engineering artifact) — optimize "
+               "**d=2048 roofline %**.\n- **(C) Both.**\n\nSo — what's driving it for you?")
+    session = Session().user("what next?").ask(
+        "Which scale should the hill-climb optimize against?", ["Scaled race, d≈2048", "Actual toy race, d=128"],
+        "Yeah that was something else I wanted to talk about with you on.")
+    drafts = (session.say(options).user("I would say b is the real goal. I was thinking scaling up the models themselves "
+                                        "would be good.").say("That settles it.").end())
+    decisions = [d.title for d in drafts if d.kind == "decision"]
+    assert decisions == ["Chose (B) A demonstrably peak-performance portable megakernel (engineering artifact) — optimize "
+                         "d=2048 roofline %."], decisions
+
+
 def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
     # Held-out review 38 (SuperGrok1.5 80b51e31, verbatim, abridged): the report of the last working
     # turn stood as the agent's last message; the person's question then made it take part back
@@ -5839,6 +5855,11 @@ def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
     thanked = (Session().user("set up sccache").run("cargo install sccache", "Installed sccache 0.8.2")
                .say(report).user("Excellent work, thank you!").say("You're welcome! Here's what we did: sccache.").end())
     assert "Its last words" not in next(d.body for d in thanked if d.kind == "summary")
+    # nor a step it announced before the window closed (held-out review 42)
+    stepped = (Session().user("set up sccache").run("cargo install sccache", "Installed sccache 0.8.2").say(report)
+               .user("Well how many total parameters would that be for the 3 models then?")
+               .say("Let me read the model class definitions so I count params correctly.").end())
+    assert "Its last words" not in next(d.body for d in stepped if d.kind == "summary")
 
 
 def test_a_requirement_with_must_be_is_no_guess() -> None:
