@@ -1017,7 +1017,7 @@ def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             pick = _PICKS_LETTER.match(msg.text[:300])
             option = _option(said, pick.group(1)) if pick and said else ""
             said = ""
-            if not option:
+            if not option or pick is None:
                 continue
             words = " ".join(msg.text.split())
             drafts.append(Draft(

@@ -5829,8 +5829,8 @@ def test_a_lettered_pick_is_the_persons_decision_and_putting_off_is_none() -> No
     drafts = (session.say(options).user("I would say b is the real goal. I was thinking scaling up the models themselves "
                                         "would be good.").say("That settles it.").end())
     decisions = [d.title for d in drafts if d.kind == "decision"]
-    assert decisions == ["Chose (B) A demonstrably peak-performance portable megakernel (engineering artifact) — optimize "
-                         "d=2048 roofline %."], decisions
+    assert decisions == [("Chose (B) A demonstrably peak-performance portable megakernel (engineering artifact) — optimize "
+                         "d=2048 roofline %.")], decisions
 
 
 def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
