@@ -2684,8 +2684,7 @@ def _passing_checks(runs: list[_Run]) -> list[str]:
         else:  # `a; b`, `a || b`: the line's status is its last step's (past an `echo done`)
             tail = [st for st in every if st.exe not in _TRIVIAL]
             steps = tail[-1:] if re.search(r";|\|\|", line.raw) else [line]
-        told = {k: status for k, step in enumerate(every[:-1]) if step.is_check
-                for status in [_echoed_status(every[k + 1].main, run.ev.text)] if status is not None}
+        told = _echoed_statuses(every, line.raw, run.ev.text)
         steps = [st for st in steps if st not in [every[k] for k in told]]
         for step, failed in [*((st, run.failed) for st in steps), *((every[k], bool(s)) for k, s in told.items())]:
             if not step.is_check or _ASKS_ABOUT_TOOL.search(step.main) or _REWRITES.search(step.main):
@@ -2697,7 +2696,7 @@ def _passing_checks(runs: list[_Run]) -> list[str]:
     return list(passing.values())
 
 
-_ECHOED_STATUS = re.compile(r"echo\s+['\"]?([^'\"$;&|\s]*[A-Za-z][^'\"$;&|]*?)\$\?")
+_ECHOED_STATUS = re.compile(r"echo\s+['\"]?([^'\"$;&|A-Za-z]{0,20}[A-Za-z][^'\"$;&|]{0,60}?)\$\?([^'\"$;&|]{0,20})['\"]?\s*$")
 
 
 def told_failure(line: Command, output: str, rel: Callable[[str], str]) -> Command | None:
@@ -2706,18 +2705,36 @@ def told_failure(line: Command, output: str, rel: Callable[[str], str]) -> Comma
     if not line.others or "$?" not in line.raw:
         return None
     every = chain(line, rel)
-    return next((step for step, after in pairwise(every)
-                 if step.is_check and (_echoed_status(after.main, output) or 0) != 0), None)
+    return next((every[k] for k, status in _echoed_statuses(every, line.raw, output).items() if status), None)
 
 
-def _echoed_status(next_step: str, output: str) -> int | None:
-    """The status a line prints of the step before: `make; echo "BUILD=$?"` printed "BUILD=0"
-    (held-out review 37, where the line's own status was its last step's, an `nm`)."""
-    said = _ECHOED_STATUS.match(next_step)
-    if not said:
-        return None
-    found = re.search(rf"(?m)^\s*{re.escape(said.group(1).strip())}\s*(-?\d{{1,3}})\s*$", output)
-    return int(found.group(1)) if found else None
+def _echoed_statuses(every: list[Command], raw: str, output: str) -> dict[int, int]:
+    """The status a line prints of each check right before an `echo "…$?"`: `make; echo "BUILD=$?"`
+    printed "BUILD=0" (held-out review 37, where the line's own status was its last step's, an
+    `nm`), by position: the second `exit=` printed is the second check's. A check piped into another
+    command printed that command's status, not its own."""
+    if "$?" not in raw:
+        return {}
+    told: dict[int, int] = {}
+    tail = output[-8000:]
+    # the text right before each echo of `$?`: a pipe there means the status is its last command's
+    piped = [bool(re.search(r"(?<!\|)\|(?![|&])", before)) and "pipefail" not in raw
+             for before in re.findall(r"([^;\n]*?)(?:;|&&|\|\||\n)\s*echo\b[^;\n]*\$\?", raw[:20_000])]
+    seen: dict[tuple[str, str], int] = {}
+    for k, (step, after) in enumerate(pairwise(every)):
+        said = _ECHOED_STATUS.match(after.main)
+        if not said:
+            continue
+        label, suffix = said.group(1).strip(), said.group(2).strip()
+        nth = seen[label, suffix] = seen.get((label, suffix), -1) + 1
+        echoed = sum(seen.values()) + len(seen) - 1  # which echo of `$?` in the line this is
+        if not step.is_check or echoed < len(piped) and piped[echoed]:
+            continue
+        printed = re.finditer(rf"(?m)^[ \t]*{re.escape(label)}[ \t]*(-?\d{{1,3}})[ \t]*{re.escape(suffix)}[ \t]*\r?$", tail)
+        found = next((hit for n, hit in enumerate(printed) if n == nth), None)
+        if found:
+            told[k] = int(found.group(1))
+    return told
 
 
 def _check_kind(step: Command) -> tuple[str, str]:

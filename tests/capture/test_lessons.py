@@ -1403,6 +1403,12 @@ def test_a_note_written_by_a_command_that_then_failed_is_still_written() -> None
     ([('make -j8 > build.log 2>&1; echo "EXIT: $?"; tail -3 build.log',
        "EXIT: 2\nmake: *** [all] Error 2", False)], None),
     ([("make -j8 > build.log 2>&1; echo done; tail -3 build.log", "done\nok", False)], None),
+    # the review of session 26: `$?` after a pipe is the pipe's last command's; the second `exit=` is
+    # the second check's; a decorated echo is read too
+    ([('make 2>&1 | tail -3; echo "rc=$?"', "make: *** [Makefile:3: all] Error 1\nrc=0", False)], None),
+    ([('make build; echo "exit=$?"; make test; echo "exit=$?"',
+       "built\nexit=0\nFAIL: test_parse (3 failed)\nexit=2", False)], "`make build`"),
+    ([('npm run build; echo "=== BUILD EXIT: $? ==="; ls dist', "error TS2322\n=== BUILD EXIT: 2 ===\n", False)], None),
 ])
 def test_verified_names_only_checks_whose_status_the_session_saw(
         runs: list[tuple[str, str, bool]], verified: str | None) -> None:
@@ -1412,6 +1418,14 @@ def test_verified_names_only_checks_whose_status_the_session_saw(
     summary = next(t for t in texts(session.say("That is where it stands for the release.").end())
                    if t.startswith("summary"))
     assert (f"Verified: {verified} passed" in summary) if verified else "Verified:" not in summary, summary
+
+
+@pytest.mark.timeout(20)
+def test_an_echoed_status_is_read_in_linear_time() -> None:
+    # the review of session 26: 80,000 blank lines took 60 s to read
+    drafts = (Session().user("build").run('make -j8 2>&1; echo "BUILD=$?"; tail -1 build.log', "\n" * 200_000 + "done")
+              .say("Built.").end())
+    assert any(d.kind == "summary" for d in drafts)
 
 
 def test_a_build_that_printed_its_own_failing_status_failed() -> None:
