@@ -2522,7 +2522,9 @@ def _final_reply(s: _Session) -> tuple[str, str]:
         elif m.role == "assistant" and m.text.strip() and prompt and not noticed \
                 and ("?" in prompt or len(m.text) >= 200) and not (len(m.text) < 300 and _ANNOUNCES.match(m.text)):
             last = (prompt, m.text)  # not "Let me read the model class definitions …" (held-out review 42)
-    return last
+    from graphmem.capture.redact import redact
+
+    return redact(last[0]), redact(last[1])
 
 
 def _notified(msg: Any) -> bool:

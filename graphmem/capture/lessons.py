@@ -1090,6 +1090,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
+    overturned = overturns(msgs)
     for n, msg in enumerate(msgs):
         typed = msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>"))
         if msg.role == "tool_result" or typed:
@@ -1148,10 +1149,10 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # the person doubted it or set it right at once: not a finding
             if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
-            if _overturned_later(msgs, n, best[1]):
+            if _overturned_later(overturned, n, best[1]):
                 continue
             found.append((best[0], n, best[1], msg.text))
-    found = [f for f in found if not _said_better_later(f, found, msgs)]
+    found = _without_set_right(found, msgs)
     found.sort(key=lambda f: -f[0])
     kept: list[tuple[float, int, str, str]] = []
     for candidate in found:
@@ -1161,8 +1162,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     return kept
 
 
-_CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bnot\b|n't\b|\bnever\b|"
-                        r"\bare the ones?\b|\bis the one\b")
+_CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bare the ones?\b|\bis the one\b")
+LATER_WORD_WINDOW = 20  # later findings a finding is weighed against
 
 
 def _asks_in(sentence: str) -> bool:
@@ -1175,22 +1176,25 @@ def _code_terms(sentence: str) -> set[str]:
     return {c.strip("`").lower() for c in _CODE.findall(sentence)}
 
 
-def _said_better_later(finding: tuple[float, int, str, str], found: list[tuple[float, int, str, str]],
-                       msgs: list[Any]) -> bool:
-    """Whether a later finding on the same code, said after the agent looked again, sets this one
-    right (it says more, and denies or contrasts where this one did not): the later word stands."""
-    if _CONTRASTS.search(finding[2]):
-        return False
-    terms = _code_terms(finding[2])
-    words = set(re.findall(r"\w{3,}", finding[2].lower()))
-    for _, n, later, _ in found:
-        if n <= finding[1] or len(terms & _code_terms(later)) < 2 or not _CONTRASTS.search(later):
-            continue
-        new = set(re.findall(r"\w{3,}", later.lower())) - words
-        if len(new) >= 0.4 * len(set(re.findall(r"\w{3,}", later.lower()))) \
-                and any(m.role == "tool_result" for m in msgs[finding[1] + 1:n]):
-            return True
-    return False
+def _without_set_right(found: list[tuple[float, int, str, str]], msgs: list[Any]) -> list[tuple[float, int, str, str]]:
+    """The findings but those a later one on the same code sets right, said after the agent looked
+    again: it says more, and contrasts ("instead of", "actually") where this one did not. The later
+    word stands. Each is weighed against the next LATER_WORD_WINDOW findings only."""
+    found = sorted(found, key=lambda f: f[1])
+    looked = [0]  # tool results up to each message
+    for m in msgs:
+        looked.append(looked[-1] + (m.role == "tool_result"))
+    said = [(_code_terms(f[2]), set(re.findall(r"\w{3,}", f[2].lower())), bool(_CONTRASTS.search(f[2]))) for f in found]
+    kept = []
+    for i, finding in enumerate(found):
+        terms, words, contrasts = said[i]
+        set_right = not contrasts and any(
+            said[j][2] and len(terms & said[j][0]) >= 2 and len(said[j][1] - words) >= 0.4 * len(said[j][1])
+            and looked[found[j][1]] > looked[finding[1] + 1]
+            for j in range(i + 1, min(len(found), i + 1 + LATER_WORD_WINDOW)) if found[j][1] > finding[1])
+        if not set_right:
+            kept.append(finding)
+    return kept
 
 
 _THIS_MOMENT = re.compile(r"(?i)\b(?:first|now|right away|before (?:you|we) (?:can|start|deploy|push|run))\b")  # held-out review 29
@@ -1819,18 +1823,34 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
 _OVERTURNS = re.compile(r"(?i)\b(?:this|that|which|it)(?: result| measurement| number| output)? (?:also |directly |fully )?"
                         r"(?:overturns|overturned|disproves|disproved|refutes|refuted|contradicts|contradicted|debunks)"
                         r"\b(.{0,200})")
+_OVERTURN_WORD = re.compile(r"(?i)overturn|disprove|refute|contradict|debunk")
+# what it overturns must be a claim said before, not a document found stale ("That contradicts the README …")
+_A_CLAIM = re.compile(r"(?i)^\W*(?:(?:the|my|our|its|your|this|that|an?)\s+)?(?:[\w-]+['’]s\s+)?(?:\w+\s+)?"
+                      r"(?:predictions?|assumptions?|claims?|hypothes[ie]s|diagnos[ie]s|theory|guess|conclusions?|expectations?|"
+                      r"estimates?|earlier|reading|what I)\b")
 
 
 def _stems4(text: str) -> set[str]:
-    return {w[:4] for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _COMMON}
+    """Its words of four letters or more, a plural as its singular."""
+    return {w[:-1] if w.endswith("s") and not w.endswith("ss") else w
+            for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _COMMON}
 
 
-def _overturned_later(msgs: list[Any], n: int, sentence: str) -> bool:
+def overturns(msgs: list[Any]) -> list[tuple[int, set[str]]]:
+    """Where the agent says a result overturns a claim made before, with the words of what it says."""
+    hits = []
+    for k, m in enumerate(msgs):
+        if m.role == "assistant" and m.text and _OVERTURN_WORD.search(m.text):
+            hits += [(k, _stems4(hit.group(1))) for hit in _OVERTURNS.finditer(m.text.replace("**", "")[:20_000])
+                     if _A_CLAIM.match(hit.group(1))][:5]
+    return hits[:200]
+
+
+def _overturned_later(hits: list[tuple[int, set[str]]], n: int, sentence: str) -> bool:
     """Whether a later message of the agent says it overturns what this sentence is about (two of
     the words after "overturns" in it)."""
     said = _stems4(sentence)
-    return any(len(said & _stems4(hit.group(1))) >= 2 for m in msgs[n + 1:]
-               if m.role == "assistant" and m.text for hit in _OVERTURNS.finditer(m.text.replace("**", "")))
+    return any(k > n and len(said & stems) >= 2 for k, stems in hits)
 
 
 def _diagnosis(text: str) -> str:

@@ -5795,6 +5795,41 @@ def test_also_found_lists_no_finding_whose_subject_came_before(line: str, listed
     assert (more_findings([*ranked, (4.0, 9, line, line)]) == [line]) is listed
 
 
+def test_a_later_finding_that_adds_or_a_stale_readme_takes_no_finding_away() -> None:
+    # the review of session 26: a later finding that only adds ("doesn't define") and a README the
+    # finding shows stale ("That contradicts the README") set nothing right
+    from graphmem.capture.lessons import ranked_findings
+    from graphmem.capture.transcript import parse_transcript
+
+    early = ("The `ImportError` comes from `app/db.py` importing `app/models.py` at module level, which runs "
+             "before `init_app()` configures the engine.")
+    for look, later in [("grep -n Base app/models.py", ("`app/models.py` doesn't define `Base` itself, so `app/db.py` "
+                                                       "also needs `app/base.py` imported first.")),
+                        ("cat README.md", ("That contradicts the README, which says `app/db.py` never imports the models "
+                                          "at module level; I'll fix the README."))]:
+        session = (Session().user("why does the app fail to start?")
+                   .run("python -m app", "Exit code 1\nImportError: cannot import name 'engine'", error=True)
+                   .say(early).run(look, "3: from app.base import Base").say(later).edit("app/db.py", "a", "b"))
+        assert early in [f[2] for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in session.records)))]
+
+
+@pytest.mark.timeout(20)
+def test_findings_set_right_later_are_found_in_linear_time() -> None:
+    # the review of session 26: 2,000 findings took 40 s (every one weighed against every later one)
+    from graphmem.capture.lessons import ranked_findings
+    from graphmem.capture.transcript import parse_transcript
+
+    session = Session().user("fix the crash")
+    for i in range(2000):
+        session.run(f"pytest tests/test_{i}.py", f"Exit code 1\nE   KeyError: 'k{i}'", error=True)
+        session.say(f"The crash in `mod{i}.py` comes from `loader{i}()` reading `settings{i}.yaml` instead of "
+                    "`env.yaml`, because the config module is imported at load time.")
+        if i % 100 == 99:
+            session.say("This overturns my earlier diagnosis: the `settings` files are read twice, not once.")
+    found = ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in session.records)))
+    assert found and found[0][2].startswith("The crash in `mod")
+
+
 def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
     # Held-out review 38 (verbatim, abridged): the question and the case it makes are one sentence to
     # the splitter; it stood under "Also found" while the person's answer overruled it
