@@ -5866,6 +5866,23 @@ def test_a_loop_tick_is_no_prompt_and_handing_work_to_a_sub_agent_is_work() -> N
     assert "Autonomous loop tick" not in summary and "Asked: Ok, so I'm back" in summary, summary
 
 
+def test_the_last_words_and_the_question_they_answer_are_redacted() -> None:
+    # the review of session 26: a token in the last question was written as typed
+    from graphmem.capture.redact import redact
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    session = (Session().user("set up the deploy").run("npm install && npm run build", "built")
+               .say("Deployed; the token is configured in `.env` and the build passed.")
+               .user(f"Wait, is the token {token} right?")
+               .say("Yes, that is the one your deploy uses; it has the repo and workflow scopes it needs, so there is "
+                    f"nothing to change. I saw {token} in the environment as well."))
+    for event in session.events:
+        event.text = redact(event.text)  # as the hooks write them
+    drafts = session.end()
+    summary = next(d.body for d in drafts if d.kind == "summary")
+    assert "Its last words" in summary and token not in summary, summary
+
+
 def test_a_lettered_pick_is_the_persons_decision_and_putting_off_is_none() -> None:
     # Held-out review 42 (SuperGrok1.5 80b51e31, verbatim, abridged)
     options = ("## The question underneath: what's the optimization *for*?\n\n"
