@@ -1755,7 +1755,8 @@ _OUTPUT_LINE = re.compile(r"^\s*(?:\$ |>>> |File \"|E {2,}|Traceback|at \S+ \(|\
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|hmm+|um+|uh+|stop|wait|great|thanks|thank you|cool|"
     r"nice|perfect|good|alright|right|actually|plus|one more thing|and also|oh and|please note|"
-    r"to be (?:honest|fair|clear)|honestly|frankly|truth be told)\b"
+    r"to be (?:honest|fair|clear)|honestly|frankly|truth be told|once again|like I said|as I (?:said|mentioned)(?: before| earlier)?|"
+    r"I repeat)\b"
     r"[\s,.!:—–-]*)+", re.IGNORECASE)
 _TASK_PREFIX = re.compile(r"^(?:todo|to-do|to do)\b\s*[:,\-–—]?\s*(.+)$", re.IGNORECASE)
 _TASK_ANY = re.compile(r"(?i)\b(?:next time|still needs? to|remaining work|follow[- ]up|"
@@ -1800,16 +1801,22 @@ _CONVENTION = re.compile(
     # held-out review 38: "To be honest, I would actually prefer fable class work."; "All of the
     # optimizer and model files are supposed to be portable to any other project"; "Running the 30
     # minute watchdog is good, just make sure it doesn't throttle anything on the gpu"
-    r"\bI(?:['’]d| would)? (?:actually |really |much |rather |strongly |still )?prefer\b(?! not to answer)|"
-    r"\b(?:is|are|['’]re|['’]s) (?:all |always )?supposed to\b(?![^.!?]*\bbut\b)|"
+    # (the review of session 26: not "I'd prefer option B", "I'd prefer you fix the login bug first", "This
+    # function is supposed to return a list, it returns None", "Go ahead and refactor it, just make sure it
+    # doesn't break the tests", "You should use the --force flag")
+    r"\bI(?:['’]d| would)? (?:actually |really |much |rather |strongly |still )?prefer\b"
+    r"(?! not to answer| you\b| (?:option|choice|approach|plan)\b| (?:the )?(?:first|second|third|last|other|latter|former)\b| [a-d]\b)|"
+    r"\b(?:is|are|['’]re|['’]s) (?:all |always )?supposed to\b(?![^.!?]*(?:\bbut\b|,\s*(?:it|this|that|which)\s))|"
+    r"^(?!\W*(?:go ahead|please|ok(?:ay)?,?\s+)?(?:and\s+)?(?:refactor|fix|change|add|implement|update|do|run|build|write|"
+    r"make (?!sure)|create|rename|move|delete|remove|go ahead)\b)[^.!?]*"
     r"\b(?:just|but|only|and) make sure (?:that )?(?:\w+ ){1,4}(?:isn['’]t|aren['’]t|is not|are not|doesn['’]t|"
     r"does not|don['’]t|do not|never|won['’]t|will not)\b(?! only\b)|"
-    r"^(?:\w+,\s*)?you should (?:also |always |only )?(?:use|be using|be \w+ing (?:with|through|via))\b|"
+    r"^(?:\w+,\s*)?you should (?:also |always |only )?(?:use|be using|be \w+ing (?:with|through|via))\b"
+    r"(?=[^.!?]*(?:\balways\b|,?\s(?:so|because|since|as (?:it|they|that))\b))|"
     # held-out review 40: "And make sure you are using the cache so you can recompile super fast"; "And once
     # again, all of these cells need to be built out maximally, verified by the roofline test" (said again:
     # it stands)
-    r"\bmake sure (?:that )?you(?:['’]re| are) (?:always |also )?using\b|"
-    r"^(?:and |but |so )?(?:once again|as I (?:said|mentioned|told you)(?: before| earlier)?|like I said|I repeat)\b,?\s+(?!\w+\?)|"
+    r"\bmake sure (?:that )?you(?:['’]re| are) (?:always |also )?using\b(?=[^.!?]*(?:\balways\b|\s(?:so|because|since)\b))|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"
     r"\b(?:must|should)\s+(?:always|never)\b|\bour convention\b|\bby convention\b|"
@@ -1842,6 +1849,10 @@ _BOUNDED = re.compile(r"(?i)\b(?:anything|everything|something|nothing) else\b|\
 _WORK_ASKED = re.compile(r"(?i)(?:^|[.!?]\s+|\n\s*)(?:\d{1,2}[.)]\s+)?(?:please\s+)?(?:change|add|append|fix|implement|create|write|"
                          r"update|remove|delete|rename|move|refactor|build|run|make|read|edit|report|check|review|"
                          r"investigate|look|find|set up|install|migrate|port|bump|test|commit|merge|release|deploy|publish)\b")
+
+
+_BUG_TOLD = re.compile(r"(?i)\bright now\b|\bcurrently\b|\bdoes nothing\b|\binstead\b|"
+                       r"\b(?:it|this|that) (?:returns|fails|crashes|shows|gives|throws|just)\b|\bbut (?:it|this|that)\b")
 
 
 def _bounds_the_task(sentence: str, prompt: str) -> bool:
@@ -1898,7 +1909,8 @@ def states_something(prompt: str) -> bool:
 # space", "I do also have a 50gb volume attached to this instance")
 _MACHINE = re.compile(r"(?i)(?:\bI (?:do )?(?:also |only |just )?(?:have|['’]ve got|got)|\b(?:my|this|the) (?:machine|box|"
                       r"instance|server|laptop|vm|pod|host|mac) (?:has|only has|comes with))\b[^.!?\d]{0,12}?\b\d+(?:\.\d+)?"
-                      r"\s*(?:gb|gib|tb|tib|cores?|v?cpus?|gpus?|threads)\b")
+                      r"\s*(?:(?:gb|gib|tb|tib)\s*(?:of\s+)?(?:v?ram|memory|disk|storage|ssd|nvme|volume|swap|hbm)|"
+                      r"cores?|v?cpus?|gpus?|threads)\b")
 
 
 def _statement(sentence: str) -> tuple[str, str] | None:
@@ -1929,12 +1941,12 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         # "let's go ahead and wire up tailwind …, and we'll tackle the lint in a follow up commit" (held-out
         # review 32): what the same prompt asks now is done in the session; the deferred clause is the task
         return "task", next((c for c in re.split(r",\s*(?:and|but|then)\s+|;\s+", s) if _TASK_ANY.search(c)), s)
-    if (has := _MACHINE.search(s)) and not _ASKED.match(s):
-        return "env", s[has.start():]  # not "Because truth by told, …"
     if _DECISION.search(s):
         return "decision", s
     if _CONVENTION.search(s):
         return "convention", s
+    if (has := _MACHINE.search(s)) and not _ASKED.match(s) and not re.search(r"(?i)\bbut\b|\bonly one\b", s):
+        return "env", s[has.start():]  # not "Because truth by told, …"
     if (_CHANGED.search(s) or _CURED.search(s)) and _NAMED.search(s) and not _ASKED.match(s) \
             and not _BIDDING.search(s):
         return "fact", s
@@ -1974,6 +1986,8 @@ def _user_rules(s: _Session) -> list[Draft]:
             kind, said = found
             if kind == "convention" and _bounds_the_task(sentence, text):
                 continue
+            if kind == "convention" and "supposed to" in sentence and _BUG_TOLD.search(text):
+                continue  # what it should do, told beside what it does: a bug report
             title = _short(_title_case(said), TITLE_MAX)
             if len(title) < 6:
                 continue
@@ -2527,6 +2541,10 @@ def _final_reply(s: _Session) -> tuple[str, str]:
     return redact(last[0]), redact(last[1])
 
 
+def _ticked(msg: Any) -> bool:
+    return msg is not None and msg.meta and msg.text.lstrip().startswith(("# Autonomous loop tick", "<<autonomous-loop"))
+
+
 def _notified(msg: Any) -> bool:
     """A turn the harness started: a background task's notification, a tick of the agent's own loop."""
     return msg is not None and msg.meta and not msg.compact and (
@@ -2588,9 +2606,11 @@ def _last_agent_message(s: _Session) -> str:
             else:
                 stops.append(ev.text)
             prompted = worked = False
-    if answers:
+    # the stops do not tell a turn the agent's own loop started (its tick): the transcript does
+    ticked = s.transcript is not None and any(_ticked(m) for m in s.transcript)
+    if answers and not ticked:
         return next((text for text, did in reversed(answers) if did), answers[-1][0])
-    if stops:
+    if stops and not ticked:
         return stops[-1]
     if s.transcript is not None:
         from graphmem.capture.lessons import COMMAND_TOOLS
@@ -2605,7 +2625,10 @@ def _last_agent_message(s: _Session) -> str:
             if m.role == "user":
                 asked, worked, did = m, False, False
             elif m.role == "assistant":
-                worked = worked or any(_edits_project(s, [str(u.input.get("file_path") or "")]) for u in m.tool_uses)
+                # in a tick of its own loop only an edit of the project is work (held-out review 40: its
+                # disk cleanup stood as the session's last word)
+                worked = worked or any(_edits_project(s, [str(u.input.get("file_path") or "")])
+                                       and (u.name in EDIT_TOOLS or not _ticked(asked)) for u in m.tool_uses)
                 did = did or any(_edits_project(s, [str(u.input.get("file_path") or u.input.get("notebook_path") or "")])
                                  if u.name in EDIT_TOOLS else
                                  u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel)

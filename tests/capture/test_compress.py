@@ -452,9 +452,21 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         # held-out review 40 (verbatim): the cache to use, and what the person says once again
         (("Ok good. And make sure you are using the cache so you can recompile super fast."), "convention",
          "Make sure you are using the cache so you can recompile super fast"),
-        ("And once again, all of these cells need to be built out maximally, verified by the roofline test.",
-         "convention", "Once again, all of these cells need to be built out maximally, verified by the roofline test"),
         ("Once again, why does the build fail?", None, None),
+        # the review of session 26: what follows "once again" is judged as it stands; a rule given with the
+        # machine as its reason stays a rule; one-off choices, orders of work and bug reports are none
+        ("Once again, the tests fail with the same error.", None, None),
+        ("Like I said, never push to main.", "convention", "Never push to main"),
+        ("Always build with -j8 since I have 8 cores.", "convention", "Always build with -j8 since I have 8 cores"),
+        ("I have a 10 GB CSV file that the importer chokes on.", None, None),
+        ("I have 2 gpus but only one shows up in nvidia-smi.", None, None),
+        ("I'd prefer option B.", None, None),
+        ("I'd prefer you fix the login bug first.", None, None),
+        ("This function is supposed to return a list, it returns None.", None, None),
+        ("The login button is supposed to redirect to /home after sign in. Right now it does nothing.", None, None),
+        ("Go ahead and refactor it, just make sure it doesn't break the tests.", None, None),
+        ("You should use the --force flag.", None, None),
+        ("Make sure you are using the latest version of the file.", None, None),
         # ... and what they are not: a bug told, a standard for this task, a choice offered
         ("The export is supposed to include archived rows, but it skips them.", None, None),
         ("Make sure it is not only working, but also maximally performant.", None, None),

@@ -5866,6 +5866,24 @@ def test_a_loop_tick_is_no_prompt_and_handing_work_to_a_sub_agent_is_work() -> N
     assert "Autonomous loop tick" not in summary and "Asked: Ok, so I'm back" in summary, summary
 
 
+def test_a_loop_ticks_cleanup_is_no_last_word_when_the_stops_are_heard() -> None:
+    # the review of session 26: with Stop hook events (live capture) the tick's words still won
+    from graphmem.capture.event import HookEvent
+
+    def stop(session: Session, text: str) -> None:
+        session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, text=text, ts=session.t))
+
+    session = Session().user("Build the full 33 cells, then do that other stuff.")
+    session.call("Agent", {"subagent_type": "general-purpose", "description": "Build SG11/SG15 cells",
+                           "prompt": "Convert the SG11/SG15 cells to L3-TC and gate them."}, "Agent launched")
+    said = "Both are now working in parallel: the SG11/SG15 builder and the roofline-max-infra spec."
+    stop(session.say(said), said)
+    session._record("user", "# Autonomous loop tick (dynamic pacing)\n\nRun the autonomous check.", isMeta=True)
+    session.run("rm -rf /tmp/torch_ext_stale && df -h /workspace", "47G 12G 35G 26% /workspace")
+    stop(session.say("Tick: cleaned stale extension builds; disk at 26%."), "Tick: cleaned stale extension builds; disk at 26%.")
+    assert f"Agent's last message: {said}" in next(d.body for d in session.end() if d.kind == "summary")
+
+
 def test_the_last_words_and_the_question_they_answer_are_redacted() -> None:
     # the review of session 26: a token in the last question was written as typed
     from graphmem.capture.redact import redact
