@@ -1169,7 +1169,8 @@ LATER_WORD_WINDOW = 20  # later findings a finding is weighed against
 def _asks_in(sentence: str) -> bool:
     """A question inside the sentence, its guess or its answer after it ("**Which roofline number is
     the objective?** Your own HANDOFF flags the trap: …", held-out reviews 36 and 38): no finding."""
-    return "?" in re.sub(r"`[^`]*`", "", sentence)
+    plain = re.sub(r"`[^`]*`|\S+\?\S+", "", sentence)  # not `/api/items?page=2`, `user?.name`
+    return bool(re.search(r"\?(?=[\s*)\]\"'”]|$)", plain))
 
 
 def _code_terms(sentence: str) -> set[str]:
@@ -1537,8 +1538,8 @@ _FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-
 
 # when it will report next, how long a stage takes: stale within the hour (held-out review 38: "Next
 # update:* ~15–30 min, when the prodigy fix lands", "Stage 0 overall:* ~1–2h")
-_ETA = re.compile(r"(?i)\bETAs?\b|\bnext update\b|(?:^|\s)~\s?\d+(?:\.\d+)?(?:\s?[–-]\s?\d+(?:\.\d+)?)?\s?"
-                  r"(?:min(?:ute)?s?|h|hrs?|hours?)\b")
+_ETA = re.compile(r"\bETAs?\b|(?i:\bnext update\b|\b(?:overall|total|eta)\W{0,3}\s*~\s?\d|\b(?:in|another|expect)\s+~\s?\d+"
+                  r"(?:\s?[–-]\s?\d+)?\s?(?:min(?:ute)?s?|h|hrs?|hours?)\b)")
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
@@ -2261,7 +2262,8 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             else "fact"
         # the agent's own note is the session's most careful words: kept whole up to a summary's length
         # (held-out review 38: a 1,200-character cut took the note's objective and its status)
-        body = _short_lines("\n".join(prose), NOTE_BODY_MAX) + f"\nWritten to {path}"
+        tail = f"\nWritten to {path}"
+        body = _short_lines("\n".join(prose), NOTE_BODY_MAX - len(tail) - 40) + tail  # room for the redaction marks
         drafts.append(Draft(
             kind=kind, title=_short(redact(title), 200), body=redact(body),
             files=[path] if not path.startswith(("/", "~")) else [], confidence=0.7, importance=0.7,

@@ -2655,6 +2655,12 @@ def test_when_the_agent_will_report_next_is_no_part_of_a_finding() -> None:
     [found] = _discoveries(Session().user("fix prodigy").run("python -m tests.hw.test_l3tc_tail_gate", "Exit code 1\nloss nan",
                                                              error=True).say(said).edit("csrc/algorithms/prodigy.h", "a", "b"))
     assert "wiring_check" in found.body and "min" not in found.body and "1–2h" not in found.body, found.body
+    # the review of session 26: how long a run takes, and the learning rate `eta`, stay
+    lasting = said + ("\nEach parity run of `test_l3tc_tail_gate` takes ~40 min on the H100, so it cannot run per cell.\n"
+                      "With `eta` at 0.3 in `xgb_params.yaml` the warmup overshoots.")
+    [found] = _discoveries(Session().user("fix prodigy").run("python -m tests.hw.test_l3tc_tail_gate", "Exit code 1\nloss nan",
+                                                             error=True).say(lasting).edit("csrc/algorithms/prodigy.h", "a", "b"))
+    assert "takes ~40 min" in found.body and "`eta` at 0.3" in found.body and "Next update" not in found.body, found.body
 
 
 def test_a_long_note_of_the_agent_keeps_its_last_paragraph() -> None:
@@ -2676,6 +2682,14 @@ def test_a_long_note_of_the_agent_keeps_its_last_paragraph() -> None:
               .say("You're set for the night.").end())
     note = next(d for d in drafts if "agent-note" in d.tags)
     assert "Objective metric = % of bf16 peak FLOPs" in note.body and note.body.endswith("overnight.md"), note.body
+    # the review of session 26: a note longer than the cap keeps its path last
+    longer = text + "\n\n" + "\n\n".join(f"Paragraph {i}: the loop builds one cell at a time and gates it on parity. " * 6
+                                           for i in range(8))
+    drafts = (Session().user("set up 10-12 hours of autonomous work")
+              .call("Write", {"file_path": "/root/.claude/projects/-workspace-x/memory/overnight.md", "content": longer},
+                    "File created successfully at: /root/.claude/projects/-workspace-x/memory/overnight.md")
+              .say("You're set for the night.").end())
+    assert next(d for d in drafts if "agent-note" in d.tags).body.endswith("memory/overnight.md")
 
 
 def test_a_hard_wrapped_note_of_the_agent_is_read_by_paragraph() -> None:
@@ -5843,6 +5857,12 @@ def test_a_question_the_agent_puts_to_the_person_is_no_finding() -> None:
                .say(said).edit("csrc/fused/decoder.cuh", "a", "b"))
     found = ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in session.records)))
     assert not [f for f in found if "roofline" in f[2]], found
+    # the review of session 26: a "?" inside a URL asks nothing
+    said = ("The 500 on /api/items?page=2 comes from `paginate()` computing the offset before the limit is clamped, "
+            "because `limit` is read as a string.")
+    session = (Session().user("why does page 2 fail?").run("curl -sf localhost:3000/api/items?page=2", "Exit code 22", error=True)
+               .say(said).edit("app/paginate.py", "a", "b"))
+    assert [f[2] for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in session.records)))] == [said]
 
 
 def test_a_loop_tick_is_no_prompt_and_handing_work_to_a_sub_agent_is_work() -> None:
