@@ -2609,7 +2609,11 @@ def _last_agent_message(s: _Session) -> str:
     # the stops do not tell a turn the agent's own loop started (its tick): the transcript does
     ticked = s.transcript is not None and any(_ticked(m) for m in s.transcript)
     if answers and not ticked:
-        return next((text for text, did in reversed(answers) if did), answers[-1][0])
+        at = next((k for k in range(len(answers) - 1, -1, -1) if answers[k][1]), len(answers) - 1)
+        if "?" in answers[at][0][-400:]:  # a question the person then answered: see below
+            at = next((k for k in range(len(answers) - 1, at, -1) if len(answers[k][0]) >= 200
+                       and not (len(answers[k][0]) < 300 and _ANNOUNCES.match(answers[k][0]))), at)
+        return answers[at][0]
     if stops and not ticked:
         return stops[-1]
     if s.transcript is not None:
@@ -2642,6 +2646,13 @@ def _last_agent_message(s: _Session) -> str:
                         elif worked:
                             looked.append(m)
         last = (working or looked or replies or spoken)[-1:]
+        if last and "?" in last[0].text[-400:] and last[0] in replies:
+            # its working turn ended on a question the person then answered: the answer's turn says
+            # where the session went (held-out review 42: "what's driving it for you …?", then "I would
+            # say b …" and the d=2048 proposal, left out)
+            after = [m for m in replies[replies.index(last[0]) + 1:]
+                     if len(m.text) >= 200 and not (len(m.text) < 300 and _ANNOUNCES.match(m.text))]
+            last = after[-1:] or last
         return redact(last[0].text[:2000]) if last else ""
     return ""
 

@@ -5921,6 +5921,27 @@ def test_the_last_words_and_the_question_they_answer_are_redacted() -> None:
     assert "Its last words" in summary and token not in summary, summary
 
 
+@pytest.mark.parametrize("hooks", [False, True])
+def test_a_work_turn_that_ended_on_an_answered_question_is_not_the_last_word(hooks: bool) -> None:
+    # Held-out review 42 (abridged): the build turn's closing question, answered at once, stood as the
+    # agent's last message; the answer's turn, where the session went, was left out
+    from graphmem.capture.event import HookEvent
+
+    asked = ("Build phase is now fully closed: 33/33 cells L3-TC. So — what's driving it for you: cheaper real runs, "
+             "a peak-performance showcase, or both?")
+    settled = ("That settles it cleanly — and your early-stop reasoning is right: bigger models tend to grok with less "
+               "delay, so early stopping caps the wall-clock even as per-step cost rises. Scaling the real models "
+               "instead of a throwaway benchmark config is the better call.")
+    session = Session().user("Finish the build phase.").edit("cells/c33.cu", "a", "b").say(asked)
+    for said in (asked, settled):
+        if said is settled:
+            session.user("I would say b is the real goal. Scaling up the models themselves would be good.").say(said)
+        if hooks:
+            session.events.append(HookEvent("stop", "claude-code", session.sid, ROOT, ROOT, text=said, ts=session.t))
+    summary = next(d.body for d in session.end() if d.kind == "summary")
+    assert "Agent's last message: That settles it cleanly" in summary, summary
+
+
 def test_a_lettered_pick_is_the_persons_decision_and_putting_off_is_none() -> None:
     # Held-out review 42 (SuperGrok1.5 80b51e31, verbatim, abridged)
     options = ("## The question underneath: what's the optimization *for*?\n\n"
