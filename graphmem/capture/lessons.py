@@ -1902,7 +1902,12 @@ _MOMENT = re.compile(r"(?i)\b(?:not currently running|(?:is|are) currently (?:ru
                      # how its sub-agents are doing (held-out review 41: "the ViT agent succeeded (cherry-picked),
                      # and the Mamba agent died", which had committed, as its result said seconds later)
                      r"(?:sub-?)?agents? (?:is |are |has |have |was )?(?:still (?:working|running)|died|crashed|hung|"
-                     r"succeeded|timed out|stalled)|(?:is|are) still (?:working|running|building))\b")
+                     r"succeeded|timed out|stalled)|(?:is|are) still (?:working|running|building)|"
+                     # held-out review 43: "The read is actually succeeding well now (… 17/69 digests …)", while
+                     # 33 of its agents had failed
+                     r"(?:is|are) (?:actually |now |still )?(?:succeeding|progressing|advancing|going (?:well|fine|smoothly))|"
+                     r"\d+\s*/\s*\d+ (?:digests|agents|tasks|jobs|cells|shards|files)\b[^.;]{0,20}\b(?:done|complete|completed|"
+                     r"finished|so far|advancing|progressing|in flight|running))\b")
 # what it did to get on (not how it looked: "I grepped…", "I profiled…" lead to findings)
 _I_DID = re.compile(r"\bI (?:just |then |also |instead |simply |already )?(?:sidestepped|side-stepped|worked around|"
                     r"rsync['’]d|rsynced|copied|moved|switched|bypassed|skipped|went with|opted|chose|picked|added|"

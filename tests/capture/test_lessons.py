@@ -5789,6 +5789,10 @@ def test_a_finding_the_agent_later_says_a_result_overturns_is_no_finding() -> No
       "and the Mamba agent died (its worktree auto-removed, unchanged — a transient error, not a spec problem)."), False),
     (("The `gunicorn` worker died with SIGKILL because `docker-compose.yml` caps the container at 512 MB, so "
       "`--workers 8` runs out of memory."), True),
+    # held-out review 43 (verbatim): how far a running job has got, while 33 of its agents had failed
+    (("The read is actually succeeding well now (the second workflow has the rate budget to itself: **17/69 digests "
+      "including all 14 `compile.py` shards + the prebuilt-artifacts + upgraded-L3-TC + substrate digests**)."), False),
+    ("Read (workflow `wwwwxnh26`): 25/69 digests, advancing steadily now that only one agent-workflow runs.", False),
 ])
 def test_how_sub_agents_are_doing_is_no_finding(said: str, kept: bool) -> None:
     found = _discoveries(Session().user("integrate the flagship agents").run("git worktree list", "Exit code 1\nfatal: x",
