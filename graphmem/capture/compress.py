@@ -1816,6 +1816,9 @@ _CONVENTION = re.compile(
     # held-out review 40: "And make sure you are using the cache so you can recompile super fast"; "And once
     # again, all of these cells need to be built out maximally, verified by the roofline test" (said again:
     # it stands)
+    # held-out review 43: "I don't want to be claude-bound, I want the hardware to be the constraint"
+    r"\bI (?:don['’]t|do not) want (?:to |you to |it to |the )?(?!(?:that|this|it|them|one|those|these)\b)[^.,;!?]{3,60}[,;]\s*"
+    r"(?:I want|I['’]d rather|I prefer)\b|"
     r"\bmake sure (?:that )?you(?:['’]re| are) (?:always |also )?using\b(?=[^.!?]*(?:\balways\b|\s(?:so|because|since)\b))|"
     r"^(?:please\s+)?(?:don't|do not|dont)\s+(?!worry|know|think|understand|see|care|mind|bother|"
     r"get\b|forget|have\b|need\b|want\b)|"

@@ -453,6 +453,10 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         (("Ok good. And make sure you are using the cache so you can recompile super fast."), "convention",
          "Make sure you are using the cache so you can recompile super fast"),
         ("Once again, why does the build fail?", None, None),
+        # held-out review 43 (verbatim): what the person does not want, and what they want instead
+        ("I don’t want to be claude-bound, I want the hardware to be the constraint.", "convention",
+         "I don’t want to be claude-bound, I want the hardware to be the constraint"),
+        ("I don't want that, I want the other one.", None, None),
         # the review of session 26: what follows "once again" is judged as it stands; a rule given with the
         # machine as its reason stays a rule; one-off choices, orders of work and bug reports are none
         ("Once again, the tests fail with the same error.", None, None),
