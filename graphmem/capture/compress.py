@@ -1805,12 +1805,9 @@ _CONVENTION = re.compile(
     # function is supposed to return a list, it returns None", "Go ahead and refactor it, just make sure it
     # doesn't break the tests", "You should use the --force flag")
     r"\bI(?:['’]d| would)? (?:actually |really |much |rather |strongly |still )?prefer\b"
-    r"(?! not to answer| you\b| (?:option|choice|approach|plan)\b| (?:the )?(?:first|second|third|last|other|latter|former)\b| [a-d]\b)|"
+    r"(?! not to answer| you\b| we\b| if\b| that\b| (?:option|choice|approach|plan)\b| (?:the )?(?:first|second|third|last|other|latter|former)\b| [a-d]\b)|"
     r"\b(?:is|are|['’]re|['’]s) (?:all |always )?supposed to\b(?![^.!?]*(?:\bbut\b|,\s*(?:it|this|that|which)\s))|"
-    r"^(?!\W*(?:go ahead|please|ok(?:ay)?,?\s+)?(?:and\s+)?(?:refactor|fix|change|add|implement|update|do|run|build|write|"
-    r"make (?!sure)|create|rename|move|delete|remove|go ahead)\b)[^.!?]*"
-    r"\b(?:just|but|only|and) make sure (?:that )?(?:\w+ ){1,4}(?:isn['’]t|aren['’]t|is not|are not|doesn['’]t|"
-    r"does not|don['’]t|do not|never|won['’]t|will not)\b(?! only\b)|"
+
     r"^(?:\w+,\s*)?you should (?:also |always |only )?(?:use|be using|be \w+ing (?:with|through|via))\b"
     r"(?=[^.!?]*(?:\balways\b|,?\s(?:so|because|since|as (?:it|they|that))\b))|"
     # held-out review 40: "And make sure you are using the cache so you can recompile super fast"; "And once
@@ -1989,7 +1986,8 @@ def _user_rules(s: _Session) -> list[Draft]:
             kind, said = found
             if kind == "convention" and _bounds_the_task(sentence, text):
                 continue
-            if kind == "convention" and "supposed to" in sentence and _BUG_TOLD.search(text):
+            beside = text[text.find(sentence):][:len(sentence) + 160] if sentence in text else sentence
+            if kind == "convention" and "supposed to" in sentence and _BUG_TOLD.search(beside):
                 continue  # what it should do, told beside what it does: a bug report
             title = _short(_title_case(said), TITLE_MAX)
             if len(title) < 6:
@@ -2535,10 +2533,12 @@ def _final_reply(s: _Session) -> tuple[str, str]:
         if _notified(m):
             noticed = True  # the harness's turn: no answer to the person
         elif m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip():
-            prompt, noticed = ("" if _THANKS.match(m.text) else m.text), False
-        elif m.role == "assistant" and m.text.strip() and prompt and not noticed \
-                and ("?" in prompt or len(m.text) >= 200) and not (len(m.text) < 300 and _ANNOUNCES.match(m.text)):
-            last = (prompt, m.text)  # not "Let me read the model class definitions …" (held-out review 42)
+            prompt, noticed, last = ("" if _THANKS.match(m.text) else m.text), False, ("", "")
+        elif m.role == "assistant" and m.text.strip() and prompt and not noticed:
+            # the turn's last words, if they say something: not "Let me read the model class definitions …"
+            # (held-out review 42), nor a plan it then carried out and closed with "Ported; all tests pass."
+            substantive = ("?" in prompt or len(m.text) >= 200) and not (len(m.text) < 300 and _ANNOUNCES.match(m.text))
+            last = (prompt, m.text) if substantive else ("", "")
     from graphmem.capture.redact import redact
 
     return redact(last[0]), redact(last[1])
@@ -2752,21 +2752,24 @@ def _echoed_statuses(every: list[Command], raw: str, output: str) -> dict[int, i
     printed "BUILD=0" (held-out review 37, where the line's own status was its last step's, an
     `nm`), by position: the second `exit=` printed is the second check's. A check piped into another
     command printed that command's status, not its own."""
-    if "$?" not in raw:
+    if "$?" not in raw or not any(_ECHOED_STATUS.match(step.main) for step in every[1:]):
         return {}
     told: dict[int, int] = {}
     tail = output[-8000:]
-    # the text right before each echo of `$?`: a pipe there means the status is its last command's
-    piped = [bool(re.search(r"(?<!\|)\|(?![|&])", before)) and "pipefail" not in raw
-             for before in re.findall(r"([^;\n]*?)(?:;|&&|\|\||\n)\s*echo\b[^;\n]*\$\?", raw[:20_000])]
+    # the text right before each echo of `$?`: a pipe there (`|`, `|&`) means the status is its last command's
+    segments = re.split(r";|&&|\|\||\n", raw[:20_000])
+    piped = [bool(re.search(r"(?<!\|)\|(?!\|)", before)) and "pipefail" not in raw
+             for before, echo in pairwise(segments) if re.match(r"\s*echo\b", echo) and "$?" in echo]
     seen: dict[tuple[str, str], int] = {}
+    echoed = -1
     for k, (step, after) in enumerate(pairwise(every)):
+        if re.match(r"echo\b", after.main) and "$?" in after.main:
+            echoed += 1  # which echo of `$?` in the line this is, labelled or not
         said = _ECHOED_STATUS.match(after.main)
         if not said:
             continue
         label, suffix = said.group(1).strip(), said.group(2).strip()
         nth = seen[label, suffix] = seen.get((label, suffix), -1) + 1
-        echoed = sum(seen.values()) + len(seen) - 1  # which echo of `$?` in the line this is
         if not step.is_check or echoed < len(piped) and piped[echoed]:
             continue
         printed = re.finditer(rf"(?m)^[ \t]*{re.escape(label)}[ \t]*(-?\d{{1,3}})[ \t]*{re.escape(suffix)}[ \t]*\r?$", tail)

@@ -1001,7 +1001,9 @@ _PUTS_OFF = re.compile(r"(?i)\bsomething else\b|\b(?:want(?:ed)? to|let['’]?s|
 # real goal", held-out review 42, to "**(B) A demonstrably peak-performance portable megakernel** …")
 _PICKS_LETTER = re.compile(r"(?i)^\W*(?:(?:ok(?:ay)?|so|well|hmm+|yeah|yes)\W+)*(?:i(?:['’]d| would) (?:say|go with|pick|choose)|"
                            r"i (?:think|choose|pick|prefer)|let['’]?s (?:go with|do)|go with|definitely|option)\s+"
-                           r"\(?([a-d1-4])\)?(?=[\s.,;:!)]|$)")
+                           # "b is the real goal", "(b)", "option 2"; not "I think a better plan …", "I think 3 of those"
+                           r"(?:\(([a-d])\)|([a-d])(?=\s+(?:is|as|because|for|please|then|sounds|seems|it is)\b|[.,;:!)]|\s*$)|"
+                           r"(?<=option )([1-4])\b)")
 
 
 def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -1015,13 +1017,14 @@ def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             said = msg.text
         elif msg.role == "user" and not msg.meta and not msg.tool_use_id and msg.text.strip():
             pick = _PICKS_LETTER.match(msg.text[:300])
-            option = _option(said, pick.group(1)) if pick and said else ""
+            letter = next((g for g in pick.groups() if g), "") if pick else ""
+            option = _option(said, letter) if letter and said else ""
             said = ""
-            if not option or pick is None:
+            if not option:
                 continue
             words = " ".join(msg.text.split())
             drafts.append(Draft(
-                kind="decision", title=_short(redact(f"Chose ({pick.group(1).upper()}) {option}"), 240),
+                kind="decision", title=_short(redact(f"Chose ({letter.upper()}) {option}"), 240),
                 body=redact(f"The agent offered: {_short(option, 400)}\nThe user decided: {_short(words, 700)}"),
                 confidence=0.85, importance=0.8, source="user",
                 key=session_key(session_id, "choice", words[:200].lower()), tags=["user-stated", "reply"]))
@@ -1032,7 +1035,8 @@ def _option(text: str, letter: str) -> str:
     """The text of option `letter` among the lettered lines of a message: "- **(B) A … megakernel** …"."""
     for line in text.splitlines()[-200:]:
         plain = line.replace("**", "").strip()
-        hit = re.match(rf"(?i)^(?:[-*•]\s*)?(?:\({letter}\)|{letter}[).:])\s+(\S.*)$", plain)
+        hit = re.match(rf"(?i)^(?:[-*•]\s*)?(?:\({letter}\)|{letter}[).:]|option {letter}\b:?)\s+(\S.*)$", plain) \
+            if letter.isalpha() else re.match(rf"(?i)^(?:[-*•]\s*)?option {letter}\b:?\s+(\S.*)$", plain)
         if hit:
             return " ".join(hit.group(1).split())
     return ""
@@ -1824,6 +1828,8 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
 _OVERTURNS = re.compile(r"(?i)\b(?:this|that|which|it)(?: result| measurement| number| output)? (?:also |directly |fully )?"
                         r"(?:overturns|overturned|disproves|disproved|refutes|refuted|contradicts|contradicted|debunks)"
                         r"\b(.{0,200})")
+_CLAIM_WORDS = frozenset({"prediction", "assumption", "claim", "hypothesi", "hypothese", "diagnosi", "theory", "guess",
+                          "conclusion", "expectation", "estimate", "earlier", "reading", "about", "first", "initial"})
 _OVERTURN_WORD = re.compile(r"(?i)overturn|disprove|refute|contradict|debunk")
 # what it overturns must be a claim said before, not a document found stale ("That contradicts the README …")
 _A_CLAIM = re.compile(r"(?i)^\W*(?:(?:the|my|our|its|your|this|that|an?)\s+)?(?:[\w-]+['’]s\s+)?(?:\w+\s+)?"
@@ -1842,8 +1848,10 @@ def overturns(msgs: list[Any]) -> list[tuple[int, set[str]]]:
     hits = []
     for k, m in enumerate(msgs):
         if m.role == "assistant" and m.text and _OVERTURN_WORD.search(m.text):
-            hits += [(k, _stems4(hit.group(1))) for hit in _OVERTURNS.finditer(m.text.replace("**", "")[:20_000])
-                     if _A_CLAIM.match(hit.group(1))][:5]
+            # the words of the claim it names ("RISK-2's prediction", "my earlier guess about the stale
+            # cache"), not of the new conclusion that follows it (the review of session 26)
+            hits += [(k, _stems4(re.split(r"[:;,.—–]|\s-\s", hit.group(1))[0]) - _CLAIM_WORDS)
+                     for hit in _OVERTURNS.finditer(m.text.replace("**", "")[:20_000]) if _A_CLAIM.match(hit.group(1))][:5]
     return hits[:200]
 
 
@@ -1851,7 +1859,7 @@ def _overturned_later(hits: list[tuple[int, set[str]]], n: int, sentence: str) -
     """Whether a later message of the agent says it overturns what this sentence is about (two of
     the words after "overturns" in it)."""
     said = _stems4(sentence)
-    return any(k > n and len(said & stems) >= 2 for k, stems in hits)
+    return any(k > n and said & stems for k, stems in hits)
 
 
 def _diagnosis(text: str) -> str:

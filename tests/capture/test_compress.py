@@ -440,8 +440,11 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         (("All of the optimizer and model files are supposed to be portable to any other project as well (assuming "
           "an h100 of course)."), "convention",
          "All of the optimizer and model files are supposed to be portable to any other project as well (assuming an h100 of course)"),
-        ("Running the 30 minute watchdog is good, just make sure it doesn’t throttle anything on the gpu.", "convention",
-         "Running the 30 minute watchdog is good, just make sure it doesn’t throttle anything on the gpu"),
+        # (the second review of session 26: "Sounds good, just make sure it doesn't break the tests" is this shape
+        # too, and asks for this task only: a limit on what the person approves is no convention by its shape)
+        ("Running the 30 minute watchdog is good, just make sure it doesn’t throttle anything on the gpu.", None, None),
+        ("Sounds good, just make sure it doesn't break the tests.", None, None),
+        ("I'd prefer we ship this today.", None, None),
         ("You should also be compiling with the compile file, as it is designed to be better than regular nvcc.",
          "convention", "You should also be compiling with the compile file, as it is designed to be better than regular nvcc"),
         ("Because truth by told, I have 80 gb vram, 200 gb ram, and 30 gb disk space.", "env",
@@ -468,6 +471,9 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         ("I'd prefer you fix the login bug first.", None, None),
         ("This function is supposed to return a list, it returns None.", None, None),
         ("The login button is supposed to redirect to /home after sign in. Right now it does nothing.", None, None),
+        (("Currently the CI takes twenty minutes on every push, which is far too slow for the small fixes we do. "
+          "All of the model files are supposed to be portable to any other project."), "convention",
+         "All of the model files are supposed to be portable to any other project"),
         ("Go ahead and refactor it, just make sure it doesn't break the tests.", None, None),
         ("You should use the --force flag.", None, None),
         ("Make sure you are using the latest version of the file.", None, None),

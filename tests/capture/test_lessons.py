@@ -1409,6 +1409,9 @@ def test_a_note_written_by_a_command_that_then_failed_is_still_written() -> None
     ([('make build; echo "exit=$?"; make test; echo "exit=$?"',
        "built\nexit=0\nFAIL: test_parse (3 failed)\nexit=2", False)], "`make build`"),
     ([('npm run build; echo "=== BUILD EXIT: $? ==="; ls dist', "error TS2322\n=== BUILD EXIT: 2 ===\n", False)], None),
+    # the second review: `|&` is a pipe; an unlabelled echo of `$?` before counts in the order
+    ([('make |& tee build.log; echo "BUILD=$?"', "make: *** [all] Error 2\nBUILD=0", False)], None),
+    ([('cargo test; echo $?; make 2>&1 | tee b.log; echo "BUILD=$?"', "make: *** [all] Error 2\n0\nBUILD=0", False)], None),
 ])
 def test_verified_names_only_checks_whose_status_the_session_saw(
         runs: list[tuple[str, str, bool]], verified: str | None) -> None:
@@ -1418,6 +1421,13 @@ def test_verified_names_only_checks_whose_status_the_session_saw(
     summary = next(t for t in texts(session.say("That is where it stands for the release.").end())
                    if t.startswith("summary"))
     assert (f"Verified: {verified} passed" in summary) if verified else "Verified:" not in summary, summary
+
+
+@pytest.mark.timeout(20)
+def test_a_long_line_with_a_status_but_no_echo_of_it_is_read_in_linear_time() -> None:
+    # the second review of session 26: 12 KB took 15 s
+    line = "make && python -c 'print(" + "1" * 40_000 + ")'; rc=$?; echo done"
+    assert Session().user("build it").run(line, "done").say("done").end()
 
 
 @pytest.mark.timeout(20)
@@ -5781,6 +5791,14 @@ def test_a_finding_the_agent_later_says_a_result_overturns_is_no_finding() -> No
                   "contradicts nothing above."))
     assert [f for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in other.records)))
             if f[2] == cause]
+    # the second review: what it overturns is the claim it names, not the conclusion it restates after it
+    first = ("The `tokenize()` loop in `parser.py` drops the trailing token because the end index is exclusive, which "
+             "is why the test fails.")
+    confirmed = (Session().user("why does the parser test fail").run("pytest tests/test_parser.py", "Exit code 1\nFAILED",
+                                                                    error=True).say(first)
+                 .say("That overturns my earlier guess about the stale cache: the trailing token is dropped by the "
+                      "tokenize loop itself, so the parser fix is what matters.").edit("src/parser.py", "a", "b"))
+    assert first in [f[2] for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in confirmed.records)))]
 
 
 @pytest.mark.parametrize(("said", "kept"), [
@@ -5958,6 +5976,10 @@ def test_a_lettered_pick_is_the_persons_decision_and_putting_off_is_none() -> No
     drafts = (session.say(options).user("I would say b is the real goal. I was thinking scaling up the models themselves "
                                         "would be good.").say("That settles it.").end())
     decisions = [d.title for d in drafts if d.kind == "decision"]
+    for reply in ("I think a better plan is to fix the parser only.", "I think 3 of those are worth a closer look."):
+        listed = options.replace("(A)", "1.").replace("(B)", "2.").replace("(C)", "3.") if "3" in reply else options
+        others = Session().user("what next?").say(listed).user(reply).say("ok").end()
+        assert not [d for d in others if d.kind == "decision"], reply
     assert decisions == [("Chose (B) A demonstrably peak-performance portable megakernel (engineering artifact) — optimize "
                          "d=2048 roofline %.")], decisions
 
@@ -5989,6 +6011,16 @@ def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
                .user("Well how many total parameters would that be for the 3 models then?")
                .say("Let me read the model class definitions so I count params correctly.").end())
     assert "Its last words" not in next(d.body for d in stepped if d.kind == "summary")
+    # the second review: an earlier turn's reply, or a plan the turn then carried out, is not its last words
+    plan = ("Here's the plan. There are 14 handlers left; " + "I'll port them group by group, running the router tests "
+            "after each group so a break shows where it came from. " * 3)
+    planned = (Session().user("port the handlers to the new router").say(plan).edit("app/router.py", "a", "b")
+               .run("pytest -q", "14 passed").say("Ported; all tests pass.").end())
+    assert "Its last words" not in next(d.body for d in planned if d.kind == "summary")
+    earlier = (Session().user("take a look at the CI config").run("cat .github/workflows/ci.yml", "jobs: ...").say(plan)
+               .user("ok, bump the version to 1.2.0 and commit").edit("pyproject.toml", "1.1.0", "1.2.0")
+               .say("Bumped to 1.2.0 and committed.").end())
+    assert "Its last words" not in next(d.body for d in earlier if d.kind == "summary")
 
 
 def test_a_requirement_with_must_be_is_no_guess() -> None:
