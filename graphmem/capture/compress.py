@@ -43,7 +43,7 @@ from itertools import pairwise
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
-from graphmem.capture.transcript import BUILT_IN_COMMANDS, strip_attached
+from graphmem.capture.transcript import BUILT_IN_COMMANDS, LOOP_TICK, strip_attached
 from graphmem.kinds import WRITTEN
 from graphmem.models import DERIVED_BODY_MAX
 
@@ -1257,8 +1257,8 @@ class _Session:
 
 _NOT_TYPED = re.compile(r"\s*(?:<(?:task-notification|command-name|command-message|local-command-\w+|"
                         r"bash-\w+)>|This session is being continued from a previous|"
-                        r"Another Claude session sent a message:|<cross-session-message\b|# Autonomous loop tick\b|"
-                        r"<<autonomous-loop)")
+                        r"Another Claude session sent a message:|<cross-session-message\b|"
+                        + "|".join(map(re.escape, LOOP_TICK)) + ")")
 
 
 def _analyse(events: list[_Ev], transcript: Any) -> _Session:
@@ -1799,21 +1799,17 @@ _CONVENTION = re.compile(
     r"\bwe\s+(?:don't|do not)\s+(?!worry|know|think|understand|see|care|mind)|"
     r"^(?:please\s+)?(?:prefer|avoid)\b|"
     # held-out review 38: "To be honest, I would actually prefer fable class work."; "All of the
-    # optimizer and model files are supposed to be portable to any other project"; "Running the 30
-    # minute watchdog is good, just make sure it doesn't throttle anything on the gpu"
-    # (the review of session 26: not "I'd prefer option B", "I'd prefer you fix the login bug first", "This
-    # function is supposed to return a list, it returns None", "Go ahead and refactor it, just make sure it
-    # doesn't break the tests", "You should use the --force flag")
+    # optimizer and model files are supposed to be portable to any other project"; "You should also be
+    # compiling with the compile file, as it is designed to be better than regular nvcc" (the reviews of
+    # session 26: not "I'd prefer option B", "I'd prefer you fix the login bug first", "This function is
+    # supposed to return a list, it returns None", "You should use the --force flag")
     r"\bI(?:['’]d| would)? (?:actually |really |much |rather |strongly |still )?prefer\b"
     r"(?! not to answer| you\b| we\b| if\b| that\b| (?:option|choice|approach|plan)\b| (?:the )?(?:first|second|third|last|other|latter|former)\b| [a-d]\b)|"
     r"\b(?:is|are|['’]re|['’]s) (?:all |always )?supposed to\b(?![^.!?]*(?:\bbut\b|,\s*(?:it|this|that|which)\s))|"
-
     r"^(?:\w+,\s*)?you should (?:also |always |only )?(?:use|be using|be \w+ing (?:with|through|via))\b"
     r"(?=[^.!?]*(?:\balways\b|,?\s(?:so|because|since|as (?:it|they|that))\b))|"
-    # held-out review 40: "And make sure you are using the cache so you can recompile super fast"; "And once
-    # again, all of these cells need to be built out maximally, verified by the roofline test" (said again:
-    # it stands)
-    # held-out review 43: "I don't want to be claude-bound, I want the hardware to be the constraint"
+    # held-out review 43: "I don't want to be claude-bound, I want the hardware to be the constraint"; held-out
+    # review 40: "And make sure you are using the cache so you can recompile super fast" (with its reason)
     r"\bI (?:don['’]t|do not) want (?:to |you to |it to |the )?(?!(?:that|this|it|them|one|those|these)\b)[^.,;!?]{3,60}[,;]\s*"
     r"(?:I want|I['’]d rather|I prefer)\b|"
     r"\bmake sure (?:that )?you(?:['’]re| are) (?:always |also )?using\b(?=[^.!?]*(?:\balways\b|\s(?:so|because|since)\b))|"
@@ -2523,6 +2519,15 @@ def _first_sentence(text: str) -> str:
 _ANNOUNCES = re.compile(r"(?i)\W*(?:(?:now|next|first|ok(?:ay)?|good|great|alright)[,!.]?\s+)?(?:let me|let['’]s|i['’]ll|i will)\b")
 
 
+def _announces_only(text: str) -> bool:
+    """Words that only say what the agent does next ("Let me read the model class definitions …")."""
+    return len(text) < 300 and _ANNOUNCES.match(text) is not None
+
+
+def _says_something(text: str) -> bool:
+    return len(text) >= 200 and not _announces_only(text)
+
+
 def _final_reply(s: _Session) -> tuple[str, str]:
     """The person's last prompt and the agent's last words after it, from the transcript."""
     prompt, noticed = "", False
@@ -2537,21 +2542,19 @@ def _final_reply(s: _Session) -> tuple[str, str]:
         elif m.role == "assistant" and m.text.strip() and prompt and not noticed:
             # the turn's last words, if they say something: not "Let me read the model class definitions …"
             # (held-out review 42), nor a plan it then carried out and closed with "Ported; all tests pass."
-            substantive = ("?" in prompt or len(m.text) >= 200) and not (len(m.text) < 300 and _ANNOUNCES.match(m.text))
-            last = (prompt, m.text) if substantive else ("", "")
+            last = (prompt, m.text) if ("?" in prompt or len(m.text) >= 200) and not _announces_only(m.text) else ("", "")
     from graphmem.capture.redact import redact
 
     return redact(last[0]), redact(last[1])
 
 
 def _ticked(msg: Any) -> bool:
-    return msg is not None and msg.meta and msg.text.lstrip().startswith(("# Autonomous loop tick", "<<autonomous-loop"))
+    return msg is not None and msg.meta and msg.text.lstrip().startswith(LOOP_TICK)
 
 
 def _notified(msg: Any) -> bool:
     """A turn the harness started: a background task's notification, a tick of the agent's own loop."""
-    return msg is not None and msg.meta and not msg.compact and (
-        "<task-notification>" in msg.text[:200] or msg.text.lstrip().startswith(("# Autonomous loop tick", "<<autonomous-loop")))
+    return msg is not None and msg.meta and not msg.compact and ("<task-notification>" in msg.text[:200] or _ticked(msg))
 
 
 # handing work to a sub-agent is the session's work too (held-out review 40: its last turns launched
@@ -2614,8 +2617,7 @@ def _last_agent_message(s: _Session) -> str:
     if answers and not ticked:
         at = next((k for k in range(len(answers) - 1, -1, -1) if answers[k][1]), len(answers) - 1)
         if "?" in answers[at][0][-400:]:  # a question the person then answered: see below
-            at = next((k for k in range(len(answers) - 1, at, -1) if len(answers[k][0]) >= 200
-                       and not (len(answers[k][0]) < 300 and _ANNOUNCES.match(answers[k][0]))), at)
+            at = next((k for k in range(len(answers) - 1, at, -1) if _says_something(answers[k][0])), at)
         return answers[at][0]
     if stops and not ticked:
         return stops[-1]
@@ -2653,8 +2655,7 @@ def _last_agent_message(s: _Session) -> str:
             # its working turn ended on a question the person then answered: the answer's turn says
             # where the session went (held-out review 42: "what's driving it for you …?", then "I would
             # say b …" and the d=2048 proposal, left out)
-            after = [m for m in replies[replies.index(last[0]) + 1:]
-                     if len(m.text) >= 200 and not (len(m.text) < 300 and _ANNOUNCES.match(m.text))]
+            after = [m for m in replies[replies.index(last[0]) + 1:] if _says_something(m.text)]
             last = after[-1:] or last
         return redact(last[0].text[:2000]) if last else ""
     return ""

@@ -295,9 +295,9 @@ def _answer(call: _Call, text: str, is_error: bool, rel: Callable[[str], str], e
     if not call.failed and call.command is not None and not is_error:
         call.failed = _exit_failure(text) or _shows_exception(text) or _filtered_failure(call.command, text)
     told = told_failure(call.command, text, rel) if call.command is not None else None
-    if told is not None:
-        steps = _chain(call.command, rel) if call.command is not None else []
-        call.failed, call.command, call.clean = True, told, [st for st in steps if st.raw != told.raw]
+    if call.command is not None and told is not None:
+        call.failed, call.clean = True, [st for st in _chain(call.command, rel) if st.raw != told.raw]
+        call.command = told
     elif call.command is not None:
         steps = _chain(call.command, rel)
         if call.failed:
@@ -1856,8 +1856,8 @@ def overturns(msgs: list[Any]) -> list[tuple[int, set[str]]]:
 
 
 def _overturned_later(hits: list[tuple[int, set[str]]], n: int, sentence: str) -> bool:
-    """Whether a later message of the agent says it overturns what this sentence is about (two of
-    the words after "overturns" in it)."""
+    """Whether a later message of the agent says it overturns what this sentence is about (a word of
+    the claim it names is in it)."""
     said = _stems4(sentence)
     return any(k > n and said & stems for k, stems in hits)
 
