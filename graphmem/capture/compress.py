@@ -1905,7 +1905,7 @@ def states_something(prompt: str) -> bool:
 # space", "I do also have a 50gb volume attached to this instance")
 _MACHINE = re.compile(r"(?i)(?:\bI (?:do )?(?:also |only |just )?(?:have|['’]ve got|got)|\b(?:my|this|the) (?:machine|box|"
                       r"instance|server|laptop|vm|pod|host|mac) (?:has|only has|comes with))\b[^.!?\d]{0,12}?\b\d+(?:\.\d+)?"
-                      r"\s*(?:(?:gb|gib|tb|tib)\s*(?:of\s+)?(?:v?ram|memory|disk|storage|ssd|nvme|volume|swap|hbm)|"
+                      r"\s*(?:(?:gb|gib|tb|tib)\s*(?:of\s+)?(?:(?:gpu|system|host)\s+)?(?:v?ram|memory|disk|storage|ssd|nvme|volume|swap|hbm)|"
                       r"cores?|v?cpus?|gpus?|threads)\b")
 
 

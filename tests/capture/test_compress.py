@@ -451,6 +451,8 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
          "I have 80 gb vram, 200 gb ram, and 30 gb disk space"),
         ("I have 2 questions about the 3 GB upload limit.", None, None),
         ("This machine has 16 GB of RAM.", "env", "This machine has 16 GB of RAM"),
+        # the second review of session 26: the memory named by what holds it
+        ("I have 80 GB of GPU memory and 30 GB of disk.", "env", "I have 80 GB of GPU memory and 30 GB of disk"),
         ("Do I have 10 GB free?", None, None),
         # held-out review 40 (verbatim): the cache to use, and what the person says once again
         (("Ok good. And make sure you are using the cache so you can recompile super fast."), "convention",
