@@ -2254,14 +2254,16 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Agent's last message: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
-    asked_last, final = _final_reply(s)
+    asked_last, final, spoke_after = _final_reply(s)
     told = " ".join(" ".join(d.body.split()) for d in drafts)
     if last_words and final and _norm(final[:300]) != _norm(last_words[:300]) \
             and " ".join(final.split())[:80] not in told and sum(len(b) + 1 for b in body) < SUMMARY_BODY_MAX - 700:
         # what it said last, when the person's later question made it take back part of its report
         # (held-out review 38: "sccache … installed (40 GB cache)", then, asked whether that is in RAM
         # or on disk, "on disk … I sized it bigger than your whole disk")
-        body.append(f"Its last words, asked \"{_short(' '.join(asked_last.split()), 120)}\": "
+        # after a loop tick or a task's notice that did work, its answer to the person was not its last word
+        label = "Its answer, asked" if spoke_after else "Its last words, asked"
+        body.append(f"{label} \"{_short(' '.join(asked_last.split()), 120)}\": "
                     f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
     after = _run_after_last_words(s, last_words)
     if after:
@@ -2528,9 +2530,10 @@ def _says_something(text: str) -> bool:
     return len(text) >= 200 and not _announces_only(text)
 
 
-def _final_reply(s: _Session) -> tuple[str, str]:
-    """The person's last prompt and the agent's last words after it, from the transcript."""
-    prompt, noticed = "", False
+def _final_reply(s: _Session) -> tuple[str, str, bool]:
+    """The person's last prompt, the agent's last words after it, and whether a turn the harness
+    started said more after them, from the transcript."""
+    prompt, noticed, spoke_after = "", False, False
     last = ("", "")
     for m in s.transcript or ():
         if m.sidechain or m.compact:
@@ -2538,14 +2541,16 @@ def _final_reply(s: _Session) -> tuple[str, str]:
         if _notified(m):
             noticed = True  # the harness's turn: no answer to the person
         elif m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip():
-            prompt, noticed, last = ("" if _THANKS.match(m.text) else m.text), False, ("", "")
+            prompt, noticed, spoke_after, last = ("" if _THANKS.match(m.text) else m.text), False, False, ("", "")
         elif m.role == "assistant" and m.text.strip() and prompt and not noticed:
             # the turn's last words, if they say something: not "Let me read the model class definitions …"
             # (held-out review 42), nor a plan it then carried out and closed with "Ported; all tests pass."
             last = (prompt, m.text) if ("?" in prompt or len(m.text) >= 200) and not _announces_only(m.text) else ("", "")
+        elif m.role == "assistant" and m.text.strip() and noticed:
+            spoke_after = True
     from graphmem.capture.redact import redact
 
-    return redact(last[0]), redact(last[1])
+    return redact(last[0]), redact(last[1]), spoke_after
 
 
 def _ticked(msg: Any) -> bool:

@@ -6021,6 +6021,17 @@ def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
                .user("ok, bump the version to 1.2.0 and commit").edit("pyproject.toml", "1.1.0", "1.2.0")
                .say("Bumped to 1.2.0 and committed.").end())
     assert "Its last words" not in next(d.body for d in earlier if d.kind == "summary")
+    # the first review of session 26 (L2): a loop tick that worked after the answer said the last word
+    tick = ("# Autonomous loop tick (dynamic pacing)\n\nRun the autonomous check using the loop instructions "
+            "established earlier in this conversation.")
+    ticked = (Session().user("Keep building the cells overnight.").edit("cells/c11.cu", "a", "b")
+              .say("Built cell 11; parity green, committed.")
+              .user("Is the sccache cache on disk or in RAM?").say("On disk, under ~/.cache/sccache; I capped it at 10 GB."))
+    ticked._record("user", tick, isMeta=True)
+    summary = next(d.body for d in ticked.edit("cells/c12.cu", "a", "b").say("Tick: built cell 12; parity green, committed.")
+                   .end() if d.kind == "summary")
+    assert 'Its answer, asked "Is the sccache cache on disk or in RAM?": On disk' in summary, summary
+    assert "Its last words" not in summary
 
 
 def test_a_requirement_with_must_be_is_no_guess() -> None:
