@@ -2688,9 +2688,16 @@ def _offer_left_open(s: _Session) -> str:
 def _edits_project(s: _Session, files: list[str]) -> bool:
     """Whether a call on these files (an edit, a read) works on the project: the agent's note to its
     own memory under ~/.claude is no work on it (held-out review 29, vertumnus: that Write and Read
-    made "Understood — noted" the summary's headline)."""
+    made "Understood — noted" the summary's headline), nor a scratch file; a document it keeps next
+    to the checkout is (held-out review 44: the design doc in /workspace, fixed after the person's
+    "Why do you have DP with Zero 2 in there", stood behind an earlier turn's launch report)."""
     named = [f for f in files if f]
-    return not named or any(s.paths.in_project(f) for f in named)
+    return not named or any(s.paths.in_project(f) or not _NOT_ITS_WORK.search(f) for f in named)
+
+
+# the agent's own notes and scratch, and installed libraries
+_NOT_ITS_WORK = re.compile(r"(?:^|/)\.(?:claude|codex|gemini|cursor|aider)[\w.-]*/|^~|/(?:site|dist)-packages/|/node_modules/|^(?:/private)?/(?:var/)?tmp/|"
+                         r"^/var/folders/|^[A-Za-z]:[\\/]Users[\\/][^\\/]+[\\/]AppData[\\/]|(?:^|/)memory/[^/]+\.md$")
 
 
 # a go-ahead or a thank-you, nothing asked ("yes please", "commit", "Excellent work, thank you!")

@@ -2959,6 +2959,11 @@ _ON_SELECTION = re.compile(r"(?i)\s*on selected text:?\s*$")
 _IMPERATIVE = re.compile(r"(?i)(?:make|put|keep|add|drop|split|merge|move|write|call|name|inline|combine|"
                          r"return|show|hide|skip)\b")  # "Make it single file"
 _REJECTION = re.compile(r"(?:reason for the rejection:|the user said:)\s*(.+)", re.IGNORECASE | re.DOTALL)
+# what the harness writes after the person's words, and in their place when they typed none (held-out
+# reviews 45 and 46: "Denied by user\n\nNote: The user's next message may contain a correction or
+# preference. Pay close attention …" was their decision)
+_HARNESS_NOTE = re.compile(r"\n\s*Note: The user['’]s next message may contain\b.*", re.IGNORECASE | re.DOTALL)
+_NO_WORDS = re.compile(r"(?i)\s*(?:denied|rejected|declined) by (?:the )?user\.?\s*$")
 
 
 def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
@@ -2972,9 +2977,9 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             calls[use.id] = use
         if msg.role != "tool_result" or not msg.is_error:
             continue
-        found = _REJECTION.search(msg.text[:4000])
+        found = _REJECTION.search(_HARNESS_NOTE.sub("", msg.text[:4000]))
         # "On selected text:\n> 3. site/ (new; …)\nMake it single file": the quote is what the words are about
-        lines = found.group(1).splitlines() if found else []
+        lines = found.group(1).splitlines() if found and not _NO_WORDS.match(found.group(1)) else []
         quoted = " ".join(ln.strip()[1:].strip() for ln in lines if ln.strip().startswith(">"))
         said = " ".join(" ".join(ln for ln in lines if not ln.strip().startswith(">")
                                  and not _ON_SELECTION.match(ln)).split())

@@ -788,6 +788,18 @@ def test_a_rejection_that_directs_nothing_is_no_decision() -> None:
     said = ("The user doesn't want to proceed with this tool use. The tool use was rejected. To tell you "
             "how to proceed, the user said:\nI've done it - keep going")
     assert not [d for d in Session().run("gh pr create", said, error=True).end() if d.kind == "decision"]
+    # held-out reviews 45 and 46 (verbatim): a denial with no words typed, and the harness's note after it
+    note = ("\n\nNote: The user's next message may contain a correction or preference. Pay close attention — if "
+            "they explain what went wrong or how they'd prefer you to work, consider saving that to memory for "
+            "future sessions.")
+    denied = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+              "edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
+              "Denied by user" + note)
+    drafts = Session().run("gh pr create", denied, error=True).end()
+    assert not [d for d in drafts if d.source == "user" or d.kind == "decision"], [d.title for d in drafts]
+    typed = denied.replace("Denied by user", "use pnpm instead of npm here")
+    [decision] = [d for d in Session().run("npm install vite", typed, error=True).end() if d.kind == "decision"]
+    assert decision.title.startswith("use pnpm instead of npm here (") and "Note" not in decision.body, decision.body
 
 
 def test_a_quoted_comment_inside_a_prompt_is_not_the_persons_but_the_correction_is() -> None:
@@ -5008,6 +5020,42 @@ def test_a_note_to_the_agents_own_memory_is_no_work_on_the_project() -> None:
     [summary] = [d for d in drafts if d.kind == "summary"]
     assert "Astro with React islands" in summary.title, summary.title
     assert not summary.files
+
+
+def test_a_document_kept_beside_the_checkout_is_work_on_the_project() -> None:
+    # Held-out review 44 (peterc04/SuperGrok1.5 80b51e31, words verbatim, abridged): the turn that
+    # answered the person's correction edited the design doc next to the checkout, and an earlier
+    # turn's launch report stood as the agent's last message
+    doc = ROOT.rsplit("/", 1)[0] + "/.parallelism_design.md"
+
+    def edited(path: str) -> tuple[str, dict[str, Any], str]:
+        return "Edit", {"file_path": path, "old_string": "stay on ZeRO-2", "new_string": "bring-up"}, f"The file {path} has been updated."
+
+    launched = ("Both lanes now running in parallel on the one box: the GPU lane (#14) scales the decoder, and the "
+                "CPU lane (#22, just launched) writes the 4D+ZeRO-3 parallelism design doc.")
+    fixed = ("Fixed — both the design doc and the campaign plan. The flagship is locked: DP×TP×PP + ZeRO-3 at max "
+             "batch, every dimension active; ZeRO-2 survives only as the first bring-up checkpoint.")
+    session = (Session()
+               .user("Alright. Please do everything you can on one h100, and then let me know when you need 8 h100s.")
+               .call("Agent", {"subagent_type": "general-purpose", "description": "Design 4D+ZeRO-3 parallelism",
+                               "prompt": "DESIGN-ONLY task"}, "Async agent launched")
+               .say(launched)
+               .user("Wait wait wait. Why do you have DP with Zero 2 in there. I said it should be 4D parallelism "
+                     "with ZeRO-3.")
+               .call("Read", {"file_path": doc}, "# Parallelism layer")
+               .call(*edited(doc))
+               .say(fixed))
+    summary = next(d.body for d in session.end() if d.kind == "summary")
+    assert "Agent's last message: Fixed — both the design doc" in summary, summary
+    # a note to its own memory, a scratch file or a library it read is still no work
+    for scratch in ("/root/.claude/projects/-workspace/memory/owner.md", "/tmp/probe.py",
+                    "/usr/lib/python3/dist-packages/torch/nn/module.py"):
+        noted = (Session().user("Alright, go on with the H100 lane.")
+                 .call("Agent", {"subagent_type": "general-purpose", "description": "Design",
+                                 "prompt": "DESIGN-ONLY task"}, "Async agent launched")
+                 .say(launched).user("Why do you have DP with Zero 2 in there?").call(*edited(scratch))
+                 .say("Noted, that was a slip.").end())
+        assert "Agent's last message: Both lanes now running" in next(d.body for d in noted if d.kind == "summary"), scratch
 
 
 def test_an_answer_that_says_the_agent_cannot_know_is_not_remembered() -> None:
