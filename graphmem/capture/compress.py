@@ -2230,8 +2230,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if found:
         body.append("Also found:")
         body.extend(f"- {redact(line)}" for line in found)
-    later = [p.text for p in s.prompts[asked:] if not _retyped(p.text, goal_text)
-             and not _THANKS.match(p.text)]
+    later = [text for text in _asked_later(s, asked) if not _retyped(text, goal_text) and not _THANKS.match(text)]
     if len(later) > 3:  # where the session went last matters to the next one (held-out review 23)
         later = [later[0], f"(+{len(later) - 3} more)", *later[-2:]]
     if later:
@@ -2528,6 +2527,26 @@ def _announces_only(text: str) -> bool:
 
 def _says_something(text: str) -> bool:
     return len(text) >= 200 and not _announces_only(text)
+
+
+def _asked_later(s: _Session, asked: int) -> list[str]:
+    """The prompts after the first `asked`, in order, with those the person typed while the agent
+    worked: Claude Code hands these over mid-turn, with no prompt hook (held-out review 46: "you are
+    still only using 1 gpu …", their correction, was in no item)."""
+    later = [(e.ts, e.text) for e in s.prompts[asked:]]
+    if s.transcript is None or not 0 < asked <= len(s.prompts) or s.prompts[asked - 1].ts is None:
+        return [text for _, text in later]
+    from graphmem.capture.redact import redact
+
+    since = s.prompts[asked - 1].ts
+    seen = {_norm(e.text[:2000]) for e in s.prompts}
+    for m in s.transcript.user_prompts[:400]:
+        text = strip_attached(m.text).strip()
+        if m.ts is not None and m.ts > since and text and _norm(text[:2000]) not in seen \
+                and not _NOT_TYPED.match(text) and text.split()[0] not in BUILT_IN_COMMANDS:
+            later.append((m.ts, redact(text)))
+            seen.add(_norm(text[:2000]))
+    return [text for _, text in sorted(later, key=lambda t: t[0] if t[0] is not None else since)]
 
 
 def _final_reply(s: _Session) -> tuple[str, str, bool]:

@@ -5604,6 +5604,25 @@ def test_a_prompt_queued_while_the_agent_worked_is_the_persons_and_a_word_alone_
     assert [d.title for d in drafts if d.source == "user"] == ["Test everything line by line"]
 
 
+def test_a_prompt_queued_while_the_agent_worked_is_among_the_later_asks() -> None:
+    # Held-out review 46 (SuperGrok1.5 6354dc07, verbatim): two of five typed prompts came as queued_command
+    # attachments mid-turn, the person's correction among them, and neither was in any item
+    session = (Session().user("Well wait. Why does it need to do an aot compile? Don’t we have binaries already?")
+               .run("python3 race.py --gpus 0-7", "launched"))
+    for n, said in enumerate(["Ok, so can you give me the status and eta of this project?",
+                              "you are still only using 1 gpu. What do you think is the goal of this project?"]):
+        session.records.append({"type": "attachment", "uuid": f"q{n}", "sessionId": session.sid, "cwd": ROOT,
+                                "timestamp": session.t + n + 1, "attachment": {
+                                    "type": "queued_command", "prompt": said, "commandMode": "prompt",
+                                    "origin": {"kind": "human"}}})
+        session.t += 2
+    drafts = (session.say("The race driver is running on the existing `_ops.so`, no compile needed.")
+              .user("That is true. All of that is true.").say("Understood — executing.").end())
+    asks = next(ln for ln in next(d for d in drafts if d.kind == "summary").body.splitlines() if ln.startswith("Later asks"))
+    assert asks == ("Later asks: Ok, so can you give me the status and eta of this project? | you are still only using "
+                    "1 gpu. What do you think is the goal of this project? | That is true. All of that is true."), asks
+
+
 @pytest.mark.parametrize("said", [
     # held-out review 36 (SuperGrok1.5 1c90e392, verbatim): a guess, confirmed otherwise 38 s later, and a
     # claim read in a README that the next message set out to check
