@@ -153,6 +153,10 @@ _PREAMBLE = re.compile(r"(?i)^(?:all (?:\w+ )?tests pass(?:ed)?,? but |(?:i see 
                        r"(?:but |and |also )?(?:note|nb|n\.b\.)(?: that)?(?::\s*|,\s*|\s+(?=that\b))(?:that\s+)?)")
 _POINTS_BACK = re.compile(r"(?i)(?:this|that|it)(?: is|'s| was)\b")
 _IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?true\b|assuming (?:that|this|it) holds\b")
+# the agent says it has yet to check what it just claimed (held-out review 46: "This is the correct continuous GPU
+# load. Let me launch a bounded sweep across all 8 GPUs and verify it actually saturates them", and one GPU ran)
+_YET_TO_CHECK = re.compile(r"(?i)\b(?:verify|confirm|check|prove|see) (?:that |whether |if )?(?:it|this|that|they|these) "
+                           r"(?:actually|really|indeed|truly)\b|\b(?:verify|check|test) (?:that|this|the) claim\b")
 _HAS_SUBJECT = re.compile(r"(?:A|An|The|Every|Each|All|No|Any|Only|Both)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
@@ -1459,7 +1463,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # "This is actually expected behavior for auto-commit strategy!" names nothing: the
         # sentence after it says what (entire-cli f6833005).
         following = whole[whole.index(sentence) + 1:] if sentence in whole else []
-        if following and _IF_TRUE.match(following[0]) or _asks_in(sentence):
+        if following and _IF_TRUE.match(following[0]) or _asks_in(sentence) \
+                or any(_YET_TO_CHECK.search(s) for s in following[:3]):
             # "The package claims …. If true, …", "So why does `pip install` fail …? The `.` must be
             # resolving to …" (held-out review 36): a claim it had yet to check, a question and its guess
             continue

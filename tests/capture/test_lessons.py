@@ -5631,6 +5631,11 @@ def test_a_prompt_queued_while_the_agent_worked_is_among_the_later_asks() -> Non
     ("The package claims a hard contract: \"the compiled extension is the ONLY execution path for `.step()` — there "
      "is NO pure-PyTorch/CPU fallback\" — `.step()` on an unbuilt install raises. If true, a successful CUDA "
      "`.step()` *proves* kernel dispatch. Let me verify that claim against the actual code."),
+    # held-out review 46 (6354dc07, verbatim): the sweep it then launched kept one of eight GPUs busy
+    ("The race driver runs multi-GPU training on the existing `_ops.so` — no compile (`--gpus 0-7` distributes runs "
+     "across GPUs via `run_pipeline`; mod-97 data is generated, not downloaded). This is the correct continuous GPU "
+     "load. Let me launch a bounded sweep across all 8 GPUs and verify it actually saturates them with *training* "
+     "(not compiling)."),
 ])
 def test_a_guess_or_a_claim_not_yet_checked_is_no_discovery(said: str) -> None:
     assert not _discoveries(Session().say(said).edit("setup.py", "a", "b"))
