@@ -1773,7 +1773,11 @@ _NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|
                           r"one thing (?:worth|to) (?:noting|note|pointing out|point out|mentioning|mention) is)"
                           r"\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _DECISION = re.compile(
-    r"(?i)\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
+    # the person holds the agent to what they said before (held-out review 44: "Why do you have DP with
+    # Zero 2 in there. I said it should be 4D parallelism with ZeRO-3.")
+    r"(?i)\bI (?:already |clearly )?(?:said|told you)(?: (?:before|earlier|already))?,?(?: that)? (?:it|we|you|this|that|they|"
+    r"the [\w-]+(?: [\w-]+)?) (?:should|must|needs? to|has to|have to|(?:is|are) supposed to|was to|were to)\b|"
+    r"\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
     r"settled on|agreed on|agreed to|opted for|are going with|'re going with|will go with)\b|"
     # held-out review 29, vertumnus: "We're going to use React, though I'm more agnostic on the framework"
     # held-out review 30, vertumnus: "Okay, I'm aligned on Astro 6 + Bun."

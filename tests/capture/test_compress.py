@@ -470,6 +470,10 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         ("I have a 10 GB CSV file that the importer chokes on.", None, None),
         ("I have 2 gpus but only one shows up in nvidia-smi.", None, None),
         ("I'd prefer option B.", None, None),
+        # held-out review 44 (verbatim): the person holds the agent to what they said before
+        ("I said it should be 4D parallelism with ZeRO-3.", "decision", "I said it should be 4D parallelism with ZeRO-3"),
+        ("I said hello to the team.", None, None),
+        ("Did I say it should be async?", None, None),
         ("I'd prefer you fix the login bug first.", None, None),
         ("This function is supposed to return a list, it returns None.", None, None),
         ("The login button is supposed to redirect to /home after sign in. Right now it does nothing.", None, None),
