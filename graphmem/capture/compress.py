@@ -2238,7 +2238,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if len(later) > 3:  # where the session went last matters to the next one (held-out review 23)
         later = [later[0], f"(+{len(later) - 3} more)", *later[-2:]]
     if later:
-        body.append("Later asks: " + " | ".join(_short(text, 100) for text in later))
+        # a short ask is told whole (held-out review 44: "… I said it should be 4D parallelism with…", cut
+        # three characters before "ZeRO-3", the word the correction was about)
+        body.append("Later asks: " + " | ".join(_short(text, 140 if len(" ".join(text.split())) <= 140 else 100)
+                                                for text in later))
     if fixed:
         body.append("Lessons:" if s.transcript is not None else "Done:")
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])

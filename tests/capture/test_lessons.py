@@ -5047,6 +5047,9 @@ def test_a_document_kept_beside_the_checkout_is_work_on_the_project() -> None:
                .say(fixed))
     summary = next(d.body for d in session.end() if d.kind == "summary")
     assert "Agent's last message: Fixed — both the design doc" in summary, summary
+    # and the person's 103 characters are told whole, "ZeRO-3" with them
+    assert ("Later asks: Wait wait wait. Why do you have DP with Zero 2 in there. I said it should be 4D parallelism "
+            "with ZeRO-3.\n") in summary, summary
     # a note to its own memory, a scratch file or a library it read is still no work
     for scratch in ("/root/.claude/projects/-workspace/memory/owner.md", "/tmp/probe.py",
                     "/usr/lib/python3/dist-packages/torch/nn/module.py"):
