@@ -101,6 +101,9 @@ def _session_day(item: MemoryItem) -> str:
     return dated.group(1) if dated else time.strftime("%Y-%m-%d", time.localtime(item.created_at))
 
 
+ID_TOKENS = 14  # what " [s…]" costs in the median
+
+
 def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens, label: str = "") -> str:
     """`- kind: title [id]` with the title shortened so the line stays within line_tokens."""
     stale = " (stale)" if item.status.value == "stale" else ""
@@ -110,7 +113,9 @@ def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens, label: str = 
         title = re.sub(r"^Session (\S+): ", "", title)
         prefix = f"- {label or KIND_LABEL['summary']} ({_session_day(item)}): "
     suffix = f" [{item.id}]"
-    room = max(1, line_tokens - tokens.count(prefix) - tokens.count(suffix))
+    # the title's room does not hang on how its random id happens to tokenize (10 to 18 tokens): the
+    # same memory gets the same line in every store
+    room = max(1, line_tokens - tokens.count(prefix) - ID_TOKENS)
     return prefix + tokens.truncate(title, room) + suffix
 
 

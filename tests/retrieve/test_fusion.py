@@ -97,3 +97,19 @@ def test_every_channel_has_a_weight_and_an_explain_column() -> None:
     assert set(fusion.CHANNELS) <= set(RetrievalWeights.model_fields)
     assert fusion.COUNT_CHANNELS <= set(fusion.CHANNELS)
     assert render.CHANNELS is fusion.CHANNELS
+
+
+def test_a_brief_line_does_not_hang_on_how_its_id_tokenizes() -> None:
+    # The dev sessbench lost a brief hit between two runs of the same build: "… with git CLI to prevent index
+    # corruption" became "… with git…" because the new random id cost 4 tokens more.
+    from graphmem.models import MemoryItem
+    from graphmem.retrieve.render import brief_line
+    from graphmem.service import shared_tokens
+
+    tokens = shared_tokens()
+    title = "Open Linear issue ENT-242: Replace go-git worktree.Status() with git CLI to prevent index corruption"
+    ids = ["s55174260e74f7ee", "sc07504099d0d024", "s0000000000000000", "sffffffffffffffa"]
+    assert len({tokens.count(f" [{i}]") for i in ids}) > 1  # the ids do tokenize differently
+    lines = {brief_line(MemoryItem(id=i, project="p", kind="task", title=title, body=""), 30, tokens).rsplit(" [", 1)[0]
+             for i in ids}
+    assert len(lines) == 1, lines
