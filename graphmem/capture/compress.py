@@ -1913,6 +1913,15 @@ _MACHINE = re.compile(r"(?i)(?:\bI (?:do )?(?:also |only |just )?(?:have|['’]v
                       r"cores?|v?cpus?|gpus?|threads)\b")
 
 
+# what the machine keeps and what it throws away (held-out review 49: "When the instance is closed,
+# everything outside of /workspace will be deleted, so please prep the instance for closure.")
+_WIPED = re.compile(r"(?i)\b(?:when|whenever|once|after|if|on|every time) (?:the |this |my |a )?(?:instance|container|pod|"
+                    r"machine|vm|box|server|sandbox|workspace|session|runner)s? (?:is |are |gets? )?(?:closed|stopped|"
+                    r"shut ?down|terminated|restarted|rebooted|recreated|destroyed|deleted|torn down)\b[^.!?;]{0,20}?,?\s*"
+                    r"(?:everything|anything|all (?:the )?(?:files|data)|(?:the )?(?:files|data)|\S*/\S*)\b[^.!?;]{0,60}?"
+                    r"\b(?:will be|is|are|gets?|get) (?:deleted|wiped|erased|lost|reset|cleared|gone)\b[^,.!?;]*")
+
+
 def _statement(sentence: str) -> tuple[str, str] | None:
     """(kind, text) for a sentence that states a durable fact, or None."""
     s = _FILLER.sub("", sentence).strip(" ,")
@@ -1947,6 +1956,8 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return "convention", s
     if (has := _MACHINE.search(s)) and not _ASKED.match(s) and not re.search(r"(?i)\bbut\b|\bonly one\b", s):
         return "env", s[has.start():]  # not "Because truth by told, …"
+    if (gone := _WIPED.search(s)) and not _ASKED.match(s):
+        return "env", s[gone.start():gone.end()]
     if (_CHANGED.search(s) or _CURED.search(s)) and _NAMED.search(s) and not _ASKED.match(s) \
             and not _BIDDING.search(s):
         return "fact", s

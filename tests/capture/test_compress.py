@@ -473,6 +473,10 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         # held-out review 44 (verbatim): the person holds the agent to what they said before
         ("I said it should be 4D parallelism with ZeRO-3.", "decision", "I said it should be 4D parallelism with ZeRO-3"),
         ("I said hello to the team.", None, None),
+        # held-out review 49 (verbatim): what the machine throws away
+        (("When the instance is closed, everything outside of /workspace will be deleted, so please prep the instance for "
+         "closure."), "env", "When the instance is closed, everything outside of /workspace will be deleted"),
+        ("When I run the script, everything in build/ gets deleted.", None, None),
         ("Did I say it should be async?", None, None),
         ("I'd prefer you fix the login bug first.", None, None),
         ("This function is supposed to return a list, it returns None.", None, None),
