@@ -5629,6 +5629,12 @@ def test_a_prompt_queued_while_the_agent_worked_is_among_the_later_asks() -> Non
 @pytest.mark.parametrize("said", [
     # held-out review 36 (SuperGrok1.5 1c90e392, verbatim): a guess, confirmed otherwise 38 s later, and a
     # claim read in a README that the next message set out to check
+    # held-out review 47 (e69607ce, verbatim): a guess a minute before "Prodigy's d-update matches the canonical
+    # paper formula", and a question a minute before "P1 CONFIRMED"
+    ("Prodigy fp32 path: all state is fp32, so no dtype bug — the `d_lr` update math itself must be broken (d stuck at "
+     "~1e-6 → no learning). Let me compare the kernel's d-update against the canonical algorithm:"),
+    ("But whether P1 is real depends on the exact formula AND the `decay_factor` value passed (if `decay_factor=lr·wd` "
+     "rather than `1-lr·wd`, the formula is correct)."),
     ("`include_dirs` *does* list `\".\"` (repo root). So why does `pip install` fail to find the same headers? "
      "The `.` must be resolving to the wrong directory during the ninja build. Let me look at the nvcc command."),
     ("The package claims a hard contract: \"the compiled extension is the ONLY execution path for `.step()` — there "
