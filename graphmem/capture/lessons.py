@@ -1153,7 +1153,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # "two models don't yet have mappings": true until someone acts, then false
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
-            if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n):
+            if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
+                    or _denied_later(msgs, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1283,6 +1284,42 @@ _ABSENT = re.compile(
     r"undocumented|untested|nothing (?:calls|uses|references|runs)|"
     r"never (?:called|used|referenced)|(?:is|are)(?:n['’]t| not) (?:wired|referenced|called|used)|"
     r"doesn['’]t(?=\W*(?:$|[.;,—–]))|does not exist|doesn['’]t exist|is missing)")
+
+
+# a later word that one thing the claim names has not, holds not or passes not the other
+_DENIES = re.compile(r"(?i)\b(?:has|have|had|holds?|contains?) no\b|\b(?:does|do|did)(?:n['’]t| not) (?:have|hold|contain|include|"
+                     r"set|pass|use|pull|read|add|call)\b|\b(?:is|are)(?:n['’]t| not) (?:in|from|set by|passed by|part of)\b")
+
+
+def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether the agent said later, right between two things the claim ties together, that the one
+    has not the other (held-out review 47: "setup.py's distutils linker pulls `-flto` from Python's
+    `LDSHARED`", then "`LDSHARED` has no `-flto`, so the LTO is triggered by the objects themselves")."""
+    quoted = _uniq([q.lower() for q in _LITERAL.findall(sentence)])[:6]
+    claim = sentence.replace("**", "").lower()
+    if _DENIES.search(claim):
+        return False  # "… `load_session_messages` doesn't include it": a later "doesn't include" agrees
+    pairs = []
+    for a in quoted:
+        for b in quoted:
+            at, to = claim.find(f"`{a}`"), claim.find(f"`{b}`")
+            if a != b and at >= 0 and to >= 0 and not _DENIES.search(claim[min(at, to):max(at, to)]) \
+                    and not _NEGATION.search(claim[min(at, to):max(at, to)]):
+                pairs.append((f"`{a}`", f"`{b}`"))
+    if not pairs:
+        return False
+    for m in msgs[n + 1:]:
+        if m.role != "assistant" or not m.text:
+            continue
+        said = m.text.replace("**", "").lower()
+        for a, b in pairs:
+            at = said.find(a)
+            while at >= 0:
+                gap = said[at + len(a):at + len(a) + 40]
+                if b in gap and _DENIES.search(gap[:gap.find(b)]):
+                    return True
+                at = said.find(a, at + 1)
+    return False
 
 
 def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:

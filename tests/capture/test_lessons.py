@@ -5626,6 +5626,30 @@ def test_a_prompt_queued_while_the_agent_worked_is_among_the_later_asks() -> Non
                     "1 gpu. What do you think is the goal of this project? | That is true. All of that is true."), asks
 
 
+def test_a_claim_the_agent_later_denies_between_the_same_two_names_is_no_discovery() -> None:
+    # Held-out review 47 (SuperGrok1.5 e69607ce, verbatim, abridged): the link error's first explanation, and the
+    # look at `LDSHARED` that denied it
+    first = ("The link failed with `symbol 'fatbinData' is already defined` — an LTO + CUDA-fatbin collision: setup.py's "
+             "distutils linker pulls `-flto` from Python's `LDSHARED`, but CUDA objects each carry a `fatbinData` symbol "
+             "that LTO can't merge.")
+    build = 'python3 setup.py build_ext --inplace -j 48 > /tmp/b.log 2>&1; echo "BUILD=$?"'
+    failed = "BUILD=1\n/tmp/ccBkfpDC.s:1078: Error: symbol `fatbinData' is already defined"
+    session = (Session().run(build, failed).say(first)
+               .run("python3 -c \"import sysconfig; print(sysconfig.get_config_var('LDSHARED'))\"",
+                    "x86_64-linux-gnu-gcc -shared -Wl,-O1 -g -fwrapv -O2")
+               .say("`LDSHARED` has no `-flto`, so the LTO is triggered by the objects themselves (CUDA fatbin + gcc's "
+                    "implicit LTO handling). Let me look at the objects."))
+    assert not [d.title for d in _discoveries(session) if "LDSHARED" in d.title]
+    # a later word that agrees ("… doesn't include `agent_id`") takes nothing back (spotter 8463c716)
+    agreed = (Session().run("mix test", "1 failure", error=True)
+              .say("The subagent tests fail because the `agent_id` field on messages goes through the DB but "
+                   "`load_session_messages` doesn't include it in the mapped output.")
+              .run("grep -n agent_id lib/spotter/transcripts.ex", "")
+              .say("`load_session_messages` doesn't include `agent_id` in the map. Let me add it.")
+              .edit("lib/spotter/transcripts.ex", "a", "b"))
+    assert [d.title for d in _discoveries(agreed) if "agent_id" in d.title]
+
+
 @pytest.mark.parametrize("said", [
     # held-out review 36 (SuperGrok1.5 1c90e392, verbatim): a guess, confirmed otherwise 38 s later, and a
     # claim read in a README that the next message set out to check
