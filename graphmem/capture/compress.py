@@ -2114,6 +2114,9 @@ _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin 
                         r"\b(?:I'll|I will|will) (?:report|let you know)\b")
 
 
+_BUILT = re.compile(r"(?i)\.(?:so(?:\.\d+)*|o|obj|a|lib|pyc|pyd|dll|dylib|whl|class|exe|cubin|fatbin|ptx|node)$")
+
+
 def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     from graphmem.capture import lessons  # it imports this module
 
@@ -2161,7 +2164,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     # a log a redirect wrote is the output of a run, and a file the session wrote and then removed
     # changed nothing (held-out review 24, julia: `make > .build5.log`, … `rm -f .build5.log …`)
     gone = _removed_after_written(s.runs)
-    written = [f for f in written if not f.endswith(".log") and f not in gone]
+    # nor is what a build put in place (held-out review 47: `_ops.cpython-311-x86_64-linux-gnu.so`, copied in)
+    written = [f for f in written if not f.endswith(".log") and f not in gone and not _BUILT.search(f)]
     # git's own files (`.git/hooks/post-commit`) are the checkout's machinery, not its content
     committed = bool(s.commits)
     # and what its commits took in besides (`bundle install`'s Gemfile.lock, a vendored gem: held-out

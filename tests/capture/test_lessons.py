@@ -6196,3 +6196,14 @@ def test_what_the_run_announced_by_the_last_words_printed_ends_the_summary() -> 
     drafts = (Session().user("continue phase 1").edit("csrc/bindings/bindings.cpp", "float bc1", "std::vector<float> bc1s")
               .run("pytest -q", "3 passed").say("Fixed the bindings; the smoke test passes.").end())
     assert "Then, after its last words" not in next(d for d in drafts if d.kind == "summary").body
+
+
+def test_what_a_build_put_in_place_is_no_file_the_session_changed() -> None:
+    # Held-out review 47 (SuperGrok1.5 e69607ce): the built extension, copied in, was among the files changed
+    so = "grokking_optimizers/_ops.cpython-311-x86_64-linux-gnu.so"
+    drafts = (Session().user("fix the link error").edit("setup.py", "flags = base", "flags = strip_lto(base)")
+              .run(f"python3 setup.py build_ext -j 48 && cp build/lib.linux-x86_64-cpython-311/{so} {so}", "BUILD=0")
+              .run("cp notes/draft.md docs/build.md", "")
+              .say("Built and linked; the `-flto` strip fixed the link.").end())
+    body = next(d.body for d in drafts if d.kind == "summary")
+    assert "Files changed: setup.py, docs/build.md" in body and ".so" not in body, body
