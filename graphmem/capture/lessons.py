@@ -22,7 +22,7 @@ import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -110,7 +110,7 @@ _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:st
                     r"^(?:here(?:['’]s| is) )?(?:the |my )?plan:")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
-_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|i (?:still )?need to|let me)\b")
+_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|mine|i (?:still )?need to|let me)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
                        r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
@@ -1102,7 +1102,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     """Every distinct finding of the session, strongest first, as (weight, message position,
     sentence, its message)."""
     found: list[tuple[float, int, str, str]] = []
-    msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    msgs = _with_reports([m for m in transcript if not m.sidechain and not m.compact])
     after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
@@ -1177,6 +1177,35 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         if not any(len(words & set(re.findall(r"\w{3,}", k[2].lower()))) > 0.5 * len(words) for k in kept):
             kept.append(candidate)
     return kept
+
+
+_REPORTED = re.compile(r"<status>completed</status>.*?<result>(.*?)(?:</result>|\Z)", re.DOTALL)
+_NOTICED_TOOL = re.compile(r"<tool-use-id>([^<]+)</tool-use-id>")
+
+
+def _with_reports(msgs: list[Any]) -> list[Any]:
+    """The messages, with the report a sub-agent sent to work in the background hands back when it
+    finishes read as the agent's own words (held-out reviews 42, 44, 45, 49, 50: "ncu was unavailable
+    (`ERR_NVGPUCTRPERM` — perf counters blocked in this container; `nsys` not installed)" was in no
+    item). What a workflow hands back as data (JSON) and what an explorer found are not."""
+    asked = {u.id: u for m in msgs if m.role == "assistant" for u in m.tool_uses}
+    out = []
+    for m in msgs:
+        told = _REPORTED.search(m.text[:20000]) if m.role == "user" and m.meta and "<task-notification>" in m.text[:300] else None
+        said = html.unescape(told.group(1)).strip() if told else ""
+        if not said or said[:1] in "[{":
+            out.append(m)
+            continue
+        called = _NOTICED_TOOL.search(m.text[:600])
+        use = asked.get(called.group(1)) if called else None
+        # one launched before the transcript's window (or its compaction) is known by its notice
+        agent = "<summary>Agent " in m.text[:1200] if use is None else \
+            use.name in ("Agent", "Task") and str(use.input.get("subagent_type") or "") not in _EXPLORERS
+        out.append(replace(m, role="assistant", text=said, meta=False, tool_uses=[]) if agent else m)
+    return out
+
+
+_EXPLORERS = frozenset({"Explore", "Plan", "claude-code-guide", "statusline-setup"})
 
 
 _CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bare the ones?\b|\bis the one\b")
@@ -1955,7 +1984,10 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
 # Held-out review 18 (perigee): "there's no live training process…" (a run was live by the end) and
 # "That's why I sidestepped it and `rsync`'d the repo content…" (the access it worked around was
 # set up twenty minutes later).
-_MOMENT = re.compile(r"(?i)\b(?:not currently running|(?:is|are) currently (?:running|idle|busy)|"
+_MOMENT = re.compile(r"(?i)^\W*(?:big |good |great |real |solid |major |some |more )?progress\b|"
+                     # held-out review 51: "Big progress — … now it OOMs only at the very edge …", and the lean
+                     # run it then made hit the same out-of-memory error
+                     r"\b(?:not currently running|(?:is|are) currently (?:running|idle|busy)|"
                      r"no (?:live|running|active) (?:\w+ )?process(?:es)?|"
                      # how its sub-agents are doing (held-out review 41: "the ViT agent succeeded (cherry-picked),
                      # and the Mamba agent died", which had committed, as its result said seconds later)
