@@ -2561,13 +2561,13 @@ def _asked_later(s: _Session, asked: int) -> list[str]:
     from graphmem.capture.redact import redact
 
     since = s.prompts[asked - 1].ts
-    seen = {_norm(e.text[:2000]) for e in s.prompts}
-    for m in s.transcript.user_prompts[:400]:
-        text = strip_attached(m.text).strip()
-        if m.ts is not None and m.ts > since and text and _norm(text[:2000]) not in seen \
+    seen = {_norm(e.text)[:80] for e in s.prompts}  # as the hook stored them: redacted, trimmed
+    for m in s.transcript.user_prompts[-400:]:
+        text = redact(strip_attached(m.text).strip())
+        if m.queued and m.ts is not None and m.ts > since and text and _norm(text)[:80] not in seen \
                 and not _NOT_TYPED.match(text) and text.split()[0] not in BUILT_IN_COMMANDS:
-            later.append((m.ts, redact(text)))
-            seen.add(_norm(text[:2000]))
+            later.append((m.ts, text))
+            seen.add(_norm(text)[:80])
     return [text for _, text in sorted(later, key=lambda t: t[0] if t[0] is not None else since)]
 
 

@@ -86,6 +86,7 @@ class TranscriptMessage:
     sidechain: bool = False  # said inside a sub-agent (Task tool) conversation
     cwd: str = ""
     compact: bool = False  # a model-written summary after compaction: context, never the person
+    queued: bool = False  # typed while the agent worked, handed over mid-turn (no prompt hook)
 
 
 class Transcript(list[TranscriptMessage]):
@@ -279,7 +280,7 @@ def _attachment(record: dict[str, Any], ts: float | None, uuid: str, sidechain: 
     if not text:
         return []
     return [TranscriptMessage("user", text, ts, uuid=uuid, meta=_is_meta(text), sidechain=sidechain,
-                              cwd=_str(record.get("cwd")))]
+                              cwd=_str(record.get("cwd")), queued=True)]
 
 
 def _blocks_text(content: Any) -> str:

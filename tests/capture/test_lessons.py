@@ -5624,6 +5624,25 @@ def test_a_prompt_queued_while_the_agent_worked_is_among_the_later_asks() -> Non
     asks = next(ln for ln in next(d for d in drafts if d.kind == "summary").body.splitlines() if ln.startswith("Later asks"))
     assert asks == ("Later asks: Ok, so can you give me the status and eta of this project? | you are still only using "
                     "1 gpu. What do you think is the goal of this project? | That is true. All of that is true."), asks
+    # the review of session 27: a prompt the hook stored redacted or trimmed is told once, and a user record that
+    # is not a queued prompt ("Stop hook feedback: …") is no ask
+    from graphmem.capture.redact import redact
+    from graphmem.capture.trim import trim
+
+    trace = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/app/m{i}.py", line {i}, in f{i}\n    g{i}()\n' for i in range(12)) + "ValueError: bad shape"
+    for later in ("now it fails with:\n" + trace, "use my token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A to push"):
+        session = (Session().user("Fix the data loader so training runs end to end on the small config.")
+                   .edit("loader.py", "a", "b").say("Fixed the loader; training runs.")
+                   .user(later).edit("model.py", "a", "b").say("Fixed the reshape in model.py; runs now."))
+        session._record("user", "Stop hook feedback:\n[~/.claude/stop-hook-git-check.sh]: There are untracked files in "
+                                "the repository. Please commit and push these changes to the remote branch.")
+        for e in session.events:
+            if e.event == "user-prompt":
+                e.text = trim(redact(e.text)).text
+        asks = next(ln for ln in next(d for d in session.end() if d.kind == "summary").body.splitlines()
+                    if ln.startswith("Later asks"))
+        assert " | " not in asks and "Stop hook" not in asks, asks
 
 
 def test_a_claim_the_agent_later_denies_between_the_same_two_names_is_no_discovery() -> None:
