@@ -238,9 +238,11 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
     text = role == "user" and not compact and _typed_command(text) or text
     out: list[TranscriptMessage] = []
     if text or uses:
+        # words sent along with a tool's result: typed while the agent worked, with no prompt hook
         out.append(TranscriptMessage(role, text, ts, uses, uuid=uuid,
                                      meta=meta or (role == "user" and _is_meta(text)),
-                                     sidechain=sidechain, cwd=cwd, compact=compact))
+                                     sidechain=sidechain, cwd=cwd, compact=compact,
+                                     queued=role == "user" and bool(results)))
     return out + results
 
 

@@ -5643,6 +5643,13 @@ def test_a_prompt_queued_while_the_agent_worked_is_among_the_later_asks() -> Non
         asks = next(ln for ln in next(d for d in session.end() if d.kind == "summary").body.splitlines()
                     if ln.startswith("Later asks"))
         assert " | " not in asks and "Stop hook" not in asks, asks
+    # entire-cli afb1dd35 (verbatim): words sent along with a tool's result, typed while the agent worked
+    along = (Session().user("why are the integration tests taking so long now?").run("go test ./... -v", "ok"))
+    along._record("user", [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "13.50s TestShadow_FullWorkflow"},
+                           {"type": "text", "text": "but also continue your analysis"}])
+    asks = next(ln for ln in next(d for d in along.say("The slowest tests are the shadow workflows.").end()
+                                  if d.kind == "summary").body.splitlines() if ln.startswith("Later asks"))
+    assert asks == "Later asks: but also continue your analysis", asks
 
 
 def test_a_claim_the_agent_later_denies_between_the_same_two_names_is_no_discovery() -> None:
