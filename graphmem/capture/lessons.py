@@ -157,6 +157,9 @@ _IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?
 # load. Let me launch a bounded sweep across all 8 GPUs and verify it actually saturates them", and one GPU ran)
 _YET_TO_CHECK = re.compile(r"(?i)\b(?:verify|confirm|check|prove|see) (?:that |whether |if )?(?:it|this|that|they|these) "
                            r"(?:actually|really|indeed|truly)\b|\b(?:verify|check|test) (?:that|this|the) claim\b")
+# what it checks then is its fix, not the claim ("Let me fix that and verify it actually works", the review of session 27)
+_FIX_FIRST = re.compile(r"(?i)\b(?:fix|patch|apply|change|switch|update|rewrite|correct|add|remove|implement|replace|"
+                        r"refactor|wire|move|rename|revert|edit)\w*\b.*\b(?:verify|confirm|check|prove|see)\b")
 _HAS_SUBJECT = re.compile(r"(?:A|An|The|Every|Each|All|No|Any|Only|Both)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
@@ -1337,18 +1340,26 @@ def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
                 pairs.append((f"`{a}`", f"`{b}`"))
     if not pairs:
         return False
-    for m in msgs[n + 1:]:
+    # what it found on looking again, before it changed anything: after an edit, "`Pool.release` doesn't
+    # call `conn.close()` any more" tells the fix (the review of session 27)
+    for m in msgs[n + 1:n + 1 + DENIAL_WINDOW]:
+        if m.role == "assistant" and any(u.name in EDIT_TOOLS | WRITE_TOOLS for u in m.tool_uses):
+            break
         if m.role != "assistant" or not m.text:
             continue
-        said = m.text.replace("**", "").lower()
+        said = m.text[:20000].replace("**", "").lower()
         for a, b in pairs:
             at = said.find(a)
             while at >= 0:
                 gap = said[at + len(a):at + len(a) + 40]
-                if b in gap and _DENIES.search(gap[:gap.find(b)]):
+                if b in gap and _DENIES.search(gap[:gap.find(b)]) and not _NOW_FIXED.search(gap[gap.find(b):] + said[max(0, at - 40):at]):
                     return True
                 at = said.find(a, at + 1)
     return False
+
+
+DENIAL_WINDOW = 40  # later messages a claim is weighed against
+_NOW_FIXED = re.compile(r"(?i)\b(?:now|any ?more|no longer|fixed|done|removed|after the (?:fix|change))\b")
 
 
 def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -1538,7 +1549,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # sentence after it says what (entire-cli f6833005).
         following = whole[whole.index(sentence) + 1:] if sentence in whole else []
         if following and _IF_TRUE.match(following[0]) or _asks_in(sentence) \
-                or any(_YET_TO_CHECK.search(s) for s in following[:3]):
+                or any(_YET_TO_CHECK.search(s) and not _FIX_FIRST.search(s) for s in following[:3]):
             # "The package claims …. If true, …", "So why does `pip install` fail …? The `.` must be
             # resolving to …" (held-out review 36): a claim it had yet to check, a question and its guess
             continue

@@ -5674,6 +5674,15 @@ def test_a_claim_the_agent_later_denies_between_the_same_two_names_is_no_discove
               .say("`load_session_messages` doesn't include `agent_id` in the map. Let me add it.")
               .edit("lib/spotter/transcripts.ex", "a", "b"))
     assert [d.title for d in _discoveries(agreed) if "agent_id" in d.title]
+    # the review of session 27 (H2): the fix told as a denial after the edit takes nothing back
+    claim = ("Found it: `Pool.release` calls `conn.close()` after the finalizer has already closed the socket, so the "
+             "second close hits a freed handle and the worker dies.")
+    fixed = (Session().user("the worker dies randomly after a few hours, can you find out why and fix it?")
+             .call("Read", {"file_path": f"{ROOT}/pool.py"}, "class Pool:\n    def release(self):\n        self.conn.close()\n")
+             .say(claim).edit("pool.py", "        self.conn.close()\n", "")
+             .run("pytest -q tests/test_pool.py", "3 passed")
+             .say("Fixed: `Pool.release` doesn't call `conn.close()` any more; the finalizer owns the socket."))
+    assert [d.title for d in _discoveries(fixed) if "Pool.release" in d.title]
 
 
 @pytest.mark.parametrize("said", [
@@ -5698,6 +5707,16 @@ def test_a_claim_the_agent_later_denies_between_the_same_two_names_is_no_discove
 ])
 def test_a_guess_or_a_claim_not_yet_checked_is_no_discovery(said: str) -> None:
     assert not _discoveries(Session().say(said).edit("setup.py", "a", "b"))
+
+
+@pytest.mark.parametrize("then", ["Let me fix that and verify it actually works.",
+                                  "Let me patch it to use one shared executor and check that it really stays flat."])
+def test_a_finding_whose_fix_is_then_checked_is_kept(then: str) -> None:
+    # the review of session 27 (H3): what it verifies next is its fix, not the claim
+    claim = ("Found it: `Pool.release` closes `conn` after the finalizer has already closed the socket, so the second "
+             "close hits a freed handle and the worker dies.")
+    assert [d.title for d in _discoveries(Session().say(f"{claim} {then}").edit("pool.py", "a", "b"))
+            if "Pool.release" in d.title]
 
 
 def test_a_task_renamed_on_the_agents_list_is_told_by_its_last_name() -> None:
