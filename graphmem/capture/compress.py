@@ -1773,11 +1773,7 @@ _NOTE_PREFIX = re.compile(r"^(?:note|nb|n\.b\.|fyi|heads[- ]up|just so you know|
                           r"one thing (?:worth|to) (?:noting|note|pointing out|point out|mentioning|mention) is)"
                           r"\b\s*[:,]?\s*(?:that\s+)?(.+)$", re.IGNORECASE)
 _DECISION = re.compile(
-    # the person holds the agent to what they said before (held-out review 44: "Why do you have DP with
-    # Zero 2 in there. I said it should be 4D parallelism with ZeRO-3.")
-    r"(?i)\bI (?:already |clearly )?(?:said|told you)(?: (?:before|earlier|already))?,?(?: that)? (?:it|we|you|this|that|they|"
-    r"the [\w-]+(?: [\w-]+)?) (?:should|must|needs? to|has to|have to|(?:is|are) supposed to|was to|were to)\b|"
-    r"\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
+    r"(?i)\b(?:we|i|the team)\s*(?:'ve|have|had)?\s*(?:decided|chose|chosen|picked|went with|"
     r"settled on|agreed on|agreed to|opted for|are going with|'re going with|will go with)\b|"
     # held-out review 29, vertumnus: "We're going to use React, though I'm more agnostic on the framework"
     # held-out review 30, vertumnus: "Okay, I'm aligned on Astro 6 + Bun."
@@ -1913,12 +1909,21 @@ _MACHINE = re.compile(r"(?i)(?:\bI (?:do )?(?:also |only |just )?(?:have|['’]v
                       r"cores?|v?cpus?|gpus?|threads)\b")
 
 
+# the person holds the agent to what they said before (held-out review 44: "Why do you have DP with Zero 2 in
+# there. I said it should be 4D parallelism with ZeRO-3."); not what they report still goes wrong ("I said it
+# should redirect to /home, but it still goes to /dashboard"), take back ("forget that") or set a date for
+_HELD_TO = re.compile(r"(?i)^\W*(?:(?:but|no|again|look)\W+)?I (?:already |clearly )?(?:said|told you)(?: (?:before|earlier|already))?,?"
+                      r" (?:it|we|you|they|the [\w-]+(?: [\w-]+)?) (?:should|must|needs? to|has to|have to|(?:is|are) supposed to) "
+                      r"(?:be|use|have|run|stay|go|target)\b")
+_NOT_HELD = re.compile(r"(?i)\bbut\b|\b(?:still|yet)\b|n['’]t\b|\bnot\b|\bforget (?:that|it)\b|\bignore (?:that|it)\b|"
+                       r"\bscratch that\b|\bnever ?mind\b|\btoday\b|\btonight\b|\btomorrow\b|\bby (?:\w+day|tonight|noon)\b|"
+                       r"\bfor now\b")
 # what the machine keeps and what it throws away (held-out review 49: "When the instance is closed,
 # everything outside of /workspace will be deleted, so please prep the instance for closure.")
-_WIPED = re.compile(r"(?i)\b(?:when|whenever|once|after|if|on|every time) (?:the |this |my |a )?(?:instance|container|pod|"
-                    r"machine|vm|box|server|sandbox|workspace|session|runner)s? (?:is |are |gets? )?(?:closed|stopped|"
-                    r"shut ?down|terminated|restarted|rebooted|recreated|destroyed|deleted|torn down)\b[^.!?;]{0,20}?,?\s*"
-                    r"(?:everything|anything|all (?:the )?(?:files|data)|(?:the )?(?:files|data)|\S*/\S*)\b[^.!?;]{0,60}?"
+_WIPED = re.compile(r"(?i)\b(?:when|whenever|once|after|if|every time) (?:the |this |my |our )?(?:instance|container|pod|"
+                    r"machine|vm|box|sandbox|runner)s? (?:is |are |gets? )?(?:closed|stopped|shut ?down|terminated|restarted|"
+                    r"rebooted|recreated|destroyed|deleted|torn down)\b,?\s*"
+                    r"(?:everything|anything|all (?:the )?(?:files|data) (?:outside|under|in|on)\b|/\S*)[^.!?;]{0,60}?"
                     r"\b(?:will be|is|are|gets?|get) (?:deleted|wiped|erased|lost|reset|cleared|gone)\b[^,.!?;]*")
 
 
@@ -1950,7 +1955,7 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         # "let's go ahead and wire up tailwind …, and we'll tackle the lint in a follow up commit" (held-out
         # review 32): what the same prompt asks now is done in the session; the deferred clause is the task
         return "task", next((c for c in re.split(r",\s*(?:and|but|then)\s+|;\s+", s) if _TASK_ANY.search(c)), s)
-    if _DECISION.search(s):
+    if _DECISION.search(s) or _HELD_TO.search(s) and not _NOT_HELD.search(s):
         return "decision", s
     if _CONVENTION.search(s):
         return "convention", s

@@ -169,12 +169,13 @@ _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potenti
                     r"probablemente|parece|puede que|"
                     # the guess a "must" makes of a state it has not looked at (held-out review 47: "the d_lr update
                     # math itself must be broken", then "Prodigy's d-update matches the canonical paper formula")
-                    r"must (?:be|have been) (?:the (?:cause|culprit|issue|problem|bug|reason|one)|(?:\w+ )?(?:broken|wrong|"
-                    r"corrupt(?:ed)?|buggy|stale|off|faulty|misconfigured|at fault|to blame))|must have (?:broken|failed|"
+                    r"must (?:be|have been) (?:the (?:cause|culprit|issue|problem|bug|reason)|(?:itself |also |somehow )?(?:broken|"
+                    r"wrong|corrupt(?:ed)?|buggy|faulty|misconfigured|at fault|to blame))|must have (?:broken|failed|"
                     r"changed|corrupted|crashed|been (?:broken|lost|overwritten|deleted))|"
                     # and what it has yet to settle ("But whether P1 is real depends on the exact formula …", held-out
                     # review 47, a minute before "P1 CONFIRMED")
-                    r"whether\b[^.;]{0,80}\bdepends on|depends on whether)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
+                    r"whether (?:it|this|that|P\d+|the (?:bug|issue|hypothesis|theory|fix|claim|finding)) is (?:real|right|"
+                    r"correct|true|the cause) depends on)\b")  # a checker overruled is the agent's verdict: spotter and entire-cli both took it back
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SENTENCE_SPLIT = re.compile(r"(?<=[^.][.!])(?<!\betc\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)\s+"
                              r"(?=[A-ZÀ-ÖØ-ÞА-ЯЁ¿¡`*(\"'])|(?<=\betc\.)\s+(?=[A-Z][a-z])|\n+")

@@ -477,6 +477,16 @@ def test_parse_command(line: str, exe: str, sub: str, env: dict[str, str]) -> No
         (("When the instance is closed, everything outside of /workspace will be deleted, so please prep the instance for "
          "closure."), "env", "When the instance is closed, everything outside of /workspace will be deleted"),
         ("When I run the script, everything in build/ gets deleted.", None, None),
+        # the review of session 27: what the person reports still goes wrong, takes back or sets a date for, and an
+        # app's own behaviour, are no decision and no machine fact
+        ("I said it should redirect to /home after login, but it still goes to /dashboard.", None, None),
+        ("Earlier I said it should use 4 workers, forget that.", None, None),
+        ("I said the tests should pass, and they still don't.", None, None),
+        ("I told you it has to be done today.", None, None),
+        ("When a workspace is deleted, all its files are deleted too.", None, None),
+        ("When the session is closed, the data is lost and they have to retype everything.", None, None),
+        ("If the server is restarted, the files in the upload queue are lost.", None, None),
+        ("When the pod is restarted, /tmp is wiped.", "env", "When the pod is restarted, /tmp is wiped"),
         ("Did I say it should be async?", None, None),
         ("I'd prefer you fix the login bug first.", None, None),
         ("This function is supposed to return a list, it returns None.", None, None),

@@ -5709,6 +5709,19 @@ def test_a_guess_or_a_claim_not_yet_checked_is_no_discovery(said: str) -> None:
     assert not _discoveries(Session().say(said).edit("setup.py", "a", "b"))
 
 
+@pytest.mark.parametrize("claim", [
+    # the review of session 27 (M3): requirements and plain conditional facts, not guesses
+    ("Found it: the output directory depends on whether `--release` is passed, so `deploy.sh` ships the stale binary "
+     "from `target/release` while `make` builds into `target/debug`."),
+    ("Found it: `turbo boost` must be turned off for the benchmark clocks to hold; with it on, `bench.py` sees 30% "
+     "run-to-run noise."),
+    ("Found it: the interpreter must be the one in `/opt/app/.venv`, because the `systemd` unit runs "
+     "`/opt/app/.venv/bin/python` and ignores `PATH`."),
+])
+def test_a_requirement_or_a_plain_condition_is_no_guess(claim: str) -> None:
+    assert _discoveries(Session().say(claim).edit("deploy.sh", "a", "b"))
+
+
 @pytest.mark.parametrize("then", ["Let me fix that and verify it actually works.",
                                   "Let me patch it to use one shared executor and check that it really stays flat."])
 def test_a_finding_whose_fix_is_then_checked_is_kept(then: str) -> None:
