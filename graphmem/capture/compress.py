@@ -2738,11 +2738,22 @@ def _edits_project(s: _Session, files: list[str]) -> bool:
     to the checkout is (held-out review 44: the design doc in /workspace, fixed after the person's
     "Why do you have DP with Zero 2 in there", stood behind an earlier turn's launch report)."""
     named = [f for f in files if f]
-    return not named or any(s.paths.in_project(f) or not _NOT_ITS_WORK.search(f) for f in named)
+    return not named or any(s.paths.in_project(f) or _beside(s, f) for f in named)
+
+
+def _beside(s: _Session, path: str) -> bool:
+    """Whether a file outside the checkout sits beside it: under its parent directory, in no hidden
+    directory there (`~/.claude`, `~/.cargo`), and no installed library or scratch."""
+    for root in s.paths.roots:
+        parent = posixpath.dirname(root.rstrip("/"))
+        if parent not in ("", "/") and path.startswith(parent + "/") and not _NOT_ITS_WORK.search(path):
+            return not any(part.startswith(".") for part in path[len(parent) + 1:].split("/")[:-1])
+    return False
 
 
 # the agent's own notes and scratch, and installed libraries
-_NOT_ITS_WORK = re.compile(r"(?:^|/)\.(?:claude|codex|gemini|cursor|aider)[\w.-]*/|^~|/(?:site|dist)-packages/|/node_modules/|^(?:/private)?/(?:var/)?tmp/|"
+_NOT_ITS_WORK = re.compile(r"(?:^|/)\.(?:claude|codex|gemini|cursor|aider)[\w.-]*/|^~|/(?:site|dist)-packages/|/node_modules/|"
+                           r"/go/pkg/mod/|/vendor/|^(?:/private)?/(?:var/)?tmp/|"
                          r"^/var/folders/|^[A-Za-z]:[\\/]Users[\\/][^\\/]+[\\/]AppData[\\/]|(?:^|/)memory/[^/]+\.md$")
 
 

@@ -5051,8 +5051,14 @@ def test_a_document_kept_beside_the_checkout_is_work_on_the_project() -> None:
     assert ("Later asks: Wait wait wait. Why do you have DP with Zero 2 in there. I said it should be 4D parallelism "
             "with ZeRO-3.\n") in summary, summary
     # a note to its own memory, a scratch file or a library it read is still no work
+    home = ROOT.rsplit("/", 2)[0]
     for scratch in ("/root/.claude/projects/-workspace/memory/owner.md", "/tmp/probe.py",
-                    "/usr/lib/python3/dist-packages/torch/nn/module.py"):
+                    "/usr/lib/python3/dist-packages/torch/nn/module.py",
+                    # the review of session 27 (L1): dependency caches, the standard library, shared memory
+                    f"{home}/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio-1.38.0/src/runtime/mod.rs",
+                    f"{home}/go/pkg/mod/github.com/go-git/go-git/v5@v5.12.0/worktree_status.go",
+                    "/usr/lib/python3.12/asyncio/base_events.py", "/dev/shm/probe.py",
+                    f"{home}/.claude/projects/x/memory/owner.md"):
         noted = (Session().user("Alright, go on with the H100 lane.")
                  .call("Agent", {"subagent_type": "general-purpose", "description": "Design",
                                  "prompt": "DESIGN-ONLY task"}, "Async agent launched")
