@@ -3071,15 +3071,16 @@ def rejections(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             calls[use.id] = use
         if msg.role != "tool_result" or not msg.is_error:
             continue
-        found = _REJECTION.search(_HARNESS_NOTE.sub("", msg.text[:4000]))
+        bare = _HARNESS_NOTE.sub("", msg.text[:4000])
+        found = _REJECTION.search(bare)
         # "On selected text:\n> 3. site/ (new; …)\nMake it single file": the quote is what the words are about
         lines = found.group(1).splitlines() if found and not _NO_WORDS.match(found.group(1)) else []
         quoted = " ".join(ln.strip()[1:].strip() for ln in lines if ln.strip().startswith(">"))
         said = " ".join(" ".join(ln for ln in lines if not ln.strip().startswith(">")
                                  and not _ON_SELECTION.match(ln)).split())
         use = calls.get(msg.tool_use_id)
-        if not said and use is not None and persons_words(use.name, msg.text):
-            said = " ".join(msg.text.split())
+        if not said and use is not None and persons_words(use.name, bare) and not _NO_WORDS.match(bare):
+            said = " ".join(bare.split())
         if len(re.findall(r"[^\W\d_]{2,}", said)) < 2 or "?" in said[-4:] or not (
                 _DIRECTIVE.search(said) or _IMPERATIVE.match(said)):
             continue  # a question back to the agent, or "I've done it, go on", is no instruction

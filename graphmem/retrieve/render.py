@@ -102,6 +102,7 @@ def _session_day(item: MemoryItem) -> str:
 
 
 ID_TOKENS = 14  # what " [s…]" costs in the median
+_RANDOM_ID = re.compile(r"s?[0-9a-f]{15,16}")  # new_id(), or a capture key's
 
 
 def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens, label: str = "") -> str:
@@ -114,8 +115,9 @@ def brief_line(item: MemoryItem, line_tokens: int, tokens: Tokens, label: str = 
         prefix = f"- {label or KIND_LABEL['summary']} ({_session_day(item)}): "
     suffix = f" [{item.id}]"
     # the title's room does not hang on how its random id happens to tokenize (10 to 18 tokens): the
-    # same memory gets the same line in every store
-    room = max(1, line_tokens - tokens.count(prefix) - ID_TOKENS)
+    # same memory gets the same line in every store; an id of another shape costs what it costs
+    cost = ID_TOKENS if _RANDOM_ID.fullmatch(item.id) else tokens.count(suffix)
+    room = max(1, line_tokens - tokens.count(prefix) - cost)
     return prefix + tokens.truncate(title, room) + suffix
 
 

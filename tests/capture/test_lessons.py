@@ -797,6 +797,8 @@ def test_a_rejection_that_directs_nothing_is_no_decision() -> None:
               "Denied by user" + note)
     drafts = Session().run("gh pr create", denied, error=True).end()
     assert not [d for d in drafts if d.source == "user" or d.kind == "decision"], [d.title for d in drafts]
+    # the review of session 27 (L3): nor with no "the user said:" before it
+    assert not [d for d in Session().run("gh pr create", "Rejected by user" + note, error=True).end() if d.kind == "decision"]
     typed = denied.replace("Denied by user", "use pnpm instead of npm here")
     [decision] = [d for d in Session().run("npm install vite", typed, error=True).end() if d.kind == "decision"]
     assert decision.title.startswith("use pnpm instead of npm here (") and "Note" not in decision.body, decision.body
