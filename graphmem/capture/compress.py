@@ -1754,7 +1754,7 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _OUTPUT_LINE = re.compile(r"^\s*(?:\$ |>>> |File \"|E {2,}|Traceback|at \S+ \(|\S+:\d+:|[-=+#*]{3,}\s*$|"
                           r"npm (?:ERR!|error)|FAILED |PASSED )")
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|hmm+|um+|uh+|stop|wait|great|thanks|thank you|cool|"
+    r"^(?:(?:(?:ok(?:ay)?|alright|all right|right) then|ok(?:ay)?|also|and|so|btw|by the way|oh|hey|hi|hmm+|um+|uh+|stop|wait|great|thanks|thank you|cool|"
     r"nice|perfect|good|alright|right|actually|plus|one more thing|and also|oh and|please note|"
     r"to be (?:honest|fair|clear)|honestly|frankly|truth be told|once again|like I said|as I (?:said|mentioned)(?: before| earlier)?|"
     r"I repeat)\b"

@@ -6332,3 +6332,12 @@ def test_a_slice_in_a_background_command_is_no_port() -> None:
         session.events[-1].tool_input["run_in_background"] = True
     titles = [d.title for d in session.say("Both are running.").end() if "localhost" in d.title]
     assert titles == ["localhost:5173 is served by `npm run dev -- --host 0.0.0.0:5173`"], titles
+
+
+def test_a_lead_in_is_cut_whole_from_what_was_asked() -> None:
+    # Held-out review 54 (SuperGrok1.5 6354dc07): the summary's title read "asked: then. Please continue, …"
+    ask = ("Alright then. Please continue, but at every step, if you can ever use more agents or more workflows to get "
+           "a faster eta, do so.")
+    drafts = Session().user(ask).run("git fetch origin", "").say("On it.").end()
+    title = next(d.title for d in drafts if d.kind == "summary")
+    assert "asked: Please continue, but at every step" in title, title
