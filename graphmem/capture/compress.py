@@ -2562,11 +2562,13 @@ def _asked_later(s: _Session, asked: int) -> list[str]:
     worked: Claude Code hands these over mid-turn, with no prompt hook (held-out review 46: "you are
     still only using 1 gpu …", their correction, was in no item)."""
     later = [(e.ts, e.text) for e in s.prompts[asked:]]
-    if s.transcript is None or not 0 < asked <= len(s.prompts) or s.prompts[asked - 1].ts is None:
+    if s.transcript is None:
         return [text for _, text in later]
     from graphmem.capture.redact import redact
 
-    since = s.prompts[asked - 1].ts
+    # with no prompt hook at all (held-out review 56: both prompts came mid-turn), every one after the
+    # first, which the summary asks with, is a later ask
+    since = (s.prompts[asked - 1].ts if 0 < asked <= len(s.prompts) else None) or float("-inf")
     seen = {_norm(e.text)[:80] for e in s.prompts}  # as the hook stored them: redacted, trimmed
     for m in s.transcript.user_prompts[-400:]:
         text = redact(strip_attached(m.text).strip())

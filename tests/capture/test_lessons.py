@@ -5612,6 +5612,16 @@ def test_a_prompt_queued_while_the_agent_worked_is_the_persons_and_a_word_alone_
     drafts = session.say("The dispatch path is clear: `AdamW.step()` → `_ops.bind(...)` → the compiled kernel.").end()
     summary = next(d for d in drafts if d.kind == "summary")
     assert summary.body.startswith("Asked: Well this shouldn't just be for parts."), summary.body
+    # held-out review 56: with no prompt hook at all, the second prompt handed over mid-turn is a later ask
+    second = "I'd rather go by the commit history, the most recent commit first."
+    bare = Session().run("git log --oneline -5", "47d8007 fix(h100): fused_step n_tasks")
+    for n, said in enumerate([QUEUED, second]):
+        bare.records.append({"type": "attachment", "uuid": f"q{n}", "sessionId": bare.sid, "cwd": ROOT,
+                             "timestamp": bare.t + n + 1, "attachment": {
+                                 "type": "queued_command", "prompt": said, "commandMode": "prompt"}})
+        bare.t += 2
+    body = next(d.body for d in bare.say("Going by the commits.").end() if d.kind == "summary")
+    assert f"Later asks: {second}" in body and body.count("Well this shouldn't") == 1, body
     assert [d.title for d in drafts if d.source == "user"] == ["Test everything line by line"]
 
 
