@@ -1531,7 +1531,7 @@ _LISTEN = re.compile(
     rf"server (?:started|running) (?:on|at)|available at)\s+(?:https?://)?(?:{_LOOPBACK}|\S*?)?:(\d{{2,5}})")
 _URL_PORT = re.compile(rf"(?i)(?:https?://)?{_LOOPBACK}:(\d{{2,5}})(/\S*)?")
 # a port the line gives its server: a flag, or after a host; not a slice (`str(e)[:120]`, held-out review 55)
-_PORT_FLAG = re.compile(rf"(?:(?<![\w-])--port[= ]|(?<![\w-])-p[= ]?|{_LOOPBACK}:|(?<![\[\w]):)(\d{{2,5}})\b(?!\])")
+_PORT_FLAG = re.compile(rf"(?:(?<![\w-])--port[= ]|(?<![\w-])-p[= ]?)(\d{{2,5}})\b|(?:{_LOOPBACK}:|(?:(?<=\s)|^):)(\d{{2,5}})(?=\s|/|$|['\"])")
 _READS_LOGS = re.compile(r"\s*(?:\S*/)?(?:curl|wget|tail|cat|head|less|grep|journalctl|(?:docker(?:-compose| compose)?|"
                          r"kubectl|podman|heroku|fly|pm2)(?:\s+-{1,2}[\w-]+(?:[ =][^\s-]\S*)?)*\s+logs)(?:\s|$)")
 _STARTS_SERVER = re.compile(r"(?i)\b(?:up|run|start|serve|dev|preview)\b")
@@ -1623,7 +1623,7 @@ def _ports(s: _Session) -> list[Draft]:
             _STARTS_SERVER.search(step) and not _READS_LOGS.match(step) for step in steps)
         listen = [] if reads else [m.group(1) for m in _LISTEN.finditer(text)]
         if cmd.background and not listen and not reads:
-            listen = [m.group(1) for m in _PORT_FLAG.finditer(cmd.main)][:1]
+            listen = [m.group(1) or m.group(2) for m in _PORT_FLAG.finditer(cmd.main)][:1]
         for port in _uniq(listen):
             st = state.setdefault(port, {"ids": []})
             st.update(server=cmd.display)
@@ -2569,13 +2569,16 @@ def _asked_later(s: _Session, asked: int) -> list[str]:
     # with no prompt hook at all (held-out review 56: both prompts came mid-turn), every one after the
     # first, which the summary asks with, is a later ask
     since = (s.prompts[asked - 1].ts if 0 < asked <= len(s.prompts) else None) or float("-inf")
-    seen = {_norm(e.text)[:80] for e in s.prompts}  # as the hook stored them: redacted, trimmed
+    hooked = {_norm(e.text)[:80] for e in s.prompts}  # as the hook stored them: redacted, trimmed
+    seen: set[str] = set()
     for m in s.transcript.user_prompts[-400:]:
+        if not m.queued or m.ts is None or m.ts <= since:
+            continue
         text = redact(strip_attached(m.text).strip())
-        if m.queued and m.ts is not None and m.ts > since and text and _norm(text)[:80] not in seen \
+        if text and _norm(text)[:80] not in hooked and _norm(text) not in seen \
                 and not _NOT_TYPED.match(text) and text.split()[0] not in BUILT_IN_COMMANDS:
             later.append((m.ts, text))
-            seen.add(_norm(text)[:80])
+            seen.add(_norm(text))
     return [text for _, text in sorted(later, key=lambda t: t[0] if t[0] is not None else since)]
 
 

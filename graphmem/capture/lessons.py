@@ -110,7 +110,7 @@ _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:st
                     r"^(?:here(?:['’]s| is) )?(?:the |my )?plan:")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
-_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|mine|i (?:still )?need to|let me)\b")
+_OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|(?:not|are|is|were|was) mine|i (?:still )?need to|let me)\b")
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
                        r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
@@ -158,8 +158,18 @@ _IF_TRUE = re.compile(r"(?i)if (?:that'?s |this is |it'?s |so,? |that holds,? )?
 _YET_TO_CHECK = re.compile(r"(?i)\b(?:verify|confirm|check|prove|see) (?:that |whether |if )?(?:it|this|that|they|these) "
                            r"(?:actually|really|indeed|truly)\b|\b(?:verify|check|test) (?:that|this|the) claim\b")
 # what it checks then is its fix, not the claim ("Let me fix that and verify it actually works", the review of session 27)
-_FIX_FIRST = re.compile(r"(?i)\b(?:fix|patch|apply|change|switch|update|rewrite|correct|add|remove|implement|replace|"
-                        r"refactor|wire|move|rename|revert|edit)\w*\b.*\b(?:verify|confirm|check|prove|see)\b")
+_FIX_WORD = re.compile(r"(?i)\b(?:fix|patch|apply|change|switch|update|rewrite|correct|add|remove|implement|replace|"
+                       r"refactor|wire|move|rename|revert|edit)\w*\b(?!\W+(?:\w+\W+){0,2}?(?:debug|print|log|logging|"
+                       r"trace|tracing|instrumentation|probe|timer|counter)s?\b)")
+_VERIFY_WORD = re.compile(r"(?i)\b(?:verify|confirm|check|prove|see)\b")
+
+
+def _checks_its_fix(sentence: str) -> bool:
+    """Whether what the sentence verifies is a fix it makes first ("Let me fix that and verify it actually
+    works"), not the claim; a print or a log it adds to look is no fix (the reviews of session 27)."""
+    head = sentence[:400]
+    fix = _FIX_WORD.search(head)
+    return fix is not None and _VERIFY_WORD.search(head, fix.end()) is not None
 _HAS_SUBJECT = re.compile(r"(?:A|An|The|Every|Each|All|No|Any|Only|Both)\b")
 _LETS = re.compile(r"(?i)let(?:'s| me| us)\b")
 _INTENT = re.compile(r"(?i)\bI(?:'ll| will| can| could| should|'m going to| am going to)\b")
@@ -169,8 +179,9 @@ _HEDGE = re.compile(r"(?i)\b(?:might|maybe|may|probably|perhaps|possibly|potenti
                     r"probablemente|parece|puede que|"
                     # the guess a "must" makes of a state it has not looked at (held-out review 47: "the d_lr update
                     # math itself must be broken", then "Prodigy's d-update matches the canonical paper formula")
-                    r"must (?:be|have been) (?:the (?:cause|culprit|issue|problem|bug|reason)|(?:itself |also |somehow )?(?:broken|"
-                    r"wrong|corrupt(?:ed)?|buggy|faulty|misconfigured|at fault|to blame))|must have (?:broken|failed|"
+                    r"must (?:be|have been) (?:the (?:cause|culprit|issue|problem|bug|reason)|the one (?:holding|causing|"
+                    r"breaking|that (?:holds|causes|breaks))|(?:itself |also |somehow |completely |totally |just )?(?:broken|"
+                    r"wrong|corrupt(?:ed)?|buggy|faulty|misconfigured|stale|at fault|to blame))|must have (?:broken|failed|"
                     r"changed|corrupted|crashed|been (?:broken|lost|overwritten|deleted))|"
                     # and what it has yet to settle ("But whether P1 is real depends on the exact formula …", held-out
                     # review 47, a minute before "P1 CONFIRMED")
@@ -1343,9 +1354,11 @@ def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
         return False
     # what it found on looking again, before it changed anything: after an edit, "`Pool.release` doesn't
     # call `conn.close()` any more" tells the fix (the review of session 27)
+    named = {x.strip("`") for pair in pairs for x in pair}
     for m in msgs[n + 1:n + 1 + DENIAL_WINDOW]:
-        if m.role == "assistant" and any(u.name in EDIT_TOOLS | WRITE_TOOLS for u in m.tool_uses):
-            break
+        if m.role == "assistant" and any(u.name in EDIT_TOOLS | WRITE_TOOLS and any(
+                x in json.dumps(u.input)[:20000].lower() for x in named) for u in m.tool_uses):
+            break  # an edit of what the claim names: what it says next may be its fix (a debug print is not)
         if m.role != "assistant" or not m.text:
             continue
         said = m.text[:20000].replace("**", "").lower()
@@ -1353,14 +1366,16 @@ def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
             at = said.find(a)
             while at >= 0:
                 gap = said[at + len(a):at + len(a) + 40]
-                if b in gap and _DENIES.search(gap[:gap.find(b)]) and not _NOW_FIXED.search(gap[gap.find(b):] + said[max(0, at - 40):at]):
+                if b in gap and _DENIES.search(gap[:gap.find(b)]) and not _NOW_FIXED.search(gap[gap.find(b):]) \
+                        and not _FIXED_BEFORE.search(said[max(0, at - 40):at]):
                     return True
                 at = said.find(a, at + 1)
     return False
 
 
-DENIAL_WINDOW = 40  # later messages a claim is weighed against
+DENIAL_WINDOW = 80  # later messages a claim is weighed against
 _NOW_FIXED = re.compile(r"(?i)\b(?:now|any ?more|no longer|fixed|done|removed|after the (?:fix|change))\b")
+_FIXED_BEFORE = re.compile(r"(?i)\b(?:fixed|done|removed|no longer|after the (?:fix|change))\b")
 
 
 def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -1550,7 +1565,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # sentence after it says what (entire-cli f6833005).
         following = whole[whole.index(sentence) + 1:] if sentence in whole else []
         if following and _IF_TRUE.match(following[0]) or _asks_in(sentence) \
-                or any(_YET_TO_CHECK.search(s) and not _FIX_FIRST.search(s) for s in following[:3]):
+                or any(_YET_TO_CHECK.search(s[:400]) and not _checks_its_fix(s) for s in following[:3]):
             # "The package claims …. If true, …", "So why does `pip install` fail …? The `.` must be
             # resolving to …" (held-out review 36): a claim it had yet to check, a question and its guess
             continue

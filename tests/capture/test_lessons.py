@@ -6351,3 +6351,46 @@ def test_a_lead_in_is_cut_whole_from_what_was_asked() -> None:
     drafts = Session().user(ask).run("git fetch origin", "").say("On it.").end()
     title = next(d.title for d in drafts if d.kind == "summary")
     assert "asked: Please continue, but at every step" in title, title
+
+
+def test_the_second_review_of_session_27() -> None:
+    claim = ("Found it: `Pool.release` calls `conn.close()` after the finalizer has already closed the socket, so the "
+             "second close hits a freed handle and the worker dies.")
+
+    def titled(session: Session) -> list[str]:
+        return [d.title for d in _discoveries(session) if "Pool.release" in d.title]
+
+    # H2: a debug print is no fix, and "now" before the denial tells no fix
+    for denial in ("I was wrong: `Pool.release` doesn't call `conn.close()` at all; the close comes from the wrapper.",
+                   "Looking at it again now, `Pool.release` doesn't call `conn.close()` at all."):
+        session = (Session().user("the worker dies randomly, find out why")
+                   .call("Read", {"file_path": f"{ROOT}/pool.py"}, "class Pool: ...").say(claim)
+                   .edit("repro.py", "run()", "print('release', flush=True)\nrun()")
+                   .run("python repro.py", "release\nrelease\nSegfault").say(denial))
+        assert not titled(session), denial
+    # H3: a print it adds to look is no fix: the claim it has yet to check stays no finding
+    unchecked = f"{claim} Let me add a debug print to verify it actually reaches the second close."
+    assert not titled(Session().say(unchecked).edit("pool.py", "a", "b"))
+    # M1: "must be stale" guesses
+    assert not _discoveries(Session().say("The `dist/` bundle must be stale, so `vite preview` serves the old "
+                                          "`main.js`.").edit("vite.config.ts", "a", "b"))
+    # L2: a file called mine is no own work
+    assert _discoveries(Session().say("Found it: `load_rows()` skips the header of `mine.csv` because its first line "
+                                      "starts with a BOM.").edit("load.py", "a", "b"))
+    # M2: a slice or JSON in a background command is no port
+    session = Session().user("run the two probes")
+    for command in ('python -c "x = t[:, :128, :]; print(x.shape)"', "python run.py --config '{\"batch_size\":64}'"):
+        session.run(command, "Command running in background with ID: b1x.")
+        session.events[-1].tool_input["run_in_background"] = True
+    assert not [d.title for d in session.say("Both running.").end() if "localhost" in d.title]
+    # M3: two asks typed mid-turn that begin alike are both told
+    pre = "Please keep going with the benchmark sweep across all eight GPUs and the three batch sizes, and "
+    session = Session().user("run the benchmark sweep").run("python bench.py", "ok")
+    session._record("user", [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "done"},
+                             {"type": "text", "text": pre + "report the p50."}])
+    session.run("python bench.py --all", "ok")
+    session._record("user", [{"type": "tool_result", "tool_use_id": "toolu_y", "content": "done"},
+                             {"type": "text", "text": pre + "never use GPU 3, it is broken."}])
+    asks = next(ln for d in session.say("Sweep done.").end() if d.kind == "summary"
+                for ln in d.body.splitlines() if ln.startswith("Later asks"))
+    assert "report the p50" in asks and "never use GPU 3" in asks, asks
