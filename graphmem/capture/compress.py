@@ -2619,7 +2619,7 @@ def _notified(msg: Any) -> bool:
 _LOOKING_AGENTS = frozenset({"Explore", "Plan", "claude-code-guide", "statusline-setup"})
 
 
-def _delegates_work(tool: str, tool_input: dict[str, Any]) -> bool:
+def delegates_work(tool: str, tool_input: dict[str, Any]) -> bool:
     return tool in ("Agent", "Task") and str(tool_input.get("subagent_type") or "") not in _LOOKING_AGENTS
 
 
@@ -2661,7 +2661,7 @@ def _last_agent_message(s: _Session) -> str:
             prompted, worked = True, False
         elif ev.event == "post-tool" and (_edits_project(s, ev.files or [str(ev.tool_input.get("file_path") or "")]) if ev.is_edit else
                                           ev.pos in ran and ran[ev.pos].changes_things
-                                          or _delegates_work(ev.tool, ev.tool_input)):
+                                          or delegates_work(ev.tool, ev.tool_input)):
             worked = True
         elif ev.event == "stop" and ev.text.strip():
             if prompted or worked:
@@ -2698,7 +2698,7 @@ def _last_agent_message(s: _Session) -> str:
                 did = did or any(_edits_project(s, [str(u.input.get("file_path") or u.input.get("notebook_path") or "")])
                                  if u.name in EDIT_TOOLS else
                                  u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel)
-                                 or _delegates_work(u.name, u.input) for u in m.tool_uses)
+                                 or delegates_work(u.name, u.input) for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
                     if not _notified(asked) or worked:
@@ -2760,7 +2760,7 @@ def _beside(s: _Session, path: str) -> bool:
 # the agent's own notes and scratch, and installed libraries
 _NOT_ITS_WORK = re.compile(r"(?:^|/)\.(?:claude|codex|gemini|cursor|aider)[\w.-]*/|^~|/(?:site|dist)-packages/|/node_modules/|"
                            r"/go/pkg/mod/|/vendor/|^(?:/private)?/(?:var/)?tmp/|"
-                         r"^/var/folders/|^[A-Za-z]:[\\/]Users[\\/][^\\/]+[\\/]AppData[\\/]|(?:^|/)memory/[^/]+\.md$")
+                           r"^/var/folders/|^[A-Za-z]:[\\/]Users[\\/][^\\/]+[\\/]AppData[\\/]|(?:^|/)memory/[^/]+\.md$")
 
 
 # a go-ahead or a thank-you, nothing asked ("yes please", "commit", "Excellent work, thank you!")

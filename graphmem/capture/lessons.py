@@ -38,6 +38,7 @@ from graphmem.capture.compress import (
     Command,
     Draft,
     background_id,
+    delegates_work,
     parse_command,
     session_key,
     states_something,
@@ -1214,13 +1215,9 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
         called = _NOTICED_TOOL.search(m.text[:600])
         use = asked.get(called.group(1)) if called else None
         # one launched before the transcript's window (or its compaction) is known by its notice
-        agent = "<summary>Agent " in m.text[:1200] if use is None else \
-            use.name in ("Agent", "Task") and str(use.input.get("subagent_type") or "") not in _EXPLORERS
+        agent = "<summary>Agent " in m.text[:1200] if use is None else delegates_work(use.name, use.input)
         out.append(replace(m, role="assistant", text=said, meta=False, tool_uses=[]) if agent else m)
     return out
-
-
-_EXPLORERS = frozenset({"Explore", "Plan", "claude-code-guide", "statusline-setup"})
 
 
 _CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bare the ones?\b|\bis the one\b")
