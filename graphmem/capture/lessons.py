@@ -1371,8 +1371,9 @@ def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
 
 
 DENIAL_WINDOW = 80  # later messages a claim is weighed against
-_NOW_FIXED = re.compile(r"(?i)\b(?:now|any ?more|no longer|fixed|done|removed|after the (?:fix|change))\b")
-_FIXED_BEFORE = re.compile(r"(?i)\b(?:fixed|done|removed|no longer|after the (?:fix|change))\b")
+_FIXED = r"fixed|done|removed|no longer|after the (?:fix|change)"
+_NOW_FIXED = re.compile(rf"(?i)\b(?:now|any ?more|{_FIXED})\b")  # what it says after the second name
+_FIXED_BEFORE = re.compile(rf"(?i)\b(?:{_FIXED})\b")  # and before the first: not a bare "now" ("Looking at it again now, …")
 
 
 def _undone_later(msgs: list[Any], n: int, sentence: str) -> bool:
