@@ -2001,7 +2001,7 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
         weight -= 3.0
     if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence) or _TO_BE_DONE.search(sentence):
         return None  # the agent's work in progress, or a spot in today's file: stale by the next edit
-    if _MOMENT.search(sentence) or _I_DID.search(sentence):
+    if _MOMENT.search(sentence) or _I_DID.search(sentence) or _PUZZLED.match(sentence):
         return None  # how things stand this minute, or what the agent did: no finding about the code
     return weight
 
@@ -2023,6 +2023,11 @@ _MOMENT = re.compile(r"(?i)^\W*(?:big |good |great |real |solid |major |some |mo
                      r"(?:is|are) (?:actually |now |still )?(?:succeeding|progressing|advancing|going (?:well|fine|smoothly))|"
                      r"\d+\s*/\s*\d+ (?:digests|agents|tasks|jobs|cells|shards|files)\b[^.;]{0,20}\b(?:done|complete|completed|"
                      r"finished|so far|advancing|progressing|in flight|running))\b")
+# a symptom it has yet to explain (held-out review 58: "Something's off — gpu0's log shows the old
+# code format …", then "Let me verify the file actually has the new code")
+_PUZZLED = re.compile(r"(?i)\W*(?:something(?:'s|’s| is| seems| looks) (?:off|wrong|weird|odd|fishy|strange|not right)|"
+                      r"(?:that's|that’s|this is|that is) (?:odd|weird|strange|puzzling|surprising|unexpected)|"
+                      r"(?:hmm+|odd|weird|strange|puzzling)\b)")
 # what it did to get on (not how it looked: "I grepped…", "I profiled…" lead to findings)
 _I_DID = re.compile(r"\bI (?:just |then |also |instead |simply |already )?(?:sidestepped|side-stepped|worked around|"
                     r"rsync['’]d|rsynced|copied|moved|switched|bypassed|skipped|went with|opted|chose|picked|added|"

@@ -6394,3 +6394,17 @@ def test_the_second_review_of_session_27() -> None:
     asks = next(ln for d in session.say("Sweep done.").end() if d.kind == "summary"
                 for ln in d.body.splitlines() if ln.startswith("Later asks"))
     assert "report the p50" in asks and "never use GPU 3" in asks, asks
+
+
+def test_a_symptom_it_has_yet_to_explain_is_no_finding() -> None:
+    # Held-out review 58 (SuperGrok1.5 6354dc07, verbatim): a noise item from the middle of debugging
+    puzzled = ("Something's off — gpu0's log shows the *old* code format (`B=32768 starting`), not the new `MAX B=`. "
+               "Let me verify the file actually has the new code and run **one in the foreground** to see what's "
+               "really happening (no background/nohup races):")
+    session = Session().user("find the max batch").run("tail -n 3 /tmp/gpu0.log", "B=32768 starting")
+    assert not [d for d in _discoveries(session.say(puzzled).edit("bench_max_b.py", "B=", "MAX B="))
+                if "gpu0" in d.title]
+    found = puzzled.replace("Something's off — gpu0's", "gpu0's").replace(". Let me verify",
+                                                                         " because `nohup` ran the stale copy. Let me verify")
+    session = Session().user("find the max batch").run("tail -n 3 /tmp/gpu0.log", "B=32768 starting")
+    assert [d for d in _discoveries(session.say(found).edit("bench_max_b.py", "B=", "MAX B=")) if "gpu0" in d.title]
