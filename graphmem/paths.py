@@ -192,3 +192,32 @@ def wider_than_private(root: str | os.PathLike[str], repair: bool = False) -> li
                 os.chmod(path, mode & 0o700)
         dirs[:] = [d for d in dirs if not (Path(directory) / d).is_symlink()]
     return found
+
+
+_DRIVE = re.compile(r"([A-Za-z]):[\\/]")
+_DRIVE_IN_LINE = re.compile(r"(?<![\w/\\:])([A-Za-z]):[\\/]([^\s\"'|;&<>`]*)")
+_BACKSLASHED = re.compile(r"(?<![\w\\])[\w.-]+(?:\\\w[\w.-]*)+")
+
+
+def posix_form(path: str) -> str:
+    """A Windows path in the form Git Bash gives it (`C:\\Users\\me\\app` → `/c/Users/me/app`), so one
+    reading of paths serves both; any other path as it is."""
+    drive = _DRIVE.match(path)
+    if drive is None:
+        return path
+    return f"/{drive.group(1).lower()}/" + path[drive.end():].replace("\\", "/")
+
+
+def posix_command(command: str, powershell: bool = False) -> str:
+    """A command line from a Windows machine with its paths in POSIX form: drive paths always, and
+    backslashed relative paths where the backslash can only separate (PowerShell, where it escapes
+    nothing, or a last part with an extension: `tests\\test_app.py`, not `a\\nb`)."""
+    if "\\" not in command and ":" not in command:
+        return command
+    command = _DRIVE_IN_LINE.sub(lambda m: posix_form(m.group(0)), command)
+
+    def relative(m: re.Match[str]) -> str:
+        run = m.group(0)
+        last = run.rsplit("\\", 1)[-1]
+        return run.replace("\\", "/") if powershell or re.search(r"\.\w{1,8}$", last) else run
+    return _BACKSLASHED.sub(relative, command)

@@ -43,9 +43,10 @@ from itertools import pairwise
 from typing import Any, TypeVar
 
 from graphmem.capture.event import HookEvent
-from graphmem.capture.transcript import BUILT_IN_COMMANDS, LOOP_TICK, strip_attached
+from graphmem.capture.transcript import BUILT_IN_COMMANDS, LOOP_TICK, strip_attached, windows_input
 from graphmem.kinds import WRITTEN
 from graphmem.models import DERIVED_BODY_MAX
+from graphmem.paths import posix_command, posix_form
 
 __all__ = ["EDIT_TOOLS", "WRITE_TOOLS", "Draft", "command_key", "compress_session", "parse_command",
            "session_key", "short", "uniq"]
@@ -233,7 +234,7 @@ def _coerce(raw: Any, order: int, last_ts: float) -> _Ev | None:
     files = get("files")
     if isinstance(files, str):
         files = [files]
-    files = [f for f in (files if isinstance(files, list) else []) if isinstance(f, str) and f][:50]
+    files = [posix_form(f) for f in (files if isinstance(files, list) else []) if isinstance(f, str) and f][:50]
     exit_code = get("exit_code")
     if isinstance(exit_code, bool) or not isinstance(exit_code, int):
         try:
@@ -242,23 +243,32 @@ def _coerce(raw: Any, order: int, last_ts: float) -> _Ev | None:
             exit_code = None
     is_error = get("is_error")
     tool_input = get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
     extra = get("extra")
+    extra = extra if isinstance(extra, dict) else {}
+    cwd, project, tool, command = _s(get("cwd"), 1000), _s(get("project"), 1000), _s(get("tool"), 200), _s(get("command"), 8000)
+    if posix_form(cwd) != cwd or posix_form(project) != project or tool == "PowerShell":
+        # a Windows machine: its paths read as Git Bash writes them, so they come out relative
+        cwd, project, command = posix_form(cwd), posix_form(project), posix_command(command, tool == "PowerShell")
+        tool_input = windows_input(tool_input, tool == "PowerShell")
+        if isinstance(tree := extra.get("work_tree"), str):
+            extra = {**extra, "work_tree": posix_form(tree)}
     return _Ev(
         order=order,
         id=_s(get("id"), 200) or f"noid-{order}",
         event=event,
         session_id=_s(get("session_id"), 200),
-        cwd=_s(get("cwd"), 1000),
-        project=_s(get("project"), 1000),
-        tool=_s(get("tool"), 200),
-        command=_s(get("command"), 8000),
+        cwd=cwd,
+        project=project,
+        tool=tool,
+        command=command,
         text=_s(get("text")),
         files=files,
         exit_code=exit_code,
         is_error=is_error if isinstance(is_error, bool) else None,
         ts=ts,
-        tool_input=tool_input if isinstance(tool_input, dict) else {},
-        extra=extra if isinstance(extra, dict) else {},
+        tool_input=tool_input,
+        extra=extra,
     )
 
 

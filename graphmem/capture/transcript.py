@@ -23,6 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from graphmem.paths import posix_command, posix_form
+
 __all__ = ["ToolUse", "Transcript", "TranscriptMessage", "parse_transcript", "read_transcript_text", "strip_attached"]
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -60,6 +62,17 @@ BUILT_IN_COMMANDS = frozenset({
     "/migrate-installer", "/model", "/output-style", "/permissions", "/plugin", "/privacy-settings",
     "/quit", "/release-notes", "/rename", "/resume", "/rewind", "/sandbox", "/status", "/statusline",
     "/stop", "/tasks", "/terminal-setup", "/theme", "/todos", "/upgrade", "/usage", "/vim"})
+
+
+def windows_input(tool_input: dict[str, Any], powershell: bool) -> dict[str, Any]:
+    """A tool call's input from a Windows machine with its paths in POSIX form (`posix_form`)."""
+    out = dict(tool_input)
+    for key in ("file_path", "path", "notebook_path"):
+        if isinstance(value := out.get(key), str):
+            out[key] = posix_form(value)
+    if isinstance(line := out.get("command"), str):
+        out["command"] = posix_command(line, powershell)
+    return out
 
 
 @dataclass
@@ -203,6 +216,8 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
     compact = record.get("isCompactSummary") is True
     meta = record.get("isMeta") is True or compact
     cwd = _str(record.get("cwd"))
+    windows = posix_form(cwd) != cwd
+    cwd = posix_form(cwd)
     if isinstance(content, str):
         text = _clean(content)
         if not text:
@@ -226,8 +241,11 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
             texts.append(_str(block.get("text")))
         elif btype == "tool_use":
             raw_input = block.get("input")
-            uses.append(ToolUse(_str(block.get("id")), _str(block.get("name")),
-                                raw_input if isinstance(raw_input, dict) else {}))
+            name = _str(block.get("name"))
+            tool_input = raw_input if isinstance(raw_input, dict) else {}
+            if windows or name == "PowerShell":
+                tool_input = windows_input(tool_input, name == "PowerShell")
+            uses.append(ToolUse(_str(block.get("id")), name, tool_input))
         elif btype == "tool_result":
             results.append(TranscriptMessage(
                 "tool_result", _blocks_text(block.get("content"))[:MAX_TEXT], ts, uuid=uuid,
@@ -282,7 +300,7 @@ def _attachment(record: dict[str, Any], ts: float | None, uuid: str, sidechain: 
     if not text:
         return []
     return [TranscriptMessage("user", text, ts, uuid=uuid, meta=_is_meta(text), sidechain=sidechain,
-                              cwd=_str(record.get("cwd")), queued=True)]
+                              cwd=posix_form(_str(record.get("cwd"))), queued=True)]
 
 
 def _blocks_text(content: Any) -> str:
