@@ -1027,8 +1027,11 @@ _PUTS_OFF = re.compile(r"(?i)\bsomething else\b|\b(?:want(?:ed)? to|let['’]?s|
                        r"\bnot sure yet\b|\bget back to (?:you|this|that)\b|\b(?:decide|think about it) later\b")
 # the person picking one of the lettered options of the agent's last message ("I would say b is the
 # real goal", held-out review 42, to "**(B) A demonstrably peak-performance portable megakernel** …")
-_PICKS_LETTER = re.compile(r"(?i)^\W*(?:(?:ok(?:ay)?|so|well|hmm+|yeah|yes)\W+)*(?:i(?:['’]d| would) (?:say|go with|pick|choose)|"
-                           r"i (?:think|choose|pick|prefer)|let['’]?s (?:go with|do)|go with|definitely|option)\s+"
+# or in a later clause of its reply (held-out review 60: "Yes kill it. I am only accessing this through
+# you. And I’ll go with option a, but I also want you to fix the honest failures you listed.")
+_PICKS_LETTER = re.compile(r"(?i)(?:^|[.!;]\s+|,\s*|\b(?:and|but|so|then)\s+)\W*(?:(?:ok(?:ay)?|so|well|hmm+|yeah|yes|and|then)\W+)*"
+                           r"(?:i(?:['’]d| would|['’]ll| will) (?:say|go with|pick|choose|take)|we(?:['’]ll| will) (?:go with|take)|"
+                           r"i (?:think|choose|pick|prefer)|let['’]?s (?:go with|do)|go with|definitely|option)\s+(?:option\s+)?"
                            # "b is the real goal", "(b)", "option 2"; not "I think a better plan …", "I think 3 of those"
                            r"(?:\(([a-d])\)|([a-d])(?=\s+(?:is|as|because|for|please|then|sounds|seems|it is)\b|[.,;:!)]|\s*$)|"
                            r"(?<=option )([1-4])\b)")
@@ -1044,19 +1047,56 @@ def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         if msg.role == "assistant" and msg.text.strip():
             said = msg.text
         elif msg.role == "user" and not msg.meta and not msg.tool_use_id and msg.text.strip():
-            pick = _PICKS_LETTER.match(msg.text[:300])
+            pick = _PICKS_LETTER.search(msg.text[:300])
             letter = next((g for g in pick.groups() if g), "") if pick else ""
             option = _option(said, letter) if letter and said else ""
-            said = ""
+            said_then, said = said, ""
             if not option:
                 continue
             words = " ".join(msg.text.split())
+            body = [f"The agent offered: {_short(option, 400)}"]
+            others = [f"({o.upper()}) {_short(text, 200)}" for o in "abcd" if o != letter.lower()
+                      for text in [_option(said_then, o)] if text]
+            if others:
+                body.append("Over: " + "; ".join(others))
+            body.append(f"The user decided: {_short(words, 700)}")
+            body += _listed(said_then, msg.text)
             drafts.append(Draft(
                 kind="decision", title=_short(redact(f"Chose ({letter.upper()}) {option}"), 240),
-                body=redact(f"The agent offered: {_short(option, 400)}\nThe user decided: {_short(words, 700)}"),
+                body=redact("\n".join(body)),
                 confidence=0.85, importance=0.8, source="user",
                 key=session_key(session_id, "choice", words[:200].lower()), tags=["user-stated", "reply"]))
     return drafts
+
+
+# what a reply points back at in the agent's message ("fix the honest failures you listed", held-out
+# review 60)
+_POINTS_AT_LIST = re.compile(r"(?i)\bthe ((?:\w[\w-]*\s+){0,3}\w[\w-]*) (?:that )?you (?:listed|mentioned|named|flagged|found|raised|"
+                             r"proposed|suggested|outlined)\b")
+
+
+def _listed(said: str, reply: str) -> list[str]:
+    """The list a reply points back at, from the message it answers: the bullets under the label that
+    names what it points at ("**Honest failures (all reverted clean):**")."""
+    out = []
+    for hit in _POINTS_AT_LIST.finditer(reply[:1000]):
+        words = hit.group(1).lower().split()
+        lines = said.splitlines()
+        for k, line in enumerate(lines):
+            plain = line.replace("**", "").strip().lower()
+            if plain.startswith(("-", "*", "•")) or not all(w in plain for w in words) or len(plain) > 160:
+                continue
+            bullets = []
+            for below in lines[k + 1:]:
+                text = below.replace("**", "").strip()
+                if not re.match(r"(?:[-*•]|\d+[.)])\s", text):
+                    break
+                bullets.append("- " + _short(text.lstrip("-*• "), 240))
+            if bullets:
+                out.append(f"The {hit.group(1)} it listed:")
+                out += bullets[:6]
+                break
+    return out
 
 
 def _option(text: str, letter: str) -> str:
@@ -1065,6 +1105,9 @@ def _option(text: str, letter: str) -> str:
         plain = line.replace("**", "").strip()
         hit = re.match(rf"(?i)^(?:[-*•]\s*)?(?:\({letter}\)|{letter}[).:]|option {letter}\b:?)\s+(\S.*)$", plain) \
             if letter.isalpha() else re.match(rf"(?i)^(?:[-*•]\s*)?option {letter}\b:?\s+(\S.*)$", plain)
+        # or named inside a line, up to the next option ("2. The 8×H100 — Option A (my rec): one more
+        # focused 1× session … Option B: provision 8× now …", held-out review 60)
+        hit = hit or re.search(rf"(?i)(?<![\w-])option {letter}(?:\s*\([^()]{{0,30}}\))?:\s+(\S.*?)\s*(?=\boption \w\b|$)", plain)
         if hit:
             return " ".join(hit.group(1).split())
     return ""

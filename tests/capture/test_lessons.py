@@ -6408,3 +6408,27 @@ def test_a_symptom_it_has_yet_to_explain_is_no_finding() -> None:
                                                                          " because `nohup` ran the stale copy. Let me verify")
     session = Session().user("find the max batch").run("tail -n 3 /tmp/gpu0.log", "B=32768 starting")
     assert [d for d in _discoveries(session.say(found).edit("bench_max_b.py", "B=", "MAX B=")) if "gpu0" in d.title]
+
+
+def test_a_pick_later_in_a_reply_is_the_persons_decision_with_the_list_it_points_at() -> None:
+    # Held-out review 60 (SuperGrok1.5 80b51e31, verbatim, abridged): the summary kept "I'll go with option a"
+    # and "the honest failures you listed", and no later session could tell what either was
+    status = ("Welcome back.\n\n**Honest failures (all reverted clean, all documented):**\n"
+              "- **cp.async ring attempted → 3 structural blockers mapped** (engine at the 255-reg ceiling *with* "
+              "spills). Next session: reduce register pressure first, then the ring.\n"
+              "- **Tuner GPU validation incomplete** — the JIT path can never import because `bindings.cpp` pins the "
+              "module name.\n\n## Your two decisions\n1. **The peer session** — kill it, or is it you?\n"
+              "2. **The 8×H100** — **Option A (my rec):** one more focused 1× session (~0.5–1 day: tuner fix + "
+              "reg-pressure + the ring) → then a short, cheap 8× window. **Option B:** provision 8× now, ring work "
+              "rides one of the 8 GPUs — faster calendar, more $/hr.\n\nFull report at `/workspace/.morning_report.md`.")
+    reply = ("Yes kill it. I am only accessing this through you. And I’ll go with option a, but I also want you to fix "
+             "the honest failures you listed.")
+    drafts = Session().user("Alright right I’m back. Give me the status report").say(status).user(reply).say("On it.").end()
+    decision = next(d for d in drafts if d.kind == "decision")
+    assert decision.title.startswith("Chose (A) one more focused 1× session"), decision.title
+    assert "Over: (B) provision 8× now" in decision.body and decision.source == "user"
+    assert "The honest failures it listed:\n- cp.async ring attempted" in decision.body, decision.body
+    assert "`bindings.cpp` pins the module name" in decision.body
+    # a clause that only mentions a letter picks nothing
+    for other in ("Yes kill it, and go with a plan you think works.", "Fine. I think a rerun is enough."):
+        assert not [d for d in Session().user("status?").say(status).user(other).say("ok").end() if d.kind == "decision"]
