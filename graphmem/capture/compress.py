@@ -2407,6 +2407,8 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
         run = runs.get(ev.pos)
         if run is None or run.failed or _elsewhere(run.cmd.dir):
             continue  # `cd ~/Developer/site && git commit …`: another repository's history
+        if _COMMIT_REFUSED.search(run.ev.text[:20000]) and not _COMMIT_MADE.search(run.ev.text[:20000]):
+            continue  # git refused it, and the line went on to exit 0
         messages = [(m.group(2) or m.group(3) or m.group(4) or "") for m in _COMMIT_MSG.finditer(run.ev.command)]
         messages += [m.group(3) for m in _COMMIT_STDIN.finditer(run.ev.command)]
         # the message drafted into a file first (held-out review 24, julia: `cat > $S/msg1.txt <<'EOF'`,
@@ -2429,6 +2431,12 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
     return found
 
 
+# held-out review 61: `git add -A; git commit -q -m "WIP: …"; echo …` printed "fatal: unable to
+# auto-detect email address" and went on; the same commit landed a minute later
+_COMMIT_REFUSED = re.compile(r"(?im)^fatal: unable to auto-detect email address|^\*\*\* Please tell me who you are|"
+                             r"^nothing (?:added )?to commit\b|^no changes added to commit\b|^Aborting commit\b|"
+                             r"^fatal: (?:cannot do a partial commit|could not (?:read|open) (?:log|commit message) file)")
+_COMMIT_MADE = re.compile(r"(?m)^\[[^\]\n]+ [0-9a-f]{7,40}\] ")
 _PUSH = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\b(?![^\n;&|]*--dry-run)")
 _RESET_AWAY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?reset\s+--hard\s+(?!HEAD(?:\s|$|[;&|)]))[\w./~^@{}-]+")
 

@@ -1213,7 +1213,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
-                    or _denied_later(msgs, n, best[1]):
+                    or _denied_later(msgs, n, best[1]) or _unblocked_later(msgs, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1529,6 +1529,33 @@ def _renamed_later(msgs: list[Any], n: int, sentence: str) -> bool:
                     other = re.match(r"\w+", new[at.start():]) if at and old[:at.start()] == new[:at.start()] else None
                     if _IDENTIFIER.fullmatch(new) or other and word.sub(other.group(0), old) == new:
                         return True
+    return False
+
+
+# what a blocker says (held-out review 61: "This repo was cloned on a feature branch with no
+# `origin/main`, so the git-worktree mechanism parallel-write agents need won't spin up"), and what the
+# agent says once it is gone ("`origin/main` now resolves → worktrees are unblocked")
+_BLOCKS = re.compile(r"(?i)\b(?:no|not|won['’]t|can['’]t|cannot|doesn['’]t|isn['’]t|fails?|broken|blocked|missing|"
+                     r"unresolvable|unavailable)\b")
+_NOW_WORKS = re.compile(r"(?i)^[^.;\n]{0,40}?\b(?:now (?:resolves|exists|works|points|is (?:there|set|present|available|"
+                        r"reachable|created|fixed|resolvable))|(?:is|are) (?:now )?(?:unblocked|resolvable)|unblocked)\b")
+
+
+def _unblocked_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether the agent later says the thing a blocker names now works: that moment's blocker, gone."""
+    if not _BLOCKS.search(sentence):
+        return False
+    names = {lit for lit in re.findall(r"`([^`\n]{3,80})`", sentence)}
+    for msg in msgs[n + 1:n + 400] if names else ():
+        if msg.role != "assistant" or not msg.text:
+            continue
+        text = msg.text.replace("**", "")
+        for name in names:
+            at = text.find(f"`{name}`")
+            while at >= 0:
+                if _NOW_WORKS.search(text[at + len(name) + 2:at + len(name) + 160]):
+                    return True
+                at = text.find(f"`{name}`", at + 1)
     return False
 
 

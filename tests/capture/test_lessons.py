@@ -6432,3 +6432,50 @@ def test_a_pick_later_in_a_reply_is_the_persons_decision_with_the_list_it_points
     # a clause that only mentions a letter picks nothing
     for other in ("Yes kill it, and go with a plan you think works.", "Fine. I think a rerun is enough."):
         assert not [d for d in Session().user("status?").say(status).user(other).say("ok").end() if d.kind == "decision"]
+
+
+def test_a_blocker_the_agent_later_says_is_gone_is_no_finding() -> None:
+    # Held-out review 61 (SuperGrok1.5 6354dc07, verbatim, abridged): stored as a fact, and ten minutes
+    # later the session pointed `origin/main` at its commit and launched the worktree agents
+    blocker = ("Worktree isolation is broken in this clone. This repo was cloned on a feature branch with no "
+               "`origin/main`, so the git-worktree mechanism parallel-write agents need won't spin up.")
+    session = (Session().user("would parallel write agents be faster?")
+               .run("git worktree add ../wt-vit origin/main", 'fatal: Failed to resolve base branch "origin/main"',
+                    error=True).say(blocker))
+    assert [d for d in _discoveries(Session().user("go").run("git worktree add ../wt origin/main",
+                                                             'fatal: Failed to resolve base branch "origin/main"',
+                                                             error=True).say(blocker).say("Stopping here."))
+            if "won't spin up" in d.title]
+    drafts = _discoveries(session.run("git update-ref refs/remotes/origin/main HEAD", "")
+                          .say("Commit landed (`b92442b`), `origin/main` now resolves → worktrees are unblocked."))
+    assert not [d for d in drafts if "won't spin up" in d.title], [d.title for d in drafts]
+
+
+def test_a_commit_git_refused_inside_a_line_that_exits_zero_is_no_commit() -> None:
+    # Held-out review 61 (SuperGrok1.5 6354dc07, verbatim, abridged): the summary told two commits and
+    # "0 failed"; the first `git commit` printed "fatal: unable to auto-detect email address" and the line
+    # went on, the second landed after `git config user.email`
+    body = ("\n\nSession work to enable worktree-parallel write agents (origin/main base).\n- wgmma.cuh: CuTe "
+            "device-atom GEMM engine behind SG_TUNED_GEMM_ENGINE (validated bit-identical)")
+    first = (f'cd {ROOT}\necho "=== current branch ==="; git rev-parse --abbrev-ref HEAD\necho "=== stage + commit '
+             'session work (LOCAL only, no push) ==="\ngit add -A\ngit commit -q -m "WIP: CuTe atoms + flagship decoder '
+             f'+ TP EDIT A/B (in-kernel NVSHMEM all-reduce){body}" 2>&1 | tail -3\necho "=== make origin/main resolvable '
+             '==="\ngit update-ref refs/remotes/origin/main HEAD\ngit rev-parse --short HEAD origin/main 2>&1\n'
+             'echo "=== tree clean? ==="; git status --short | grep -vE "pyc$|pycache|pytest_cache" | head')
+    refused = ("=== current branch ===\nclaude/custom-optimizer-analysis-HFYhg\n=== stage + commit session work (LOCAL "
+               "only, no push) ===\nOmit --global to set the identity only in this repository.\n\nfatal: unable to "
+               "auto-detect email address (got 'root@e4af379d6fcc.(none)')\n=== make origin/main resolvable ===\n"
+               "fatal: Needed a single revision\n=== tree clean? ===\nM  csrc/backends/cuda/sm_90/wgmma.cuh")
+    second = (f'cd {ROOT}\ngit config user.email "dev@example.com"\ngit config user.name "SuperGrok2 session"\n'
+              f'git commit -q -m "WIP: CuTe atoms + flagship decoder + TP EDIT A/B{body}" 2>&1 | tail -2\n'
+              'git update-ref refs/remotes/origin/main HEAD\necho "HEAD=$(git rev-parse --short HEAD)"')
+    drafts = (Session().user("Yes please do it. And continue.").run(first, refused).run(second, "HEAD=b92442b")
+              .say("Commit landed (`b92442b`).").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "committed \"WIP: CuTe atoms" in summary.title and "+1 more" not in summary.title, summary.title
+    # a commit told done, then a second `git commit` in the same line that had nothing left (spotter 258c7280)
+    made = ("[spotter-gqc 99b497c] feat: transcript annotations\n 12 files changed\nOn branch spotter-gqc\n"
+            "nothing to commit, working tree clean")
+    drafts = Session().user("commit").run('git commit -m "feat: transcript annotations" && git commit -m "again"',
+                                          made).say("Done.").end()
+    assert 'committed "feat: transcript annotations"' in next(d for d in drafts if d.kind == "summary").title
