@@ -1213,7 +1213,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
-                    or _denied_later(msgs, n, best[1]) or _unblocked_later(msgs, n, best[1]):
+                    or _denied_later(msgs, n, best[1]) or _unblocked_later(msgs, n, best[1]) \
+                    or _cleared_later(msgs, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1556,6 +1557,32 @@ def _unblocked_later(msgs: list[Any], n: int, sentence: str) -> bool:
                 if _NOW_WORKS.search(text[at + len(name) + 2:at + len(name) + 160]):
                     return True
                 at = text.find(f"`{name}`", at + 1)
+    return False
+
+
+# what the agent says of a name a claimed cause blamed, once it has looked (held-out review 62: "Found
+# it: … pass `q_W` … into `project()`/`compress_csa()`, which compute in fp32", then "`project`
+# correctly dispatches on dtype")
+_CLEARED = re.compile(r"(?i)^\W{0,4}(?:\s*(?:also|itself|too|as well|here|now)\W{0,2})?\s*(?:correctly (?:dispatches|handles|converts|casts|"
+                      r"checks|returns|passes|sets|uses)|(?:is|was|are|were) (?:fine|correct|innocent|ruled out|"
+                      r"not (?:the )?(?:cause|culprit|problem|issue|bug))|(?:is|was)n['’]t (?:the )?(?:cause|culprit|problem|issue|bug)|"
+                      r"works (?:fine|correctly))\b")
+
+
+def _cleared_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether the agent later says a name the sentence blames is correct after all: a guess it ruled out."""
+    names = {lit.removesuffix("()") for lit in re.findall(r"`([^`\n]{3,80})`", sentence)}
+    for msg in msgs[n + 1:n + 400] if names else ():
+        if msg.role != "assistant" or not msg.text:
+            continue
+        text = msg.text.replace("**", "")
+        for name in names:
+            for said in (f"`{name}`", f"`{name}()`"):
+                at = text.find(said)
+                while at >= 0:
+                    if _CLEARED.search(text[at + len(said):at + len(said) + 80]):
+                        return True
+                    at = text.find(said, at + 1)
     return False
 
 

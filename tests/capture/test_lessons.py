@@ -6479,3 +6479,21 @@ def test_a_commit_git_refused_inside_a_line_that_exits_zero_is_no_commit() -> No
     drafts = Session().user("commit").run('git commit -m "feat: transcript annotations" && git commit -m "again"',
                                           made).say("Done.").end()
     assert 'committed "feat: transcript annotations"' in next(d for d in drafts if d.kind == "summary").title
+
+
+def test_a_cause_whose_named_code_the_agent_later_clears_is_no_finding() -> None:
+    # Held-out review 62 (SuperGrok1.5 e69607ce, verbatim, abridged): a "Found it" stored as the root cause,
+    # which the agent's next reads took back
+    found = ("Found it: `csa_context` (and `hca_context`) convert **only `out_W`** to fp32 (`out_W_f32`), but pass "
+             "`q_W, k_W, v_W, compress_w` (bf16) directly into `project()`/`compress_csa()`, which compute in fp32 "
+             "(`.data_ptr<float>()`). The bf16 projection weights leak into the fp32 kernels → mismatch.")
+    error = "RuntimeError: expected scalar type BFloat16 but found Float"
+    kept = _discoveries(Session().user("why does supergrok2 fail?").run("python3 race.py", error, error=True).say(found)
+                        .say("Let me read the exact code to fix it:"))
+    assert [d for d in kept if "csa_context" in d.title]
+    cleared = _discoveries(Session().user("why does supergrok2 fail?").run("python3 race.py", error, error=True)
+                           .say(found).say("The custom kernels template on weight dtype (`indexer_q_kernel<float, "
+                                           "at::BFloat16>`), so csa/hca handle bf16. The leak is in an `at::` op.")
+                           .say("`project` correctly dispatches on dtype. But `compress_csa(x, k_W, compress_w, ...)` "
+                                "takes **two** weights. Let me read it:"))
+    assert not [d for d in cleared if "csa_context" in d.title], [d.title for d in cleared]
