@@ -2189,8 +2189,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     staged = [s.paths.rel(posixpath.join(step.dir, f)) for r in s.runs if not r.failed and committed
               for step in chain(r.cmd, s.paths.rel) if step.exe == "git" and step.sub == "add" for f in step.targets
               if re.search(r"[^/]\.[A-Za-z]\w*$", f) and not re.search(r"[*?]", f)]
+    put_back = lessons.put_back_files(s.transcript, s.paths.rel) if s.transcript is not None else set()
     changed = [f for f in _uniq([*edited, *written, *staged])
-               if not re.match(r"(?:.*[/\\])?\.git[/\\]", f) and not _elsewhere(f)]
+               if not re.match(r"(?:.*[/\\])?\.git[/\\]", f) and not _elsewhere(f) and f not in put_back]
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.

@@ -6497,3 +6497,22 @@ def test_a_cause_whose_named_code_the_agent_later_clears_is_no_finding() -> None
                            .say("`project` correctly dispatches on dtype. But `compress_csa(x, k_W, compress_w, ...)` "
                                 "takes **two** weights. Let me read it:"))
     assert not [d for d in cleared if "csa_context" in d.title], [d.title for d in cleared]
+
+
+def test_a_file_whose_edits_were_all_undone_is_no_change() -> None:
+    # Held-out review 62 (SuperGrok1.5 e69607ce, verbatim, abridged): dtype prints put into supergrok2.py to
+    # look, then taken out; the summary read "changed grokking_race_v2.py, …/supergrok2.py; 2 files changed"
+    line = "            prepare_step = _ops.supergrok2_prepare_and_batched_step"
+    probe = ("            import sys as _sys\n            _sys.stderr.write(\"SG2_DBG states: param=%s\\n\" % _dt(p))\n" + line)
+    path = "grokking_optimizers/optimizers/supergrok2.py"
+    drafts = (Session().user("find the dtype mismatch")
+              .edit("grokking_race_v2.py", "except (KeyError, NotImplementedError):",
+                    "except (KeyError, NotImplementedError, ValueError):")
+              .edit(path, line, probe).run("python3 race_smoke.py 2>&1 | grep SG2_DBG", "SG2_DBG states: param=float32")
+              .edit(path, probe, line).say("Debug removed.").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Files changed: grokking_race_v2.py\n" in summary.body + "\n" and "supergrok2" not in summary.title, summary.body
+    # an edit put back and then made again stays a change
+    drafts = (Session().user("x").edit(path, line, probe).edit(path, probe, line).edit(path, line, probe)
+              .say("Kept the probe.").end())
+    assert "supergrok2.py" in next(d for d in drafts if d.kind == "summary").body
