@@ -2310,6 +2310,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if listed:
         body.append("Left open on the agent's task list: " + "; ".join(_short(t, 100) for t in listed[:6])
                     + (f" (+{len(listed) - 6} more)" if len(listed) > 6 else ""))
+    report_file, left = lessons.report_left_open(s.transcript, s.paths.rel) if s.transcript is not None else ("", [])
+    if left:
+        body.append(f"Left open in its report ({report_file}):")
+        body.extend(f"- {redact(item)}" for item in left)
     offered = _offer_left_open(s)
     if offered and " ".join(offered.split())[-80:] not in " ".join(quoted.split()):
         body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")

@@ -2441,6 +2441,50 @@ MAX_NOTES = 3
 NOTE_BODY_MAX = 2400
 
 
+# A report the agent writes for the person's return, last, after its work (held-out reviews 49, 52 and
+# 60: "/workspace/.morning_report.md" with "## HONEST FAILURES / OPEN ITEMS"), and the part of it that
+# says what is left
+_REPORT_FILE = re.compile(r"(?i)(?:^|/)[^/]*(?:report|handoff|hand-off|progress|status|resume|notes|next[_-]?steps|"
+                          r"summary|todo)[^/]*\.md$")
+_LEFT_HEADING = re.compile(r"(?i)^\s*(?:#{1,4}\s+|\*\*)(?=[^\n]*\b(?:open (?:items?|issues|questions|tasks)|known issues|"
+                           r"blockers?|failures|remaining(?: work)?|next steps?|next session|to-?dos?|left open|not done|"
+                           r"outstanding|follow-?ups?|unresolved)\b)")
+_HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*\n]+\*\*:?\s*$)")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(\S.*)$")
+MAX_REPORT_ITEMS = 5
+
+
+def report_left_open(transcript: Iterable[Any], rel: Callable[[str], str]) -> tuple[str, list[str]]:
+    """The file and the items its "open items / failures / next steps" part lists, of a report the
+    agent wrote whole after its last other change; ("", []) if none."""
+    calls, _ = _walk(transcript, rel)
+    report: tuple[str, str] | None = None
+    for call in calls:
+        if call.tool not in EDIT_TOOLS or not call.answered or _errored(call):
+            continue
+        for path in files_of(call, rel)[:1]:
+            content = call.input.get("content")
+            if call.tool in WRITE_TOOLS and isinstance(content, str) and _REPORT_FILE.search(path):
+                report = (path, content)
+            elif report is None or path != report[0]:
+                report = None  # work went on after it: what it lists may be done by now
+    if report is None:
+        return "", []
+    items: list[str] = []
+    under = False
+    for line in report[1].splitlines():
+        if _LEFT_HEADING.match(line):
+            under = True
+            continue
+        if _HEADING_LINE.match(line):
+            under = False
+            continue
+        bullet = _BULLET.match(line) if under else None
+        if bullet:
+            items.append(_short(" ".join(bullet.group(1).replace("**", "").split()), 240))
+    return (posixpath.basename(report[0]), items[:MAX_REPORT_ITEMS]) if items else ("", [])
+
+
 def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
     """What the session added to the agents' instructions or to the agent's own memory notes, as
     the rule or fact it states: its note's `description:`, else its first rule-like line."""

@@ -6516,3 +6516,29 @@ def test_a_file_whose_edits_were_all_undone_is_no_change() -> None:
     drafts = (Session().user("x").edit(path, line, probe).edit(path, probe, line).edit(path, line, probe)
               .say("Kept the probe.").end())
     assert "supergrok2.py" in next(d for d in drafts if d.kind == "summary").body
+
+
+def test_what_the_agents_last_report_lists_as_open_is_in_the_summary() -> None:
+    # Held-out review 60 (SuperGrok1.5 80b51e31, verbatim, abridged): the morning report's open items were
+    # in no item; reviews 49 and 52 asked the same of RESUME.md and a progress file
+    report = ("# Morning Report — overnight run 2026-06-12 (08:50Z → 17:15Z)\nBranch claude/h100-audit-maximal. "
+              "HEAD = 642e360. Tree CLEAN.\n\n## VERIFICATION (the \"test ALL functionality\" mandate)\n"
+              "- #19 audit items ALL closed: (a) multistep parity gates implemented + GPU-PASS\n\n"
+              "## HONEST FAILURES / OPEN ITEMS\n- **cp.async mbarrier ring (the endgame rewrite): ATTEMPTED, cleanly "
+              "REVERTED.** NEXT SESSION: attack (c) reg pressure first, then the ring.\n- **#12 tuner GPU validation: "
+              "INCOMPLETE.** bindings.cpp pins PYBIND11_MODULE(_ops) so a JIT variant module can never import.\n\n"
+              "## 8xH100 DECISION (yours)\n- **Option A (my rec): one more focused 1x session**\n")
+    written = {"file_path": "/workspace/.morning_report.md", "content": report}
+    drafts = (Session().user("go on overnight").edit("tuning/bench.py", "B = 16384", "B = 4096")
+              .call("Write", written, "File created successfully at: /workspace/.morning_report.md")
+              .say("Report written.").end())
+    body = next(d for d in drafts if d.kind == "summary").body
+    assert ("Left open in its report (.morning_report.md):\n- cp.async mbarrier ring (the endgame rewrite): "
+            "ATTEMPTED, cleanly REVERTED.") in body, body
+    assert "bindings.cpp pins PYBIND11_MODULE(_ops)" in body
+    assert "audit items ALL closed" not in body and "Option A" not in body.split("Left open in its report")[1]
+    # a report the work went on after may list what is done by now
+    drafts = (Session().user("go on overnight")
+              .call("Write", written, "File created successfully at: /workspace/.morning_report.md")
+              .edit("tuning/bench.py", "B = 16384", "B = 4096").say("Fixed the tuner too.").end())
+    assert "Left open in its report" not in next(d for d in drafts if d.kind == "summary").body
