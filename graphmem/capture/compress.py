@@ -2088,8 +2088,11 @@ def _mentions(text: str) -> tuple[list[str], list[str], list[str]]:
 ASIDE = re.compile(r"(?i)^(?=(?:[^:\s]+\s+){2,}[^:\s]+:\s+(?:\S+\s+){3})(?=[^:]*\b(?:me|you|your)\b)(?![^:]*\bnow\b)(?!\W*(?-i:I)\b)(?!\W*(?:the|a|an|this|that|these|those)\b)"
                     r"[^:`'\"\d/]{3,60}:\s+")
 # the agent's own list of what is still to do, in its last message ("- **Not yet done** (deliberately …): …")
-_NOT_YET_DONE = re.compile(r"(?i)^[ \t]*(?:[-*•]|\d+[.)])?[ \t]*\*\*(?:not (?:yet )?done|still to do|left to do|remaining(?: work| steps)?|"
-                           r"next(?: steps?)?|to ?do|pending) ?:?\*\* ?(?:\([^)\n]{0,120}\))? ?:? ?(.*)$")
+# the label bold, or with a colon after an hourglass (held-out review 61: "- ⏳ Next: **C.3** (the grid-lockstep
+# P1 restructure …), **D** (…), **E** (…)", cut from the summary)
+_NOT_YET_LABEL = r"(?:not (?:yet )?done|still to do|left to do|remaining(?: work| steps)?|next(?: steps?)?|to ?do|pending)"
+_NOT_YET_DONE = re.compile(rf"(?i)^[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?:\*\*{_NOT_YET_LABEL} ?:?\*\*|[⏳🔜⬜☐]\ufe0f?[ \t]*"
+                           rf"(?:\*\*)?{_NOT_YET_LABEL}(?:\*\*)? ?:(?:\*\*)?) ?(?:\([^)\n]{{0,120}}\))? ?:? ?(.*)$")
 
 
 def _not_yet_done(last_words: str) -> list[str]:

@@ -6542,3 +6542,19 @@ def test_what_the_agents_last_report_lists_as_open_is_in_the_summary() -> None:
               .call("Write", written, "File created successfully at: /workspace/.morning_report.md")
               .edit("tuning/bench.py", "B = 16384", "B = 4096").say("Fixed the tuner too.").end())
     assert "Left open in its report" not in next(d for d in drafts if d.kind == "summary").body
+
+
+def test_the_next_steps_under_an_hourglass_are_not_yet_done() -> None:
+    # Held-out review 61 (SuperGrok1.5 6354dc07, verbatim, abridged): the summary cut the last message before
+    # its list of what was left
+    last = ("The parallelism you approved is now live. Status:\n\n**Enablement done:** committed the session work "
+            "locally (`b92442b`, no push) and pointed `origin/main` at it — worktrees now spin up. The 3 disjoint tracks "
+            "(ViT ∥ Mamba ∥ datasets) are running as **parallel worktree write-agents** (`wlb6r27mw`), each applying + "
+            "building + gating + committing to its own branch in isolation.\n\n**TP critical path:**\n- ✅ **EDIT A** + "
+            "**EDIT B** — applied, gated *both ways*.\n- ⏳ Next: **C.3** (the grid-lockstep P1 restructure — the "
+            "deadlock-safe rendezvous), **D** (the 4 reduce points in the tile fns), **E** (launcher symmetric-heap "
+            "carve + CommCtx population). That's the bulk of the remaining TP work.")
+    body = next(d.body for d in Session().user("Yes please do it.").say(last).end() if d.kind == "summary")
+    assert "Not yet done (its last message): **C.3** (the grid-lockstep P1 restructure" in body, body
+    plan = "I checked the config.\n- Next I'll look at the logs"
+    assert "Not yet done" not in next(d.body for d in Session().user("go").say(plan).end() if d.kind == "summary")
