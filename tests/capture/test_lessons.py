@@ -6557,4 +6557,5 @@ def test_the_next_steps_under_an_hourglass_are_not_yet_done() -> None:
     body = next(d.body for d in Session().user("Yes please do it.").say(last).end() if d.kind == "summary")
     assert "Not yet done (its last message): **C.3** (the grid-lockstep P1 restructure" in body, body
     plan = "I checked the config.\n- Next I'll look at the logs"
-    assert "Not yet done" not in next(d.body for d in Session().user("go").say(plan).end() if d.kind == "summary")
+    drafts = Session().user("go").run("cat config.toml", "[server]\nport = 8080").say(plan).end()
+    assert "Not yet done" not in next(d.body for d in drafts if d.kind == "summary")
