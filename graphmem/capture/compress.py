@@ -2006,7 +2006,9 @@ def _user_rules(s: _Session) -> list[Draft]:
         lines = text.splitlines()
         if len(lines) > 20:  # a long prompt pastes docs or output below its first lines
             text = "\n".join(lines[:3])
-        for sentence in _sentences(_without_spec_items(re.sub(r"(?m)^\s*(?:#|//).*$", "", text))):
+        # a line quoted with ">" is someone else's words the person answers (held-out review 64: "> I only
+        # built it this morning in response." was the agent's)
+        for sentence in _sentences(_without_spec_items(re.sub(r"(?m)^\s*(?:#|//|>).*$", "", text))):
             found = _statement(sentence)
             if not found:
                 continue

