@@ -3393,6 +3393,8 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         elif _OVERRIDING.search(rest) and (shared or quoted):
             context = quoted or max(sentences, key=lambda x: len(_stems(x) & shared), default="")
             asked = False
+        elif quoted and any(_IMPERATIVE.match(x) or _DIRECTIVE.search(x) for x in _sentences(rest)):
+            context, asked = quoted, False  # "> 60-minute firing.\n\nSeems too long. Make it every 20 minutes."
         else:
             continue
         if asked and offer and _DECLINED.match(said):  # "no don't set it" means nothing without what it turned down

@@ -6575,6 +6575,13 @@ def test_a_line_the_person_quotes_is_what_they_answer_not_their_words() -> None:
     decision = next(d for d in told if d.kind == "decision")
     assert "The agent had said: I only built it this morning in response." in decision.body, decision.body
     assert "The user decided: You have no real sense of time." in decision.body
+    # a quote and what to do about it is the person's decision on it (the same session, at 06:36:39)
+    drafts = (Session().user("go on").say("Watchdog re-armed with a 60-minute firing.")
+              .user("> 60-minute firing.\n\nSeems too long. Make it every 20 minutes. I think the overnight died sooner.")
+              .say("Done — 20-minute cadence.").end())
+    decision = next(d for d in drafts if d.kind == "decision")
+    assert decision.title.startswith("Seems too long. Make it every 20 minutes.") and decision.source == "user"
+    assert "The agent had said: 60-minute firing." in decision.body
     # a quoted rule is the agent's, so no convention of the person's comes from it
     quoting = "> Always run the full swarm before a pass.\n\nNo. Use three workers."
     rules = [d.title for d in Session().user(quoting).run("ls", "a").say("ok").end() if d.source == "user"]
