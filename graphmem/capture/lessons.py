@@ -21,6 +21,7 @@ import html
 import json
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
@@ -1166,6 +1167,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
     overturned = overturns(msgs)
+    said_later = _Said([(k, m.text.replace("**", "")) for k, m in enumerate(msgs) if m.role == "assistant" and m.text])
     for n, msg in enumerate(msgs):
         typed = msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>"))
         if msg.role == "tool_result" or typed:
@@ -1213,8 +1215,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
-                    or _denied_later(msgs, n, best[1]) or _unblocked_later(msgs, n, best[1]) \
-                    or _cleared_later(msgs, n, best[1]):
+                    or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1542,24 +1543,6 @@ _NOW_WORKS = re.compile(r"(?i)^[^.;\n]{0,40}?\b(?:now (?:resolves|exists|works|p
                         r"reachable|created|fixed|resolvable))|(?:is|are) (?:now )?(?:unblocked|resolvable)|unblocked)\b")
 
 
-def _unblocked_later(msgs: list[Any], n: int, sentence: str) -> bool:
-    """Whether the agent later says the thing a blocker names now works: that moment's blocker, gone."""
-    if not _BLOCKS.search(sentence):
-        return False
-    names = {lit for lit in re.findall(r"`([^`\n]{3,80})`", sentence)}
-    for msg in msgs[n + 1:n + 400] if names else ():
-        if msg.role != "assistant" or not msg.text:
-            continue
-        text = msg.text.replace("**", "")
-        for name in names:
-            at = text.find(f"`{name}`")
-            while at >= 0:
-                if _NOW_WORKS.search(text[at + len(name) + 2:at + len(name) + 160]):
-                    return True
-                at = text.find(f"`{name}`", at + 1)
-    return False
-
-
 # what the agent says of a name a claimed cause blamed, once it has looked (held-out review 62: "Found
 # it: … pass `q_W` … into `project()`/`compress_csa()`, which compute in fp32", then "`project`
 # correctly dispatches on dtype")
@@ -1569,20 +1552,42 @@ _CLEARED = re.compile(r"(?i)^\W{0,4}(?:\s*(?:also|itself|too|as well|here|now)\W
                       r"works (?:fine|correctly))\b")
 
 
-def _cleared_later(msgs: list[Any], n: int, sentence: str) -> bool:
-    """Whether the agent later says a name the sentence blames is correct after all: a guess it ruled out."""
+class _Said:
+    """The agent's messages as one text, so a name is looked for in many of them at once."""
+
+    def __init__(self, said: list[tuple[int, str]]) -> None:
+        self.positions = [k for k, _ in said]
+        self.starts = []
+        parts = []
+        at = 0
+        for _, text in said:
+            self.starts.append(at)
+            parts.append(text)
+            at += len(text) + 1
+        self.text = "\n".join(parts)
+        self.starts.append(len(self.text) + 1)
+
+    def span_after(self, n: int, count: int) -> tuple[int, int]:
+        first = bisect_right(self.positions, n)
+        return self.starts[first], self.starts[min(first + count, len(self.positions))]
+
+
+def _said_of_later(said: _Said, n: int, sentence: str) -> bool:
+    """Whether the agent, in one of its next 400 messages, says a name the sentence blames is correct
+    after all, or, of a blocker, that the thing it names now works."""
     names = {lit.removesuffix("()") for lit in re.findall(r"`([^`\n]{3,80})`", sentence)}
-    for msg in msgs[n + 1:n + 400] if names else ():
-        if msg.role != "assistant" or not msg.text:
-            continue
-        text = msg.text.replace("**", "")
-        for name in names:
-            for said in (f"`{name}`", f"`{name}()`"):
-                at = text.find(said)
-                while at >= 0:
-                    if _CLEARED.search(text[at + len(said):at + len(said) + 80]):
-                        return True
-                    at = text.find(said, at + 1)
+    if not names:
+        return False
+    checks = [_CLEARED, _NOW_WORKS] if _BLOCKS.search(sentence) else [_CLEARED]
+    lo, hi = said.span_after(n, 400)
+    for name in names:
+        for quoted in (f"`{name}`", f"`{name}()`"):
+            at = said.text.find(quoted, lo, hi)
+            while at >= 0:
+                after = said.text[at + len(quoted):min(at + len(quoted) + 160, hi)]
+                if any(check.search(after) for check in checks):
+                    return True
+                at = said.text.find(quoted, at + 1, hi)
     return False
 
 
