@@ -2112,6 +2112,10 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
 # "That's why I sidestepped it and `rsync`'d the repo content…" (the access it worked around was
 # set up twenty minutes later).
 _MOMENT = re.compile(r"(?i)^\W*(?:big |good |great |real |solid |major |some |more )?progress\b|"
+                     # held-out review 63: "Swarm is running: a splitter shards day-020 on session banners, …", and
+                     # a container restart stopped it
+                     r"^\W*(?:the |our |my |a )?[\w-]+(?: [\w-]+)? (?:is|are) (?:now |still )?(?:running|live|underway|in flight)"
+                     r"(?=\s*(?:[:.,;—–(]|$|\s(?:now|again|in the background)\b))|"
                      # held-out review 51: "Big progress — … now it OOMs only at the very edge …", and the lean
                      # run it then made hit the same out-of-memory error
                      r"\b(?:not currently running|(?:is|are) currently (?:running|idle|busy)|"
