@@ -2321,6 +2321,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     after = _run_after_last_words(s, last_words)
     if after:
         body.append(f"Then, after its last words: {redact(after)}")
+    stopped = _stopped_after_last_words(s, last_words)
+    if stopped:
+        body.append(f"Then the harness said: {redact(stopped)}")
     listed = lessons.tasks_left(s.transcript) if s.transcript is not None else []
     if listed:
         body.append("Left open on the agent's task list: " + "; ".join(_short(t, 100) for t in listed[:6])
@@ -2659,6 +2662,31 @@ _LOOKING_AGENTS = frozenset({"Explore", "Plan", "claude-code-guide", "statusline
 
 def delegates_work(tool: str, tool_input: dict[str, Any]) -> bool:
     return tool in ("Agent", "Task") and str(tool_input.get("subagent_type") or "") not in _LOOKING_AGENTS
+
+
+# the harness telling that the machine under the session went away (held-out review 63: "The container was
+# restarted. The following background tasks were running and are now stopped: …", after "Swarm's still
+# working" had been the agent's last words)
+_STOPPED = re.compile(r"(?i)\b(?:container|machine|sandbox|instance|vm) was restarted\b.*|"
+                      r"\bbackground tasks were running and are now stopped\b.*", re.DOTALL)
+
+
+def _stopped_after_last_words(s: _Session, last_words: str) -> str:
+    """The harness's notice, after the agent's last words, that the machine restarted and stopped its
+    background tasks: what those words said was running is not."""
+    said = " ".join(last_words.split())
+    if s.transcript is None or not said:
+        return ""
+    msgs = [m for m in s.transcript if not m.sidechain]
+    at = next((n for n in range(len(msgs) - 1, -1, -1) if msgs[n].role == "assistant"
+               and " ".join(msgs[n].text.split()) == said), None)
+    for msg in msgs[at + 1:] if at is not None else ():
+        hit = _STOPPED.search(msg.text[:4000]) if msg.role == "user" and msg.meta else None
+        if hit:
+            start = msg.text.rfind("\n", 0, hit.start()) + 1
+            notice = re.sub(r"</?system-reminder>", " ", msg.text[start:start + 600])
+            return _short(" ".join(notice.split()), 300)
+    return ""
 
 
 def _run_after_last_words(s: _Session, last_words: str) -> str:

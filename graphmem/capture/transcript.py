@@ -35,6 +35,9 @@ ROLES = ("user", "assistant", "tool_result", "system", "summary")  # TranscriptM
 # Code itself (a queued or remote prompt's "<system-reminder>Message sent at … UTC.</system-reminder>",
 # held-out review 35), not typed
 _ATTACHED_OPEN = re.compile(r"<(ide_[a-z_]+|system[_-]instruction|system-reminder)>")
+# the harness telling that the machine under the session restarted (held-out review 63: "The container was
+# restarted. The following background tasks were running and are now stopped: …")
+_RESTARTED = re.compile(r"(?i)\bThe (?:container|machine|sandbox|instance|vm) was restarted\b[^<]{0,1200}")
 # the harness waking the agent for its own loop (/loop's ScheduleWakeup, held-out review 40)
 LOOP_TICK = ("# Autonomous loop tick", "<<autonomous-loop")
 _META_PREFIXES = (
@@ -220,6 +223,10 @@ def _messages(record: Any) -> list[TranscriptMessage] | None:
     cwd = posix_form(cwd)
     if isinstance(content, str):
         text = _clean(content)
+        restarted = _RESTARTED.search(content[:8000]) if meta and not text else None
+        if restarted:  # the only word that the machine went away, inside the reminder it was sent in
+            return [TranscriptMessage(role, " ".join(restarted.group(0).split()), ts, uuid=uuid, meta=True,
+                                      sidechain=sidechain, cwd=cwd)]
         if not text:
             return []
         text = role == "user" and not compact and _typed_command(text) or text

@@ -6615,3 +6615,17 @@ def test_a_rule_the_next_sentence_turns_around_and_a_run_in_flight_are_not_kept(
     # how it runs, told without the moment's status, stays
     how = running.replace("Swarm is running:", "The swarm works so:")
     assert [d for d in _discoveries(launched().say(how)) if d.title.startswith("The swarm works so")]
+
+
+def test_a_restart_after_the_last_words_is_told_in_the_summary() -> None:
+    # Held-out review 63 (BookMinder a42b9c92, verbatim): "Swarm's still working" stood as the agent's last
+    # word, and the harness then said the container had restarted and stopped it
+    notice = ("<system-reminder>\nThe container was restarted. The following background tasks were running and are now "
+              "stopped:\n- Full-scope schema-v2 mining of all diary transcripts (task wytxv77n2)\nRe-create them if "
+              "still needed.\n</system-reminder>")
+    session = (Session().user("full scope").run("git push", "0ffd74e..7f2a53f")
+               .say("Pushed. Swarm's still working through the corpus — I'll bring the harvest when it lands."))
+    session._record("user", notice, isMeta=True)
+    body = next(d.body for d in session.end() if d.kind == "summary")
+    assert ("Then the harness said: The container was restarted. The following background tasks were running and are "
+            "now stopped: - Full-scope schema-v2 mining of all diary transcripts (task wytxv77n2)") in body, body
