@@ -1804,6 +1804,10 @@ _CONVENTION = re.compile(
     r"(?i)\b(?:use|using)\s+\S(?:(?!\bbut\s+(?!not\b))(?:[^.!?;]|[.!?](?!\s))){0,80}?,?\s+(?:(?<!['’]s\s)(?<!\b(?:do|is)\s)(?<!\b(?:was|can|are|has|did)\s)"
     r"(?<!\b(?:does|were|have|will)\s)(?<!\b(?:could|would)\s)(?<!\bshould\s)not|instead of|rather than|over)\s+\S|"
     r"^(?:please\s+)?(?:always|never)\b|"
+    # what the person cannot stand the agent doing (held-out review 63: "I am super allergic when you try to
+    # put my... your words into my mouth.")
+    r"\bI(?:['’]m| am) (?:super |really |very |so |quite )?allergic (?:when|to (?:you|it|when|\w+ing))\b|"
+    r"\bI (?:hate|can['’]t stand|cannot stand|dislike) (?:it )?when you\b|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
     r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"
     r"\bwe\s+only\s+(?:do|ship|release|support|deploy|run|allow|accept|publish|merge|target)\b|"

@@ -6629,3 +6629,14 @@ def test_a_restart_after_the_last_words_is_told_in_the_summary() -> None:
     body = next(d.body for d in session.end() if d.kind == "summary")
     assert ("Then the harness said: The container was restarted. The following background tasks were running and are "
             "now stopped: - Full-scope schema-v2 mining of all diary transcripts (task wytxv77n2)") in body, body
+
+
+def test_what_the_person_cannot_stand_the_agent_doing_is_a_convention() -> None:
+    # Held-out review 63 (BookMinder a42b9c92, verbatim, abridged): in a long voice prompt, no item at all
+    ask = ("Does this make sense to you? I am super allergic when you try to put my... your words into my mouth. So the "
+           "provenance of claims where you are quoting me and where it is the synthesis of agent must be clearly separated.")
+    drafts = Session().user(ask).run("git status --short", " M .coordination/threads.md").say("Yes.").end()
+    assert [d.title for d in drafts if d.kind == "convention"] == [
+        "I am super allergic when you try to put my... your words into my mouth"], [d.title for d in drafts]
+    assert not [d for d in Session().user("I'm allergic to peanuts, fyi.").run("ls", "a").say("ok").end()
+                if d.kind == "convention"]
