@@ -2152,6 +2152,27 @@ _UNDER_WAY = re.compile(r"(?i)\b(?:is|are) (?:now )?(?:starting|booting)\b|\bin 
 _BUILT = re.compile(r"(?i)\.(?:so(?:\.\d+)*|o|obj|a|lib|pyc|pyd|dll|dylib|whl|class|exe|cubin|fatbin|ptx|node)$")
 
 
+_AN_ASK = re.compile(r"(?i)\?|\b(?:please|pls|can you|could you|would you|fix|continue|go on|why|how|what|help|make|add|"
+                     r"check|look|run|finish|implement|review|explain)\b")
+_PASTED_LINE = re.compile(r"^\s*(?:[-*•>#|$`]|\d+[.)]\s|\[|\{|</?\w)")
+
+
+def _typed_around_paste(prompt: str) -> str:
+    """The words typed around a long paste, when they are a short ask on its last line or first
+    paragraph (held-out review 65: a 46,000-character earlier session pasted, then "Continue please
+    continue this please"; the summary asked "ION_ON_CHAIN env var) - Installed blockint skills …")."""
+    lines = [ln for ln in prompt.splitlines() if ln.strip()]
+    if len(lines) <= 20:
+        return prompt
+    first = prompt.strip().split("\n\n", 1)[0]
+    if len(first) <= 300 and "\n" not in first.strip() and _AN_ASK.search(first) and not _PASTED_LINE.match(first):
+        return prompt  # the ask comes first, its paste below
+    last = lines[-1].strip()
+    if len(last) <= 200 and _AN_ASK.search(last) and not _PASTED_LINE.match(last):
+        return f"{last} (below {len(lines) - 1} pasted lines)"
+    return prompt
+
+
 def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     from graphmem.capture import lessons  # it imports this module
 
@@ -2173,6 +2194,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             from graphmem.capture.redact import redact
 
             goal_text = redact(first.text[:2000])
+    goal_text = _typed_around_paste(goal_text)
     if not goal_text and not has_tools:
         return []
     # The transcript's clock says when the work happened; an imported or replayed session's hook

@@ -2459,7 +2459,6 @@ _LEFT_HEADING = re.compile(r"(?i)^\s*(?:#{1,4}\s+|\*\*)(?=[^\n]*\b(?:open (?:ite
                            r"blockers?|failures|remaining(?: work)?|next steps?|next session|to-?dos?|left open|not done|"
                            r"outstanding|follow-?ups?|unresolved)\b)")
 _HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*\n]+\*\*:?\s*$)")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(\S.*)$")
 MAX_REPORT_ITEMS = 5
 
 

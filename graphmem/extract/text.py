@@ -701,7 +701,6 @@ _SNAKE_RE = re.compile(
     r"(?<![\w.$@/\-])(_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z][A-Za-z0-9]*_*|"
     r"[a-z][a-z0-9]*_+)(?![\w@/\-*]|\.\w|\()"
 )
-_DOMAIN_NAME_RE = re.compile(r"[a-z0-9.\-]+\.(?:" + "|".join(sorted(TLDS)) + ")")
 _NOT_CLASSES = _words(
     "Python Java JavaScript Ruby Go Rust Node Swift Kotlin Perl Lua Dart Business World Data Any"
 )

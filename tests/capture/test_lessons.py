@@ -6640,3 +6640,19 @@ def test_what_the_person_cannot_stand_the_agent_doing_is_a_convention() -> None:
         "I am super allergic when you try to put my... your words into my mouth"], [d.title for d in drafts]
     assert not [d for d in Session().user("I'm allergic to peanuts, fyi.").run("ls", "a").say("ok").end()
                 if d.kind == "convention"]
+
+
+def test_the_ask_typed_below_a_long_paste_is_what_was_asked() -> None:
+    # Held-out review 65 (bastion-agentique/bastion, verbatim, abridged): an earlier OpenCode session pasted
+    # whole, then one typed line; the summary's "Asked:" began mid-word inside the paste
+    paste = "\n".join(["ION_ON_CHAIN env var)", ("- Installed blockint skills via npx skills add for development-time "
+                       "agent domain expertise"), "Next Steps", "- Commit and push all changes"]
+                      + [f"- step {n}: cargo test passed" for n in range(30)]
+                      + ["▣  Build · Big Pickle · 1m 14s", "Continue please continue this please"])
+    drafts = Session().user(paste).run("git push origin main", "To github.com:bastion/bastion.git").say("Pushed.").end()
+    body = next(d.body for d in drafts if d.kind == "summary")
+    assert body.startswith("Asked: Continue please continue this please (below 35 pasted lines)"), body
+    # an ask typed first, its paste below, stays as it was
+    first = "why does the build fail here?\n\n" + "\n".join(f"error[E0425]: cannot find value `x{n}`" for n in range(30))
+    body = next(d.body for d in Session().user(first).run("cargo build", "ok").say("Fixed.").end() if d.kind == "summary")
+    assert body.startswith("Asked: why does the build fail here?"), body
