@@ -1215,7 +1215,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _REPO_STATE.search(best[1]) and _changed_later(msgs, n, best[1]):
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
-                    or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]):
+                    or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]) \
+                    or _lead_speaks_of(msgs, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1261,8 +1262,25 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
         use = asked.get(called.group(1)) if called else None
         # one launched before the transcript's window (or its compaction) is known by its notice
         agent = "<summary>Agent " in m.text[:1200] if use is None else delegates_work(use.name, use.input)
-        out.append(replace(m, role="assistant", text=said, meta=False, tool_uses=[]) if agent else m)
+        out.append(replace(m, role="assistant", text=said, meta=False, tool_uses=[], uuid=REPORT_MARK + m.uuid)
+                   if agent else m)
     return out
+
+
+REPORT_MARK = "report:"  # the uuid's prefix of a sub-agent's report read as the agent's words
+
+
+def _lead_speaks_of(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether the lead agent, in its next words after a sub-agent's report, names what the report's
+    finding names: it told it in its own words, or set it right (held-out review 67: the worker's
+    "concurrency cap `min(16, nproc-2)` kept scoped", then the lead's "I can: it's verbatim in the
+    Workflow tool's own description … Trimming the formula")."""
+    names = {lit.replace("−", "-") for lit in re.findall(r"`([^`\n]{3,80})`", sentence)}
+    if not names or not msgs[n].uuid.startswith(REPORT_MARK):
+        return False
+    after = [m.text.replace("−", "-") for m in msgs[n + 1:n + 12]
+             if m.role == "assistant" and m.text and not m.uuid.startswith(REPORT_MARK)][:3]
+    return any(f"`{name}`" in text for name in names for text in after)
 
 
 _CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bare the ones?\b|\bis the one\b")

@@ -6656,3 +6656,26 @@ def test_the_ask_typed_below_a_long_paste_is_what_was_asked() -> None:
     first = "why does the build fail here?\n\n" + "\n".join(f"error[E0425]: cannot find value `x{n}`" for n in range(30))
     body = next(d.body for d in Session().user(first).run("cargo build", "ok").say("Fixed.").end() if d.kind == "summary")
     assert body.startswith("Asked: why does the build fail here?"), body
+
+
+def test_a_sub_agents_finding_the_lead_then_speaks_of_is_the_leads_to_tell() -> None:
+    # Held-out review 67 (BookMinder a42b9c92, verbatim, abridged): the worker's judgment call, which the lead
+    # reversed eleven seconds later and committed the other way
+    report = ("- Deleted: `resumeFromRunId`/`ListAgents` details (delegation.md, liveness.md).\n- Judgment calls: "
+              "concurrency cap `min(16, nproc-2)` kept scoped rather than deleted (could not verify it is "
+              "tool-documented); `.claude/agents/*.md` location kept as minimal pointer needed to act on the "
+              "pinned-effort practice.")
+    lead = ("One residual to settle myself: the worker kept the `min(16, nproc−2)` cap as \"couldn't verify it's "
+            "tool-documented\" — I can: it's verbatim in the Workflow tool's own description, hence harness-injected. "
+            "Trimming the formula, keeping the slicing wisdom the docs don't teach:")
+
+    def reported() -> Session:
+        session = (Session().user("trim the harness-injected rules from the skill")
+                   .call("Agent", {"subagent_type": "general-purpose", "description": "Trim harness-injected rules",
+                                   "prompt": "Trim the skill", "run_in_background": True}, "Async agent launched successfully."))
+        return _notified(session, session.records[-2]["message"]["content"][0]["id"], 'Agent "Trim" completed', report)
+
+    kept = _discoveries(reported().say("The worker is done; reviewing its calls.").run("git log --oneline -1", "ok"))
+    assert [d for d in kept if "min(16, nproc-2)" in d.title], [d.title for d in kept]
+    spoken = _discoveries(reported().say(lead).edit(".claude/skills/coord/delegation.md", "min(16, nproc-2)", ""))
+    assert not [d for d in spoken if "min(16, nproc-2)" in d.title], [d.title for d in spoken]
