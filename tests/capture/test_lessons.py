@@ -6679,3 +6679,12 @@ def test_a_sub_agents_finding_the_lead_then_speaks_of_is_the_leads_to_tell() -> 
     assert [d for d in kept if "min(16, nproc-2)" in d.title], [d.title for d in kept]
     spoken = _discoveries(reported().say(lead).edit(".claude/skills/coord/delegation.md", "min(16, nproc-2)", ""))
     assert not [d for d in spoken if "min(16, nproc-2)" in d.title], [d.title for d in spoken]
+
+
+def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
+    # Held-out review 67 (BookMinder a42b9c92, verbatim): a prompt typed by speech to text
+    ask = ("When this, uh, signature is demanded by our environment, it should be the only place where it lives. We "
+           "should not reiterate, uh, the the such rules in our skill.")
+    titles = [d.title for d in Session().user(ask).run("git status", "clean").say("Agreed.").end() if d.source == "user"]
+    assert "We should not reiterate the such rules in our skill" in titles, titles
+    assert not [t for t in titles if "uh," in t or "the the" in t]
