@@ -2137,6 +2137,10 @@ _MOMENT = re.compile(r"(?i)^\W*(?:big |good |great |real |solid |major |some |mo
                      # held-out review 51: "Big progress — … now it OOMs only at the very edge …", and the lean
                      # run it then made hit the same out-of-memory error
                      r"\b(?:not currently running|(?:is|are) currently (?:running|idle|busy)|"
+                     # what waits on the person (held-out review 70: "The `verified-residue.md` sweep itself still
+                     # awaits your go", three minutes before "Run the verified-residue sweep")
+                     r"(?:awaits?|awaiting|waits? (?:for|on)|waiting (?:for|on)|pending) (?:your|the user['’]s|an?) "
+                     r"(?:explicit )?(?:go|go-ahead|approval|ok|okay|sign-?off|green[- ]light|decision|call|review)|"
                      r"no (?:live|running|active) (?:\w+ )?process(?:es)?|"
                      # how its sub-agents are doing (held-out review 41: "the ViT agent succeeded (cherry-picked),
                      # and the Mamba agent died", which had committed, as its result said seconds later)

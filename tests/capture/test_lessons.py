@@ -6688,3 +6688,19 @@ def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     titles = [d.title for d in Session().user(ask).run("git status", "clean").say("Agreed.").end() if d.source == "user"]
     assert "We should not reiterate the such rules in our skill" in titles, titles
     assert not [t for t in titles if "uh," in t or "the the" in t]
+
+
+def test_what_still_waits_on_the_persons_go_is_no_finding() -> None:
+    # Held-out review 70 (BookMinder a42b9c92, verbatim): stored as a fact three minutes before the person
+    # said "Run the verified-residue sweep" and it was launched
+    said = ("Both are now persisted: the day-018 trust limitation was already in the handoff header, and the "
+            "claims-verification design now lives in `eval-design.md` where the compile phase will inherit it. The "
+            "`verified-residue.md` sweep itself still awaits your go — it's listed there as offered-not-approved, so "
+            "post-compaction me won't launch it on its own initiative.")
+    drafts = _discoveries(Session().user("persist both").edit(".coordination/eval-design.md", "## Claims", "## Claims\n- typed")
+                          .say(said).run("git push", "ok"))
+    assert not [d for d in drafts if "awaits your go" in d.title], [d.title for d in drafts]
+    kept = said.replace("still awaits your go", "still reads `threads.md` first")
+    assert [d for d in _discoveries(Session().user("persist both").edit(".coordination/eval-design.md", "## Claims",
+                                                                          "## Claims\n- typed").say(kept).run("git push", "ok"))
+            if "still reads" in d.title]
