@@ -109,7 +109,9 @@ _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b|"
                     # the steps it is about to take (held-out review 25: "The plan is: fetch `origin`, …")
                     r"^(?:(?:the|my|our) )?plan(?: here| now)? is(?: to\b|:)|^(?:(?:the|my|our) )?next steps?(?: is| are)?:|"
-                    r"^(?:here(?:['’]s| is) )?(?:the |my )?plan:")
+                    r"^(?:here(?:['’]s| is) )?(?:the |my )?plan:|"
+                    # held-out review 69: "Time for me to actually read the code myself — it's small enough …"
+                    r"^(?:(?:ok(?:ay)?|so|now|right)[,!.]? )?(?:it['’]s )?time (?:for (?:me|us) )?to\b")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|(?:not|are|is|were|was) mine|i (?:still )?need to|let me)\b")
@@ -1567,7 +1569,10 @@ _NOW_WORKS = re.compile(r"(?i)^[^.;\n]{0,40}?\b(?:now (?:resolves|exists|works|p
 _CLEARED = re.compile(r"(?i)^\W{0,4}(?:\s*(?:also|itself|too|as well|here|now)\W{0,2})?\s*(?:correctly (?:dispatches|handles|converts|casts|"
                       r"checks|returns|passes|sets|uses)|(?:is|was|are|were) (?:fine|correct|innocent|ruled out|"
                       r"not (?:the )?(?:cause|culprit|problem|issue|bug))|(?:is|was)n['’]t (?:the )?(?:cause|culprit|problem|issue|bug)|"
-                      r"works (?:fine|correctly))\b")
+                      r"works (?:fine|correctly)|"
+                      # held-out review 69: "`fa0bc72` now reads more charitably than the analysts framed it: … fixing
+                      # the target was mechanical, not sinister"
+                      r"(?:now )?(?:reads|looks) (?:more )?(?:charitably|benign|harmless|innocent)|(?:is|was) (?:benign|harmless))\b")
 
 
 class _Said:

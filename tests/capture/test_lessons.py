@@ -6704,3 +6704,33 @@ def test_what_still_waits_on_the_persons_go_is_no_finding() -> None:
     assert [d for d in _discoveries(Session().user("persist both").edit(".coordination/eval-design.md", "## Claims",
                                                                           "## Claims\n- typed").say(kept).run("git push", "ok"))
             if "still reads" in d.title]
+
+
+def test_a_dangling_condition_and_a_turn_to_read_are_not_kept() -> None:
+    # Held-out review 69 (BookMinder a42b9c92, verbatim, abridged): two noise items, one second in the brief
+    ask = ("Like, this seems like a lot of noise. If this is supposed to be encoding rules. I think, generally, we have "
+           "stuff in Claude MD that would be better encoded as a skill.")
+    drafts = Session().user(ask).run("git log --oneline -2", "fa0bc72 docs").say("Agreed.").end()
+    assert not [d for d in drafts if d.title.startswith("If this is supposed")], [d.title for d in drafts]
+    kept = Session().user("If the build fails, you should always run `make clean` first.").run("make", "ok").say("ok").end()
+    assert [d for d in kept if d.source == "user" and d.title.startswith("If the build fails")], [d.title for d in kept]
+    turn = ("Time for me to actually read the code myself — it's small enough (~290 lines) and this discussion deserves "
+            "first-hand knowledge, not worker summaries.")
+    drafts = _discoveries(Session().user("is fa0bc72 sinister?").run("git show fa0bc72 --stat", "bookminder/cli.py | 4 +-")
+                          .say(turn).call("Read", {"file_path": f"{ROOT}/bookminder/cli.py"}, "def main(): ..."))
+    assert not [d for d in drafts if d.title.startswith("Time for me")], [d.title for d in drafts]
+
+
+def test_a_commit_the_agent_later_reads_more_charitably_is_no_finding_against_it() -> None:
+    # Held-out review 69 (BookMinder a42b9c92, verbatim, abridged): the harsher view, which the session withdrew
+    harsh = ("Which is exactly why `fa0bc72`'s quiet switch to patching `cli.SUPPORTED_FILTERS` mattered: it didn't just "
+             "break a test detail, it un-specified the delegation the spec was there to pin.")
+    later = ("`fa0bc72` now reads more charitably than the analysts framed it: the original RED test patched the wrong "
+             "lookup site and could never have passed; fixing the target was mechanical, not sinister.")
+
+    def looked() -> Session:
+        return Session().user("was fa0bc72 a cheat?").run("git show fa0bc72", "-    patch('bookminder.cli.SUPPORTED_FILTERS')",
+                                                          error=True).say(harsh)
+    assert [d for d in _discoveries(looked().say("Let me read the code.")) if "fa0bc72" in d.title]
+    assert not [d for d in _discoveries(looked().call("Read", {"file_path": f"{ROOT}/bookminder/cli.py"}, "def main(): ...")
+                                        .say(later)) if "quiet switch" in d.title]
