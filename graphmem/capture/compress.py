@@ -2792,11 +2792,14 @@ def _last_agent_message(s: _Session) -> str:
         asked, spoken, replies, worked, did = None, [], [], False, False
         working: list[Any] = []  # the replies of turns that edited, wrote or built something
         looked: list[Any] = []  # the replies of turns that only read and searched
+        said_in_turn = silent = False  # silent: the last turn that did something said nothing
         for m in s.transcript:
             if m.sidechain:
                 continue
             if m.role == "user":
-                asked, worked, did = m, False, False
+                if did:
+                    silent = not said_in_turn
+                asked, worked, did, said_in_turn = m, False, False, False
             elif m.role == "assistant":
                 # in a tick of its own loop only an edit of the project is work (held-out review 40: its
                 # disk cleanup stood as the session's last word)
@@ -2808,13 +2811,18 @@ def _last_agent_message(s: _Session) -> str:
                                  or delegates_work(u.name, u.input) for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
+                    said_in_turn = True
                     if not _notified(asked) or worked:
                         replies.append(m)
                         if did:
                             working.append(m)
                         elif worked:
                             looked.append(m)
-        last = (working or looked or replies or spoken)[-1:]
+        if did:
+            silent = not said_in_turn
+        # held-out review 73: the last turn ("Go") launched a worker and edited, and said nothing; the words
+        # of the working turn before it ("While the reviewer works, …") were an hour stale by then
+        last = (replies or spoken)[-1:] if silent and replies else (working or looked or replies or spoken)[-1:]
         if last and "?" in last[0].text[-400:] and last[0] in replies:
             # its working turn ended on a question the person then answered: the answer's turn says
             # where the session went (held-out review 42: "what's driving it for you …?", then "I would

@@ -6734,3 +6734,17 @@ def test_a_commit_the_agent_later_reads_more_charitably_is_no_finding_against_it
     assert [d for d in _discoveries(looked().say("Let me read the code.")) if "fa0bc72" in d.title]
     assert not [d for d in _discoveries(looked().call("Read", {"file_path": f"{ROOT}/bookminder/cli.py"}, "def main(): ...")
                                         .say(later)) if "quiet switch" in d.title]
+
+
+def test_a_last_working_turn_that_said_nothing_leaves_the_latest_words_as_the_last_message() -> None:
+    # Held-out review 73 (BookMinder a42b9c92, verbatim, abridged): the summary's "Agent's last message" was the
+    # words of an hour before ("While the reviewer works, …"), since the last turn ("Go") worked and said nothing
+    first = "While the reviewer works, your direct questions now have evidence-backed answers: the last paste is the lossiest."
+    answer = ("Yes — the record confirms your memory: day-007 has L6396–7658 byte-identical to L1852–3114. Same "
+              "delete-only method applies. Go covers all three.")
+    session = (Session().user("repair day-020").call("Agent", {"subagent_type": "general-purpose", "description": "Review",
+                                                               "prompt": "Review the plan"}, "Agent launched")
+               .say(first).user("TLDR. maybe day 7 too? should we expand the scope").say(answer).user("Go")
+               .edit(".coordination/threads.md", "- REPAIR", "- REPAIR (day-020 + day-007)"))
+    body = next(d.body for d in session.end() if d.kind == "summary")
+    assert "Agent's last message: Yes — the record confirms your memory" in body, body
