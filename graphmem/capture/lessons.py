@@ -1191,8 +1191,11 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         ahead = next((m for m in msgs[n:n + 4] if m.role == "assistant" and m.tool_uses), None)
         before_edit = ahead is not None and any(u.name in EDIT_TOOLS for u in ahead.tool_uses)
         best: tuple[float, str] | None = None
+        offered = _options_offered(msg.text)
         for sentence in _sentences(msg.text)[:10]:
             sentence = " ".join(sentence.replace("**", "").split())
+            if sentence in offered:
+                continue  # one of the ways the person is asked to choose among: a plan, not a finding
             if _OFFERS.match(sentence) or _WOULD_INCLUDE.search(sentence):
                 break  # what it offers to do next (held-out review 27: "Should I build the fix now? Here's what it would include: …")
             if _FOR_YOU.search(sentence) and _THIS_MOMENT.search(sentence) or _BOOKKEEPING.match(sentence):
@@ -1287,6 +1290,22 @@ def _lead_speaks_of(msgs: list[Any], n: int, sentence: str) -> bool:
 
 _CONTRASTS = re.compile(r"(?i)\binstead of\b|\brather than\b|\bactually\b|\bin fact\b|\bare the ones?\b|\bis the one\b")
 LATER_WORD_WINDOW = 20  # later findings a finding is weighed against
+
+
+# a message that ends asking the person which of its points to take up (held-out review 72: "The agenda
+# on record: 1. **Contradiction ledger** — run it over the 24 mining YAMLs … Where do you want to start —
+# or reshape the agenda first?", and the person wanted no menu)
+_CHOOSE_ASK = re.compile(r"(?i)\b(?:where|which|what) (?:\w+ )?(?:do|would|shall|should) (?:you|we) (?:like to |want to )?"
+                         r"(?:start|begin|pick|choose|prefer|go|tackle|take)\b[^?]*\?\W*$")
+
+
+def _options_offered(text: str) -> set[str]:
+    """The first sentences of the numbered points of a message that ends asking the person which to
+    take (its options), as `ranked_findings` reads sentences; empty for any other message."""
+    if not _CHOOSE_ASK.search(text[-300:]):
+        return set()
+    items = [m.group(1) for line in text.splitlines() for m in [re.match(r"\s*(?:\d+[.)]|[-*•])\s+(\S.*)", line)] if m]
+    return {" ".join(first.replace("**", "").split()) for item in items for first in _sentences(item)[:1]}
 
 
 def _asks_in(sentence: str) -> bool:
@@ -2145,7 +2164,8 @@ _MOMENT = re.compile(r"(?i)^\W*(?:big |good |great |real |solid |major |some |mo
                      # what waits on the person (held-out review 70: "The `verified-residue.md` sweep itself still
                      # awaits your go", three minutes before "Run the verified-residue sweep")
                      r"(?:awaits?|awaiting|waits? (?:for|on)|waiting (?:for|on)|pending) (?:your|the user['’]s|an?) "
-                     r"(?:explicit )?(?:go|go-ahead|approval|ok|okay|sign-?off|green[- ]light|decision|call|review)|"
+                     r"(?:explicit )?(?:go|go-ahead|approval|ok|okay|sign-?off|green[- ]light|decision|call|review|"
+                     r"ratification|confirmation|answer)|"
                      r"no (?:live|running|active) (?:\w+ )?process(?:es)?|"
                      # how its sub-agents are doing (held-out review 41: "the ViT agent succeeded (cherry-picked),
                      # and the Mamba agent died", which had committed, as its result said seconds later)

@@ -6748,3 +6748,23 @@ def test_a_last_working_turn_that_said_nothing_leaves_the_latest_words_as_the_la
                .edit(".coordination/threads.md", "- REPAIR", "- REPAIR (day-020 + day-007)"))
     body = next(d.body for d in session.end() if d.kind == "summary")
     assert "Agent's last message: Yes — the record confirms your memory" in body, body
+
+
+def test_the_points_a_message_asks_the_person_to_choose_among_are_no_findings() -> None:
+    # Held-out review 72 (BookMinder a42b9c92, verbatim, abridged): the agenda's first point stored as a fact,
+    # and the person wanted no menu ("not that you give me. a menu to choose from")
+    agenda = ("Yes. Handoff read, skill loaded. Compile phase is authorized, but its first step is this discussion, led by "
+              "you. The agenda on record:\n\n1. **Contradiction ledger** — run it over the 24 mining YAMLs (provenance "
+              "ranks: your verbatim > paraphrase > synthesis; later-you overrides earlier-you; agent-era never overrides "
+              "you). Output = ledger for your ratification, and it later drives the CLAUDE.md/README gardening pass.\n"
+              "2. **Three-skill split boundaries** — tdd-bdd / pair-programming / bookminder project-memory. Miners' schema "
+              "predates the third skill, so routing of pairing_gems and conduct-shaped rules needs a decision.\n3. "
+              "**Detector suite** — build F1–F6 as runnable checks; every skill rule needs a detector or rubric item, else "
+              "it's flagged as unfalsifiable prose.\n\nWhere do you want to start — or reshape the agenda first?")
+    told = agenda.replace("Where do you want to start — or reshape the agenda first?", "I start with the ledger.")
+
+    def read() -> Session:
+        return Session().user("Read the handoff").call("Read", {"file_path": f"{ROOT}/.coordination/threads.md"}, "# Handoff")
+    assert not [d for d in _discoveries(read().say(agenda)) if "Contradiction ledger" in d.title]
+    assert [d for d in _discoveries(read().say(told).edit(".coordination/ledger.md", "", "# Ledger"))
+            if "Contradiction ledger" in d.title]
