@@ -1956,7 +1956,7 @@ def _statement(sentence: str) -> tuple[str, str] | None:
         return None  # the person checking they understood the agent, not setting a rule
     if re.match(r"(?i)if\b", s) and not re.search(r",|\bthen\b", s):
         return None  # a condition with nothing it leads to (held-out review 69: "If this is supposed to be encoding rules.")
-    if re.match(r"(?i)i (?:saw|see|noticed|notice|think|wonder|guess|found)\b", s):
+    if re.match(r"(?i)i (?:saw|see|noticed|notice|think|thought|wonder|guess|found)\b", s):
         return None  # an observation or a musing, not a rule the person sets
     if REPORTED.search(s):
         return None  # what the code or the agent says, quoted for the agent to look at

@@ -6768,3 +6768,10 @@ def test_the_points_a_message_asks_the_person_to_choose_among_are_no_findings() 
     assert not [d for d in _discoveries(read().say(agenda)) if "Contradiction ledger" in d.title]
     assert [d for d in _discoveries(read().say(told).edit(".coordination/ledger.md", "", "# Ledger"))
             if "Contradiction ledger" in d.title]
+
+
+def test_what_the_person_thought_was_decided_is_no_decision() -> None:
+    # Held-out review 72 (BookMinder a42b9c92, verbatim): a reproach stored as a decision, second in the brief
+    ask = "I thought precompaction we have decided on the next steps. Are they not clearly marked in the threads?"
+    drafts = Session().user(ask).run("head -40 .coordination/threads.md", "# Handoff").say("They are not.").end()
+    assert not [d for d in drafts if d.source == "user"], [d.title for d in drafts]
