@@ -196,7 +196,8 @@ def wider_than_private(root: str | os.PathLike[str], repair: bool = False) -> li
 
 _DRIVE = re.compile(r"([A-Za-z]):[\\/]")
 _DRIVE_IN_LINE = re.compile(r"(?<![\w/\\:])([A-Za-z]):[\\/]([^\s\"'|;&<>`]*)")
-_BACKSLASHED = re.compile(r"(?<![\w\\])[\w.-]+(?:\\\w[\w.-]*)+")
+_BACKSLASHED = re.compile(r"(?<![\w.\\-])[\w.-]++(?:\\\w[\w.-]*+)+")
+WINDOWS_COMMAND_MAX = 20_000  # what of a longer line is read for its paths
 
 
 def posix_form(path: str) -> str:
@@ -205,7 +206,7 @@ def posix_form(path: str) -> str:
     drive = _DRIVE.match(path)
     if drive is None:
         return path
-    return f"/{drive.group(1).lower()}/" + path[drive.end():].replace("\\", "/")
+    return f"/{drive.group(1).lower()}/" + re.sub(r"[\\/]+", "/", path[drive.end():]).lstrip("/")
 
 
 def posix_command(command: str, powershell: bool = False) -> str:
@@ -214,6 +215,8 @@ def posix_command(command: str, powershell: bool = False) -> str:
     nothing, or a last part with an extension: `tests\\test_app.py`, not `a\\nb`)."""
     if "\\" not in command and ":" not in command:
         return command
+    if len(command) > WINDOWS_COMMAND_MAX:
+        return posix_command(command[:WINDOWS_COMMAND_MAX], powershell) + command[WINDOWS_COMMAND_MAX:]
     command = _DRIVE_IN_LINE.sub(lambda m: posix_form(m.group(0)), command)
 
     def relative(m: re.Match[str]) -> str:

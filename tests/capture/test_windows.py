@@ -71,3 +71,9 @@ def test_only_separating_backslashes_become_slashes() -> None:
     # PowerShell escapes with a backquote, so its every backslash separates
     assert posix_command("Get-Content src\\components\\App.tsx", powershell=True) == "Get-Content src/components/App.tsx"
     assert posix_command("curl http://localhost:8080/a") == "curl http://localhost:8080/a"
+
+
+def test_doubled_backslashes_are_one_separator() -> None:
+    # the review of session 28: a path inside double quotes in Git Bash is written with doubled backslashes
+    assert posix_form("C:\\\\Users\\\\dev\\\\proj") == "/c/Users/dev/proj"
+    assert posix_command('cp "C:\\\\Users\\\\dev\\\\proj\\\\src\\\\a.py" b.py') == 'cp "/c/Users/dev/proj/src/a.py" b.py'
