@@ -1169,7 +1169,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
     overturned = overturns(msgs)
-    said_later = _Said([(k, m.text.replace("**", "")) for k, m in enumerate(msgs) if m.role == "assistant" and m.text])
+    said_later = _Said([(k, m.text.replace("**", "")) for k, m in enumerate(msgs) if m.role == "assistant" and m.text],
+                       [k for k, m in enumerate(msgs) if m.role == "assistant" and any(u.name in EDIT_TOOLS for u in m.tool_uses)])
     for n, msg in enumerate(msgs):
         typed = msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>"))
         if msg.role == "tool_result" or typed:
@@ -1585,19 +1586,21 @@ _NOW_WORKS = re.compile(r"(?i)^[^.;\n]{0,40}?\b(?:now (?:resolves|exists|works|p
 # what the agent says of a name a claimed cause blamed, once it has looked (held-out review 62: "Found
 # it: … pass `q_W` … into `project()`/`compress_csa()`, which compute in fp32", then "`project`
 # correctly dispatches on dtype")
-_CLEARED = re.compile(r"(?i)^\W{0,4}(?:\s*(?:also|itself|too|as well|here|now)\W{0,2})?\s*(?:correctly (?:dispatches|handles|converts|casts|"
-                      r"checks|returns|passes|sets|uses)|(?:is|was|are|were) (?:fine|correct|innocent|ruled out|"
-                      r"not (?:the )?(?:cause|culprit|problem|issue|bug))|(?:is|was)n['’]t (?:the )?(?:cause|culprit|problem|issue|bug)|"
-                      r"works (?:fine|correctly)|"
-                      # held-out review 69: "`fa0bc72` now reads more charitably than the analysts framed it: … fixing
-                      # the target was mechanical, not sinister"
-                      r"(?:now )?(?:reads|looks) (?:more )?(?:charitably|benign|harmless|innocent)|(?:is|was) (?:benign|harmless))\b")
+_CLEARED = re.compile(r"(?i)^\W{0,4}(?:\s*(?:also|itself|too|as well|here)\W{0,2})?\s*(?:correctly (?:dispatches|handles|converts|casts|"
+                      r"checks|returns|passes|sets|uses)|(?:is|was|are|were) (?:fine|correct))\b")
+# and what clears it whatever the session did in between
+_RULED_OUT = re.compile(r"(?i)^\W{0,4}(?:\s*(?:also|itself|too|as well|here)\W{0,2})?\s*(?:(?:is|was|are|were) (?:innocent|ruled out|"
+                        r"not (?:the )?(?:cause|culprit|problem|issue|bug))|(?:is|was)n['’]t (?:the )?(?:cause|culprit|problem|issue|bug)|"
+                        # held-out review 69: "`fa0bc72` now reads more charitably than the analysts framed it: … fixing
+                        # the target was mechanical, not sinister"
+                        r"(?:now )?(?:reads|looks) (?:more )?(?:charitably|benign|harmless|innocent)|(?:is|was) (?:benign|harmless))\b")
 
 
 class _Said:
     """The agent's messages as one text, so a name is looked for in many of them at once."""
 
-    def __init__(self, said: list[tuple[int, str]]) -> None:
+    def __init__(self, said: list[tuple[int, str]], edits: list[int]) -> None:
+        self.edits = edits  # the positions of its messages that edit files
         self.positions = [k for k, _ in said]
         self.starts = []
         parts = []
@@ -1608,6 +1611,13 @@ class _Said:
             at += len(text) + 1
         self.text = "\n".join(parts)
         self.starts.append(len(self.text) + 1)
+
+    def position_at(self, offset: int) -> int:
+        return self.positions[bisect_right(self.starts, offset) - 1]
+
+    def edited_between(self, n: int, k: int) -> bool:
+        at = bisect_right(self.edits, n)
+        return at < len(self.edits) and self.edits[at] < k
 
     def span_after(self, n: int, count: int) -> tuple[int, int]:
         first = bisect_right(self.positions, n)
@@ -1627,7 +1637,11 @@ def _said_of_later(said: _Said, n: int, sentence: str) -> bool:
             at = said.text.find(quoted, lo, hi)
             while at >= 0:
                 after = said.text[at + len(quoted):min(at + len(quoted) + 160, hi)]
-                if any(check.search(after) for check in checks):
+                if _NOW_WORKS in checks and _NOW_WORKS.search(after) or _RULED_OUT.search(after):
+                    return True
+                # code it says is correct after it edited is its fix working, not the guess ruled out (the
+                # review of session 28: "`load_user` now works correctly" after the fix)
+                if _CLEARED.search(after) and not said.edited_between(n, said.position_at(at)):
                     return True
                 at = said.text.find(quoted, at + 1, hi)
     return False

@@ -6775,3 +6775,16 @@ def test_what_the_person_thought_was_decided_is_no_decision() -> None:
     ask = "I thought precompaction we have decided on the next steps. Are they not clearly marked in the threads?"
     drafts = Session().user(ask).run("head -40 .coordination/threads.md", "# Handoff").say("They are not.").end()
     assert not [d for d in drafts if d.source == "user"], [d.title for d in drafts]
+
+
+def test_code_said_to_work_after_the_fix_keeps_the_finding() -> None:
+    # The review of session 28 (H2): a true root cause dropped once the agent said its fix works
+    failed = "FAILED tests/test_app.py::test_new_user - KeyError: 'name'\n1 failed in 0.12s"
+    found = ("Found it: `load_user` in `src/app.py` reads `name` before the profile exists, so a new account raises "
+             "`KeyError`.")
+    for after in ("Fixed: `load_user` now works correctly for new accounts.",
+                  "All green — `src/app.py` is fine now and `pytest` passes."):
+        drafts = (Session().user("fix the failing test for new users").run("pytest tests/test_app.py", failed, error=True)
+                  .say(found).edit("src/app.py", "profile.name", "profile.get('name')")
+                  .run("pytest tests/test_app.py", "1 passed in 0.10s").say(after).end())
+        assert [d for d in drafts if "load_user" in d.title and d.kind != "summary"], (after, [d.title for d in drafts])
