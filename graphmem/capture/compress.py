@@ -2169,6 +2169,9 @@ _BUILT = re.compile(r"(?i)\.(?:so(?:\.\d+)*|o|obj|a|lib|pyc|pyd|dll|dylib|whl|cl
 
 _AN_ASK = re.compile(r"(?i)\?|\b(?:please|pls|can you|could you|would you|fix|continue|go on|why|how|what|help|make|add|"
                      r"check|look|run|finish|implement|review|explain)\b")
+# an ask typed below a paste opens with one (not a log line that holds "run" or "make")
+_ASK_LINE = re.compile(r"(?i)^\W*(?:please|pls|can you|could you|would you|continue|go on|keep going|carry on|proceed|"
+                       r"resume|fix|why|how|what|help)\b|\?\s*$")
 _PASTED_LINE = re.compile(r"^\s*(?:[-*•>#|$`]|\d+[.)]\s|\[|\{|</?\w)")
 
 
@@ -2179,11 +2182,11 @@ def _typed_around_paste(prompt: str) -> str:
     lines = [ln for ln in prompt.splitlines() if ln.strip()]
     if len(lines) <= 20:
         return prompt
-    first = prompt.strip().split("\n\n", 1)[0]
-    if len(first) <= 300 and "\n" not in first.strip() and _AN_ASK.search(first) and not _PASTED_LINE.match(first):
+    first = lines[0].strip()
+    if len(first) <= 300 and (_AN_ASK.search(first) or first.endswith(":")) and not _PASTED_LINE.match(first):
         return prompt  # the ask comes first, its paste below
     last = lines[-1].strip()
-    if len(last) <= 200 and _AN_ASK.search(last) and not _PASTED_LINE.match(last):
+    if len(last) <= 200 and _ASK_LINE.search(last) and not _PASTED_LINE.match(last):
         return f"{last} (below {len(lines) - 1} pasted lines)"
     return prompt
 

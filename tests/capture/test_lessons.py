@@ -6656,6 +6656,16 @@ def test_the_ask_typed_below_a_long_paste_is_what_was_asked() -> None:
     first = "why does the build fail here?\n\n" + "\n".join(f"error[E0425]: cannot find value `x{n}`" for n in range(30))
     body = next(d.body for d in Session().user(first).run("cargo build", "ok").say("Fixed.").end() if d.kind == "summary")
     assert body.startswith("Asked: why does the build fail here?"), body
+    # the review of session 28 (H3): an ask right above its paste, and a log whose last line holds "make"
+    for asked, ask in (("why does the build fail?", "why does the build fail?\n"),
+                       ("npm install fails:", "npm install fails:\n")):
+        log = ask + "\n".join(f"gcc -c src/f{n}.c -o build/f{n}.o" for n in range(25)) + "\nmake: *** [Makefile:12: build] Error 1"
+        body = next(d.body for d in Session().user(log).run("make", "ok").say("Fixed.").end() if d.kind == "summary")
+        assert body.startswith(f"Asked: {asked}"), body
+    spec = ("We need to migrate the auth service to OAuth2.\n" + "\n".join(f"Step {n}: move handler h{n}" for n in range(22))
+            + "\nRun the full test suite at the end.")
+    body = next(d.body for d in Session().user(spec).run("make", "ok").say("Done.").end() if d.kind == "summary")
+    assert body.startswith("Asked: We need to migrate the auth service"), body
 
 
 def test_a_sub_agents_finding_the_lead_then_speaks_of_is_the_leads_to_tell() -> None:
