@@ -2514,11 +2514,12 @@ NOTE_BODY_MAX = 2400
 # A report the agent writes for the person's return, last, after its work (held-out reviews 49, 52 and
 # 60: "/workspace/.morning_report.md" with "## HONEST FAILURES / OPEN ITEMS"), and the part of it that
 # says what is left
-_REPORT_FILE = re.compile(r"(?i)(?:^|/)[^/]*(?:report|handoff|hand-off|progress|status|resume|notes|next[_-]?steps|"
-                          r"summary|todo)[^/]*\.md$")
+_REPORT_FILE = re.compile(r"(?i)(?:^|/)(?![^/]*(?:release|changelog))[^/]*(?:report|handoff|hand-off|progress|status|resume|"
+                          r"next[_-]?steps|todo)[^/]*\.md$")
 _LEFT_HEADING = re.compile(r"(?i)^\s*(?:#{1,4}\s+|\*\*)(?=[^\n]*\b(?:open (?:items?|issues|questions|tasks)|known issues|"
                            r"blockers?|failures|remaining(?: work)?|next steps?|next session|to-?dos?|left open|not done|"
                            r"outstanding|follow-?ups?|unresolved)\b)")
+_DONE_HEADING = re.compile(r"(?i)\b(?:fixed|resolved|closed|done|addressed|completed)\b")
 _HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*\n]+\*\*:?\s*$)")
 MAX_REPORT_ITEMS = 5
 
@@ -2529,13 +2530,24 @@ def report_left_open(transcript: Iterable[Any], rel: Callable[[str], str]) -> tu
     calls, _ = _walk(transcript, rel)
     report: tuple[str, str] | None = None
     for call in calls:
-        if call.tool not in EDIT_TOOLS or not call.answered or _errored(call):
+        if not call.answered or _errored(call):
+            continue
+        if call.tool not in EDIT_TOOLS:
+            # work went on after it from the shell or a sub-agent: what it lists may be done by now
+            if report is not None and (delegates_work(call.tool, call.input) or call.command is not None and (
+                    call.command.writes or re.search(r"\bgit\s+commit\b", call.command.raw[:4000]))):
+                report = None
             continue
         for path in files_of(call, rel)[:1]:
             content = call.input.get("content")
             if call.tool in WRITE_TOOLS and isinstance(content, str) and _REPORT_FILE.search(path):
                 report = (path, content)
-            elif report is None or path != report[0]:
+            elif report is not None and path == report[0]:
+                text = report[1]  # the agent's own later edit of its report (the review of session 28)
+                for old, new in edit_texts(call.input):
+                    text = text.replace(old, new, 1) if old else text
+                report = (path, text)
+            else:
                 report = None  # work went on after it: what it lists may be done by now
     if report is None:
         return "", []
@@ -2543,7 +2555,7 @@ def report_left_open(transcript: Iterable[Any], rel: Callable[[str], str]) -> tu
     under = False
     for line in report[1].splitlines():
         if _LEFT_HEADING.match(line):
-            under = True
+            under = not _DONE_HEADING.search(line)  # "## Test failures fixed" lists none left open
             continue
         if _HEADING_LINE.match(line):
             under = False

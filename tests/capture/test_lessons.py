@@ -6798,3 +6798,32 @@ def test_code_said_to_work_after_the_fix_keeps_the_finding() -> None:
                   .say(found).edit("src/app.py", "profile.name", "profile.get('name')")
                   .run("pytest tests/test_app.py", "1 passed in 0.10s").say(after).end())
         assert [d for d in drafts if "load_user" in d.title and d.kind != "summary"], (after, [d.title for d in drafts])
+
+
+def test_a_report_edited_or_worked_past_lists_only_what_is_still_open() -> None:
+    # The review of session 28 (H4, M5, M6)
+    report = "# Status\n\n## Open items\n- flaky `test_upload` still fails 1 in 10\n- docs for the new flag\n\n## Done\n- parser rewrite\n"
+
+    def written() -> Session:
+        return (Session().user("go").edit("src/a.py", "x = 1", "x = 2")
+                .call("Write", {"file_path": f"{ROOT}/STATUS.md", "content": report}, "File created"))
+
+    def left(session: Session) -> str:
+        body = next(d.body for d in session.end() if d.kind == "summary")
+        return body.split("Left open in its report (STATUS.md):\n", 1)[1] if "Left open in its report" in body else ""
+
+    assert left(written().say("Report written.")).startswith("- flaky `test_upload` still fails 1 in 10\n- docs for the new flag")
+    ticked = written().call("Edit", {"file_path": f"{ROOT}/STATUS.md", "old_string": "- docs for the new flag\n",
+                                     "new_string": ""}, f"The file {ROOT}/STATUS.md has been updated.")
+    assert "docs for the new flag" not in left(ticked.say("Docs done.")) and "flaky" in left(ticked.say("ok"))
+    fixed = written().run("sed -i 's/retries=0/retries=3/' tests/test_upload.py && pytest tests/test_upload.py", "20 passed")
+    assert left(fixed.say("Fixed the flaky upload test too.")) == ""
+    done = report.replace("## Open items", "## Test failures fixed")
+    drafts = (Session().user("go").edit("src/a.py", "x = 1", "x = 2")
+              .call("Write", {"file_path": f"{ROOT}/STATUS.md", "content": done}, "File created").say("All green.").end())
+    assert "Left open in its report" not in next(d.body for d in drafts if d.kind == "summary")
+    notes = "# Release notes v2.0\n\n## Known issues\n- Safari 15 renders the chart legend twice\n"
+    drafts = (Session().user("write the release notes").edit("src/a.py", "x = 1", "x = 2")
+              .call("Write", {"file_path": f"{ROOT}/docs/release-notes-v2-status.md", "content": notes}, "File created")
+              .say("Written.").end())
+    assert "Left open in its report" not in next(d.body for d in drafts if d.kind == "summary")
