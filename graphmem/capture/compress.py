@@ -2008,7 +2008,18 @@ _IMPORTANCE = {"convention": 0.8, "decision": 0.8, "env": 0.7, "fact": 0.6, "not
 
 
 # what the person says next that turns the sentence before around (held-out review 63)
-_TURNS_ON = re.compile(r"(?i)\W*(?:but|however|though|that said|then again|except)\b")
+_TURNS_ON = re.compile(r"(?i)\W*(?:but|however|though|that said|then again|except)\b,?\s*"
+                       r"(?!(?:first|go ahead|let['’]?s|please|now|for now|start|do|fix|also)\b)")
+_FOR_A_SCOPE = re.compile(r"(?i)\W*(?:but|however|though)\b,?\s+(?:for|in|on|with) (?:the|this|a|an|our|that) ")
+
+
+def _turns_around(rule: str, after: str) -> bool:
+    """Whether the sentence after a rule takes it back for where it applies ("But for the benchmark, it
+    makes sense.") or re-judges what it speaks of, not a new ask ("But first, fix the failing build.")."""
+    if not _TURNS_ON.match(after):
+        return False
+    stems = {w[:5] for w in re.findall(r"[a-z]{4,}", rule.lower())} - {"that", "this", "with", "have", "would", "should"}
+    return bool(_FOR_A_SCOPE.match(after)) or bool(stems & {w[:5] for w in re.findall(r"[a-z]{4,}", after.lower())})
 
 
 def _user_rules(s: _Session) -> list[Draft]:
@@ -2037,7 +2048,7 @@ def _user_rules(s: _Session) -> list[Draft]:
             if not found:
                 continue
             kind, said = found
-            if kind in ("convention", "decision") and at + 1 < len(said_all) and _TURNS_ON.match(said_all[at + 1]):
+            if kind in ("convention", "decision") and at + 1 < len(said_all) and _turns_around(sentence, said_all[at + 1]):
                 # half a rule: "… for a product, we would not need a granularity of commits on this TDD cycle
                 # level. But for the benchmark, it makes sense." (a fact goes on: "we did a migration from
                 # entire/sessions to entire/checkpoints/v1 - but that should have been a one-off", entire-cli)

@@ -1040,6 +1040,17 @@ _PICKS_LETTER = re.compile(r"(?i)(?:^|[.!;]\s+|,\s*|\b(?:and|but|so|then)\s+)\W*
                            r"(?<=option )([1-4])\b)")
 
 
+_NOT_PICKED = re.compile(r"(?i)\b(?:no|not|neither|nor|never|too (?:much|many|slow|risky|big|complex|expensive)|"
+                         r"out of the question|rather not|don['’]t|won['’]t|instead of)\b")
+
+
+def _sentence_at(text: str, at: int) -> str:
+    """The sentence of `text` that holds position `at`."""
+    start = max(text.rfind(stop, 0, at) for stop in (". ", "! ", "? ", "\n")) + 1
+    ends = [e for e in (text.find(stop, at) for stop in (". ", "! ", "? ", "\n")) if e >= 0]
+    return text[start:min(ends) if ends else len(text)]
+
+
 def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """The person's pick of a lettered option the agent's message before laid out, with what it means."""
     drafts = []
@@ -1052,6 +1063,8 @@ def lettered_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         elif msg.role == "user" and not msg.meta and not msg.tool_use_id and msg.text.strip():
             pick = _PICKS_LETTER.search(msg.text[:300])
             letter = next((g for g in pick.groups() if g), "") if pick else ""
+            if pick and _NOT_PICKED.search(_sentence_at(msg.text, pick.end())):
+                letter = ""  # "No, option b is too much code for us." (the review of session 28)
             option = _option(said, letter) if letter and said else ""
             said_then, said = said, ""
             if not option:

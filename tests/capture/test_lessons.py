@@ -6827,3 +6827,21 @@ def test_a_report_edited_or_worked_past_lists_only_what_is_still_open() -> None:
               .call("Write", {"file_path": f"{ROOT}/docs/release-notes-v2-status.md", "content": notes}, "File created")
               .say("Written.").end())
     assert "Left open in its report" not in next(d.body for d in drafts if d.kind == "summary")
+
+
+def test_a_rule_followed_by_a_new_ask_and_a_rejected_option_are_read_right() -> None:
+    # The review of session 28 (H5, H6)
+    for ask, rule in (("Always use pnpm, never npm. But first, fix the failing build.", "Always use pnpm, never npm"),
+                      ("Never force-push to main. But go ahead and rebase the feature branch.", "Never force-push to main"),
+                      ("We use tabs for indentation in this repo. However, the YAML files under deploy/ use two spaces.",
+                       "We use tabs for indentation in this repo")):
+        titles = [d.title for d in Session().user(ask).run("git status --short", " M a.py").say("ok").end()]
+        assert rule in titles, (ask, titles)
+    said = ("Two ways forward:\n- **(A) Migrate the DB now** — one hour of downtime.\n"
+            "- **(B) Dual-write for a week** — no downtime, more code.\nWhich do you prefer?")
+    for reply in ("No, option b is too much code for us. Let me think about it over the weekend.",
+                  "Neither. And definitely a, the downtime one, is out of the question."):
+        drafts = Session().user("plan the migration").say(said).user(reply).say("OK.").end()
+        assert not [d for d in drafts if d.title.startswith("Chose")], reply
+    drafts = Session().user("plan the migration").say(said).user("Fine. I'll go with option b, thanks.").say("OK.").end()
+    assert [d.title for d in drafts if d.title.startswith("Chose")] == ["Chose (B) Dual-write for a week — no downtime, more code."]
