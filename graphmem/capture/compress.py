@@ -1806,8 +1806,8 @@ _CONVENTION = re.compile(
     r"^(?:please\s+)?(?:always|never)\b|"
     # what the person cannot stand the agent doing (held-out review 63: "I am super allergic when you try to
     # put my... your words into my mouth.")
-    r"\bI(?:['’]m| am) (?:super |really |very |so |quite )?allergic (?:when|to (?:you|it|when|\w+ing))\b|"
-    r"\bI (?:hate|can['’]t stand|cannot stand|dislike) (?:it )?when you\b|"
+    r"\bI(?:['’]m| am) (?:super |really |very |so |quite )?allergic (?:when you|to (?:you|it when you))\b|"
+    r"\bI (?:hate|can['’]t stand|cannot stand|dislike) (?:it )?when you (?!have to|need to|get\b|want to)|"
     r"\b(?:we|you|agents?|everyone)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
     r"\bwe\s+(?:use|prefer|only use|stick to|follow|don't use|do not use|never|always)\b|"
     r"\bwe\s+only\s+(?:do|ship|release|support|deploy|run|allow|accept|publish|merge|target)\b|"
@@ -2260,8 +2260,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
               for step in chain(r.cmd, s.paths.rel) if step.exe == "git" and step.sub == "add" for f in step.targets
               if re.search(r"[^/]\.[A-Za-z]\w*$", f) and not re.search(r"[*?]", f)]
     put_back = lessons.put_back_files(s.transcript, s.paths.rel) if s.transcript is not None else set()
+    edited = [f for f in edited if f not in put_back]  # only its edits undone: the shell may have changed it after
     changed = [f for f in _uniq([*edited, *written, *staged])
-               if not re.match(r"(?:.*[/\\])?\.git[/\\]", f) and not _elsewhere(f) and f not in put_back]
+               if not re.match(r"(?:.*[/\\])?\.git[/\\]", f) and not _elsewhere(f)]
     failed_runs = [r for r in s.runs if r.failed]
     # Without a transcript the fixes are what the rules know happened; with one, the lessons are
     # the agent's words, and the summary says what was built instead.
@@ -2485,7 +2486,9 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
         run = runs.get(ev.pos)
         if run is None or run.failed or _elsewhere(run.cmd.dir):
             continue  # `cd ~/Developer/site && git commit …`: another repository's history
-        if _COMMIT_REFUSED.search(run.ev.text[:20000]) and not _COMMIT_MADE.search(run.ev.text[:20000]):
+        refused = _COMMIT_REFUSED.search(run.ev.text[:20000])
+        if refused and not _COMMIT_MADE.search(run.ev.text[:20000]) and (
+                refused.group(0).startswith(("fatal", "***", "Aborting")) or not _STATUS_BEFORE.search(run.ev.command[:4000])):
             continue  # git refused it, and the line went on to exit 0
         messages = [(m.group(2) or m.group(3) or m.group(4) or "") for m in _COMMIT_MSG.finditer(run.ev.command)]
         messages += [m.group(3) for m in _COMMIT_STDIN.finditer(run.ev.command)]
@@ -2514,7 +2517,9 @@ def _commits(s: _Session) -> dict[str, tuple[str, _Run]]:
 _COMMIT_REFUSED = re.compile(r"(?im)^fatal: unable to auto-detect email address|^\*\*\* Please tell me who you are|"
                              r"^nothing (?:added )?to commit\b|^no changes added to commit\b|^Aborting commit\b|"
                              r"^fatal: (?:cannot do a partial commit|could not (?:read|open) (?:log|commit message) file)")
-_COMMIT_MADE = re.compile(r"(?m)^\[[^\]\n]+ [0-9a-f]{7,40}\] ")
+_COMMIT_MADE = re.compile(r"(?m)^\[[^\]\n]+ [0-9a-f]{7,40}\] |^ \d+ files? changed\b|^ create mode \d+ ")
+# "nothing added to commit" that a `git status` earlier in the line printed (the review of session 28)
+_STATUS_BEFORE = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?status\b[\s\S]*\bgit\s+(?:-C\s+\S+\s+)?commit\b")
 _PUSH = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?push\b(?![^\n;&|]*--dry-run)")
 _RESET_AWAY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?reset\s+--hard\s+(?!HEAD(?:\s|$|[;&|)]))[\w./~^@{}-]+")
 

@@ -22,6 +22,7 @@ import json
 import posixpath
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
@@ -2172,7 +2173,10 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
         weight -= 3.0
     if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence) or _TO_BE_DONE.search(sentence):
         return None  # the agent's work in progress, or a spot in today's file: stale by the next edit
-    if _MOMENT.search(sentence) or _I_DID.search(sentence) or _PUZZLED.match(sentence):
+    puzzled = _PUZZLED.match(sentence)
+    if puzzled and ":" not in sentence[puzzled.end():]:
+        return None  # no cause after it ("Something is wrong with the cache key: `make_key()` omits …" has one)
+    if _MOMENT.search(sentence) or _I_DID.search(sentence):
         return None  # how things stand this minute, or what the agent did: no finding about the code
     return weight
 
@@ -2417,7 +2421,7 @@ def put_back_files(transcript: Iterable[Any], rel: Callable[[str], str]) -> set[
     """The files whose every edit a later edit undid word for word (held-out review 62: debug prints
     put into `supergrok2.py` and taken out again): the session changed nothing there."""
     calls, _ = _walk(transcript, rel)
-    undone: dict[str, list[tuple[str, str]]] = {}
+    undone: dict[str, Counter[tuple[str, str]]] = {}
     kept: set[str] = set()
     for c in calls:
         if c.tool not in EDIT_TOOLS or not c.answered or _errored(c):
@@ -2427,13 +2431,13 @@ def put_back_files(transcript: Iterable[Any], rel: Callable[[str], str]) -> set[
             if c.tool in WRITE_TOOLS or f in kept or not texts or any(old == new or not old for old, new in texts):
                 kept.add(f)  # written whole, or a patch that tells no text replaced
                 continue
-            open_ops = undone.setdefault(f, [])
+            open_ops = undone.setdefault(f, Counter())
             for old, new in texts:
-                if (new, old) in open_ops:
-                    open_ops.remove((new, old))
+                if open_ops[(new, old)]:
+                    open_ops[(new, old)] -= 1
                 else:
-                    open_ops.append((old, new))
-    return {f for f, ops in undone.items() if not ops and f not in kept}
+                    open_ops[(old, new)] += 1
+    return {f for f, ops in undone.items() if not +ops and f not in kept}
 
 
 _COMMENT = re.compile(r"^(?:#|//|--|%|;|/\*|\*|<!--)")

@@ -6845,3 +6845,28 @@ def test_a_rule_followed_by_a_new_ask_and_a_rejected_option_are_read_right() -> 
         assert not [d for d in drafts if d.title.startswith("Chose")], reply
     drafts = Session().user("plan the migration").say(said).user("Fine. I'll go with option b, thanks.").say("OK.").end()
     assert [d.title for d in drafts if d.title.startswith("Chose")] == ["Chose (B) Dual-write for a week — no downtime, more code."]
+
+
+def test_the_second_review_of_session_28_mediums() -> None:
+    # M1: "nothing added to commit" from a `git status` earlier in the line is no refused commit
+    out = ("On branch main\nUntracked files:\n\tsrc/new_feature.py\n\n"
+           "nothing added to commit but untracked files present (use \"git add\" to track)\n")
+    drafts = Session().user("commit the new feature").run(
+        'git status && git add -A && git commit -q -m "Add new feature module"', out).say("Committed.").end()
+    assert 'committed "Add new feature module"' in next(d.title for d in drafts if d.kind == "summary")
+    # M7: a file whose edits were undone and that the shell then changed and committed is changed
+    drafts = (Session().user("bump the version").edit("setup.py", 'version="1.0"', 'version="1.1-dev"')
+              .edit("setup.py", 'version="1.1-dev"', 'version="1.0"')
+              .run("sed -i 's/version=\"1.0\"/version=\"1.1\"/' setup.py && git add setup.py && git commit -m 'Bump to 1.1'",
+                   "[main 1a2b3c4] Bump to 1.1\n 1 file changed").say("Bumped to 1.1 and committed.").end())
+    assert "Files changed: setup.py" in next(d.body for d in drafts if d.kind == "summary")
+    # L3: a puzzled opener that goes on to the cause is a finding
+    cause = ("Something is wrong with the cache key: `make_key()` omits `dtype`, so bf16 and fp32 runs share entries and "
+             "the second reads the first's tensors.")
+    found = _discoveries(Session().user("why do tests fail?").run("pytest", "E   AssertionError: dtype mismatch", error=True)
+                         .say(cause).edit("cache.py", "def make_key(shape):", "def make_key(shape, dtype):"))
+    assert [d for d in found if "make_key()" in d.title], [d.title for d in found]
+    # L4: a generic "you" and an allergy to something else are no rules for the agent
+    for ask in ("I hate it when you have to restart the whole stack just to reload one env var. Can we hot-reload `.env`?",
+                "I am allergic to cleaning products so the office stuff is on hold; anyway, fix the CSV import."):
+        assert not [d for d in Session().user(ask).run("ls", "a").say("ok").end() if d.kind == "convention"], ask
