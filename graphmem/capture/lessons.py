@@ -1092,16 +1092,20 @@ _POINTS_AT_LIST = re.compile(r"(?i)\bthe ((?:\w[\w-]*\s+){0,3}\w[\w-]*) (?:that 
                              r"proposed|suggested|outlined)\b")
 
 
+_NO_LABEL_WORDS = frozenset({"one", "ones", "thing", "things", "stuff", "it", "them", "those", "these", "other"})
+
+
 def _listed(said: str, reply: str) -> list[str]:
     """The list a reply points back at, from the message it answers: the bullets under the label that
     names what it points at ("**Honest failures (all reverted clean):**")."""
     out = []
     for hit in _POINTS_AT_LIST.finditer(reply[:1000]):
-        words = hit.group(1).lower().split()
+        words = [w for w in hit.group(1).lower().split() if w not in _NO_LABEL_WORDS]
         lines = said.splitlines()
         for k, line in enumerate(lines):
             plain = line.replace("**", "").strip().lower()
-            if plain.startswith(("-", "*", "•")) or not all(w in plain for w in words) or len(plain) > 160:
+            if not words or plain.startswith(("-", "*", "•")) or len(plain) > 160 or not plain.rstrip().endswith(":") \
+                    or not all(re.search(rf"\b{re.escape(w)}", plain) for w in words):
                 continue
             bullets = []
             for below in lines[k + 1:]:
@@ -1118,13 +1122,17 @@ def _listed(said: str, reply: str) -> list[str]:
 
 def _option(text: str, letter: str) -> str:
     """The text of option `letter` among the lettered lines of a message: "- **(B) A … megakernel** …"."""
-    for line in text.splitlines()[-200:]:
-        plain = line.replace("**", "").strip()
+    lines = [line.replace("**", "").strip() for line in text.splitlines()[-200:]]
+    # the list nearest the question first; a line that starts with the option before one that names it
+    # inside ("2. The 8×H100 — Option A (my rec): one more focused 1× session … Option B: …", held-out
+    # review 60; not "last week you picked Option A: keep SQLite" above the list, the review of session 28)
+    for plain in reversed(lines):
         hit = re.match(rf"(?i)^(?:[-*•]\s*)?(?:\({letter}\)|{letter}[).:]|option {letter}\b:?)\s+(\S.*)$", plain) \
             if letter.isalpha() else re.match(rf"(?i)^(?:[-*•]\s*)?option {letter}\b:?\s+(\S.*)$", plain)
-        # or named inside a line, up to the next option ("2. The 8×H100 — Option A (my rec): one more
-        # focused 1× session … Option B: provision 8× now …", held-out review 60)
-        hit = hit or re.search(rf"(?i)(?<![\w-])option {letter}(?:\s*\([^()]{{0,30}}\))?:\s+(\S.*?)\s*(?=\boption \w\b|$)", plain)
+        if hit:
+            return " ".join(hit.group(1).split())
+    for plain in reversed(lines):
+        hit = re.search(rf"(?i)(?<![\w-])option {letter}(?:\s*\([^()]{{0,30}}\))?:\s+(\S.*?)\s*(?=\boption \w\b|$)", plain)
         if hit:
             return " ".join(hit.group(1).split())
     return ""
@@ -3428,6 +3436,10 @@ def _stems(text: str) -> set[str]:
     return {w[:5].lower() for w in re.findall(r"[^\W\d_]{4,}", text) if w.lower() not in _REPLY_STOP}
 
 
+def _norm_words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.replace("−", "-").lower()))
+
+
 def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     """The person's decisions given as a plain reply: declining or picking what the agent's last
     message asked about, or overriding what it proposed, with what the agent had said."""
@@ -3447,6 +3459,8 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         quoted = " ".join(ln.strip()[1:].strip() for ln in lines if ln.strip().startswith(">"))
         own = [ln for ln in lines if not ln.strip().startswith(">")]
         said, before, last = " ".join(" ".join(own).split()), last, ""
+        # only a quote of the agent's own words is what it had said (not a teammate's, the review of session 28)
+        theirs = quoted if quoted and _norm_words(quoted)[:80] in _norm_words(before) else ""
         if (len(said) > 400 or "?" in said) and before.rstrip().endswith("?"):
             # a reply that goes on to a new ask: its first sentence answers the question (held-out
             # review 34: "I want to get started working on the poster instead of tooling, so yes,
@@ -3499,7 +3513,9 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             title = f"Declined: {offer.group(1).rstrip(' ?')} — the user: \"{said}\""
         else:
             title = f"{rest[:1].upper()}{rest[1:]}" + (f" (the user's answer to: {context})" if asked else "")
-        body = [f"The agent {'asked' if asked else 'had said'}: {_short(context, 400)}",
+        said_by = "The user quoted" if quoted and context == quoted and not theirs else \
+            f"The agent {'asked' if asked else 'had said'}"
+        body = [f"{said_by}: {_short(context, 400)}",
                 f"The user decided: {_short(said, 400)}"]
         drafts.append(Draft(
             kind="decision", title=_short(redact(title), 240), body=redact("\n".join(body)),

@@ -6870,3 +6870,24 @@ def test_the_second_review_of_session_28_mediums() -> None:
     for ask in ("I hate it when you have to restart the whole stack just to reload one env var. Can we hot-reload `.env`?",
                 "I am allergic to cleaning products so the office stuff is on hold; anyway, fix the CSV import."):
         assert not [d for d in Session().user(ask).run("ls", "a").say("ok").end() if d.kind == "convention"], ask
+
+
+def test_the_review_of_session_28_quotes_options_and_lists() -> None:
+    # M2: a teammate's words quoted are not the agent's
+    drafts = (Session().user("go on").say("I changed the retry count to 5.")
+              .user("My teammate wrote in the PR review:\n> Please don't bump retries, the upstream rate-limits us.\n\n"
+                    "Revert the retry change.").say("On it.").end())
+    told = [d.body for d in drafts if d.kind == "decision"]
+    assert told and not [b for b in told if "The agent had said: Please don't bump" in b], told
+    assert "The user quoted: Please don't bump retries" in told[0]
+    # M3: the lettered list nearest the question, not an "Option A:" in the prose above it
+    said = ("Recap: last week you picked Option A: keep SQLite for the prototype.\n\nNow for production:\n"
+            "- **(A) Postgres** — managed, $30/month.\n- **(B) MySQL** — we already run one.\n\nWhich one?")
+    drafts = Session().user("db?").say(said).user("I'll go with option a.").say("OK.").end()
+    assert [d.title for d in drafts if d.kind == "decision"] == ["Chose (A) Postgres — managed, $30/month."]
+    # M4: "the one you mentioned" points at no list, and a label is matched by whole words
+    said = ("Status: nothing is done on the deploy yet.\n- deploy script rewritten\n- CI green\n\nTwo ways forward:\n"
+            "- **(A) Ship now**\n- **(B) Wait for QA**\n\n**Risks I found:**\n- the cache key omits dtype\n- no retry on 502")
+    reply = "I'll go with option a. And please fix the risks you found, and also the one you mentioned yesterday."
+    body = next(d.body for d in Session().user("status?").say(said).user(reply).say("OK.").end() if d.kind == "decision")
+    assert "The risks it listed:\n- the cache key omits dtype\n- no retry on 502" in body and "deploy script" not in body, body
