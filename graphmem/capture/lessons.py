@@ -1633,6 +1633,14 @@ class _Said:
             at += len(text) + 1
         self.text = "\n".join(parts)
         self.starts.append(len(self.text) + 1)
+        # where a name is said to be correct (1), ruled out (2) or now working (4): read once for all findings
+        self.marks: dict[str, list[tuple[int, int]]] = {}
+        for named in re.finditer(r"`([^`\n]{3,80})`", self.text):
+            after = self.text[named.end():named.end() + 160]
+            bits = (1 if _CLEARED.search(after) else 0) | (2 if _RULED_OUT.search(after) else 0) \
+                | (4 if _NOW_WORKS.search(after) else 0)
+            if bits:
+                self.marks.setdefault(named.group(1).removesuffix("()"), []).append((named.start(), bits))
 
     def position_at(self, offset: int) -> int:
         return self.positions[bisect_right(self.starts, offset) - 1]
@@ -1652,20 +1660,19 @@ def _said_of_later(said: _Said, n: int, sentence: str) -> bool:
     names = {lit.removesuffix("()") for lit in re.findall(r"`([^`\n]{3,80})`", sentence)}
     if not names:
         return False
-    checks = [_CLEARED, _NOW_WORKS] if _BLOCKS.search(sentence) else [_CLEARED]
+    blocker = bool(_BLOCKS.search(sentence))
     lo, hi = said.span_after(n, 400)
     for name in names:
-        for quoted in (f"`{name}`", f"`{name}()`"):
-            at = said.text.find(quoted, lo, hi)
-            while at >= 0:
-                after = said.text[at + len(quoted):min(at + len(quoted) + 160, hi)]
-                if _NOW_WORKS in checks and _NOW_WORKS.search(after) or _RULED_OUT.search(after):
-                    return True
-                # code it says is correct after it edited is its fix working, not the guess ruled out (the
-                # review of session 28: "`load_user` now works correctly" after the fix)
-                if _CLEARED.search(after) and not said.edited_between(n, said.position_at(at)):
-                    return True
-                at = said.text.find(quoted, at + 1, hi)
+        marks = said.marks.get(name, [])
+        for at, bits in marks[bisect_right(marks, (lo, -1)):]:
+            if at >= hi:
+                break
+            if bits & 2 or bits & 4 and blocker:
+                return True
+            # code it says is correct after it edited is its fix working, not the guess ruled out (the
+            # review of session 28: "`load_user` now works correctly" after the fix)
+            if bits & 1 and not said.edited_between(n, said.position_at(at)):
+                return True
     return False
 
 
