@@ -300,6 +300,9 @@ def _prepare(events: Any) -> list[_Ev]:
     return out
 
 
+_DRIVE_ROOT = re.compile(r"/[a-z]/")
+
+
 class _Paths:
     """Makes paths relative to the project root (or the session's cwd) when they are inside it."""
 
@@ -315,6 +318,9 @@ class _Paths:
             if path == root:
                 return "."
             if path.startswith(root + "/"):
+                return path[len(root) + 1 :]
+            # a Windows checkout (`/c/Users/…`, posix_form) names its files in any case (the review of session 28)
+            if _DRIVE_ROOT.match(root) and path.lower().startswith(root.lower() + "/"):
                 return path[len(root) + 1 :]
         path = path.removeprefix("./")
         return path

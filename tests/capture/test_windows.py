@@ -77,3 +77,16 @@ def test_doubled_backslashes_are_one_separator() -> None:
     # the review of session 28: a path inside double quotes in Git Bash is written with doubled backslashes
     assert posix_form("C:\\\\Users\\\\dev\\\\proj") == "/c/Users/dev/proj"
     assert posix_command('cp "C:\\\\Users\\\\dev\\\\proj\\\\src\\\\a.py" b.py') == 'cp "/c/Users/dev/proj/src/a.py" b.py'
+
+
+def test_a_windows_path_in_another_case_is_the_checkouts_file() -> None:
+    # the review of session 28: Windows names a file in any case
+    for typed in ("c:\\users\\dev\\proj\\src\\app.py", "C:\\Users\\Dev\\Proj\\src\\app.py"):
+        edit = {"file_path": typed, "old_string": "a", "new_string": "b"}
+        event = normalise({"session_id": "w2", "cwd": CHECKOUT, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                           "tool_input": edit, "tool_response": {"filePath": typed}}, "post-tool")
+        end = normalise({"session_id": "w2", "cwd": CHECKOUT, "hook_event_name": "SessionEnd"}, "session-end")
+        for n, e in enumerate((event, end)):
+            e.project, e.ts = CHECKOUT, 1_790_000_000.0 + n
+        summary = next(d for d in compress_session([event, end]) if d.kind == "summary")
+        assert "src/app.py" in summary.files, (typed, summary.body)
