@@ -1244,7 +1244,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
                     or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]) \
-                    or _lead_speaks_of(msgs, n, best[1]):
+                    or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1652,6 +1652,25 @@ class _Said:
     def span_after(self, n: int, count: int) -> tuple[int, int]:
         first = bisect_right(self.positions, n)
         return self.starts[first], self.starts[min(first + count, len(self.positions))]
+
+
+# what the session set going, told as it is now (held-out review 76: "Watchdog upgraded — the 75-minute self
+# check-in now also batch-commits …", then "swarm stopped, watchdog paused")
+_SET_GOING = re.compile(r"(?i)^\W*((?:the |a |our |my )?[\w-]+(?: [\w-]+)?) (?:(?:is|was|has been) )?(?:upgraded|armed|re-armed|"
+                        r"enabled|installed|configured|set up|started|launched|scheduled|running)\b")
+
+
+def _taken_down_later(said: _Said, n: int, sentence: str) -> bool:
+    """Whether what a sentence says the session set going, the agent later says it paused, stopped,
+    disabled or removed: how it stood that minute, no longer true."""
+    going = _SET_GOING.match(sentence)
+    if not going:
+        return False
+    name = re.sub(r"(?i)^(?:the|a|our|my) ", "", going.group(1)).lower()
+    lo, hi = said.span_after(n, 400)
+    down = re.compile(rf"(?i)\b{re.escape(name)}s? (?:(?:is|was|were|are|has been|now) )?(?:paused|disabled|stopped|removed|"
+                      r"killed|reverted|torn down|cancell?ed|switched off|turned off)\b")
+    return down.search(said.text, lo, hi) is not None
 
 
 def _said_of_later(said: _Said, n: int, sentence: str) -> bool:

@@ -6891,3 +6891,17 @@ def test_the_review_of_session_28_quotes_options_and_lists() -> None:
     reply = "I'll go with option a. And please fix the risks you found, and also the one you mentioned yesterday."
     body = next(d.body for d in Session().user("status?").say(said).user(reply).say("OK.").end() if d.kind == "decision")
     assert "The risks it listed:\n- the cache key omits dtype\n- no retry on 502" in body and "deploy script" not in body, body
+
+
+def test_what_the_session_set_going_and_then_took_down_is_no_finding() -> None:
+    # Held-out review 76 (BookMinder a42b9c92, verbatim, abridged): three minutes later the swarm was stopped
+    # and the watchdog paused
+    upgraded = ("Watchdog upgraded — the 75-minute self check-in now also batch-commits whatever new YAMLs have landed "
+                "each time it fires, silently, and re-arms itself until the swarm completes (`update_trigger`).")
+
+    def armed() -> Session:
+        return (Session().user("make sure it commits").call("update_trigger", {"id": "t1", "prompt": "batch-commit"}, "ok")
+                .say(upgraded).run("git log --oneline -1", "87f1986 mining: batch 1"))
+    assert [d for d in _discoveries(armed().say("Swarm's running.")) if d.title.startswith("Watchdog upgraded")]
+    paused = armed().say("Ready state: swarm stopped, watchdog paused (so it can't resurrect the old schema).")
+    assert not [d for d in _discoveries(paused) if d.title.startswith("Watchdog upgraded")]
