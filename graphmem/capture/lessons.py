@@ -1252,7 +1252,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             at = next((k for k in range(n + 1, len(msgs)) if msgs[k].role == "user" and not msgs[k].meta
                        and not msgs[k].tool_use_id and msgs[k].text.strip()), len(msgs))
             reply = msgs[at].text if at < len(msgs) else ""
-            if _DISPUTED.search(reply[:600]) or _corrected(best[1], reply) or _conceded(best[1], reply, msgs[at + 1:]):
+            if _DISPUTED.search(reply[:600]) or _corrected(best[1], reply) or _conceded(best[1], reply, msgs[at + 1:]) \
+                    or _said_no_to(best[1], msg.text, reply):
                 continue  # the person doubted it or set it right at once: not a finding
             if _taken_back(msgs, n):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
@@ -1388,6 +1389,19 @@ def _conceded(claim: str, reply: str, after: list[Any]) -> bool:
     first = next(iter(_sentences(answer)), "")
     quoted = " ".join(_LITERAL.findall(claim)).lower()
     return bool({w for w in re.findall(r"[a-z]{5,}", first.lower())} & set(re.findall(r"[a-z]{5,}", quoted)))
+
+
+_FLAT_NO = re.compile(r"(?i)^\W*(?:no|nope|nah)\b(?![-'’])")
+
+
+def _said_no_to(claim: str, said: str, reply: str) -> bool:
+    """Whether the person's next words open with a flat "No" about what the claim speaks of, to a
+    message that asked them nothing (held-out review 79: "… DP+ZeRO weak-scales near-linearly just by
+    raising the batch — no TP needed.", then "No I mean I am saying 4D+zero3, with a maxed out batch size.")."""
+    if not _FLAT_NO.match(reply) or len(reply) > 600 or "?" in said.rstrip()[-200:]:
+        return False
+    words = {w for w in re.findall(r"[a-z]{5,}", claim.lower())}
+    return bool(words & set(re.findall(r"[a-z]{5,}", reply.lower())))
 
 
 def _corrected(claim: str, reply: str) -> bool:

@@ -6905,3 +6905,17 @@ def test_what_the_session_set_going_and_then_took_down_is_no_finding() -> None:
     assert [d for d in _discoveries(armed().say("Swarm's running.")) if d.title.startswith("Watchdog upgraded")]
     paused = armed().say("Ready state: swarm stopped, watchdog paused (so it can't resurrect the old schema).")
     assert not [d for d in _discoveries(paused) if d.title.startswith("Watchdog upgraded")]
+
+
+def test_a_claim_the_person_answers_with_a_flat_no_is_no_finding() -> None:
+    # Held-out review 79 (SuperGrok1.5 80b51e31, verbatim, abridged): the owner overrode it at once
+    said = ("The batch knee is ~4096 per GPU (occupancy wall), and the datasets are p², so 8× the knee stays well in range. "
+            "So **DP+ZeRO weak-scales near-linearly just by raising the batch — no TP needed.** TP/PP only earn their "
+            "keep when the useful batch is too small to feed all the GPUs. Nothing in the plan changes — if anything it "
+            "reinforces `DP+ZeRO-2` first. Say go and I start it.")
+
+    def told(reply: str) -> list[Any]:
+        session = Session().user("what about a bigger batch?").run("python bench_knee.py", "knee B=4096", error=True)
+        return _discoveries(session.say(said).user(reply).say("Understood."))
+    assert [d for d in told("Go.") if "no TP needed" in d.title]
+    assert not [d for d in told("No I mean I am saying 4D+zero3, with a maxed out batch size.") if "no TP needed" in d.title]
