@@ -2697,8 +2697,9 @@ def _final_reply(s: _Session) -> tuple[str, str, bool]:
     for m in s.transcript or ():
         if m.sidechain or m.compact:
             continue
-        if _notified(m):
-            noticed = True  # the harness's turn: no answer to the person
+        if _notified(m) or m.role == "user" and m.meta and not m.tool_use_id and m.text.strip() and not m.queued:
+            # the harness's turn (a notification, a stop hook's feedback: held-out review 78): no answer to the person
+            noticed = True
         elif m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip():
             prompt, noticed, spoke_after, last = ("" if _THANKS.match(m.text) else m.text), False, False, ("", "")
         elif m.role == "assistant" and m.text.strip() and prompt and not noticed:

@@ -2898,8 +2898,10 @@ def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | Non
             question = asked if _QUESTION.match(asked) and not _REQUEST.search(asked) \
                 and len(asked) <= 400 and not _elliptical(asked) else ""
             reply, edited = "", False
-        elif msg.role == "user" and msg.meta and _BASH_INPUT.match(msg.text.strip()):
-            close()  # the person ran a command of their own: what follows answers that
+        elif msg.role == "user" and msg.meta and (_BASH_INPUT.match(msg.text.strip()) or not msg.queued and msg.text.strip()):
+            # the person ran a command of their own, or the harness spoke (a stop hook's feedback, held-out
+            # review 78): what follows answers that
+            close()
             question, reply, edited = "", "", False
         elif msg.role == "assistant":
             if any(use.name in EDIT_TOOLS | WRITE_TOOLS for use in getattr(msg, "tool_uses", [])):

@@ -6919,3 +6919,21 @@ def test_a_claim_the_person_answers_with_a_flat_no_is_no_finding() -> None:
         return _discoveries(session.say(said).user(reply).say("Understood."))
     assert [d for d in told("Go.") if "no TP needed" in d.title]
     assert not [d for d in told("No I mean I am saying 4D+zero3, with a maxed out batch size.") if "no TP needed" in d.title]
+
+
+def test_a_reply_to_a_stop_hook_is_no_answer_to_the_persons_question() -> None:
+    # Held-out review 78 (BookMinder a42b9c92, verbatim, abridged): "Its answer, asked 'Can we do the gardening
+    # in parallel …'" quoted the reply to the stop hook's feedback
+    answer = ("Parallel is safe — the detector workflow writes only `.coordination/detectors/`, and the gardening touches "
+              "docs only; I'll launch it now alongside the detector builder, which is still running in the background.")
+    nag = ("That's the F3 detector builder mid-write — its files land with its own commit when it finishes; hook nag "
+           "ignored. Nothing else of mine is pending, and the gardening worker commits its own docs when it is done.")
+    session = (Session().user("Refresh the repo map").edit("docs/map.md", "old", "new").say("Map refreshed and committed.")
+               .user("Can we do the gardening in parallel, or should we wait until the other thing lands?").say(answer))
+    session._record("user", "Stop hook feedback:\n[~/.claude/stop-hook-git-check.sh]: There are untracked files in the "
+                            "repository. Please commit and push these changes to the remote branch.\n", isMeta=True)
+    drafts = session.say(nag).end()
+    assert not [d for d in drafts if "The agent answered: That's the F3" in d.body], [d.body for d in drafts]
+    assert [d for d in drafts if "Parallel is safe" in d.body and "gardening in parallel" in d.body], [d.body for d in drafts]
+    body = next(d.body for d in drafts if d.kind == "summary")
+    assert not [line for line in body.splitlines() if line.startswith("Its") and "hook nag" in line], body
