@@ -3051,6 +3051,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += [d for d in lessons.left_out(s.transcript, s.session_id)
                if not any(d.title.rstrip("…: ") in other.title + other.body for other in drafts)]
     drafts += lessons.agent_notes(s.transcript, s.paths.rel, s.session_id)
+    drafts += lessons.logged_rulings(s.transcript, s.paths.rel)
     drafts += lessons.code_warnings(s.transcript, s.paths.rel, s.session_id)
     # A failure the agent showed was already there before its change (on main too): the next
     # session meets it again and should not chase it (ida-hcli cbba33a6: code_style fails on every

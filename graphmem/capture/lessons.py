@@ -2631,6 +2631,48 @@ def report_left_open(transcript: Iterable[Any], rel: Callable[[str], str]) -> tu
     return (posixpath.basename(report[0]), items[:MAX_REPORT_ITEMS]) if items else ("", [])
 
 
+# A ruling the agent writes into the project's own log, under a label that says so (held-out reviews 63, 69,
+# 72, 77: "- COMMIT-AFTER-RED RATIONALE (user, 2026-08-12): deliberate, not dogma — …", "ROOT PRINCIPLE (user,
+# emphatic): the spec's job is nailing REQUIREMENTS IN A FALSIFIABLE WAY …" in `.coordination/threads.md`)
+_LOGGED = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?([A-Z][A-Z0-9 /&'-]{2,60}?\b(?:DECISION|DECIDED|RULE|RULES|RATIONALE|POLICY|"
+                     r"PROTOCOL|CONVENTION|PRINCIPLE|RULING)S?\b[A-Z0-9 /&'-]*?)(?:\*\*)?\s*(\([^)\n]{0,160}\))?\s*(?:\*\*)?"
+                     r"\s*[:—–]\s*(\S.{19,})$")
+_DECIDED_LABEL = re.compile(r"DECISION|DECIDED|RULING|RATIONALE")
+MAX_LOGGED = 3
+
+
+def logged_rulings(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
+    """The rulings, rules and principles the agent wrote into a Markdown log of the project under a
+    label that names them, in the words it wrote; a label written again later (corrected) is the
+    same item, as it stands last."""
+    calls, _ = _walk(transcript, rel)
+    found: dict[str, tuple[str, str, str, str]] = {}
+    for call in calls:
+        if call.tool not in EDIT_TOOLS or not call.answered or _errored(call):
+            continue
+        for path in files_of(call, rel)[:1]:
+            if not path.endswith(".md") or _INSTRUCTIONS.search(path) or _MEMORY_NOTE.search(path):
+                continue  # told by agent_notes
+            for old, new in edit_texts(call.input):
+                before = set(old.splitlines())
+                for line in new.splitlines()[:2000]:
+                    hit = _LOGGED.match(line) if line not in before and len(line) <= 4000 else None
+                    if hit:
+                        label = " ".join(hit.group(1).split())
+                        found.pop(label, None)
+                        found[label] = (path, label, hit.group(2) or "", hit.group(3).replace("**", ""))
+    drafts = []
+    for path, label, who, said in list(found.values())[-MAX_LOGGED:]:
+        first = next(iter(_sentences(said)), said)
+        drafts.append(Draft(
+            kind="decision" if _DECIDED_LABEL.search(label) else "convention",
+            title=_short(redact(f"{label.capitalize()}: {first}"), 200),
+            body=redact(f"Written to {path} by the agent: {label} {who}: {_short(said, 1200)}".replace("  ", " ")),
+            files=[path] if not path.startswith(("/", "~")) else [], confidence=0.7, importance=0.7, source="rule",
+            key=session_key("", "logged", f"{path}\x1f{label.lower()}"), tags=["logged"]))
+    return drafts
+
+
 def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id: str) -> list[Draft]:
     """What the session added to the agents' instructions or to the agent's own memory notes, as
     the rule or fact it states: its note's `description:`, else its first rule-like line."""

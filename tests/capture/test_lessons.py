@@ -6937,3 +6937,21 @@ def test_a_reply_to_a_stop_hook_is_no_answer_to_the_persons_question() -> None:
     assert [d for d in drafts if "Parallel is safe" in d.body and "gardening in parallel" in d.body], [d.body for d in drafts]
     body = next(d.body for d in drafts if d.kind == "summary")
     assert not [line for line in body.splitlines() if line.startswith("Its") and "hook nag" in line], body
+
+
+def test_a_ruling_the_agent_logs_under_its_label_is_an_item() -> None:
+    # Held-out reviews 63, 69, 72, 77 (BookMinder a42b9c92, verbatim, abridged): lines the agent wrote into the
+    # project's own log were the distilled decisions, and only the file name was kept
+    old = "## Decisions\n- TWO-SKILL SPLIT (user): tdd-bdd generic, bookminder project-memory\n"
+    new = old + ("- COMMIT-AFTER-RED RATIONALE (user, 2026-08-12): deliberate, not dogma — (1) project record enabling easy "
+                 "REWIND between cycle states; (2) instruction-following pressure.\n- ROOT PRINCIPLE (user, emphatic): the "
+                 "spec's job is nailing REQUIREMENTS IN A FALSIFIABLE WAY — that's the basis of the whole philosophy.\n"
+                 "- FULL SWARM LAUNCHED (2026-08-12): all 20 transcript files re-mined under schema v2.\n")
+    drafts = (Session().user("log what we decided").edit(".coordination/threads.md", old, new)
+              .say("Logged and pushed.").end())
+    titles = {d.kind: d.title for d in drafts if "logged" in d.tags}
+    assert titles.get("decision", "").startswith("Commit-after-red rationale: deliberate, not dogma"), titles
+    assert titles.get("convention", "").startswith("Root principle: the spec's job is nailing REQUIREMENTS"), titles
+    assert not [d for d in drafts if "Full swarm launched" in d.title]
+    told = next(d.body for d in drafts if d.kind == "decision" and "logged" in d.tags)
+    assert told.startswith("Written to .coordination/threads.md by the agent: COMMIT-AFTER-RED RATIONALE (user, 2026-08-12):")
