@@ -1794,7 +1794,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
             sentence = f"{sentence} {following[0]}"
         # what the agent does next or how it feels is no part of what it found ("Let me confirm…",
         # "The mechanism is now crystal clear."): it took the room of lines that say something
-        rest = [s for s in rest if not _FILLER.search(s) and not _ETA.search(s)]
+        rest = [s for s in rest if not _FILLER.search(s) and not _ETA.search(s) and not _ON_THEIR_GO.search(s)]
         # the ways out it then offers are a plan, which the session may yet refute (held-out review
         # 18: "Options to fix…: Enable `--gradient_checkpointing`…", a no-op for that model, it found)
         offer = next((k for k, s in enumerate(rest) if _OFFERS.match(s)), len(rest))
@@ -2197,6 +2197,13 @@ def _diagnosis(text: str) -> str:
                  and not _INTENT.search(x) and not _LETS.match(x)), "")
 
 
+# what the agent will do only on the person's say-so: a plan they may change (held-out review 85: "Nothing gets
+# applied to skills without your per-item yes.", then "I do not want to be manually approving every change")
+_ON_THEIR_GO = re.compile(r"(?i)\bwithout your (?:per-\w+ |explicit |final )?(?:yes|go|go-ahead|approval|sign-?off|ok|okay|say-?so|"
+                          r"green[- ]light|review)\b|\b(?:on|after|needs?|awaits?|awaiting) your (?:per-\w+ |explicit |final )?"
+                          r"(?:yes|go|go-ahead|say-?so|green[- ]light)\b|\buntil you (?:say|approve|confirm|rule)\b")
+
+
 def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> float | None:
     """How much a sentence reads like a finding about the code; None for what never is one (no
     code named, a question, a hedge, a table row, a symptom without its cause)."""
@@ -2221,6 +2228,8 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
         weight -= 3.0
     if _OWN_WORK.search(sentence) or _LINE_REF.search(sentence) or _TO_BE_DONE.search(sentence):
         return None  # the agent's work in progress, or a spot in today's file: stale by the next edit
+    if _ON_THEIR_GO.search(sentence):
+        return None  # what it will do on the person's say-so: a plan they may change
     puzzled = _PUZZLED.match(sentence)
     if puzzled and ":" not in sentence[puzzled.end():]:
         return None  # no cause after it ("Something is wrong with the cache key: `make_key()` omits …" has one)

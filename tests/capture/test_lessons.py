@@ -6955,3 +6955,19 @@ def test_a_ruling_the_agent_logs_under_its_label_is_an_item() -> None:
     assert not [d for d in drafts if "Full swarm launched" in d.title]
     told = next(d.body for d in drafts if d.kind == "decision" and "logged" in d.tags)
     assert told.startswith("Written to .coordination/threads.md by the agent: COMMIT-AFTER-RED RATIONALE (user, 2026-08-12):")
+
+
+def test_what_the_agent_will_do_only_on_the_persons_go_is_left_out_of_a_finding() -> None:
+    # Held-out review 85 (BookMinder a42b9c92, verbatim, abridged): seven minutes later "I do not want to be
+    # manually approving every change"
+    said = ("For each rule: pull all sources with `rule.py -r <id> -c`, read the transcript windows, and judge per source "
+            "(quote fidelity / episode fidelity / attribution). Output goes to `provenance-verification-<slice>.md`. "
+            "Nothing gets applied to skills without your per-item yes. Launch when the pilot lands.")
+    drafts = _discoveries(Session().user("how do we verify provenance?").run("python rule.py -r L-11 -c", "3 sources", error=True)
+                          .say(said).edit(".coordination/threads.md", "## Verify", "## Verify\n- per-source"))
+    assert not [d for d in drafts if "per-item yes" in d.title + d.body], [d.title for d in drafts]
+    kept = said.replace("Nothing gets applied to skills without your per-item yes.",
+                        "The classifier went through with your explicit approval on record.")
+    drafts = _discoveries(Session().user("how do we verify provenance?").run("python rule.py -r L-11 -c", "3 sources", error=True)
+                          .say(kept).edit(".coordination/threads.md", "## Verify", "## Verify\n- per-source"))
+    assert "explicit approval on record" in next(d.body for d in drafts if "rule.py -r" in d.title + d.body)
