@@ -1323,6 +1323,15 @@ _CHOOSE_ASK = re.compile(r"(?i)\b(?:where|which|what) (?:\w+ )?(?:do|would|shall
                          r"(?:start|begin|pick|choose|prefer|go|tackle|take)\b[^?]*\?\W*$")
 
 
+_CALLED_WRONG = re.compile(r"(?i)[\"“']([^\"”'\n]{6,80})[\"”']\W{0,4}(?:was|is) (?:wrong|off|incorrect|mistaken|false)\b")
+
+
+def _called_wrong(msgs: list[Any]) -> list[tuple[int, str]]:
+    """Where the agent says a quoted phrase was wrong, and the phrase, lower-cased."""
+    return [(k, hit.group(1).lower()) for k, m in enumerate(msgs) if m.role == "assistant" and m.text
+            for hit in _CALLED_WRONG.finditer(m.text.replace("**", "")[:20_000])]
+
+
 def _options_offered(text: str) -> set[str]:
     """The first sentences of the numbered points of a message that ends asking the person which to
     take (its options), as `ranked_findings` reads sentences; empty for any other message."""
@@ -1771,6 +1780,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
                for lines in [failure_lines(msgs[n].text.partition("\n")[2], passed=False)] if lines]
     quoted.sort()
     # what later messages say did not help, by position: read once for all findings
+    called_wrong = _called_wrong(msgs)
     no_help = [(k, lit) for k, m in enumerate(msgs) if m.role == "assistant" and m.text
                for lit in _did_not_help(m.text)]
     drafts = []
@@ -1795,6 +1805,10 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # what the agent does next or how it feels is no part of what it found ("Let me confirm…",
         # "The mechanism is now crystal clear."): it took the room of lines that say something
         rest = [s for s in rest if not _FILLER.search(s) and not _ETA.search(s) and not _ON_THEIR_GO.search(s)]
+        # a phrase a later message says was wrong (held-out review 84: "parked three days ago", then
+        # "\"three days ago\" was wrong — P1 was parked yesterday")
+        wrong = {said for k, said in called_wrong if n < k <= n + 200}
+        rest = [s for s in rest if not any(w in s.lower() for w in wrong)]
         # the ways out it then offers are a plan, which the session may yet refute (held-out review
         # 18: "Options to fix…: Enable `--gradient_checkpointing`…", a no-op for that model, it found)
         offer = next((k for k, s in enumerate(rest) if _OFFERS.match(s)), len(rest))
@@ -1889,7 +1903,9 @@ def _opened_later(msgs: list[Any], n: int) -> bool:
 
 _OFFERS = re.compile(r"(?i)^\W*(?:(?:here are |the |two |three |a few |some |possible )?(?:options?|approaches|alternatives|"
                      r"fixes|ways to (?:fix|solve|avoid|work around|get))\b[^.:]{0,60}:|"
-                     r"(?:i['’]?d|i would) (?:default to|go with|suggest|recommend|pick)\b|(?:want me to|should i|shall i)\b)")
+                     r"(?:i['’]?d|i would) (?:default to|go with|suggest|recommend|pick)\b|(?:want me to|should i|shall i)\b|"
+                     # held-out review 84: "So the offer is simply: say **go** and I do one of those as a live … cycle"
+                     r"(?:so )?the offer is\b|say \W*go\W* and I\b)")
 
 
 _NO_HELP = re.compile(r"(?i)\b(?:even with|even after|despite|in spite of)\s+`([^`\n]{3,60})`|"

@@ -6971,3 +6971,25 @@ def test_what_the_agent_will_do_only_on_the_persons_go_is_left_out_of_a_finding(
     drafts = _discoveries(Session().user("how do we verify provenance?").run("python rule.py -r L-11 -c", "3 sources", error=True)
                           .say(kept).edit(".coordination/threads.md", "## Verify", "## Verify\n- per-source"))
     assert "explicit approval on record" in next(d.body for d in drafts if "rule.py -r" in d.title + d.body)
+
+
+def test_a_phrase_the_agent_later_calls_wrong_and_its_offer_leave_the_finding() -> None:
+    # Held-out review 84 (BookMinder a42b9c92, verbatim, abridged): the item kept "parked three days ago" and the
+    # offer, after "\"three days ago\" was wrong — P1 was parked yesterday" and the person's "definitely not now"
+    said = ("P1 is the **walk-the-walk demo**, parked three days ago. Context chain:\n\nWhen we discussed extractin"
+            "g your style into a skill, you named the open question of the whole experiment: models *talk* TDD bu"
+            "t historically couldn't *walk* it. I proposed the cheapest possible data point — I implement **one s"
+            "mall repair story, live, as proper cycles (RED commit → GREEN commit → REFACTOR), with you watching*"
+            "* — turning \"Claude sounds like it gets my style\" into pass/fail evidence. You didn't say go, so it "
+            "was parked as proposal P1 with a resurfacing condition: \"after the structure decision.\"\n\nThe indepen"
+            "dent extractor then caught that the condition had fired and I'd never resurfaced it — the spec tree "
+            "is restored, and `verified-residue.md` now provides 24 verified small defects, several of which are "
+            "ideal demo-sized stories (e.g., the delegation identity spec, or restoring the non-emptiness guards "
+            "the restoration resurrected as vacuous). So the offer is simply: say **go** and I do one of those as"
+            " a live, by-the-book cycle — the first actual test of the question this project exists to answer. Sa"
+            "y nothing and it stays parked; it's your experiment to run when you want it.")
+    later = ("You're closer than I was: **\"three days ago\" was wrong — P1 was parked yesterday** (Wednesday 17:59Z). "
+             "The commit log is the clock.")
+    session = Session().user("what is P1?").say(said).user("when did we park it? I think it was yesterday").say(later)
+    body = next(d.body for d in _discoveries(session) if "independent extractor" in d.title)
+    assert "three days ago" not in body and "So the offer is simply" not in body, body
