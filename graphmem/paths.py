@@ -197,6 +197,8 @@ def wider_than_private(root: str | os.PathLike[str], repair: bool = False) -> li
 _DRIVE = re.compile(r"([A-Za-z]):[\\/]")
 _DRIVE_IN_LINE = re.compile(r"(?<![\w/\\:])([A-Za-z]):[\\/]([^\s\"'|;&<>`]*)")
 _BACKSLASHED = re.compile(r"(?<![\w.\\-])[\w.-]++(?:\\\w[\w.-]*+)+")
+_REGEX_OPERAND = re.compile(r"(?i)(?:-(?:[ci]?(?:replace|match|notmatch)|split|pattern)\s+|\[regex\]::\w+\([^'\"]{0,40})"
+                            r"(?:'[^']*'|\"[^\"]*\")")
 WINDOWS_COMMAND_MAX = 20_000  # what of a longer line is read for its paths
 
 
@@ -212,15 +214,20 @@ def posix_form(path: str) -> str:
 def posix_command(command: str, powershell: bool = False) -> str:
     """A command line from a Windows machine with its paths in POSIX form: drive paths always, and
     backslashed relative paths where the backslash can only separate (PowerShell, where it escapes
-    nothing, or a last part with an extension: `tests\\test_app.py`, not `a\\nb`)."""
+    nothing but its regular expressions, or a last part with an extension: `tests\\test_app.py`,
+    not `a\\nb`)."""
     if "\\" not in command and ":" not in command:
         return command
     if len(command) > WINDOWS_COMMAND_MAX:
         return posix_command(command[:WINDOWS_COMMAND_MAX], powershell) + command[WINDOWS_COMMAND_MAX:]
-    command = _DRIVE_IN_LINE.sub(lambda m: posix_form(m.group(0)), command)
+    # a second colon is no path's: sed's `s:\.py:.txt:` is an expression, not the drive S:
+    command = _DRIVE_IN_LINE.sub(lambda m: m.group(0) if ":" in m.group(2) else posix_form(m.group(0)), command)
+    regexes = [m.span() for m in _REGEX_OPERAND.finditer(command)] if powershell else []
 
     def relative(m: re.Match[str]) -> str:
         run = m.group(0)
+        if any(start <= m.start() < end for start, end in regexes):
+            return run
         last = run.rsplit("\\", 1)[-1]
         return run.replace("\\", "/") if powershell or re.search(r"\.\w{1,8}$", last) else run
     return _BACKSLASHED.sub(relative, command)

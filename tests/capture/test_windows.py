@@ -79,6 +79,19 @@ def test_doubled_backslashes_are_one_separator() -> None:
     assert posix_command('cp "C:\\\\Users\\\\dev\\\\proj\\\\src\\\\a.py" b.py') == 'cp "/c/Users/dev/proj/src/a.py" b.py'
 
 
+def test_regular_expressions_keep_their_backslashes() -> None:
+    # the review of session 28, L5: sed's colon-delimited expression read as drive S:, and
+    # PowerShell's regex operands read as paths
+    assert posix_command(r"sed -i 's:\.py:.txt:' src\app.py") == r"sed -i 's:\.py:.txt:' src/app.py"
+    assert posix_command("sed 's:/usr/lib:/opt/lib:g' paths.txt") == "sed 's:/usr/lib:/opt/lib:g' paths.txt"
+    ps = r"""Select-String -Path src\x.py -Pattern 'import\s+os\.path' | % { $_ -replace "\d+\w", 'N' }"""
+    assert posix_command(ps, powershell=True) == \
+        r"""Select-String -Path src/x.py -Pattern 'import\s+os\.path' | % { $_ -replace "\d+\w", 'N' }"""
+    assert posix_command(r"[regex]::Matches($t, 'a\sb') ; type docs\a", powershell=True) == \
+        r"[regex]::Matches($t, 'a\sb') ; type docs/a"
+    assert posix_command(r"python 'C:\Users\dev\run.py'") == "python '/c/Users/dev/run.py'"
+
+
 def test_a_windows_path_in_another_case_is_the_checkouts_file() -> None:
     # the review of session 28: Windows names a file in any case
     for typed in ("c:\\users\\dev\\proj\\src\\app.py", "C:\\Users\\Dev\\Proj\\src\\app.py"):
