@@ -113,6 +113,21 @@ _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:st
                     r"^(?:here(?:['’]s| is) )?(?:the |my )?plan:|"
                     # held-out review 69: "Time for me to actually read the code myself — it's small enough …"
                     r"^(?:(?:ok(?:ay)?|so|now|right)[,!.]? )?(?:it['’]s )?time (?:for (?:me|us) )?to\b")
+# what follows is a plan, not what was seen (held-out review 88: a sub-agent asked to answer a scenario
+# in writing reports "Concrete plan, not executed: **1. Establish ground truth by running the suite …**")
+_PLAN_AHEAD = re.compile(r"(?i)\b(?:plan|steps?)\b[^.!?;]{0,30}\bnot (?:yet )?(?:executed|run|carried out|performed|applied|done)\b|"
+                         r"\b(?:plan|steps)(?: (?:i|we)(?:['’]d| would) (?:take|follow))?\W*:\W*$|"
+                         r"\bhere(?:['’]s| is) what (?:i|we)(?:['’]d| would) do\b")
+_LIST_MARK = re.compile(r"\W*\d{1,2}[.)]\W*")
+# a numbered step that opens with what to do (the same report's "2. Re-run it by node id (`pytest …`) and
+# confirm it was actually collected")
+_STEP = re.compile(r"(?i)^(?:re-?)?(?:run|check|verify|confirm|add|fix|edit|stop|treat|establish|land|read|grep|"
+                   r"assert|create|write|commit|push|open|install|update|remove|delete|replace|rename|move|mark|"
+                   r"use|try|make|keep|drop|apply|revert|restart|rebuild|start|look|compare|ensure|record|surface|"
+                   r"report|tell|wait|skip|switch|copy|merge|split|extract|inline|document|search|find|inspect|"
+                   r"review|measure|pin|bump|upgrade|downgrade|clean|reset|restore|fetch|pull|clone)\b"
+                   r"(?!-| (?:is|are|was|were|has|have|had|fails?|failed|passe[sd]|works?|worked|returns?|returned|"
+                   r"shows?|showed|output|step|steps|script|time|command|results?|logs?|files?|path|count|rate|order)\b)")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|(?:not|are|is|were|was) mine|i (?:still )?need to|let me)\b")
@@ -1215,8 +1230,14 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         before_edit = ahead is not None and any(u.name in EDIT_TOOLS for u in ahead.tool_uses)
         best: tuple[float, str] | None = None
         offered = _options_offered(msg.text)
+        marked = False
         for sentence in _sentences(msg.text)[:10]:
             sentence = " ".join(sentence.replace("**", "").split())
+            step, marked = marked, _LIST_MARK.fullmatch(sentence) is not None
+            if _PLAN_AHEAD.search(sentence):
+                break
+            if step and _STEP.match(sentence):
+                continue
             if sentence in offered:
                 continue  # one of the ways the person is asked to choose among: a plan, not a finding
             if _OFFERS.match(sentence) or _WOULD_INCLUDE.search(sentence):

@@ -6691,6 +6691,34 @@ def test_a_sub_agents_finding_the_lead_then_speaks_of_is_the_leads_to_tell() -> 
     assert not [d for d in spoken if "min(16, nproc-2)" in d.title], [d.title for d in spoken]
 
 
+def test_a_plan_a_sub_agent_writes_out_is_no_finding() -> None:
+    # Held-out review 88 (BookMinder a42b9c92, verbatim, abridged): two blind agents asked to act on a scenario "IN
+    # WRITING (… do not actually modify the repo)"; their steps were told as found, of a spec that does not exist
+    plan = ("Read: `SKILL.md` + `references/outside-in.md` (starting a story). Concrete plan, not executed:\n\n**1. "
+            "Establish ground truth by running the suite, never by reading the tree (T-34).** `cd /home/user/BookMinder "
+            "&& source .venv/bin/activate && pytest --spec`, and read `stories/discover/filter-by-reading-status.yaml` "
+            "plus `TODO.md`.")
+    steps = ("Phase: RED, unfinished.\n\n1. Stop and treat the pass as a defect in the spec, not a completed step.\n2. "
+             "Re-run it by node id (`pytest specs/unit/..._spec.py::describe_...::it_excludes_cloud_books -v`) and confirm "
+             "it was actually collected: \"1 passed\" vs \"no tests ran\"/deselected.")
+    found = ("Live divergence to know before touching this spec (verified@tree): `is_cloud = ZSTATE in (3, 6)` "
+             "(library.py) but `--filter cloud` matches `ZSTATE = 3` only — a cloud sample renders as cloud yet is "
+             "excluded by the filter.")
+
+    def reported(report: str) -> list[str]:
+        session = (Session().user("smoke the skills with blind agents")
+                   .call("Agent", {"subagent_type": "general-purpose", "description": "Smoke tdd-bdd",
+                                   "prompt": "Then act on this scenario IN WRITING (do not modify the repo)",
+                                   "run_in_background": True}, "Async agent launched successfully."))
+        _notified(session, session.records[-2]["message"]["content"][0]["id"], 'Agent "Smoke" finished', report)
+        return [d.title for d in _discoveries(session.say("Smoke results are in.").run("git log --oneline -1", "ok"))]
+
+    assert not [t for t in reported(plan) if "pytest --spec" in t]
+    assert not [t for t in reported(steps) if "it_excludes_cloud_books" in t]
+    assert [t for t in reported(steps + "\n\n" + found) if "is_cloud" in t]
+    assert [t for t in reported(found + "\n\n" + plan) if "is_cloud" in t]
+
+
 def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     # Held-out review 67 (BookMinder a42b9c92, verbatim): a prompt typed by speech to text
     ask = ("When this, uh, signature is demanded by our environment, it should be the only place where it lives. We "
