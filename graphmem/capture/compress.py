@@ -2192,6 +2192,29 @@ _ASK_LINE = re.compile(r"(?i)^\W*(?:please|pls|can you|could you|would you|conti
 _PASTED_LINE = re.compile(r"^\s*(?:[-*•>#|$`]|\d+[.)]\s|\[|\{|</?\w)")
 
 
+# what a long spoken prompt asks after it opens with its context (held-out review 88: 2,383 characters of
+# voice that open "I did a spot check on the skill MD files …" and ask in their middle "I need you now to do
+# the same for this session.", "I want us to have all the prompts that produced these skills to be in the repo.")
+_ASKING = re.compile(r"(?i)\b(?:i (?:need|want) (?:you|us)|i['’]?d like (?:you|us)?|i would like (?:you|us)?|"
+                     r"please|can you|could you|would you|let['’]s)\b")
+LONG_PROMPT = 400  # characters of prose before the asks in it are told apart from its opening
+ASKS_HEAD = 120  # characters of the opening kept before them
+
+
+def asks_told(prompt: str) -> str:
+    """A long prompt of prose as its opening and then each sentence that asks something of the agent,
+    when those come after the opening; any other prompt as it is."""
+    if len(prompt) <= LONG_PROMPT or len(prompt.splitlines()) > 20:
+        return prompt
+    head = " ".join(prompt[:ASKS_HEAD].split())
+    asks = _uniq(" ".join(s.split()) for s in _sentences(prompt) if _ASKING.search(s))
+    asks = [a for a in asks if a not in head and len(a.split()) >= 4]
+    if not asks:
+        return prompt
+    opening = _short(" ".join(prompt.split()), ASKS_HEAD)
+    return (opening if opening.endswith("…") else opening + " …") + " " + " … ".join(asks)
+
+
 def _typed_around_paste(prompt: str) -> str:
     """The words typed around a long paste, when they are a short ask on its last line or first
     paragraph (held-out review 65: a 46,000-character earlier session pasted, then "Continue please
@@ -2230,6 +2253,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
 
             goal_text = redact(first.text[:2000])
     goal_text = _typed_around_paste(goal_text)
+    goal_room = 200 if asks_told(goal_text) == goal_text else 2 * LONG_PROMPT
+    goal_text = asks_told(goal_text)
     if not goal_text and not has_tools:
         return []
     # The transcript's clock says when the work happened; an imported or replayed session's hook
@@ -2310,7 +2335,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     title = _short(f"Session {day}: " + "; ".join(parts), TITLE_MAX)
     body = []
     if goal_text:
-        body.append(f"Asked: {_short(goal_text, 200)}")
+        body.append(f"Asked: {_short(goal_text, goal_room)}")
     why = ""
     if commits:
         body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))

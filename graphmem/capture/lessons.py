@@ -33,12 +33,14 @@ from graphmem.capture.compress import (
     CHECKING,
     EDIT_TOOLS,
     HEREDOC,
+    LONG_PROMPT,
     NEVER_RAN,
     REPORTED,
     TASK_OUTPUT_TOOLS,
     WRITE_TOOLS,
     Command,
     Draft,
+    asks_told,
     background_id,
     delegates_work,
     parse_command,
@@ -3321,13 +3323,15 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
     if not seen:
         return []
     # redacted before they are cut: a cut through a token leaves a piece no pattern knows
-    ask = redact(" ".join(msgs[asked].text.split()))
+    prompt = msgs[asked].text
+    ask = redact(" ".join(asks_told(prompt).split()))
+    room = 300 if asks_told(prompt) == prompt else 2 * LONG_PROMPT
     seen = [redact(ln) for ln in seen]
     missed = " and ".join(f"`{x}`" for x in _uniq(skipped))
     undone = "not committed" if any("commit" in x for x in skipped) else "not pushed" if skipped else "last seen"
     return [Draft(
         kind="task", title=_short(f"Unfinished: {_short(ask, 50)} — {undone}: {_gist(seen[0])}", 160),
-        body="\n".join([f"The session ended while the agent was looking into: {_short(ask, 300)}",
+        body="\n".join([f"The session ended while the agent was looking into: {_short(ask, room)}",
                         *([f"The {missed} chained after the failing step did not run: that work is {undone}."]
                           if skipped else []),
                         f"Its last words: {_short(redact(' '.join(msgs[said].text.split())), 300)}",

@@ -6642,6 +6642,32 @@ def test_what_the_person_cannot_stand_the_agent_doing_is_a_convention() -> None:
                 if d.kind == "convention"]
 
 
+def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
+    # Held-out review 88 (BookMinder a42b9c92, verbatim, abridged): a voice prompt whose asks come after its
+    # context; "Asked:" and the open task were cut before any of them
+    spoken = ("I did a spot check on the skill MD files or the three skills that you presented. I have not gone through "
+              "the individual pages because they were opening as a diff, and the long lines are hard to read. So for a "
+              "full review of the skills, we would need to go through phase of presenting them as markdown files for me. "
+              "So that I can read them here on mobile. Now my concern, uh, at the moment is moving to the territory of "
+              "securing the full history of this session. For the ball cool runs, I am backing up the full JSONL files. "
+              "I need you now to do the same for this session. I am also concerned by a replicability of the process "
+              "that produced the three skills. I I want us to have all the prompts that produced this these skills to "
+              "be in the repo. Also, I would like you to explain to me the verification process that was used, uh, to "
+              "test these skills.")
+    drafts = Session().user(spoken).run("git log --oneline -1", "ok").say("Three deliverables, then the explanation.").end()
+    body = next(d.body for d in drafts if d.kind == "summary")
+    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    assert asked.startswith("Asked: I did a spot check on the skill MD files"), asked
+    for ask in ("I need you now to do the same for this session.",
+                "I I want us to have all the prompts that produced this these skills to be in the repo.",
+                "Also, I would like you to explain to me the verification process that was used, uh, to test these skills."):
+        assert ask in asked, asked
+    # a long prompt that asks in its opening, or asks nothing, stays as it was
+    report = "Can you look at why the nightly build is slow? " + "It took 41 minutes yesterday, up from 12. " * 12
+    body = next(d.body for d in Session().user(report).run("make", "ok").say("Done.").end() if d.kind == "summary")
+    assert "Asked: Can you look at why the nightly build is slow? It took 41 minutes" in body, body
+
+
 def test_the_ask_typed_below_a_long_paste_is_what_was_asked() -> None:
     # Held-out review 65 (bastion-agentique/bastion, verbatim, abridged): an earlier OpenCode session pasted
     # whole, then one typed line; the summary's "Asked:" began mid-word inside the paste
