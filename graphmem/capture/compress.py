@@ -2809,8 +2809,11 @@ def _last_agent_message(s: _Session) -> str:
     unless the agent worked in that turn (the awaited run failed and it fixed the next thing).
     Turns of questions and answers after the work (no edit, no command) do not say what the
     session did: its last working turn's words do (held-out review 4, DefaultWatch: four hours of
-    Q&A after the notebooks were rewritten titled the session "My fault — I used plain-English names")."""
-    prompted = worked = False
+    Q&A after the notebooks were rewritten titled the session "My fault — I used plain-English names").
+    Once it has handed work to sub-agents, a turn the harness started tells how that work stands
+    (held-out review 87: "Extraction is in flight — three Fable workers …" stood as its last message
+    after "Nothing from the workers on disk yet — all three died …")."""
+    prompted = worked = delegated = False
     answers: list[tuple[str, bool]] = []
     stops: list[str] = []
     ran = {r.ev.pos: r.cmd for r in s.runs}  # by position: a settled run holds a copy of its event
@@ -2821,9 +2824,10 @@ def _last_agent_message(s: _Session) -> str:
                                           ev.pos in ran and ran[ev.pos].changes_things
                                           or delegates_work(ev.tool, ev.tool_input)):
             worked = True
+            delegated = delegated or delegates_work(ev.tool, ev.tool_input)
         elif ev.event == "stop" and ev.text.strip():
-            if prompted or worked:
-                answers.append((ev.text, worked))
+            if prompted or worked or delegated:
+                answers.append((ev.text, worked or not prompted))
             else:
                 stops.append(ev.text)
             prompted = worked = False
@@ -2840,7 +2844,7 @@ def _last_agent_message(s: _Session) -> str:
         from graphmem.capture.lessons import COMMAND_TOOLS
         from graphmem.capture.redact import redact
 
-        asked, spoken, replies, worked, did = None, [], [], False, False
+        asked, spoken, replies, worked, did, delegated = None, [], [], False, False, False
         working: list[Any] = []  # the replies of turns that edited, wrote or built something
         looked: list[Any] = []  # the replies of turns that only read and searched
         said_in_turn = silent = False  # silent: the last turn that did something said nothing
@@ -2860,12 +2864,14 @@ def _last_agent_message(s: _Session) -> str:
                                  if u.name in EDIT_TOOLS else
                                  u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel)
                                  or delegates_work(u.name, u.input) for u in m.tool_uses)
+                told = delegated and _notified(asked) and not _ticked(asked)  # how the work handed out stands
+                delegated = delegated or any(delegates_work(u.name, u.input) for u in m.tool_uses)
                 if m.text:
                     spoken.append(m)
                     said_in_turn = True
-                    if not _notified(asked) or worked:
+                    if not _notified(asked) or worked or told:
                         replies.append(m)
-                        if did:
+                        if did or told:
                             working.append(m)
                         elif worked:
                             looked.append(m)

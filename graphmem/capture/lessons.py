@@ -1828,6 +1828,9 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # what the agent does next or how it feels is no part of what it found ("Let me confirm…",
         # "The mechanism is now crystal clear."): it took the room of lines that say something
         rest = [s for s in rest if not _FILLER.search(s) and not _ETA.search(s) and not _ON_THEIR_GO.search(s)]
+        # nor how far the work has come this minute (held-out review 86: "Overall: 21+/24, with day-009/010/011
+        # and 020-s5 still mining.", when day-009's harvest was already committed)
+        rest = [s for s in rest if not _MOMENT.search(s) and not _STILL_GOING.search(s)]
         # a phrase a later message says was wrong (held-out review 84: "parked three days ago", then
         # "\"three days ago\" was wrong — P1 was parked yesterday")
         wrong = {said for k, said in called_wrong if n < k <= n + 200}
@@ -1905,6 +1908,9 @@ _FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-
 # update:* ~15–30 min, when the prodigy fix lands", "Stage 0 overall:* ~1–2h")
 _ETA = re.compile(r"\bETAs?\b|(?i:\bnext update\b|\b(?:overall|total|eta)\W{0,3}\s*~\s?\d|\b(?:in|another|expect)\s+~\s?\d+"
                   r"(?:\s?[–-]\s?\d+)?\s?(?:min(?:ute)?s?|h|hrs?|hours?)\b)")
+
+_STILL_GOING = re.compile(r"(?i)\b\d+\+?\s*/\s*\d+\b[^.;]{0,80}?\b(?:still \w+ing|in flight|in progress|under ?way|to go|"
+                        r"remaining|pending)\b|\bstill (?:mining|running|working|building|going|in flight|pending)\b")
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")

@@ -6745,6 +6745,47 @@ def test_a_plan_a_sub_agent_writes_out_is_no_finding() -> None:
     assert [t for t in reported(found + "\n\n" + plan) if "is_cloud" in t]
 
 
+def test_after_work_handed_to_sub_agents_their_notices_turns_say_how_it_stands() -> None:
+    # Held-out review 87 (BookMinder a42b9c92, verbatim, abridged): the summary's last message was the launch
+    # report, while the notices' turns told that all three workers had died on API overload
+    launched = ("Extraction is in flight — three Fable workers, one per skill, each self-committing its skill plus "
+                "rule-index and disposition sidecars. Watchdog armed at 25 minutes: it sweeps results, runs the "
+                "mechanical validation, falsifiability audit, and smoke tests. You can walk away.")
+    died = ("Nothing from the workers on disk yet — all three died in their reading/analysis phase before writing "
+            "files. Their transcripts survive, so resumed runs keep the analysis they'd done.")
+
+    def failed(session: Session, tool_use_id: str) -> None:
+        session._record("user", (f"<task-notification>\n<task-id>a8ed</task-id>\n<tool-use-id>{tool_use_id}</tool-use-id>\n"
+                                 "<status>failed</status>\n<summary>Agent \"Compile bookminder project-memory skill\" "
+                                 "failed: Agent terminated early due to an API error: API Error: 529 Overloaded.</summary>\n"
+                                 "</task-notification>"), origin={"kind": "task-notification"})
+
+    def session(stops: bool) -> Session:
+        s = (Session().user("launch the compile")
+             .call("Agent", {"subagent_type": "worker-fable", "description": "Compile bookminder project-memory skill",
+                             "prompt": "You are compiling", "run_in_background": True}, "Async agent launched successfully.")
+             .say(launched))
+        if stops:
+            s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, text=launched, ts=s.t))
+        failed(s, s.records[-3]["message"]["content"][0]["id"])
+        s.call("SendMessage", {"to": "a8ed", "message": "Resume after transient 529 API error"}, '{"success":true}')
+        s.run("git -C /home/user/BookMinder log --oneline -6", "754da3f Log compile-phase state").say(died)
+        if stops:
+            s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, text=died, ts=s.t))
+        return s.user("Resume and retry now!").call("SendMessage", {"to": "a8ed", "message": "Author-directed retry"},
+                                                     '{"success":true}')
+
+    for stops in (False, True):
+        body = next(d.body for d in session(stops).end() if d.kind == "summary")
+        assert "Agent's last message: Nothing from the workers on disk yet" in body, (stops, body)
+    # with nothing handed out, a notice's turn is still no answer to the person
+    quiet = (Session().user("why is the build slow?").run("make -j8", "ok")
+             .say("The build is slow because `ccache` is disabled in `Makefile` for release builds; enabling it halves it."))
+    failed(quiet, "toolu_99")
+    body = next(d.body for d in quiet.say("That notice is from an earlier session's task.").end() if d.kind == "summary")
+    assert "Agent's last message: The build is slow because" in body, body
+
+
 def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     # Held-out review 67 (BookMinder a42b9c92, verbatim): a prompt typed by speech to text
     ask = ("When this, uh, signature is demanded by our environment, it should be the only place where it lives. We "
@@ -6752,6 +6793,22 @@ def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     titles = [d.title for d in Session().user(ask).run("git status", "clean").say("Agreed.").end() if d.source == "user"]
     assert "We should not reiterate the such rules in our skill" in titles, titles
     assert not [t for t in titles if "uh," in t or "the the" in t]
+
+
+def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
+    # Held-out review 86 (BookMinder a42b9c92, verbatim, abridged): the count was stale when said (day-009's
+    # harvest was committed), and the finding kept it in its body
+    said = ("Slice B is fully done (day-012–018) — 7 harvests committed. Overall: 21+/24, with day-009/010/011 and "
+            "020-s5 still mining.\n\nSubstance from B worth your attention later: the miners *diagnosed the 2025 fixture "
+            "chaos's root cause that neither you nor the agents ever found* — `#!/bin/zsh` scripts doing `USERNAME=$1`, "
+            "but `USERNAME` is a zsh special parameter, so the assignment silently no-ops and every fixture landed under "
+            "`users/palimondo/` regardless of arguments.\n\nThe only thing still running is the small repair agent "
+            "fixing 11 minor quote-provenance violations (not returned yet).")
+    found = _discoveries(Session().user("how is the mining going?").run("git log --oneline -1", "a486a46 harvest")
+                         .say(said).run("git status --short", ""))
+    finding = next(d for d in found if "USERNAME" in d.title)
+    assert "still mining" not in finding.body and "still running" not in finding.body, finding.body
+    assert "zsh special parameter" in finding.title + finding.body
 
 
 def test_what_still_waits_on_the_persons_go_is_no_finding() -> None:
