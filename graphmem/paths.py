@@ -197,8 +197,12 @@ def wider_than_private(root: str | os.PathLike[str], repair: bool = False) -> li
 _DRIVE = re.compile(r"([A-Za-z]):[\\/]")
 _DRIVE_IN_LINE = re.compile(r"(?<![\w/\\:])([A-Za-z]):[\\/]([^\s\"'|;&<>`]*)")
 _BACKSLASHED = re.compile(r"(?<![\w.\\-])[\w.-]++(?:\\\w[\w.-]*+)+")
-_REGEX_OPERAND = re.compile(r"(?i)(?:-(?:[ci]?(?:replace|match|notmatch)|split|pattern)\s+|\[regex\]::\w+\([^'\"]{0,40})"
-                            r"(?:'[^']*'|\"[^\"]*\")")
+_REGEX_OPERAND = re.compile(r"(?i)(?:-(?:[ci]?(?:replace|match|notmatch)|split|pattern)\s+|\[regex\]::\w+\([^'\"]{0,40}|"
+                            r"\b(?:select-string|sls)\b(?:\s+-\w+(?:\s+[^\s'\"-]\S*)?){0,6}\s+)"
+                            r"('[^']*'|\"[^\"]*\")")
+# sed's `s:\.py:.txt:` (or `y:…:…:`) in quotes: an expression, not the drive S: (a path's colon after the
+# drive is a port, a line number or a node id: `app.py:42`, `C:\proj:/app`, `test_app.py::test_login`)
+_SED_COLON = re.compile(r":(?![:/\d])")
 WINDOWS_COMMAND_MAX = 20_000  # what of a longer line is read for its paths
 
 
@@ -220,13 +224,19 @@ def posix_command(command: str, powershell: bool = False) -> str:
         return command
     if len(command) > WINDOWS_COMMAND_MAX:
         return posix_command(command[:WINDOWS_COMMAND_MAX], powershell) + command[WINDOWS_COMMAND_MAX:]
-    # a second colon is no path's: sed's `s:\.py:.txt:` is an expression, not the drive S:
-    command = _DRIVE_IN_LINE.sub(lambda m: m.group(0) if ":" in m.group(2) else posix_form(m.group(0)), command)
-    regexes = [m.span() for m in _REGEX_OPERAND.finditer(command)] if powershell else []
+    def in_regex(at: int, spans: list[tuple[int, int]]) -> bool:
+        return any(start <= at < end for start, end in spans)
+
+    def drive(m: re.Match[str]) -> str:
+        sed = m.group(1) in "sSyY" and command[m.start() - 1:m.start()] in ("'", '"') and _SED_COLON.search(m.group(2))
+        return m.group(0) if sed or in_regex(m.start(), regexes) else posix_form(m.group(0))
+    regexes = [m.span(1) for m in _REGEX_OPERAND.finditer(command)] if powershell else []
+    command = _DRIVE_IN_LINE.sub(drive, command)
+    regexes = [m.span(1) for m in _REGEX_OPERAND.finditer(command)] if powershell else []
 
     def relative(m: re.Match[str]) -> str:
         run = m.group(0)
-        if any(start <= m.start() < end for start, end in regexes):
+        if in_regex(m.start(), regexes):
             return run
         last = run.rsplit("\\", 1)[-1]
         return run.replace("\\", "/") if powershell or re.search(r"\.\w{1,8}$", last) else run

@@ -90,6 +90,17 @@ def test_regular_expressions_keep_their_backslashes() -> None:
     assert posix_command(r"[regex]::Matches($t, 'a\sb') ; type docs\a", powershell=True) == \
         r"[regex]::Matches($t, 'a\sb') ; type docs/a"
     assert posix_command(r"python 'C:\Users\dev\run.py'") == "python '/c/Users/dev/run.py'"
+    # the review of session 29: a positional Select-String pattern, a drive inside a regex; and a drive path's
+    # own colon (a node id, a mount, a line number) stays a path
+    assert posix_command(r"Select-String 'import\s+os\.path' src\x.py", powershell=True) == \
+        r"Select-String 'import\s+os\.path' src/x.py"
+    assert posix_command(r"sls -Path src\x.py 'def\s+main'", powershell=True) == r"sls -Path src/x.py 'def\s+main'"
+    assert posix_command(r"$p -replace 'C:\\Users\\dev', '/w'; type C:\a\b.txt", powershell=True) == \
+        r"$p -replace 'C:\\Users\\dev', '/w'; type /c/a/b.txt"
+    assert posix_command(r"python -m pytest C:\Users\dev\proj\tests\test_app.py::test_login -x") == \
+        "python -m pytest /c/Users/dev/proj/tests/test_app.py::test_login -x"
+    assert posix_command(r"docker run -v C:\Users\dev\proj:/app img") == "docker run -v /c/Users/dev/proj:/app img"
+    assert posix_command(r"code -g C:\Users\dev\proj\src\app.py:42") == "code -g /c/Users/dev/proj/src/app.py:42"
 
 
 def test_a_windows_path_in_another_case_is_the_checkouts_file() -> None:
