@@ -2196,23 +2196,40 @@ _PASTED_LINE = re.compile(r"^\s*(?:[-*•>#|$`]|\d+[.)]\s|\[|\{|</?\w)")
 # voice that open "I did a spot check on the skill MD files …" and ask in their middle "I need you now to do
 # the same for this session.", "I want us to have all the prompts that produced these skills to be in the repo.")
 _ASKING = re.compile(r"(?i)\b(?:i (?:need|want) (?:you|us)|i['’]?d like (?:you|us)?|i would like (?:you|us)?|"
-                     r"please|can you|could you|would you|let['’]s)\b")
+                     r"please|can (?:you|we)|could (?:you|we)|would you|let['’]s)\b|\?$")
+# …but not one the person quotes or reports ("Ops posted in the channel: 'please stop restarting the runners'")
+_QUOTED_BEFORE = re.compile(r"(?:^|[\s:(])['\"“‘][^'\"”’]*$|(?i:\b(?:said|says|wrote|writes|posted|asked|told|replied)\b[^.?!]{0,40}$)")
+# nor a line of pasted output, up to the next blank line ("Please commit your changes or stash them before you merge."),
+# nor a paragraph hard-wrapped mid-sentence as tools print ("Please make sure you have the correct access rights\nand
+# the repository exists.")
+_OUTPUT_LEAD = re.compile(r"^(?:[ \t]|(?:error|fatal|hint|warning|npm ERR!|Traceback|E)\b)")
 LONG_PROMPT = 400  # characters of prose before the asks in it are told apart from its opening
-ASKS_HEAD = 120  # characters of the opening kept before them
+ASKS_HEAD = 200  # characters of the opening kept before them
 
 
 def asks_told(prompt: str) -> str:
-    """A long prompt of prose as its opening and then each sentence that asks something of the agent,
-    when those come after the opening; any other prompt as it is."""
+    """A long prompt of prose as its opening and then each sentence after it that asks something of the
+    agent; any other prompt as it is. Give it redacted text: it cuts."""
     if len(prompt) <= LONG_PROMPT or len(prompt.splitlines()) > 20:
         return prompt
-    head = " ".join(prompt[:ASKS_HEAD].split())
-    asks = _uniq(" ".join(s.split()) for s in _sentences(prompt) if _ASKING.search(s))
-    asks = [a for a in asks if a not in head and len(a.split()) >= 4]
+    flat = " ".join(prompt.split())
+    asks: list[str] = []
+    pasted = False
+    lines = prompt.splitlines()
+    for n, line in enumerate(lines):
+        wrapped = n + 1 < len(lines) and bool(re.match(r"[^\s.?!:;]", line.rstrip()[-1:])) and lines[n + 1][:1].islower()
+        pasted = bool(line.strip()) and (pasted or wrapped or bool(_OUTPUT_LEAD.match(line)))
+        for said in () if pasted else _sentences(line):
+            said = " ".join(said.split())
+            hit = _ASKING.search(said)
+            at = flat.find(said)
+            if hit and len(said.split()) >= 4 and not _QUOTED_BEFORE.search(said[:hit.start()]) \
+                    and not 0 <= at <= ASKS_HEAD - len(said):
+                asks.append(said)
     if not asks:
         return prompt
-    opening = _short(" ".join(prompt.split()), ASKS_HEAD)
-    return (opening if opening.endswith("…") else opening + " …") + " " + " … ".join(asks)
+    opening = _short(flat, ASKS_HEAD)
+    return (opening if opening.endswith("…") else opening + " …") + " " + " … ".join(_uniq(asks))
 
 
 def _typed_around_paste(prompt: str) -> str:
@@ -2251,7 +2268,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         if first is not None:
             from graphmem.capture.redact import redact
 
-            goal_text = redact(first.text[:2000])
+            goal_text = redact(first.text[:4000])[:2000]
     goal_text = _typed_around_paste(goal_text)
     goal_room = 200 if asks_told(goal_text) == goal_text else 2 * LONG_PROMPT
     goal_text = asks_told(goal_text)
@@ -2738,6 +2755,9 @@ def _final_reply(s: _Session) -> tuple[str, str, bool]:
     return redact(last[0]), redact(last[1]), spoke_after
 
 
+_NOTICE_OF = re.compile(r"<tool-use-id>([^<\s]+)</tool-use-id>")
+
+
 def _ticked(msg: Any) -> bool:
     return msg is not None and msg.meta and msg.text.lstrip().startswith(LOOP_TICK)
 
@@ -2810,7 +2830,7 @@ def _last_agent_message(s: _Session) -> str:
     Turns of questions and answers after the work (no edit, no command) do not say what the
     session did: its last working turn's words do (held-out review 4, DefaultWatch: four hours of
     Q&A after the notebooks were rewritten titled the session "My fault — I used plain-English names").
-    Once it has handed work to sub-agents, a turn the harness started tells how that work stands
+    Once it has handed work to sub-agents, a turn their notice started tells how that work stands
     (held-out review 87: "Extraction is in flight — three Fable workers …" stood as its last message
     after "Nothing from the workers on disk yet — all three died …")."""
     prompted = worked = delegated = False
@@ -2826,25 +2846,27 @@ def _last_agent_message(s: _Session) -> str:
             worked = True
             delegated = delegated or delegates_work(ev.tool, ev.tool_input)
         elif ev.event == "stop" and ev.text.strip():
-            if prompted or worked or delegated:
-                answers.append((ev.text, worked or not prompted))
+            if prompted or worked:
+                answers.append((ev.text, worked))
             else:
                 stops.append(ev.text)
             prompted = worked = False
-    # the stops do not tell a turn the agent's own loop started (its tick): the transcript does
-    ticked = s.transcript is not None and any(_ticked(m) for m in s.transcript)
-    if answers and not ticked:
+    # the stops do not tell a turn the agent's own loop started (its tick), nor which task a notice is
+    # of: the transcript does
+    deferred = s.transcript is not None and (delegated or any(_ticked(m) for m in s.transcript))
+    if answers and not deferred:
         at = next((k for k in range(len(answers) - 1, -1, -1) if answers[k][1]), len(answers) - 1)
         if "?" in answers[at][0][-400:]:  # a question the person then answered: see below
             at = next((k for k in range(len(answers) - 1, at, -1) if _says_something(answers[k][0])), at)
         return answers[at][0]
-    if stops and not ticked:
+    if stops and not deferred:
         return stops[-1]
     if s.transcript is not None:
         from graphmem.capture.lessons import COMMAND_TOOLS
         from graphmem.capture.redact import redact
 
-        asked, spoken, replies, worked, did, delegated = None, [], [], False, False, False
+        asked, spoken, replies, worked, did = None, [], [], False, False
+        handed: set[str] = set()  # the ids of the calls that handed work to sub-agents
         working: list[Any] = []  # the replies of turns that edited, wrote or built something
         looked: list[Any] = []  # the replies of turns that only read and searched
         said_in_turn = silent = False  # silent: the last turn that did something said nothing
@@ -2864,8 +2886,11 @@ def _last_agent_message(s: _Session) -> str:
                                  if u.name in EDIT_TOOLS else
                                  u.name in COMMAND_TOOLS and _changes_things(u.input, s.paths.rel)
                                  or delegates_work(u.name, u.input) for u in m.tool_uses)
-                told = delegated and _notified(asked) and not _ticked(asked)  # how the work handed out stands
-                delegated = delegated or any(delegates_work(u.name, u.input) for u in m.tool_uses)
+                # (a message that resumes one hands it work again: its next notice names that call)
+                handed |= {u.id for u in m.tool_uses if delegates_work(u.name, u.input) or u.name == "SendMessage"}
+                notice = _NOTICE_OF.search(asked.text[:600]) if asked is not None and _notified(asked) \
+                    and not _ticked(asked) else None
+                told = notice is not None and notice.group(1) in handed  # how the work it handed out stands
                 if m.text:
                     spoken.append(m)
                     said_in_turn = True

@@ -117,19 +117,22 @@ _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:st
                     r"^(?:(?:ok(?:ay)?|so|now|right)[,!.]? )?(?:it['’]s )?time (?:for (?:me|us) )?to\b")
 # what follows is a plan, not what was seen (held-out review 88: a sub-agent asked to answer a scenario
 # in writing reports "Concrete plan, not executed: **1. Establish ground truth by running the suite …**")
-_PLAN_AHEAD = re.compile(r"(?i)\b(?:plan|steps?)\b[^.!?;]{0,30}\bnot (?:yet )?(?:executed|run|carried out|performed|applied|done)\b|"
-                         r"\b(?:plan|steps)(?: (?:i|we)(?:['’]d| would) (?:take|follow))?\W*:\W*$|"
-                         r"\bhere(?:['’]s| is) what (?:i|we)(?:['’]d| would) do\b")
+# (an announcement that introduces what the writer would do, not "Reproduction steps:" or "the rollout plan:")
+_PLAN_AHEAD = re.compile(r"(?i)^[^\w:]*+(?:(?:concrete|proposed|suggested|my|our)\s+)+(?:plan|steps|approach)\b[^.:]{0,60}:\W*$|"
+                         r"^[^\w:]*+(?:(?:the|a)\s+)?(?:plan|steps|approach)\b[^.:]{0,40}\b(?:not (?:yet )?(?:executed|carried "
+                         r"out)|nothing (?:executed|run))\b[^.:]{0,20}:\W*$|"
+                         r"^[^\w:]*+here(?:['’]s| is) what (?:i|we)(?:['’]d| would) do\b")
 _LIST_MARK = re.compile(r"\W*\d{1,2}[.)]\W*")
-# a numbered step that opens with what to do (the same report's "2. Re-run it by node id (`pytest …`) and
-# confirm it was actually collected")
+_LIST_ITEM_LINE = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•])[ \t]+(?:\*\*)?(.{1,60})")
+# a numbered step that opens with what to do to something (the same report's "2. Re-run it by node id
+# (`pytest …`) and confirm it was actually collected"), not a finding that opens with a noun that is also
+# a verb ("1. Read replicas are the root cause: …", "1. Use of `pickle.loads` …")
 _STEP = re.compile(r"(?i)^(?:re-?)?(?:run|check|verify|confirm|add|fix|edit|stop|treat|establish|land|read|grep|"
                    r"assert|create|write|commit|push|open|install|update|remove|delete|replace|rename|move|mark|"
                    r"use|try|make|keep|drop|apply|revert|restart|rebuild|start|look|compare|ensure|record|surface|"
                    r"report|tell|wait|skip|switch|copy|merge|split|extract|inline|document|search|find|inspect|"
-                   r"review|measure|pin|bump|upgrade|downgrade|clean|reset|restore|fetch|pull|clone)\b"
-                   r"(?!-| (?:is|are|was|were|has|have|had|fails?|failed|passe[sd]|works?|worked|returns?|returned|"
-                   r"shows?|showed|output|step|steps|script|time|command|results?|logs?|files?|path|count|rate|order)\b)")
+                   r"review|measure|pin|bump|upgrade|downgrade|clean|reset|restore|fetch|pull|clone)"
+                   r" (?:it|them|this|that|these|those|the|a|an|and|each|every|all|any|your|my|our|its|in|`|\()")
 _TO_BE_DONE = re.compile(r"(?i)\b(?:needs?|has) to be (?:merged|moved|split|extracted|ported|folded|rewritten|"
                          r"combined|refactored) (?:into|to)\b")
 _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|(?:not|are|is|were|was) mine|i (?:still )?need to|let me)\b")
@@ -1233,12 +1236,13 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         best: tuple[float, str] | None = None
         offered = _options_offered(msg.text)
         marked = False
+        items = [" ".join(m.group(1).replace("**", "").split()) for m in _LIST_ITEM_LINE.finditer(msg.text[:20000])]
         for sentence in _sentences(msg.text)[:10]:
             sentence = " ".join(sentence.replace("**", "").split())
             step, marked = marked, _LIST_MARK.fullmatch(sentence) is not None
             if _PLAN_AHEAD.search(sentence):
                 break
-            if step and _STEP.match(sentence):
+            if _STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items)):
                 continue
             if sentence in offered:
                 continue  # one of the ways the person is asked to choose among: a plan, not a finding
@@ -1830,7 +1834,8 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         rest = [s for s in rest if not _FILLER.search(s) and not _ETA.search(s) and not _ON_THEIR_GO.search(s)]
         # nor how far the work has come this minute (held-out review 86: "Overall: 21+/24, with day-009/010/011
         # and 020-s5 still mining.", when day-009's harvest was already committed)
-        rest = [s for s in rest if not _MOMENT.search(s) and not _STILL_GOING.search(s)]
+        # (a line that names code or gives a cause says more: "Redis is running, but its `maxmemory-policy` …")
+        rest = [s for s in rest if "`" in s or _GIVES_CAUSE.search(s) or not (_MOMENT.search(s) or _STILL_GOING.search(s))]
         # a phrase a later message says was wrong (held-out review 84: "parked three days ago", then
         # "\"three days ago\" was wrong — P1 was parked yesterday")
         wrong = {said for k, said in called_wrong if n < k <= n + 200}
@@ -1909,8 +1914,10 @@ _FILLER = re.compile(r"(?i)^(?:let(?:'s| me| us) (?:verify|confirm|check|double-
 _ETA = re.compile(r"\bETAs?\b|(?i:\bnext update\b|\b(?:overall|total|eta)\W{0,3}\s*~\s?\d|\b(?:in|another|expect)\s+~\s?\d+"
                   r"(?:\s?[–-]\s?\d+)?\s?(?:min(?:ute)?s?|h|hrs?|hours?)\b)")
 
-_STILL_GOING = re.compile(r"(?i)\b\d+\+?\s*/\s*\d+\b[^.;]{0,80}?\b(?:still \w+ing|in flight|in progress|under ?way|to go|"
-                        r"remaining|pending)\b|\bstill (?:mining|running|working|building|going|in flight|pending)\b")
+_STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:still \w+ing|in flight|in progress|under ?way|"
+                          r"to go|remaining|pending|outstanding|busy|left)\b|"
+                          r"\bstill (?:mining|running|working|building|going|in flight|pending)\b")
+_GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
 
 ERROR_EXPLAINED = "The error it explains: "
 _LINE_LEADS = (ERROR_EXPLAINED, "Then edited:", "Then installed:", "The agent found:")
@@ -2289,7 +2296,7 @@ def _claim_weight(sentence: str, after_failure: bool, before_edit: bool) -> floa
 _MOMENT = re.compile(r"(?i)^\W*(?:big |good |great |real |solid |major |some |more )?progress\b|"
                      # held-out review 63: "Swarm is running: a splitter shards day-020 on session banners, …", and
                      # a container restart stopped it
-                     r"^\W*(?:the |our |my |a )?[\w-]+(?: [\w-]+)? (?:is|are) (?:now |still )?(?:running|live|underway|in flight)"
+                     r"^\W*+(?:the |our |my |a )?[\w-]+(?: [\w-]+)? (?:is|are) (?:now |still )?(?:running|live|underway|in flight)"
                      r"(?=\s*(?:[:.,;—–(]|$|\s(?:now|again|in the background)\b))|"
                      # held-out review 51: "Big progress — … now it OOMs only at the very edge …", and the lean
                      # run it then made hit the same out-of-memory error
@@ -3329,8 +3336,8 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
     if not seen:
         return []
     # redacted before they are cut: a cut through a token leaves a piece no pattern knows
-    prompt = msgs[asked].text
-    ask = redact(" ".join(asks_told(prompt).split()))
+    prompt = redact(msgs[asked].text)
+    ask = " ".join(asks_told(prompt).split())
     room = 300 if asks_told(prompt) == prompt else 2 * LONG_PROMPT
     seen = [redact(ln) for ln in seen]
     missed = " and ".join(f"`{x}`" for x in _uniq(skipped))

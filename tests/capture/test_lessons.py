@@ -6662,6 +6662,31 @@ def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
                 "I I want us to have all the prompts that produced this these skills to be in the repo.",
                 "Also, I would like you to explain to me the verification process that was used, uh, to test these skills."):
         assert ask in asked, asked
+    # the review of session 29: a question in the opening stays, a quoted or reported "please" and pasted tool
+    # output ask nothing (M2, M3), and a secret the cut would split is masked first (H3)
+    context = ("I came back from two weeks of leave and the nightly pipeline has been red all week, and nobody has "
+               "looked at it. Why does the `export` job now time out after the schema change? Ops posted in the channel: "
+               "'please stop restarting the runners by hand, it hides the failure'. The dashboards show the database "
+               "at 40 % CPU the whole night, and the job's own log stops after the second batch without an error. "
+               "Could you find out where it hangs?")
+    body = next(d.body for d in Session().user(context).run("make", "ok").say("Done.").end() if d.kind == "summary")
+    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    assert "Why does the `export` job now time out" in asked and "Could you find out where it hangs?" in asked, asked
+    assert "please stop restarting" not in asked, asked
+    pasted = ("git pull fails on the build box since this morning, output below.\nerror: Your local changes to the "
+              "following files would be overwritten by merge:\n\tconfig/settings.py\nPlease commit your changes or "
+              "stash them before you merge.\nAborting\nfatal: Could not read from remote repository.\n\nPlease make sure "
+              "you have the correct access rights\nand the repository exists.\nIt worked yesterday and nobody changed "
+              "the deploy key, as far as I know.")
+    body = next(d.body for d in Session().user(pasted).run("git status", "ok").say("Done.").end() if d.kind == "summary")
+    assert "correct access rights" not in body, body
+    token = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjQ3In0.eyJzdWIiOiJ1XzkxMzMiLCJleHAiOjE3OTk5OTk5OTl9.c2lnbmF0dXJlLXBhcnQtb2YtdGhlLXRva2Vu"
+    secret = (f"The staging login rejects this one {token} even though it was minted a minute ago by the auth service. "
+              "The clock on the box is right, the issuer matches, and the audience is the web client. Yesterday the same "
+              "flow worked on my laptop. I need you to find out why the gateway rejects it and fix the validation.")
+    task, = _unfinished(Session().user(secret).say("Checking the gateway's validation:")
+                        .run("curl -sf https://staging/api/me", "curl: (22) The requested URL returned error: 401", error=True))
+    assert "[REDACTED:jwt]" in task.body and "eyJhbGciOiJSUzI1NiIs" not in task.title + task.body, task.body
     # a long prompt that asks in its opening, or asks nothing, stays as it was
     report = "Can you look at why the nightly build is slow? " + "It took 41 minutes yesterday, up from 12. " * 12
     body = next(d.body for d in Session().user(report).run("make", "ok").say("Done.").end() if d.kind == "summary")
@@ -6741,6 +6766,16 @@ def test_a_plan_a_sub_agent_writes_out_is_no_finding() -> None:
 
     assert not [t for t in reported(plan) if "pytest --spec" in t]
     assert not [t for t in reported(steps) if "it_excludes_cloud_books" in t]
+    assert not [t for t in reported(steps.replace("1. ", "1) ").replace("2. ", "2) ")) if "it_excludes_cloud_books" in t]
+    # the review of session 29 (H1, M1): a numbered finding that opens with a noun that is also a verb, and one
+    # below a header of steps that were taken, are findings
+    for said in (("The audit found these.\n\n1. Read replicas are the root cause: `get_session()` reads from a replica "
+                 "that lags 30 s, so a deleted session still authenticates."),
+                 ("Reproduction steps:\n1. Run `make seed` on a host with `TZ` unset.\n2. Open `/orders`.\n\nRead replicas "
+                 "are the root cause: `get_session()` reads from a replica that lags 30 s, so a deleted session still "
+                 "authenticates.")):
+        assert [d for d in _discoveries(Session().user("why do sessions survive logout?").say(said).run("git status", ""))
+                if "get_session()" in d.title]
     assert [t for t in reported(steps + "\n\n" + found) if "is_cloud" in t]
     assert [t for t in reported(found + "\n\n" + plan) if "is_cloud" in t]
 
@@ -6778,6 +6813,29 @@ def test_after_work_handed_to_sub_agents_their_notices_turns_say_how_it_stands()
     for stops in (False, True):
         body = next(d.body for d in session(stops).end() if d.kind == "summary")
         assert "Agent's last message: Nothing from the workers on disk yet" in body, (stops, body)
+    # the review of session 29 (H2, M7): only a notice of a call that handed work out, or resumed it, tells how
+    # it stands; a backgrounded command's notice, an earlier session's task and a loop tick do not
+    fixed = ("Fixed: `OrderView` raised because `orders.status` was missing on staging; the migration `0042` now "
+             "runs in `deploy.sh` before the app restarts. Committed as 3f2a1bc.")
+    for stops in (False, True):
+        for after in ("dev", "other", "tick"):
+            s = (Session().user("fix the staging OrderView crash; have a reviewer check the migration too")
+                 .call("Agent", {"subagent_type": "general-purpose", "description": "Review migration 0042",
+                                 "prompt": "Review migrations/0042.py", "run_in_background": True}, "Async agent launched."))
+            s.run("npm run dev &", "started").edit("deploy.sh", "restart_app", "run_migrations\nrestart_app")
+            dev = s.records[-4]["message"]["content"][0]["id"]
+            s.run("git commit -am 'run migrations'", "[main 3f2a1bc]").say(fixed)
+            if stops:
+                s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, text=fixed, ts=s.t))
+            if after == "tick":
+                s._record("user", "# Autonomous loop tick\nCheck on the workers.", isMeta=True)
+            else:
+                failed(s, dev if after == "dev" else "toolu_from_yesterday")
+            s.say("Nothing else to do for that notice.")
+            if stops:
+                s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, text="Nothing else to do.", ts=s.t))
+            body = next(d.body for d in s.end() if d.kind == "summary")
+            assert "Agent's last message: Fixed: `OrderView` raised" in body, (stops, after, body)
     # with nothing handed out, a notice's turn is still no answer to the person
     quiet = (Session().user("why is the build slow?").run("make -j8", "ok")
              .say("The build is slow because `ccache` is disabled in `Makefile` for release builds; enabling it halves it."))
@@ -6809,6 +6867,10 @@ def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
     finding = next(d for d in found if "USERNAME" in d.title)
     assert "still mining" not in finding.body and "still running" not in finding.body, finding.body
     assert "zsh special parameter" in finding.title + finding.body
+    # the review of session 29 (M4): a line that names code or gives a cause is a result, not a status
+    result = "Redis is running, but its `maxmemory-policy` is `noeviction`, so every write fails once it is full."
+    found = _discoveries(Session().user("how is the mining going?").say(said + "\n\n" + result).run("git status --short", ""))
+    assert result in next(d for d in found if "USERNAME" in d.title).body
 
 
 def test_what_still_waits_on_the_persons_go_is_no_finding() -> None:
