@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
+from itertools import islice
 from typing import Any
 
 from graphmem.capture.compress import ASIDE as _ASIDE
@@ -1211,6 +1212,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
     overturned = overturns(msgs)
+    prompts = [k for k, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip()]
     said_later = _Said([(k, m.text.replace("**", "")) for k, m in enumerate(msgs) if m.role == "assistant" and m.text],
                        [k for k, m in enumerate(msgs) if m.role == "assistant" and any(u.name in EDIT_TOOLS for u in m.tool_uses)])
     for n, msg in enumerate(msgs):
@@ -1282,7 +1284,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _DISPUTED.search(reply[:600]) or _corrected(best[1], reply) or _conceded(best[1], reply, msgs[at + 1:]) \
                     or _said_no_to(best[1], msg.text, reply):
                 continue  # the person doubted it or set it right at once: not a finding
-            if _taken_back(msgs, n):
+            if _taken_back(msgs, n) or _owned_too_hasty(msgs, prompts, n, best[1]):
                 continue  # the agent took it back ("this is the real state, and it's actually wired correctly")
             if _overturned_later(overturned, n, best[1]):
                 continue
@@ -2195,6 +2197,31 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
         said += bool(m.text)
         if said >= 3:
             return False
+    return False
+
+
+# the agent granting, in its answer to one of the person's next two prompts, that it concluded too soon
+# (held-out review 90: "the dry run holds up almost embarrassingly well … P-14's trigger survived compile
+# fine", then "This is not good at all to check just the first one and spin a story." and "You're right —
+# I generalized from the primary source alone and left thirteen merged sources unread.")
+_OWNS_FAULT = re.compile(r"(?i)\bI (?:generali[sz]ed|jumped|over-?claimed|overstated|assumed|guessed|was wrong|"
+                         r"got (?:it|that|this) wrong|missed|skipped|only (?:read|checked|looked at))\b")
+_NAMES_IN = re.compile(r"`([^`\n]{3,80})`|\b([A-Z]{1,5}-\d{1,4})\b")
+
+
+def _owned_too_hasty(msgs: list[Any], prompts: list[int], n: int, claim: str) -> bool:
+    """Whether the agent answers one of the person's next two prompts (at `prompts`, in order) by
+    granting it concluded too soon, and in that answer names what the claim names."""
+    names = {a or b for a, b in _NAMES_IN.findall(claim)}
+    if not names:
+        return False
+    at = bisect_right(prompts, n)
+    for k, end in zip(prompts[at:at + 2], [*prompts[at + 1:at + 3], len(msgs)]):
+        answer = list(islice((msgs[j].text for j in range(k + 1, end) if msgs[j].role == "assistant"
+                              and msgs[j].text.strip()), 3))
+        if answer and _CONCEDES.match(answer[0]) and _OWNS_FAULT.search(answer[0][:300]) \
+                and any(name in text for text in answer for name in names):
+            return True
     return False
 
 

@@ -6853,6 +6853,29 @@ def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     assert not [t for t in titles if "uh," in t or "the the" in t]
 
 
+def test_a_finding_the_agent_later_grants_it_drew_too_soon_is_none() -> None:
+    # Held-out review 90 (BookMinder a42b9c92, verbatim, abridged): two prompts later the person faulted the
+    # reading and the agent granted it had read one source of fourteen
+    found = ("Sources found — both are day-002, and the dry run holds up almost embarrassingly well. One real compile "
+             "defect surfaced by the comparison: the source rule opens with the trigger, and the compiled P-12 dropped "
+             "\"census,\" which is exactly why it reads vague. P-14's trigger survived compile fine (it's the opening clause).")
+    reproach = ("Regarding mirror. p dash twelve and p dash fourteen. You just looked up the first occurrence from the "
+                "provenance lock. log. I expect a lot more from you. This is not good at all to check just the first one "
+                "and spin a story. from the scant evidence.")
+
+    def session(answer: str) -> Session:
+        return (Session().user("What were the inciting incidents that produced P-12 and P-14?")
+                .run("grep -n P-14 .coordination/compile/rule-index.md", "41: P-14 …").say(found)
+                .user("Meanwhile, I read the reciprocal.md — it is approved as is.").say("Noted — reciprocal.md approved.")
+                .user(reproach).say(answer).run("grep -rn p021t-R2 .coordination/mining/", "p021t-R2 …")
+                .say("Fair hit. All sixteen sources read in full now. The synthesis changes materially for both rules: "
+                     "P-14 has thirteen sources, and the merge swallowed three moves."))
+
+    granted = "You're right — I generalized from the primary source alone and left thirteen merged sources unread."
+    assert not [d for d in _discoveries(session(granted)) if "P-14's trigger" in d.title]
+    assert [d for d in _discoveries(session("Reading all sixteen sources now, as asked.")) if "P-14's trigger" in d.title]
+
+
 def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
     # Held-out review 86 (BookMinder a42b9c92, verbatim, abridged): the count was stale when said (day-009's
     # harvest was committed), and the finding kept it in its body
