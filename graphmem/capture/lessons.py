@@ -1207,7 +1207,9 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     """Every distinct finding of the session, strongest first, as (weight, message position,
     sentence, its message)."""
     found: list[tuple[float, int, str, str]] = []
-    msgs = _with_reports([m for m in transcript if not m.sidechain and not m.compact])
+    kept_msgs = [m for m in transcript if not m.sidechain and not m.compact]
+    msgs = _with_reports(kept_msgs)
+    stale = _StaleReports(kept_msgs, msgs)
     after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
@@ -1273,7 +1275,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 continue  # "… has never been committed", then committed: that moment's state, now false
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
                     or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]) \
-                    or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]):
+                    or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]) \
+                    or stale.of(n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1326,6 +1329,40 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
 
 
 REPORT_MARK = "report:"  # the uuid's prefix of a sub-agent's report read as the agent's words
+_FILE_NAMED = re.compile(r"[\w.-]+\.[A-Za-z]\w{0,5}\b")
+
+
+def _changed_by(use: Any) -> list[str]:
+    """The files a call changes: an edit's, a command's writes and what it stages for a commit."""
+    if use.name in EDIT_TOOLS | WRITE_TOOLS:
+        return [str(use.input.get("file_path") or "")]
+    line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+    if not isinstance(line, str) or not line.strip():
+        return []
+    cmd = parse_command(line[:4000])
+    return [*cmd.writes, *(f for step in _chain(cmd) if step.exe == "git" and step.sub == "add" for f in step.targets)]
+
+
+class _StaleReports:
+    """A sub-agent's report on a file the session edited after handing it the work (or, when the
+    hand-over is not in the transcript, before the report came) speaks of the file as it was (held-out
+    review 91: "`d020s2-*` ids are quoted … and therefore unresolvable by `.coordination/tools/rule.py`",
+    after the lead had taught rule.py quoted ids)."""
+
+    def __init__(self, before: list[Any], msgs: list[Any]) -> None:
+        notice = {m.uuid: t.group(1) for m in before if m.role == "user" and m.meta
+                  for t in [_NOTICED_TOOL.search(m.text[:600])] if t}
+        called = {u.id: k for k, m in enumerate(msgs) if m.role == "assistant" for u in m.tool_uses}
+        self.since = {k: called.get(notice.get(m.uuid[len(REPORT_MARK):], ""), -1) for k, m in enumerate(msgs)
+                      if m.uuid.startswith(REPORT_MARK)}
+        self.edits = [(k, posixpath.basename(path)) for k, m in enumerate(msgs) if m.role == "assistant"
+                      for u in m.tool_uses for path in _changed_by(u) if path]
+
+    def of(self, n: int, claim: str) -> bool:
+        if n not in self.since:
+            return False
+        names = {posixpath.basename(name) for name in _FILE_NAMED.findall(claim)}
+        return any(self.since[n] < k < n and base in names for k, base in self.edits)
 
 
 def _lead_speaks_of(msgs: list[Any], n: int, sentence: str) -> bool:

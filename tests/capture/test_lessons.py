@@ -6844,6 +6844,29 @@ def test_after_work_handed_to_sub_agents_their_notices_turns_say_how_it_stands()
     assert "Agent's last message: The build is slow because" in body, body
 
 
+def test_a_sub_agents_report_on_a_file_edited_since_it_was_sent_is_no_finding() -> None:
+    # Held-out review 91 (BookMinder a42b9c92, verbatim, abridged): the verifier's note on rule.py came after the
+    # lead had taught rule.py quoted ids and committed it
+    note = ("Tooling notes for the coordinator: `d020s2-*` ids are quoted in `v2/day-020-s2.yaml` and therefore "
+            "unresolvable by `.coordination/tools/rule.py`; abbreviated index forms are not matched by `-r`.")
+
+    def reported(edit_between: bool, launch_seen: bool = True) -> list[str]:
+        session = Session().user("verify the compiled skills against the mining YAMLs")
+        if launch_seen:
+            session.call("Agent", {"subagent_type": "general-purpose", "description": "Verify tdd-bdd T-26..T-50",
+                                   "prompt": "Verify", "run_in_background": True}, "Async agent launched successfully.")
+        tool_id = session.records[-2]["message"]["content"][0]["id"] if launch_seen else "toolu_before_window"
+        if edit_between:
+            session.edit(".coordination/tools/rule.py", "ID_LINE = re.compile(r\"^id: (\\S+)$\")",
+                         "ID_LINE = re.compile(r\"^id: ['\\\"]?([^'\\\"\\s]+)['\\\"]?$\")")
+        _notified(session, tool_id, 'Agent "Verify tdd-bdd T-26..T-50" finished', note)
+        return [d.title for d in _discoveries(session.say("Verifier in.").run("git status --short", ""))]
+
+    assert [t for t in reported(edit_between=False) if "unresolvable" in t]
+    assert not [t for t in reported(edit_between=True) if "unresolvable" in t]
+    assert not [t for t in reported(edit_between=True, launch_seen=False) if "unresolvable" in t]
+
+
 def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     # Held-out review 67 (BookMinder a42b9c92, verbatim): a prompt typed by speech to text
     ask = ("When this, uh, signature is demanded by our environment, it should be the only place where it lives. We "
