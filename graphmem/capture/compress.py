@@ -2407,8 +2407,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append("Open:")
         body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
     quoted = _short(last_words, 300)
+    # the words that tell where the work stood are not always the session's last (held-out reviews 89–91:
+    # "Agent's last message: Banked. Waiting on your read of the P-12 proposal", and two answers followed)
+    latest, asked_by_person = _latest_words(s)
+    literal = not latest or _norm(latest[:80]) == _norm(last_words[:80])
     if last_words:
-        body.append(f"Agent's last message: {quoted}")
+        body.append(f"{'Agent' + chr(39) + 's last message' if literal else 'Its last working turn ended'}: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
     asked_last, final, spoke_after = _final_reply(s)
@@ -2422,6 +2426,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         label = "Its answer, asked" if spoke_after else "Its last words, asked"
         body.append(f"{label} \"{_short(' '.join(asked_last.split()), 120)}\": "
                     f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
+    if last_words and not literal and asked_by_person and " ".join(latest.split())[:80] not in " ".join(" ".join(body).split()):
+        body.append(f"Its latest words: {redact(_short(' '.join(latest.replace('**', '').split()), 300))}")
     after = _run_after_last_words(s, last_words)
     if after:
         body.append(f"Then, after its last words: {redact(after)}")
@@ -2913,6 +2919,22 @@ def _last_agent_message(s: _Session) -> str:
             last = after[-1:] or last
         return redact(last[0].text[:2000]) if last else ""
     return ""
+
+
+def _latest_words(s: _Session) -> tuple[str, bool]:
+    """The agent's last words in the transcript, whatever turn they ended, and whether the person
+    started that turn (not the harness: a notice, a stop hook's feedback, a loop tick)."""
+    said, typed, by_person = "", False, False
+    for m in s.transcript or ():
+        if m.sidechain or m.compact:
+            continue
+        if m.role == "user" and not m.tool_use_id and m.text.strip():
+            typed = not m.meta
+        elif m.role == "assistant" and m.text.strip():
+            said, by_person = m.text, typed
+    from graphmem.capture.redact import redact
+
+    return redact(said[:2000]), by_person
 
 
 _OFFER_ASKED = re.compile(r"(?i)\b(?:want me to|should i|shall i|would you like me to|do you want me to|ready for me to)\b|"

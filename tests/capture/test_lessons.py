@@ -460,7 +460,7 @@ def test_the_agents_reply_to_a_background_task_notification_is_not_its_closing_w
         drafts = compress_session([], transcript="\n".join(json.dumps(r) for r in session.records))
     summary = next(d for d in drafts if d.kind == "summary")
     assert summary.title.split(": ", 1)[1].startswith("spotter-fum Epic — Complete")
-    assert "Agent's last message: spotter-fum Epic" in summary.body
+    assert "Its last working turn ended: spotter-fum Epic" in summary.body
 
 
 @pytest.mark.parametrize("events", [True, False])
@@ -5066,7 +5066,7 @@ def test_a_document_kept_beside_the_checkout_is_work_on_the_project() -> None:
                                  "prompt": "DESIGN-ONLY task"}, "Async agent launched")
                  .say(launched).user("Why do you have DP with Zero 2 in there?").call(*edited(scratch))
                  .say("Noted, that was a slip.").end())
-        assert "Agent's last message: Both lanes now running" in next(d.body for d in noted if d.kind == "summary"), scratch
+        assert "Its last working turn ended: Both lanes now running" in next(d.body for d in noted if d.kind == "summary"), scratch
 
 
 def test_an_answer_that_says_the_agent_cannot_know_is_not_remembered() -> None:
@@ -6104,7 +6104,7 @@ def test_a_loop_ticks_cleanup_is_no_last_word_when_the_stops_are_heard() -> None
     session._record("user", "# Autonomous loop tick (dynamic pacing)\n\nRun the autonomous check.", isMeta=True)
     session.run("rm -rf /tmp/torch_ext_stale && df -h /workspace", "47G 12G 35G 26% /workspace")
     stop(session.say("Tick: cleaned stale extension builds; disk at 26%."), "Tick: cleaned stale extension builds; disk at 26%.")
-    assert f"Agent's last message: {said}" in next(d.body for d in session.end() if d.kind == "summary")
+    assert f"Its last working turn ended: {said}" in next(d.body for d in session.end() if d.kind == "summary")
 
 
 def test_the_last_words_and_the_question_they_answer_are_redacted() -> None:
@@ -6180,7 +6180,7 @@ def test_a_summary_tells_the_answer_that_took_back_part_of_its_report() -> None:
                     "truth by told, I have 80 gb vram, 200 gb ram, and 30 gb disk space.")
               .say(answer).end())
     summary = next(d.body for d in drafts if d.kind == "summary")
-    assert "Agent's last message: You're set for the night" in summary
+    assert "Its last working turn ended: You're set for the night" in summary
     assert ('Its last words, asked "Alright. First though, I want to ask, for the 40 gb cache, is that in ram, or '
             "on disk?") in summary and "I sized it bigger than your whole disk" in summary, summary
     # a thanks at the end asks nothing
@@ -6835,13 +6835,13 @@ def test_after_work_handed_to_sub_agents_their_notices_turns_say_how_it_stands()
             if stops:
                 s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, text="Nothing else to do.", ts=s.t))
             body = next(d.body for d in s.end() if d.kind == "summary")
-            assert "Agent's last message: Fixed: `OrderView` raised" in body, (stops, after, body)
+            assert "Its last working turn ended: Fixed: `OrderView` raised" in body, (stops, after, body)
     # with nothing handed out, a notice's turn is still no answer to the person
     quiet = (Session().user("why is the build slow?").run("make -j8", "ok")
              .say("The build is slow because `ccache` is disabled in `Makefile` for release builds; enabling it halves it."))
     failed(quiet, "toolu_99")
     body = next(d.body for d in quiet.say("That notice is from an earlier session's task.").end() if d.kind == "summary")
-    assert "Agent's last message: The build is slow because" in body, body
+    assert "Its last working turn ended: The build is slow because" in body, body
 
 
 def test_a_sub_agents_report_on_a_file_edited_since_it_was_sent_is_no_finding() -> None:
