@@ -140,7 +140,11 @@ _OWN_WORK = re.compile(r"(?i)\b(?:i'm|i am|i've|i have|i was|my|(?:not|are|is|we
 _LINE_REF = re.compile(r"(?i)\blines? \d+|\b\d+->(?:\d+|exit)\b|:\d+\b|`\d+`")
 _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b(?:we|you) can (?:just|simply)\b|"
                        r"\b(?:best|cleanest|simplest|easiest|quickest|lightest[- ]weight|most [\w-]+) "
-                       r"(?:approach|solution|option|way|fix)\b")
+                       r"(?:approach|solution|option|way|fix)\b|"
+                       # what it would do (held-out review 93: "One boundary I'd draw: the compaction-summary blocks
+                       # … stay", a repair it proposed, the person challenged and it withdrew)
+                       r"^[^:.]{0,40}\bI(?:['’]d| would) (?:draw|suggest|propose|recommend|keep|add|drop|split|move|"
+                       r"change|make|use|go with|take|put|leave|rather|prefer|start|do)\b")
 # What the person is told to do ("Simplest: create an empty private repo at https://github.com/new"):
 # an instruction of the moment, not a finding (held-out review 5, solar 4b2b2b4d).
 _INSTRUCTION = re.compile(r"(?i)^(?:[\w ]{1,25}:\s*)?(?:create|open|go to|click|sign in|log in|type|paste|enter|"

@@ -6899,6 +6899,20 @@ def test_a_finding_the_agent_later_grants_it_drew_too_soon_is_none() -> None:
     assert [d for d in _discoveries(session("Reading all sixteen sources now, as asked.")) if "P-14's trigger" in d.title]
 
 
+def test_what_the_agent_would_do_is_no_finding() -> None:
+    # Held-out review 93 (BookMinder a42b9c92, verbatim, abridged): a boundary of a repair it proposed, which the
+    # person challenged and it withdrew ("probably overcompensates"), was told as found
+    said = ("I think you're right, and the key insight is that git history makes at-source repair provenance-safe. One "
+            "boundary I'd draw: the *compaction-summary blocks* that quote your turns in normalized spelling are genuine "
+            "console content (that's what your terminal showed), so they stay; only the re-paste renderings of "
+            "`day-020.md` are transcription damage and go.")
+    found = _discoveries(Session().user("should we repair day-020 at the source?").say(said).run("git status", ""))
+    assert not [d for d in found if "compaction-summary" in d.title], [d.title for d in found]
+    kept = said.replace("One boundary I'd draw: the", "The")
+    found = _discoveries(Session().user("should we repair day-020 at the source?").say(kept).run("git status", ""))
+    assert [d for d in found if "compaction-summary" in d.title], [d.title for d in found]
+
+
 def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
     # Held-out review 86 (BookMinder a42b9c92, verbatim, abridged): the count was stale when said (day-009's
     # harvest was committed), and the finding kept it in its body
