@@ -124,6 +124,7 @@ _PLAN_AHEAD = re.compile(r"(?i)^[^\w:]*+(?:(?:concrete|proposed|suggested|my|our
                          r"out)|nothing (?:executed|run))\b[^.:]{0,20}:\W*$|"
                          r"^[^\w:]*+here(?:['’]s| is) what (?:i|we)(?:['’]d| would) do\b")
 _LIST_MARK = re.compile(r"\W*\d{1,2}[.)]\W*")
+_STEP_LABEL = re.compile(r"(?i)^(?:for (?:each|every|all) [\w -]{1,25}|then|first|next|finally|step \d+|method|process)\s*[:,]\s+")
 _LIST_ITEM_LINE = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•])[ \t]+(?:\*\*)?(.{1,60})")
 # a numbered step that opens with what to do to something (the same report's "2. Re-run it by node id
 # (`pytest …`) and confirm it was actually collected"), not a finding that opens with a noun that is also
@@ -1252,6 +1253,9 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 break
             if _STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items)):
                 continue
+            labelled = _STEP_LABEL.match(sentence)
+            if labelled and _STEP.match(sentence[labelled.end():]):
+                continue  # "For each rule: pull all sources with `rule.py -r <id> -c`, read …" (held-out review 92)
             if sentence in offered:
                 continue  # one of the ways the person is asked to choose among: a plan, not a finding
             if _OFFERS.match(sentence) or _WOULD_INCLUDE.search(sentence):
@@ -1959,7 +1963,8 @@ _ETA = re.compile(r"\bETAs?\b|(?i:\bnext update\b|\b(?:overall|total|eta)\W{0,3}
 
 _STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:still \w+ing|in flight|in progress|under ?way|"
                           r"to go|remaining|pending|outstanding|busy|left)\b|"
-                          r"\bstill (?:mining|running|working|building|going|in flight|pending)\b")
+                          r"\bstill (?:mining|running|working|building|going|in flight|pending)\b|"
+                          r"\b(?:worker|agent|job|run|build|task)s?\b[^.;]{0,40}\b(?:is|are) still out\b")
 _GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
 
 ERROR_EXPLAINED = "The error it explains: "

@@ -6899,6 +6899,31 @@ def test_a_finding_the_agent_later_grants_it_drew_too_soon_is_none() -> None:
     assert [d for d in _discoveries(session("Reading all sixteen sources now, as asked.")) if "P-14's trigger" in d.title]
 
 
+def test_a_step_of_a_process_it_defines_is_no_finding() -> None:
+    # Held-out review 92 (BookMinder a42b9c92, verbatim, abridged): the process it proposed, which the person
+    # changed seven minutes later, was told as found, with "the pilot worker is still out" in its body
+    said = ("Now the full re-verification you're asking for, as a defined process:\n\n**Scope:** every compiled rule in "
+            "the three skills — 99 T-rules, 47 P/AP-rules, 43 B-rules (~190 rules, ~800 source entries). For each rule: "
+            "pull all sources with `rule.py -r <id> -c`, read the transcript windows, and judge per source (quote "
+            "fidelity / episode fidelity / generalization overreach-or-underreach / missed context) plus a per-rule "
+            "roll-up: *does the compiled wording capture what the scenarios actually taught* — with a concrete rewording "
+            "proposal where it doesn't. Not inventing new rules; auditing the ones we have, exactly like P-04 and P-12 "
+            "went.\n\n**Shape:** ~8 worker-opus slices (tdd-bdd ×4, pair-programming ×2, bookminder ×2), each "
+            "self-committing `provenance-verification-<slice>.md`; I merge the non-FAITHFUL findings and wording "
+            "proposals into one review queue for you.\n\n**Sequencing:** the P-12/P-14 pilot worker is still out; its "
+            "report sets the verdict format and will surface any method problems. I fold its lessons into the slice "
+            "briefs before firing the swarm.\n\nThis is swarm-scale — comparable to the compile run itself. Launch when "
+            "the pilot lands?")
+    found = _discoveries(Session().user("verify every rule's provenance").say(said)
+                         .edit(".coordination/threads.md", "## QUEUE", "## QUEUE\n- provenance re-verification"))
+    assert not [d for d in found if "rule.py -r" in d.title], [d.title for d in found]
+    # a finding with a lead-in stays one
+    found = _discoveries(Session().user("why does the lookup miss?").say(
+        "Root cause: `rule.py -r` reads only the first loc of a chained evidence field, so later locs need manual "
+        "windows.").edit(".coordination/tools/rule.py", "LOC_REF = 1", "LOC_REF = None"))
+    assert [d for d in found if "rule.py -r" in d.title], [d.title for d in found]
+
+
 def test_what_the_agent_would_do_is_no_finding() -> None:
     # Held-out review 93 (BookMinder a42b9c92, verbatim, abridged): a boundary of a repair it proposed, which the
     # person challenged and it withdrew ("probably overcompensates"), was told as found
@@ -6931,6 +6956,10 @@ def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
     result = "Redis is running, but its `maxmemory-policy` is `noeviction`, so every write fails once it is full."
     found = _discoveries(Session().user("how is the mining going?").say(said + "\n\n" + result).run("git status --short", ""))
     assert result in next(d for d in found if "USERNAME" in d.title).body
+    # held-out review 92: "the P-12/P-14 pilot worker is still out", which landed a minute later
+    out = "Sequencing: the P-12/P-14 pilot worker is still out; its report sets the verdict format."
+    found = _discoveries(Session().user("how is the mining going?").say(said + "\n\n" + out).run("git status --short", ""))
+    assert "still out" not in next(d for d in found if "USERNAME" in d.title).body
 
 
 def test_what_still_waits_on_the_persons_go_is_no_finding() -> None:
@@ -7193,8 +7222,9 @@ def test_a_ruling_the_agent_logs_under_its_label_is_an_item() -> None:
 def test_what_the_agent_will_do_only_on_the_persons_go_is_left_out_of_a_finding() -> None:
     # Held-out review 85 (BookMinder a42b9c92, verbatim, abridged): seven minutes later "I do not want to be
     # manually approving every change"
-    said = ("For each rule: pull all sources with `rule.py -r <id> -c`, read the transcript windows, and judge per source "
-            "(quote fidelity / episode fidelity / attribution). Output goes to `provenance-verification-<slice>.md`. "
+    # (its first sentence a finding since held-out review 92: "For each rule: pull all sources …" is a step of a process)
+    said = ("`rule.py -r <id> -c` returns only the first source of a rule, not all of them, so a per-source judgment "
+            "(quote fidelity / episode fidelity / attribution) needs `-a`. Output goes to `provenance-verification-<slice>.md`. "
             "Nothing gets applied to skills without your per-item yes. Launch when the pilot lands.")
     drafts = _discoveries(Session().user("how do we verify provenance?").run("python rule.py -r L-11 -c", "3 sources", error=True)
                           .say(said).edit(".coordination/threads.md", "## Verify", "## Verify\n- per-source"))
