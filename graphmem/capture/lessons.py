@@ -163,7 +163,9 @@ _REJECTED = re.compile(r"(?i)\b(?:(?:that|this|it)(?: is|'s)? no good|is the fix
 # real issue is that Next.js doesn't serve `index.html` …" → "Are you sure the HTML is the issue?").
 _DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)(?:,|\?| that\b| about\b| (?:the|this|it'?s|it is)\b)|\bis that (?:really|actually) (?:it|the (?:issue|problem|cause))\b|"
                        r"\bi (?:don'?t|do not) think (?:that'?s|that is|this is|it'?s) (?:it|the (?:issue|problem|cause))\b|"
-                       r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b")
+                       r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b|"
+                       # held-out review 96: "Just totally off base … you are trying to merge unrelated concepts"
+                       r"\b(?:totally |completely |way |just )?off[- ]base\b")
 # The person's next words set right what the agent just said: a short reply with a rule word that
 # names one of the claim's literals (held-out review 13, chkit e1731008: "I used `minor` rather than
 # `patch` since this is a meaningful feature change…" → "we are prerelease, we only do patch").
@@ -1883,6 +1885,11 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # and 020-s5 still mining.", when day-009's harvest was already committed)
         # (a line that names code or gives a cause says more: "Redis is running, but its `maxmemory-policy` …")
         rest = [s for s in rest if "`" in s or _GIVES_CAUSE.search(s) or not (_MOMENT.search(s) or _STILL_GOING.search(s))]
+        # nor what it will do next, which the person may yet redirect (held-out review 96: "when the revision lands
+        # I'll make one final pass on the WHY section myself, centering falsifiability in close-to-your words", and
+        # the person asked for the agent's own words)
+        rest = [s if plan is None else s[:plan.start()].rstrip(" ;:,") for s in rest for plan in [_OWN_PLAN.search(s)]
+                if plan is None or len(s[:plan.start()].split()) >= 4]
         # a phrase a later message says was wrong (held-out review 84: "parked three days ago", then
         # "\"three days ago\" was wrong — P1 was parked yesterday")
         wrong = {said for k, said in called_wrong if n < k <= n + 200}
@@ -1965,6 +1972,8 @@ _STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:st
                           r"to go|remaining|pending|outstanding|busy|left)\b|"
                           r"\bstill (?:mining|running|working|building|going|in flight|pending)\b|"
                           r"\b(?:worker|agent|job|run|build|task)s?\b[^.;]{0,40}\b(?:is|are) still out\b")
+_OWN_PLAN = re.compile(r"(?i)(?:^|[;:] )\W{0,4}(?:(?:so|and|then|but),? )?(?:(?:when|once|after|before|while) [^,;]{1,80}?[,;]? )?"
+                       r"I(?:['’]ll| will| am going to|['’]m going to)\b")
 _GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
 
 ERROR_EXPLAINED = "The error it explains: "

@@ -6924,6 +6924,32 @@ def test_a_step_of_a_process_it_defines_is_no_finding() -> None:
     assert [d for d in found if "rule.py -r" in d.title], [d.title for d in found]
 
 
+def test_a_reading_the_person_calls_off_base_and_a_plan_in_a_findings_body_are_left_out() -> None:
+    # Held-out review 96 (BookMinder a42b9c92, verbatim, abridged): the worker's thesis the agent defended ("arguably
+    # supported by your history"), then "Just totally off base."; and "when the revision lands I'll make one final
+    # pass … in close-to-your words", before the person asked for the agent's own words
+    reading = ("Honest breakdown: the two ingredients are yours, the weld is inference. The synthesizer was briefed to "
+               "write your motivation *as understanding, not quotation* in `bdd-style-canonical.md`, and this is its "
+               "interpretation — arguably supported by your history, but it's the worker's thesis, not your stated one. "
+               "Your call — does it capture your motivation or distort it?")
+
+    def found(reply: str) -> list[Any]:
+        return _discoveries(Session().user("where does that sentence come from?").run("git log --oneline -1", "e8dd8dc")
+                            .say(reading).edit(".coordination/threads.md", "## Log", "## Log\n- pairing").user(reply)
+                            .say("Understood.").run("git status", ""))
+
+    assert not [d for d in found("Just totally off base. It is totally off base.") if "synthesizer" in d.title]
+    assert [d for d in found("Good, keep it.") if "synthesizer" in d.title]
+    said = ("Good — and this sharpens the hierarchy: **falsifiability is the root**. Which is exactly why `fa0bc72`'s quiet "
+            "switch to patching `cli.SUPPORTED_FILTERS` mattered: it didn't just break a test detail, it un-specified the "
+            "delegation the mock existed to prove.\n\nLogging your framing; when the revision lands I'll make one final "
+            "pass on the WHY section myself, centering falsifiability in close-to-your words rather than worker prose.")
+    drafts = _discoveries(Session().user("the spec's job is nailing requirements in a falsifiable way").run("git log -1", "ok")
+                          .say(said).edit(".coordination/threads.md", "## Log", "## Log\n- falsifiability"))
+    finding = next(d for d in drafts if "fa0bc72" in d.title)
+    assert "final pass" not in finding.body and "falsifiability is the root" in finding.body, finding.body
+
+
 def test_what_the_agent_would_do_is_no_finding() -> None:
     # Held-out review 93 (BookMinder a42b9c92, verbatim, abridged): a boundary of a repair it proposed, which the
     # person challenged and it withdrew ("probably overcompensates"), was told as found
