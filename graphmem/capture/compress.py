@@ -2410,7 +2410,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     # the words that tell where the work stood are not always the session's last (held-out reviews 89–91:
     # "Agent's last message: Banked. Waiting on your read of the P-12 proposal", and two answers followed)
     latest, asked_by_person = _latest_words(s)
-    literal = not latest or _norm(latest[:80]) == _norm(last_words[:80])
+    literal = not latest or _same_message(latest, last_words)
     if last_words:
         body.append(f"{'Agent' + chr(39) + 's last message' if literal else 'Its last working turn ended'}: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
@@ -2426,7 +2426,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         label = "Its answer, asked" if spoke_after else "Its last words, asked"
         body.append(f"{label} \"{_short(' '.join(asked_last.split()), 120)}\": "
                     f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
-    if last_words and not literal and asked_by_person and " ".join(latest.split())[:80] not in " ".join(" ".join(body).split()):
+    offered = _offer_left_open(s)
+    if last_words and not literal and asked_by_person and _norm(latest)[:80] not in _norm(" ".join(body)) \
+            and not (offered and _norm(offered)[-80:] in _norm(latest)):  # the offer's own line tells it
         body.append(f"Its latest words: {redact(_short(' '.join(latest.replace('**', '').split()), 300))}")
     after = _run_after_last_words(s, last_words)
     if after:
@@ -2442,7 +2444,6 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if left:
         body.append(f"Left open in its report ({report_file}):")
         body.extend(f"- {redact(item)}" for item in left)
-    offered = _offer_left_open(s)
     if offered and " ".join(offered.split())[-80:] not in " ".join(quoted.split()):
         body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")
     end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
@@ -2921,15 +2922,29 @@ def _last_agent_message(s: _Session) -> str:
     return ""
 
 
+def _same_message(a: str, b: str) -> bool:
+    """Whether two tellings are one message: the same words, or one the start of the other (a stop
+    hook's copy may be cut)."""
+    na, nb = _norm(a), _norm(b)
+    return na == nb or bool(na) and bool(nb) and (na.startswith(nb) or nb.startswith(na))
+
+
 def _latest_words(s: _Session) -> tuple[str, bool]:
-    """The agent's last words in the transcript, whatever turn they ended, and whether the person
-    started that turn (not the harness: a notice, a stop hook's feedback, a loop tick)."""
+    """The agent's last words, whatever turn they ended, and whether the person started that turn
+    (not the harness: a notice, a stop hook's feedback, a loop tick; nor their thanks); from the
+    stops when there is no transcript."""
     said, typed, by_person = "", False, False
+    if s.transcript is None:
+        for ev in s.events:
+            if ev.event == "user-prompt":
+                typed = not _THANKS.match(ev.text)
+            elif ev.event == "stop" and ev.text.strip():
+                said, by_person, typed = ev.text, typed, False
     for m in s.transcript or ():
         if m.sidechain or m.compact:
             continue
         if m.role == "user" and not m.tool_use_id and m.text.strip():
-            typed = not m.meta
+            typed = not m.meta and not _THANKS.match(m.text)
         elif m.role == "assistant" and m.text.strip():
             said, by_person = m.text, typed
     from graphmem.capture.redact import redact

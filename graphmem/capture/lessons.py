@@ -106,7 +106,7 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
 # `nolintlint` remove …"): what follows is weighed alone. What it agrees to do is a to-do, not a
 # finding ("Fair point from Copilot — the exception should mention `t.Setenv` too.").
 _AGREES = (r"(?:ah,? |oh,? )?(?:you(?:['’]re| are) (?:absolutely |quite |totally )?(?:right|correct)|"
-           r"(?:fair|good) (?:point|catch|call)(?: from [\w.-]+)?|that['’]s (?:right|correct)|my (?:mistake|bad))")
+           r"(?:fair|good) (?:point|catch|call|hit)(?: from [\w.-]+)?|that['’]s (?:right|correct)|my (?:mistake|bad))")
 _AGREEING = re.compile(rf"(?i)^{_AGREES}\s*[—–:,-]+\s*")
 _AGREED_TO_DO = re.compile(r"(?i)\b(?:should|needs? to|must) (?:also )?(?:mention|say|cover|include|add|handle|note)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
@@ -124,7 +124,9 @@ _PLAN_AHEAD = re.compile(r"(?i)^[^\w:]*+(?:(?:concrete|proposed|suggested|my|our
                          r"out)|nothing (?:executed|run))\b[^.:]{0,20}:\W*$|"
                          r"^[^\w:]*+here(?:['’]s| is) what (?:i|we)(?:['’]d| would) do\b")
 _LIST_MARK = re.compile(r"\W*\d{1,2}[.)]\W*")
-_STEP_LABEL = re.compile(r"(?i)^(?:for (?:each|every|all) [\w -]{1,25}|then|first|next|finally|step \d+|method|process)\s*[:,]\s+")
+_STEP_LABEL = re.compile(r"(?i)^(?:(?:for (?:each|every|all)|per) [^:,—–]{1,40}|then|first|second|third|next|finally|lastly|"
+                         r"step \d+|method|process)\s*(?:[:,]|\s[—–])\s+")
+_ROOT_CAUSE = re.compile(r"(?i)\broot cause\b|\bthe (?:issue|problem|bug|culprit) (?:is|was)\b")
 _LIST_ITEM_LINE = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•])[ \t]+(?:\*\*)?(.{1,60})")
 # a numbered step that opens with what to do to something (the same report's "2. Re-run it by node id
 # (`pytest …`) and confirm it was actually collected"), not a finding that opens with a noun that is also
@@ -144,8 +146,8 @@ _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b
                        r"(?:approach|solution|option|way|fix)\b|"
                        # what it would do (held-out review 93: "One boundary I'd draw: the compaction-summary blocks
                        # … stay", a repair it proposed, the person challenged and it withdrew)
-                       r"^[^:.]{0,40}\bI(?:['’]d| would) (?:draw|suggest|propose|recommend|keep|add|drop|split|move|"
-                       r"change|make|use|go with|take|put|leave|rather|prefer|start|do)\b")
+                       r"^[^:.]{0,40}\b(?:I|we)(?:['’]d| would) (?:draw|suggest|propose|recommend|keep|drop|split|move|"
+                       r"change|use|go with|take|put|leave|rather|prefer|start|set|lean toward|opt for|pick)\b")
 # What the person is told to do ("Simplest: create an empty private repo at https://github.com/new"):
 # an instruction of the moment, not a finding (held-out review 5, solar 4b2b2b4d).
 _INSTRUCTION = re.compile(r"(?i)^(?:[\w ]{1,25}:\s*)?(?:create|open|go to|click|sign in|log in|type|paste|enter|"
@@ -165,7 +167,7 @@ _DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)(?:,|\?| that\b| about\b|
                        r"\bi (?:don'?t|do not) think (?:that'?s|that is|this is|it'?s) (?:it|the (?:issue|problem|cause))\b|"
                        r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b|"
                        # held-out review 96: "Just totally off base … you are trying to merge unrelated concepts"
-                       r"\b(?:totally |completely |way |just )?off[- ]base\b")
+                       r"^\W*(?:(?:just|that['’]?s|this is|it['’]?s|you['’]re|you are|this|that) )?(?:totally |completely |way )?off[- ]base\b")
 # The person's next words set right what the agent just said: a short reply with a rule word that
 # names one of the claim's literals (held-out review 13, chkit e1731008: "I used `minor` rather than
 # `patch` since this is a meaningful feature change…" → "we are prerelease, we only do patch").
@@ -1253,10 +1255,10 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             step, marked = marked, _LIST_MARK.fullmatch(sentence) is not None
             if _PLAN_AHEAD.search(sentence):
                 break
-            if _STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items)):
-                continue
             labelled = _STEP_LABEL.match(sentence)
-            if labelled and _STEP.match(sentence[labelled.end():]):
+            if (_STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items))
+                    or labelled and _STEP.match(sentence[labelled.end():])) \
+                    and not (_ROOT_CAUSE.search(sentence) or _GIVES_CAUSE.search(sentence)):
                 continue  # "For each rule: pull all sources with `rule.py -r <id> -c`, read …" (held-out review 92)
             if sentence in offered:
                 continue  # one of the ways the person is asked to choose among: a plan, not a finding
@@ -1339,18 +1341,21 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
 
 
 REPORT_MARK = "report:"  # the uuid's prefix of a sub-agent's report read as the agent's words
-_FILE_NAMED = re.compile(r"[\w.-]+\.[A-Za-z]\w{0,5}\b")
+_FILE_NAMED = re.compile(r"(?<![\w./-])(?:[\w-]*/)*(?:[\w-]+\.)+[A-Za-z]\w{0,5}\b|(?<![\w./-])(?:[\w.-]+/)*\.[\w-]+(?:/[\w.-]+)*")
+_SELF_FIX = re.compile(r"(?i)\b(?:I |and )?(?:fixed|guarded|patched|changed|updated|rewrote|committed)\b")
 
 
-def _changed_by(use: Any) -> list[str]:
-    """The files a call changes: an edit's, a command's writes and what it stages for a commit."""
+def _changed_by(use: Any) -> list[tuple[str, bool]]:
+    """The files a call changes, each with whether the call only staged it for a commit: an edit's, a
+    command's writes and what it stages."""
     if use.name in EDIT_TOOLS | WRITE_TOOLS:
-        return [str(use.input.get("file_path") or "")]
+        return [(str(use.input.get("file_path") or use.input.get("notebook_path") or ""), False)]
     line = use.input.get("command") if use.name in COMMAND_TOOLS else None
     if not isinstance(line, str) or not line.strip():
         return []
     cmd = parse_command(line[:4000])
-    return [*cmd.writes, *(f for step in _chain(cmd) if step.exe == "git" and step.sub == "add" for f in step.targets)]
+    return [*((f, False) for f in cmd.writes),
+            *((f, True) for step in _chain(cmd) if step.exe == "git" and step.sub == "add" for f in step.targets)]
 
 
 class _StaleReports:
@@ -1360,19 +1365,35 @@ class _StaleReports:
     after the lead had taught rule.py quoted ids)."""
 
     def __init__(self, before: list[Any], msgs: list[Any]) -> None:
-        notice = {m.uuid: t.group(1) for m in before if m.role == "user" and m.meta
-                  for t in [_NOTICED_TOOL.search(m.text[:600])] if t}
-        called = {u.id: k for k, m in enumerate(msgs) if m.role == "assistant" for u in m.tool_uses}
-        self.since = {k: called.get(notice.get(m.uuid[len(REPORT_MARK):], ""), -1) for k, m in enumerate(msgs)
-                      if m.uuid.startswith(REPORT_MARK)}
-        self.edits = [(k, posixpath.basename(path)) for k, m in enumerate(msgs) if m.role == "assistant"
-                      for u in m.tool_uses for path in _changed_by(u) if path]
+        self.msgs = msgs
+        self.since = {k: -1 for k, m in enumerate(msgs) if m.uuid.startswith(REPORT_MARK)}
+        self._edits: list[tuple[int, str, bool]] | None = None
+        if self.since:
+            notice = {m.uuid: t.group(1) for m in before if m.role == "user" and m.meta
+                      for t in [_NOTICED_TOOL.search(m.text[:600])] if t}
+            called = {u.id: k for k, m in enumerate(msgs) if m.role == "assistant" for u in m.tool_uses}
+            self.since = {k: called.get(notice.get(msgs[k].uuid[len(REPORT_MARK):], ""), -1) for k in self.since}
+
+    def edits(self) -> list[tuple[int, str, bool]]:
+        if self._edits is None:  # read only when a report has a finding
+            last = max(self.since)
+            self._edits = [(k, path, staged) for k, m in enumerate(self.msgs[:last]) if m.role == "assistant"
+                           for u in m.tool_uses for path, staged in _changed_by(u) if path]
+        return self._edits
 
     def of(self, n: int, claim: str) -> bool:
+        """Whether the finding at n is a report's, on a file its main clause names and the session changed
+        since (a path matched by its end, `src/api/__init__.py` not `src/cli/__init__.py`; a file only staged counts unless the report
+        says it changed things itself: the lead committing the sub-agent's fix)."""
         if n not in self.since:
             return False
-        names = {posixpath.basename(name) for name in _FILE_NAMED.findall(claim)}
-        return any(self.since[n] < k < n and base in names for k, base in self.edits)
+        # the files of its main clause: not "…; `utils.py` calls it for every upload"
+        names = [name.removeprefix("./") for name in _FILE_NAMED.findall(re.split(r";\s|\s[—–]\s", claim, maxsplit=1)[0])]
+        own = bool(_SELF_FIX.search(self.msgs[n].text))
+        return any(self.since[n] < k < n and not (staged and own)
+                   and any(path.endswith("/" + name) or path == name or "/" not in name and posixpath.basename(path) == name
+                           for name in names)
+                   for k, path, staged in self.edits())
 
 
 def _lead_speaks_of(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -1888,8 +1909,11 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # nor what it will do next, which the person may yet redirect (held-out review 96: "when the revision lands
         # I'll make one final pass on the WHY section myself, centering falsifiability in close-to-your words", and
         # the person asked for the agent's own words)
-        rest = [s if plan is None else s[:plan.start()].rstrip(" ;:,") for s in rest for plan in [_OWN_PLAN.search(s)]
-                if plan is None or len(s[:plan.start()].split()) >= 4]
+        # (a plan that opens a line before a result keeps it: "I'll fix that next, but the real problem is that
+        # `retry()` swallows `CancelledError`")
+        rest = [s if plan is None or plan.start() == 0 and "`" in s[plan.end():] else s[:plan.start()].rstrip(" ;:,—–")
+                for s in rest for plan in [_OWN_PLAN.search(s)]
+                if plan is None or plan.start() == 0 and "`" in s[plan.end():] or len(s[:plan.start()].split()) >= 4]
         # a phrase a later message says was wrong (held-out review 84: "parked three days ago", then
         # "\"three days ago\" was wrong — P1 was parked yesterday")
         wrong = {said for k, said in called_wrong if n < k <= n + 200}
@@ -1971,9 +1995,10 @@ _ETA = re.compile(r"\bETAs?\b|(?i:\bnext update\b|\b(?:overall|total|eta)\W{0,3}
 _STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:still \w+ing|in flight|in progress|under ?way|"
                           r"to go|remaining|pending|outstanding|busy|left)\b|"
                           r"\bstill (?:mining|running|working|building|going|in flight|pending)\b|"
-                          r"\b(?:worker|agent|job|run|build|task)s?\b[^.;]{0,40}\b(?:is|are) still out\b")
-_OWN_PLAN = re.compile(r"(?i)(?:^|[;:] )\W{0,4}(?:(?:so|and|then|but),? )?(?:(?:when|once|after|before|while) [^,;]{1,80}?[,;]? )?"
-                       r"I(?:['’]ll| will| am going to|['’]m going to)\b")
+                          r"\b(?:worker|agent|job|run|build|task)s?\b[^.;]{0,40}\b(?:is|are) still out\b(?! of\b)")
+_OWN_PLAN = re.compile(r"(?i)(?:^|[;:] |\s[—–] )\W{0,4}(?:(?:so|and|then|but|next),? )?"
+                       r"(?:(?:when|once|after|before|while) (?:(?!\b(?:so|and|but|because)\b)[^,;`]){1,60}?[,;]? )?"
+                       r"(?:(?:I|we)(?:['’]ll| will| am going to|['’]m going to| are going to)\b|my plan is to\b)")
 _GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
 
 ERROR_EXPLAINED = "The error it explains: "
@@ -2259,9 +2284,14 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
 # (held-out review 90: "the dry run holds up almost embarrassingly well … P-14's trigger survived compile
 # fine", then "This is not good at all to check just the first one and spin a story." and "You're right —
 # I generalized from the primary source alone and left thirteen merged sources unread.")
-_OWNS_FAULT = re.compile(r"(?i)\bI (?:generali[sz]ed|jumped|over-?claimed|overstated|assumed|guessed|was wrong|"
-                         r"got (?:it|that|this) wrong|missed|skipped|only (?:read|checked|looked at))\b")
-_NAMES_IN = re.compile(r"`([^`\n]{3,80})`|\b([A-Z]{1,5}-\d{1,4})\b")
+_OWNS_FAULT = re.compile(r"(?i)\bI (?:generali[sz]ed|jumped to|over-?claimed|overstated|over-?reached|stopped at|"
+                         r"only (?:read|checked|looked at)|read only|did(?:n['’]t| not) (?:read|check|look at)|should have "
+                         r"(?:read|checked|looked at))\b|\btoo (?:quick|hasty|soon)\b")
+# what the person said of the reading: not a process slip ("you forgot the changelog entry")
+_REPROACH = re.compile(r"(?i)\boff[- ]base\b|\bnot good\b|\bspin(?:ning)? a story\b|\bscant\b|\bexpect (?:a lot |much )?more\b|"
+                       r"\byou (?:just|only) (?:looked|read|checked)\b|\b(?:just|only) the first\b|\btoo (?:quick|hasty|fast)\b|"
+                       r"\bsuperficial\b|\bcherry-?pick|\bdid(?:n['’]t| not) (?:even )?(?:read|check|look)\b")
+_NAMES_IN = re.compile(r"`([^`\n]{3,80})`|\b((?!(?:UTF|SHA|ISO|MD|RFC)-)[A-Z]{1,5}-\d{1,4})\b")
 
 
 def _owned_too_hasty(msgs: list[Any], prompts: list[int], n: int, claim: str) -> bool:
@@ -2274,8 +2304,9 @@ def _owned_too_hasty(msgs: list[Any], prompts: list[int], n: int, claim: str) ->
     for k, end in zip(prompts[at:at + 2], [*prompts[at + 1:at + 3], len(msgs)]):
         answer = list(islice((msgs[j].text for j in range(k + 1, end) if msgs[j].role == "assistant"
                               and msgs[j].text.strip()), 3))
-        if answer and _CONCEDES.match(answer[0]) and _OWNS_FAULT.search(answer[0][:300]) \
-                and any(name in text for text in answer for name in names):
+        if answer and _REPROACH.search(msgs[k].text[:2000]) and _CONCEDES.match(answer[0]) \
+                and _OWNS_FAULT.search(answer[0][:300]) \
+                and any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for text in answer for name in names):
             return True
     return False
 

@@ -6964,6 +6964,78 @@ def test_what_the_agent_would_do_is_no_finding() -> None:
     assert [d for d in found if "compaction-summary" in d.title], [d.title for d in found]
 
 
+def test_the_late_rules_of_session_29_keep_true_findings() -> None:
+    # the review of 869d546^..4098c81: each input is one the late rules lost and the code before them kept
+    def titles(session: Session) -> list[str]:
+        return [d.title for d in _discoveries(session)]
+
+    claim = ("The root cause is that `load_config` ignores `XDG_CONFIG_HOME`, so the CLI always reads "
+             "`~/.config/tool.toml` even when the variable is set.")
+    # H1: a concession about a process slip is no taking back of the reading
+    slip = (Session().user("why does the CLI ignore my XDG_CONFIG_HOME?").run("grep -n XDG src/config.py", "").say(claim)
+            .edit("src/config.py", "base = HOME", "base = os.environ.get('XDG_CONFIG_HOME', HOME)")
+            .user("you forgot the changelog entry")
+            .say("You're right — I missed the changelog. Added an entry for the `load_config` fix.")
+            .edit("CHANGELOG.md", "## Unreleased", "## Unreleased\n- honour XDG_CONFIG_HOME"))
+    assert [t for t in titles(slip) if "load_config" in t]
+    # M3: "off base" said of something else, or negated
+    for reply in ("Not off base at all — that matches what we saw in prod. Fix it.",
+                  "My earlier guess about DNS was way off base then. Go ahead and fix it."):
+        s = (Session().user("why does the CLI ignore my XDG_CONFIG_HOME?").run("grep -n XDG src/config.py", "")
+             .say(claim).edit("src/config.py", "base = HOME", "base = XDG").user(reply).say("Fixing.").run("make", "ok"))
+        assert [t for t in titles(s) if "load_config" in t], reply
+    # M2, M6: a cause after a pointer's label, and after "One thing I'd add:"
+    for said in (("First, read the traceback from the bottom: the root cause is `ImportError: cannot import name "
+                 "'Client'` raised in `api/__init__.py`, not the `TimeoutError` printed last."),
+                 ("One thing I'd add: `pool.go` never returns a connection to `p.idle` when the context times out, so "
+                 "the pool drains.")):
+        s = (Session().user("why does it hang in CI?").run("pytest -x", "FAILED", error=True).say(said)
+             .edit("src/api/__init__.py", "from api.legacy import Client", "from api.client import Client"))
+        assert [t for t in titles(s) if "`" in t], said
+    # H2: a report on another file of the same name, or naming a changed file only in passing
+    for report, changed in ((("Root cause of the import error: `src/api/__init__.py` re-exports `Client` from `api.legacy`, a "
+                             "module deleted in 2.0, so `import api` fails on a clean install."), "src/cli/__init__.py"),
+                            (("Root cause: `parse_header` in `parser.py` indexes `line[0]` unguarded, so it raises "
+                             "`IndexError` on an empty first line; `utils.py` calls it for every upload."), "src/utils.py")):
+        s = (Session().user("find why uploads fail").call(
+            "Agent", {"subagent_type": "general-purpose", "description": "Investigate", "prompt": "Investigate",
+                      "run_in_background": True}, "Async agent launched successfully."))
+        tool_id = s.records[-2]["message"]["content"][0]["id"]
+        s.edit(changed, "log = None", "log = logging.getLogger()")
+        _notified(s, tool_id, 'Agent "Investigate" finished', report)
+        assert [t for t in titles(s.say("Report in.").run("git status", "")) if "Root cause" in t], report
+    # M4: a result line that holds a plan keeps the result
+    result = "I'll fix that next, but the real problem is that `retry()` swallows `CancelledError` and the worker never exits."
+    s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
+        "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
+        + result).edit("pool/pool.go", "return", "p.idle <- c; return"))
+    assert result in next(d.body for d in _discoveries(s) if "pool.go" in d.title)
+
+
+def test_the_summary_labels_and_tells_the_latest_words_once() -> None:
+    # the review of 869d546^..4098c81 (M5, L2, L5): a later answer that opens like the report is still later; a
+    # pleasantry after thanks is no latest word; without a transcript the stops tell the latest words
+    table = "| Shard | State | Rows |\n|---|---|---|\n| s1 | merged | 1200 |\n"
+    s = (Session().user("merge the shards").run("python merge.py --all > harvest.db", "ok")
+         .edit("merge.py", "a", "b").say(table + "| s2 | merged | 980 |\n\nAll shards merged into `harvest.db`.")
+         .user("recheck s2 against the source").run("grep -c ^s2, harvest.csv", "0")
+         .say(table + "| s2 | CORRUPT | 0 |\n\ns2's merge was empty: `harvest.db` lost its rows."))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    assert "Its last working turn ended:" in body and "CORRUPT" in body, body
+    thanks = (Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
+              .say("Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass.").user("thanks!").say("You're welcome!"))
+    assert "You're welcome" not in next(d.body for d in thanks.end() if d.kind == "summary")
+    hooks = Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
+    hooks.events.append(HookEvent("stop", "claude-code", hooks.sid, ROOT, ROOT, ts=hooks.t + 1,
+                                  text="Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass."))
+    hooks.user("does the same flake hit test_timeout?")
+    hooks.events.append(HookEvent("stop", "claude-code", hooks.sid, ROOT, ROOT, ts=hooks.t + 2,
+                                  text="Yes — `test_timeout` also sleeps on the wall clock; I have not changed it yet."))
+    hooks.events.append(HookEvent("session-end", "claude-code", hooks.sid, ROOT, ROOT, ts=hooks.t + 3))
+    body = next(d.body for d in compress_session(hooks.events, transcript=None) if d.kind == "summary")
+    assert "Its last working turn ended: Fixed" in body and "Its latest words: Yes — `test_timeout`" in body, body
+
+
 def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
     # Held-out review 86 (BookMinder a42b9c92, verbatim, abridged): the count was stale when said (day-009's
     # harvest was committed), and the finding kept it in its body
