@@ -2922,11 +2922,14 @@ def _last_agent_message(s: _Session) -> str:
     return ""
 
 
+_ONLY_THANKS = re.compile(r"(?i)\W*(?:(?:thanks|thank you|thx|ty|cheers|great|perfect|nice|awesome|cool)\b\W*)+(?:(?:so|very) much\W*)?$")
+
+
 def _same_message(a: str, b: str) -> bool:
     """Whether two tellings are one message: the same words, or one the start of the other (a stop
     hook's copy may be cut)."""
     na, nb = _norm(a), _norm(b)
-    return na == nb or bool(na) and bool(nb) and (na.startswith(nb) or nb.startswith(na))
+    return na == nb or min(len(na), len(nb)) >= 40 and (na.startswith(nb) or nb.startswith(na))
 
 
 def _latest_words(s: _Session) -> tuple[str, bool]:
@@ -2937,14 +2940,14 @@ def _latest_words(s: _Session) -> tuple[str, bool]:
     if s.transcript is None:
         for ev in s.events:
             if ev.event == "user-prompt":
-                typed = not _THANKS.match(ev.text)
+                typed = not _ONLY_THANKS.match(ev.text)
             elif ev.event == "stop" and ev.text.strip():
                 said, by_person, typed = ev.text, typed, False
     for m in s.transcript or ():
         if m.sidechain or m.compact:
             continue
         if m.role == "user" and not m.tool_use_id and m.text.strip():
-            typed = not m.meta and not _THANKS.match(m.text)
+            typed = not m.meta and not _ONLY_THANKS.match(m.text)
         elif m.role == "assistant" and m.text.strip():
             said, by_person = m.text, typed
     from graphmem.capture.redact import redact

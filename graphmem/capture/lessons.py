@@ -146,8 +146,8 @@ _PROPOSAL = re.compile(r"(?i)^(?:so |then )?(?:we|you) (?:can|could|should)\b|\b
                        r"(?:approach|solution|option|way|fix)\b|"
                        # what it would do (held-out review 93: "One boundary I'd draw: the compaction-summary blocks
                        # … stay", a repair it proposed, the person challenged and it withdrew)
-                       r"^[^:.]{0,40}\b(?:I|we)(?:['’]d| would) (?:draw|suggest|propose|recommend|keep|drop|split|move|"
-                       r"change|use|go with|take|put|leave|rather|prefer|start|set|lean toward|opt for|pick)\b")
+                       r"^(?!\W*(?:otherwise|without|if|unless|then|in that case|that['’]s why|which is why)\b)[^:.]{0,40}\b(?:I|we)(?:['’]d| would) (?:draw|suggest|propose|recommend|keep|drop|split|move|"
+                       r"change|use|go with|take|put|leave|rather|prefer|start|set|lean toward|opt for|pick)\b[^:.]{0,30}:")
 # What the person is told to do ("Simplest: create an empty private repo at https://github.com/new"):
 # an instruction of the moment, not a finding (held-out review 5, solar 4b2b2b4d).
 _INSTRUCTION = re.compile(r"(?i)^(?:[\w ]{1,25}:\s*)?(?:create|open|go to|click|sign in|log in|type|paste|enter|"
@@ -167,7 +167,8 @@ _DISPUTED = re.compile(r"(?i)\bare you (?:sure|certain)(?:,|\?| that\b| about\b|
                        r"\bi (?:don'?t|do not) think (?:that'?s|that is|this is|it'?s) (?:it|the (?:issue|problem|cause))\b|"
                        r"\b(?:that'?s|that is|this is|it'?s) not the (?:issue|problem|cause|reason)\b|"
                        # held-out review 96: "Just totally off base … you are trying to merge unrelated concepts"
-                       r"^\W*(?:(?:just|that['’]?s|this is|it['’]?s|you['’]re|you are|this|that) )?(?:totally |completely |way )?off[- ]base\b")
+                       r"^\W*(?:(?:no|nope|hmm+|honestly|well|just|totally|completely|way|really|i think|that['’]?s|this is|"
+                       r"it['’]?s|you['’]re|you are|this|that|is)\W+){0,5}off[- ]base\b")
 # The person's next words set right what the agent just said: a short reply with a rule word that
 # names one of the claim's literals (held-out review 13, chkit e1731008: "I used `minor` rather than
 # `patch` since this is a meaningful feature change…" → "we are prerelease, we only do patch").
@@ -1258,7 +1259,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             labelled = _STEP_LABEL.match(sentence)
             if (_STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items))
                     or labelled and _STEP.match(sentence[labelled.end():])) \
-                    and not (_ROOT_CAUSE.search(sentence) or _GIVES_CAUSE.search(sentence)):
+                    and not (_ROOT_CAUSE.search(sentence) or re.search(r"\bbecause\b", sentence)):
                 continue  # "For each rule: pull all sources with `rule.py -r <id> -c`, read …" (held-out review 92)
             if sentence in offered:
                 continue  # one of the ways the person is asked to choose among: a plan, not a finding
@@ -1342,7 +1343,8 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
 
 REPORT_MARK = "report:"  # the uuid's prefix of a sub-agent's report read as the agent's words
 _FILE_NAMED = re.compile(r"(?<![\w./-])(?:[\w-]*/)*(?:[\w-]+\.)+[A-Za-z]\w{0,5}\b|(?<![\w./-])(?:[\w.-]+/)*\.[\w-]+(?:/[\w.-]+)*")
-_SELF_FIX = re.compile(r"(?i)\b(?:I |and )?(?:fixed|guarded|patched|changed|updated|rewrote|committed)\b")
+_SELF_FIX = re.compile(r"(?i)\b(?:fixed|guarded|patched|changed|updated|rewrote|committed|added|removed|replaced|wrapped|"
+                       r"renamed|moved|edited)\b")
 
 
 def _changed_by(use: Any) -> list[tuple[str, bool]]:
@@ -1998,7 +2000,7 @@ _STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:st
                           r"\b(?:worker|agent|job|run|build|task)s?\b[^.;]{0,40}\b(?:is|are) still out\b(?! of\b)")
 _OWN_PLAN = re.compile(r"(?i)(?:^|[;:] |\s[—–] )\W{0,4}(?:(?:so|and|then|but|next),? )?"
                        r"(?:(?:when|once|after|before|while) (?:(?!\b(?:so|and|but|because)\b)[^,;`]){1,60}?[,;]? )?"
-                       r"(?:(?:I|we)(?:['’]ll| will| am going to|['’]m going to| are going to)\b|my plan is to\b)")
+                       r"(?:I(?:['’]ll| will| am going to|['’]m going to)\b|my plan is to\b)")
 _GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
 
 ERROR_EXPLAINED = "The error it explains: "
@@ -2285,12 +2287,11 @@ def _taken_back(msgs: list[Any], n: int) -> bool:
 # fine", then "This is not good at all to check just the first one and spin a story." and "You're right —
 # I generalized from the primary source alone and left thirteen merged sources unread.")
 _OWNS_FAULT = re.compile(r"(?i)\bI (?:generali[sz]ed|jumped to|over-?claimed|overstated|over-?reached|stopped at|"
-                         r"only (?:read|checked|looked at)|read only|did(?:n['’]t| not) (?:read|check|look at)|should have "
-                         r"(?:read|checked|looked at))\b|\btoo (?:quick|hasty|soon)\b")
+                         r"only (?:read|checked|looked at)|read only)\b|\btoo (?:quick|hasty)\b")
 # what the person said of the reading: not a process slip ("you forgot the changelog entry")
-_REPROACH = re.compile(r"(?i)\boff[- ]base\b|\bnot good\b|\bspin(?:ning)? a story\b|\bscant\b|\bexpect (?:a lot |much )?more\b|"
-                       r"\byou (?:just|only) (?:looked|read|checked)\b|\b(?:just|only) the first\b|\btoo (?:quick|hasty|fast)\b|"
-                       r"\bsuperficial\b|\bcherry-?pick|\bdid(?:n['’]t| not) (?:even )?(?:read|check|look)\b")
+_REPROACH = re.compile(r"(?i)\boff[- ]base\b|\bspin(?:ning)? a story\b|\bscant (?:evidence|reading)\b|\bexpect (?:a lot |much )?more\b|"
+                       r"\byou (?:just|only) (?:looked|read|checked)\b|\b(?:just|only) the first\b|\btoo (?:quick|hasty)\b|"
+                       r"\bsuperficial\b|\bcherry-?pick")
 _NAMES_IN = re.compile(r"`([^`\n]{3,80})`|\b((?!(?:UTF|SHA|ISO|MD|RFC)-)[A-Z]{1,5}-\d{1,4})\b")
 
 

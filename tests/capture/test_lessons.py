@@ -7004,12 +7004,30 @@ def test_the_late_rules_of_session_29_keep_true_findings() -> None:
         s.edit(changed, "log = None", "log = logging.getLogger()")
         _notified(s, tool_id, 'Agent "Investigate" finished', report)
         assert [t for t in titles(s.say("Report in.").run("git status", "")) if "Root cause" in t], report
+    # the review of 1e53e97: "not good, CI is red" and "I pushed too soon" are a process slip; a counterfactual
+    # is no proposal; a prediction is no plan
+    ci = (Session().user("why does the CLI ignore my XDG_CONFIG_HOME?").run("grep -n XDG src/config.py", "").say(claim)
+          .edit("src/config.py", "base = HOME", "base = XDG").user("not good, CI is red on the lint job")
+          .say("You're right — that was too quick; lint fails on the import order. Fixing.").run("make lint", "ok")
+          .say("Re-pushed the `load_config` fix with the imports sorted."))
+    assert [t for t in titles(ci) if "load_config" in t]
+    for said in ("Without the lock we would start two writers, because `flush()` in `wal.go` never checks `w.busy`.",
+                 ("That's why we'd keep seeing 502s: `pool.go` never returns a connection to `p.idle` when the context "
+                 "times out.")):
+        s = (Session().user("why do writes collide?").run("go test ./...", "FAIL", error=True).say(said)
+             .edit("wal/wal.go", "func flush", "func flush // guarded"))
+        assert [t for t in titles(s) if "`" in t], said
     # M4: a result line that holds a plan keeps the result
     result = "I'll fix that next, but the real problem is that `retry()` swallows `CancelledError` and the worker never exits."
     s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
         "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
         + result).edit("pool/pool.go", "return", "p.idle <- c; return"))
     assert result in next(d.body for d in _discoveries(s) if "pool.go" in d.title)
+    predicted = "The catch — we'll hit the 30 s timeout on every cold start since the pool has no warm-up."
+    s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
+        "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
+        + predicted).edit("pool/pool.go", "return", "p.idle <- c; return"))
+    assert "30 s timeout" in next(d.body for d in _discoveries(s) if "pool.go" in d.title)
 
 
 def test_the_summary_labels_and_tells_the_latest_words_once() -> None:
@@ -7025,6 +7043,12 @@ def test_the_summary_labels_and_tells_the_latest_words_once() -> None:
     thanks = (Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
               .say("Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass.").user("thanks!").say("You're welcome!"))
     assert "You're welcome" not in next(d.body for d in thanks.end() if d.kind == "summary")
+    # the review of 1e53e97: a go-ahead is no thanks; the answer to it is the latest word
+    go = (Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
+          .say("Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass. Want me to check `test_timeout`?")
+          .user("yes please").run("grep -n sleep tests/test_timeout.py", "14: time.sleep(2)")
+          .say("It does: `test_timeout` sleeps 2 s on the wall clock in its fixture, so it flakes the same way."))
+    assert "It does: `test_timeout` sleeps" in next(d.body for d in go.end() if d.kind == "summary")
     hooks = Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
     hooks.events.append(HookEvent("stop", "claude-code", hooks.sid, ROOT, ROOT, ts=hooks.t + 1,
                                   text="Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass."))
