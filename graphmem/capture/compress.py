@@ -2677,7 +2677,9 @@ def _closing_words(last_words: str) -> str:
     for n, raw in enumerate(lines):
         if raw.lstrip().startswith("|"):
             continue  # a table's row ("| Платформа | Build ID | Время |", held-out review 6)
-        line = _FILLER_OPENER.sub("", _LIST_ITEM.sub("", re.sub(r"^[#>*\s-]+|\*+", "", raw)).strip())
+        # emphasis goes, a code span keeps its stars (held-out review 101: "a `.gitignore` with `*`")
+        unmarked = re.sub(r"(`[^`\n]*`)|\*+", lambda m: m.group(1) or "", re.sub(r"^[#>*\s-]+", "", raw))
+        line = _FILLER_OPENER.sub("", _LIST_ITEM.sub("", unmarked).strip())
         if line.endswith(":") and len(line) > 25 and not _AGENT_ACTION.match(line):
             items = []
             for follow in lines[n + 1:]:

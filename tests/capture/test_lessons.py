@@ -7030,6 +7030,16 @@ def test_the_late_rules_of_session_29_keep_true_findings() -> None:
     assert "30 s timeout" in next(d.body for d in _discoveries(s) if "pool.go" in d.title)
 
 
+def test_a_code_span_keeps_its_stars_in_the_summary() -> None:
+    # Held-out review 101 (BookMinder a42b9c92, verbatim): the title said "a `.gitignore` with ``"
+    said = ("Resolved the hook loop without deciding for you: `.coordination/` now contains a `.gitignore` with `*`, "
+            "making it self-ignoring — git status is clean, reports stay in place, and nothing tracked changed.")
+    drafts = (Session().user("the stop hook keeps nagging").run("printf '*\\n' > .coordination/.gitignore", "")
+              .say(said).end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "`.gitignore` with `*`" in summary.title + summary.body and "with ``" not in summary.title, summary.title
+
+
 def test_the_summary_labels_and_tells_the_latest_words_once() -> None:
     # the review of 869d546^..4098c81 (M5, L2, L5): a later answer that opens like the report is still later; a
     # pleasantry after thanks is no latest word; without a transcript the stops tell the latest words
