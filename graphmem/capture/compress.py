@@ -2270,8 +2270,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
 
             goal_text = redact(first.text[:4000])[:2000]
     goal_text = _typed_around_paste(goal_text)
-    goal_room = 200 if asks_told(goal_text) == goal_text else 2 * LONG_PROMPT
-    goal_text = asks_told(goal_text)
+    told = asks_told(goal_text)
+    goal_text, goal_room = told, 200 if told == goal_text else 2 * LONG_PROMPT
     if not goal_text and not has_tools:
         return []
     # The transcript's clock says when the work happened; an imported or replayed session's hook
@@ -2764,7 +2764,7 @@ def _final_reply(s: _Session) -> tuple[str, str, bool]:
     return redact(last[0]), redact(last[1]), spoke_after
 
 
-_NOTICE_OF = re.compile(r"<tool-use-id>([^<\s]+)</tool-use-id>")
+NOTICED_TOOL = re.compile(r"<tool-use-id>([^<\s]+)</tool-use-id>")  # the call a task notification is of
 
 
 def _ticked(msg: Any) -> bool:
@@ -2897,7 +2897,7 @@ def _last_agent_message(s: _Session) -> str:
                                  or delegates_work(u.name, u.input) for u in m.tool_uses)
                 # (a message that resumes one hands it work again: its next notice names that call)
                 handed |= {u.id for u in m.tool_uses if delegates_work(u.name, u.input) or u.name == "SendMessage"}
-                notice = _NOTICE_OF.search(asked.text[:600]) if asked is not None and _notified(asked) \
+                notice = NOTICED_TOOL.search(asked.text[:600]) if asked is not None and _notified(asked) \
                     and not _ticked(asked) else None
                 told = notice is not None and notice.group(1) in handed  # how the work it handed out stands
                 if m.text:

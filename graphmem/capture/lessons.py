@@ -50,6 +50,7 @@ from graphmem.capture.compress import (
     task_outcome,
     told_failure,
 )
+from graphmem.capture.compress import NOTICED_TOOL as _NOTICED_TOOL
 from graphmem.capture.compress import chain as _chain
 from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import step_of as _step
@@ -127,7 +128,6 @@ _LIST_MARK = re.compile(r"\W*\d{1,2}[.)]\W*")
 _STEP_LABEL = re.compile(r"(?i)^(?:(?:for (?:each|every|all)|per) [^:,—–]{1,40}|then|first|second|third|next|finally|lastly|"
                          r"step \d+|method|process)\s*(?:[:,]|\s[—–])\s+")
 _ROOT_CAUSE = re.compile(r"(?i)\broot cause\b|\bthe (?:issue|problem|bug|culprit) (?:is|was)\b")
-_LIST_ITEM_LINE = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•])[ \t]+(?:\*\*)?(.{1,60})")
 # a numbered step that opens with what to do to something (the same report's "2. Re-run it by node id
 # (`pytest …`) and confirm it was actually collected"), not a finding that opens with a noun that is also
 # a verb ("1. Read replicas are the root cause: …", "1. Use of `pickle.loads` …")
@@ -1250,7 +1250,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         best: tuple[float, str] | None = None
         offered = _options_offered(msg.text)
         marked = False
-        items = [" ".join(m.group(1).replace("**", "").split()) for m in _LIST_ITEM_LINE.finditer(msg.text[:20000])]
+        items = [" ".join(m.group(1).replace("**", "").split())[:60] for line in msg.text[:20000].splitlines()
+                 for m in [_BULLET.match(line)] if m]
         for sentence in _sentences(msg.text)[:10]:
             sentence = " ".join(sentence.replace("**", "").split())
             step, marked = marked, _LIST_MARK.fullmatch(sentence) is not None
@@ -1316,7 +1317,6 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
 
 
 _REPORTED = re.compile(r"<status>completed</status>.*?<result>(.*?)(?:</result>|\Z)", re.DOTALL)
-_NOTICED_TOOL = re.compile(r"<tool-use-id>([^<]+)</tool-use-id>")
 
 
 def _with_reports(msgs: list[Any]) -> list[Any]:
@@ -3451,8 +3451,8 @@ def unfinished(transcript: Iterable[Any], session_id: str, ended: bool = False,
         return []
     # redacted before they are cut: a cut through a token leaves a piece no pattern knows
     prompt = redact(msgs[asked].text)
-    ask = " ".join(asks_told(prompt).split())
-    room = 300 if asks_told(prompt) == prompt else 2 * LONG_PROMPT
+    told = asks_told(prompt)
+    ask, room = " ".join(told.split()), 300 if told == prompt else 2 * LONG_PROMPT
     seen = [redact(ln) for ln in seen]
     missed = " and ".join(f"`{x}`" for x in _uniq(skipped))
     undone = "not committed" if any("commit" in x for x in skipped) else "not pushed" if skipped else "last seen"
