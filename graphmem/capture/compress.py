@@ -2406,7 +2406,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if open_tasks:
         body.append("Open:")
         body.extend(f"- {_short(d.title, 200)}" for d in open_tasks[:5])
-    quoted = _short(last_words, 300)
+    quoted = _short(redact(last_words), 300)
     # the words that tell where the work stood are not always the session's last (held-out reviews 89–91:
     # "Agent's last message: Banked. Waiting on your read of the P-12 proposal", and two answers followed)
     latest, asked_by_person = _latest_words(s)
@@ -2427,8 +2427,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"{label} \"{_short(' '.join(asked_last.split()), 120)}\": "
                     f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
     offered = _offer_left_open(s)
-    if last_words and not literal and asked_by_person and _norm(latest)[:80] not in _norm(" ".join(body)) \
-            and not (offered and _norm(offered)[-80:] in _norm(latest)):  # the offer's own line tells it
+    latest = _before_offer(latest, offered)  # the offer's own line tells the rest
+    if last_words and not literal and asked_by_person and latest and _norm(latest)[:80] not in _norm(" ".join(body)):
         body.append(f"Its latest words: {redact(_short(' '.join(latest.replace('**', '').split()), 300))}")
     after = _run_after_last_words(s, last_words)
     if after:
@@ -2942,7 +2942,7 @@ def _latest_words(s: _Session) -> tuple[str, bool]:
     if s.transcript is None:
         for ev in s.events:
             if ev.event == "user-prompt":
-                typed = not _ONLY_THANKS.match(ev.text)
+                typed = not _NOT_TYPED.match(ev.text) and not _ONLY_THANKS.match(ev.text)
             elif ev.event == "stop" and ev.text.strip():
                 said, by_person, typed = ev.text, typed, False
     for m in s.transcript or ():
@@ -2955,6 +2955,21 @@ def _latest_words(s: _Session) -> tuple[str, bool]:
     from graphmem.capture.redact import redact
 
     return redact(said[:2000]), by_person
+
+
+def _before_offer(latest: str, offered: str) -> str:
+    """The latest words without the paragraphs at their end that the offer line tells (the review of
+    1e53e97, L4: "`test_timeout` sleeps 2 s on the wall clock too." before "Want me to fix both?" was told
+    nowhere once the offer was)."""
+    if not offered:
+        return latest
+    from graphmem.capture.redact import redact
+
+    told = _norm(redact(offered))
+    paragraphs = [p for p in re.split(r"\n\s*\n", latest) if p.strip()]
+    while paragraphs and _norm(paragraphs[-1]) in told:
+        paragraphs.pop()
+    return "\n\n".join(paragraphs)
 
 
 _OFFER_ASKED = re.compile(r"(?i)\b(?:want me to|should i|shall i|would you like me to|do you want me to|ready for me to)\b|"

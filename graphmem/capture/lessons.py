@@ -1342,9 +1342,23 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
 
 
 REPORT_MARK = "report:"  # the uuid's prefix of a sub-agent's report read as the agent's words
-_FILE_NAMED = re.compile(r"(?<![\w./-])(?:[\w-]*/)*(?:[\w-]+\.)+[A-Za-z]\w{0,5}\b|(?<![\w./-])(?:[\w.-]+/)*\.[\w-]+(?:/[\w.-]+)*")
+_FROM_HERE = r"(?:\.{1,2}/|~/)?"  # `./scripts/build.sh`, `~/.config/tool.toml`
+_FILE_NAMED = re.compile(rf"(?<![\w./~@-]){_FROM_HERE}(?:[\w@.-]*/)*(?:[\w-]+\.)+[A-Za-z]\w{{0,5}}\b|"
+                         rf"(?<![\w./~@-]){_FROM_HERE}(?:[\w@.-]+/)*\.[\w-]+(?:/[\w.-]+)*")
 _SELF_FIX = re.compile(r"(?i)\b(?:fixed|guarded|patched|changed|updated|rewrote|committed|added|removed|replaced|wrapped|"
-                       r"renamed|moved|edited)\b")
+                       r"renamed|moved|edited|made|wrote)\b")
+_FIXER = re.compile(r"(?i)(?:(?:I|we)(?:'ve|\s+have)?(?:\s+(?:also|just|then|already|now))?\s+|(?:and|then|so)\s+)?$")
+
+
+def _fixed_itself(report: str) -> bool:
+    """Whether a report says its writer changed things: a verb of change whose clause has no subject
+    ("…; guarded it and added a test") or its writer's ("I made it return `None`"), not another's ("the id
+    format changed in v2": the review of 1e53e97, L1)."""
+    for verb in _SELF_FIX.finditer(report):
+        clause = re.split(r"[.;:!?\n—–]\s*|,\s+(?=(?:and|then|so)\b)", report[max(0, verb.start() - 80):verb.start()])[-1]
+        if _FIXER.fullmatch(clause.strip() + (" " if clause.strip() else "")):
+            return True
+    return False
 
 
 def _changed_by(use: Any) -> list[tuple[str, bool]]:
@@ -1389,13 +1403,18 @@ class _StaleReports:
         says it changed things itself: the lead committing the sub-agent's fix)."""
         if n not in self.since:
             return False
-        # the files of its main clause: not "…; `utils.py` calls it for every upload"
-        names = [name.removeprefix("./") for name in _FILE_NAMED.findall(re.split(r";\s|\s[—–]\s", claim, maxsplit=1)[0])]
-        own = bool(_SELF_FIX.search(self.msgs[n].text))
-        return any(self.since[n] < k < n and not (staged and own)
-                   and any(path.endswith("/" + name) or path == name or "/" not in name and posixpath.basename(path) == name
-                           for name in names)
-                   for k, path, staged in self.edits())
+        # the files of its main clause: not "…; `utils.py` calls it for every upload", but past a label
+        # ("Root cause — the ids are … unresolvable by `rule.py`")
+        clauses = re.split(r";\s|\s[—–]\s", claim, maxsplit=2)
+        found = _FILE_NAMED.findall(clauses[0]) or (_FILE_NAMED.findall(clauses[1]) if len(clauses) > 1 else [])
+        names = [re.sub(r"^(?:\.{1,2}/|~/)+", "", name) for name in found]
+        own = _fixed_itself(self.msgs[n].text)
+        changed = [(k, path, staged) for k, path, staged in self.edits() if self.since[n] < k < n and not (staged and own)]
+        # a bare name stands for a file only when the session changed one of that name
+        return any(posixpath.basename(path) == name
+                   and len({p for _, p, _ in changed if posixpath.basename(p) == name}) == 1
+                   if "/" not in name else path.endswith("/" + name) or path == name
+                   for _, path, _ in changed for name in names)
 
 
 def _lead_speaks_of(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -1911,11 +1930,9 @@ def discoveries(transcript: Iterable[Any], session_id: str,
         # nor what it will do next, which the person may yet redirect (held-out review 96: "when the revision lands
         # I'll make one final pass on the WHY section myself, centering falsifiability in close-to-your words", and
         # the person asked for the agent's own words)
-        # (a plan that opens a line before a result keeps it: "I'll fix that next, but the real problem is that
-        # `retry()` swallows `CancelledError`")
-        rest = [s if plan is None or plan.start() == 0 and "`" in s[plan.end():] else s[:plan.start()].rstrip(" ;:,—–")
-                for s in rest for plan in [_OWN_PLAN.search(s)]
-                if plan is None or plan.start() == 0 and "`" in s[plan.end():] or len(s[:plan.start()].split()) >= 4]
+        # (a plan that opens a line before a result leaves the result: "I'll fix that next, but the real problem
+        # is that `retry()` swallows `CancelledError`")
+        rest = [kept for kept in map(_past_plan, rest) if kept]
         # a phrase a later message says was wrong (held-out review 84: "parked three days ago", then
         # "\"three days ago\" was wrong — P1 was parked yesterday")
         wrong = {said for k, said in called_wrong if n < k <= n + 200}
@@ -2001,6 +2018,24 @@ _STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:st
 _OWN_PLAN = re.compile(r"(?i)(?:^|[;:] |\s[—–] )\W{0,4}(?:(?:so|and|then|but|next),? )?"
                        r"(?:(?:when|once|after|before|while) (?:(?!\b(?:so|and|but|because)\b)[^,;`]){1,60}?[,;]? )?"
                        r"(?:I(?:['’]ll| will| am going to|['’]m going to)\b|my plan is to\b)")
+_AFTER_PLAN = re.compile(r",\s+but\s+|;\s+|\s[—–]\s+")
+
+
+def _past_plan(line: str) -> str:
+    """A body line without the agent's plan: what comes before it (four words at least), or, when the line
+    opens with it, what follows its turn ("…, but the real problem is …"); nothing when that is all it says
+    (the review of 1e53e97, L3: "I'll bump `MAX_CONNS` to 64 and rerun the load test after lunch.")."""
+    plan = _OWN_PLAN.search(line)
+    if plan is None:
+        return line
+    if plan.start() > 0:
+        before = line[:plan.start()].rstrip(" ;:,—–")
+        return before if len(before.split()) >= 4 else ""
+    turn = _AFTER_PLAN.search(line, plan.end())
+    after = line[turn.end():].strip() if turn else ""
+    return after[:1].upper() + after[1:] if len(after.split()) >= 4 else ""
+
+
 _GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
 
 ERROR_EXPLAINED = "The error it explains: "

@@ -6867,6 +6867,76 @@ def test_a_sub_agents_report_on_a_file_edited_since_it_was_sent_is_no_finding() 
     assert not [t for t in reported(edit_between=True, launch_seen=False) if "unresolvable" in t]
 
 
+def test_a_report_whose_file_follows_a_label_is_stale_and_a_bare_name_must_be_one_file() -> None:
+    # the review of 1e53e97 (L2): "Root cause — … `rule.py`" named no file before the dash; a bare `__init__.py`
+    # matched whichever `__init__.py` the lead edited
+    def reported(note: str, *edited: str) -> list[str]:
+        session = Session().user("verify the compiled skills against the mining YAMLs")
+        session.call("Agent", {"subagent_type": "general-purpose", "description": "Verify T-26..T-50",
+                               "prompt": "Verify", "run_in_background": True}, "Async agent launched successfully.")
+        tool_id = session.records[-2]["message"]["content"][0]["id"]
+        for path in edited:
+            session.edit(path, "ID = 1", "ID = 2")
+        _notified(session, tool_id, 'Agent "Verify T-26..T-50" finished', note)
+        return [d.title for d in _discoveries(session.say("Verifier in.").run("git status --short", ""))]
+
+    dashed = ("Root cause — the `d020s2-*` ids are quoted in `v2/day-020-s2.yaml` and therefore unresolvable by "
+              "`.coordination/tools/rule.py`, so 14 rules drop out of the index.")
+    assert [t for t in reported(dashed) if "unresolvable" in t]
+    assert not [t for t in reported(dashed, ".coordination/tools/rule.py") if "unresolvable" in t]
+    bare = ("Root cause of the import error: `__init__.py` re-exports `Client` from `api.legacy`, a module deleted in "
+            "2.0, so `import api` fails on a clean install.")
+    assert not [t for t in reported(bare, "src/api/__init__.py") if "re-exports" in t]
+    assert [t for t in reported(bare, "src/api/__init__.py", "src/cli/__init__.py") if "re-exports" in t]
+
+
+def test_a_report_fixed_itself_only_when_its_writer_is_the_one_who_changed_things() -> None:
+    # the review of 1e53e97 (L1): "the id format changed in v2" is no fix of the reporter's, so the lead's staged
+    # rule.py makes the report stale; "guarded it and added a test" and "I made it return" are its own fix
+    def kept(report: str, command: str) -> bool:
+        session = Session().user("find why uploads fail")
+        session.call("Agent", {"subagent_type": "general-purpose", "description": "Investigate", "prompt": "Investigate",
+                               "run_in_background": True}, "Async agent launched successfully.")
+        tool_id = session.records[-2]["message"]["content"][0]["id"]
+        session.run(command, "")
+        _notified(session, tool_id, 'Agent "Investigate" finished', report)
+        return bool([d for d in _discoveries(session.say("Report in.").run("git status --short", "")) if "Root cause" in d.title])
+
+    fix = ("python3 - <<'PY'\nimport pathlib; p=pathlib.Path('.coordination/tools/rule.py'); "
+           "p.write_text(p.read_text().replace('a','b'))\nPY\ngit add .coordination/tools/rule.py")
+    assert not kept("Root cause: the `d020s2-*` ids are quoted in the YAML and therefore unresolvable by "
+                    "`.coordination/tools/rule.py`; the id format changed in v2.", fix)
+    commit = "git add src/parser.py tests/test_parser.py && git commit -m 'parser: guard empty header'"
+    base = ("Root cause: `parse_header` in `parser.py` indexed `line[0]` unguarded, so an empty first line raised "
+            "`IndexError`; ")
+    for own in ("guarded it and added `test_empty_header`.",
+                "I made it return `None` on an empty line and wrote `test_empty_header`."):
+        assert kept(base + own, commit), own
+
+
+@pytest.mark.parametrize(("named", "edited"), [
+    ("./scripts/build.sh", f"{ROOT}/scripts/build.sh"),
+    ("~/.config/tool.toml", "/home/dev/.config/tool.toml"),
+    ("node_modules/@types/node/index.d.ts", f"{ROOT}/node_modules/@types/node/index.d.ts")])
+def test_a_report_on_a_file_spelled_from_here_home_or_a_scope_is_stale_after_its_edit(named: str, edited: str) -> None:
+    # the review of 1e53e97 (L6): a report naming `./x`, `~/.x` or `@scope/x` was never matched to the lead's edit
+    note = f"Root cause: `{named}` sets `cache_dir` to a path that no longer exists, so every run downloads it all again."
+
+    def reported(edit_between: bool) -> list[str]:
+        session = Session().user("find why every run downloads everything")
+        session.call("Agent", {"subagent_type": "general-purpose", "description": "Investigate the downloads",
+                               "prompt": "Investigate", "run_in_background": True}, "Async agent launched successfully.")
+        tool_id = session.records[-2]["message"]["content"][0]["id"]
+        if edit_between:
+            session.call("Edit", {"file_path": edited, "old_string": "cache_dir = a", "new_string": "cache_dir = b"},
+                         "The file has been updated.")
+        _notified(session, tool_id, 'Agent "Investigate the downloads" finished', note)
+        return [d.title for d in _discoveries(session.say("Report in.").run("git status --short", ""))]
+
+    assert [t for t in reported(edit_between=False) if "cache_dir" in t]
+    assert not [t for t in reported(edit_between=True) if "cache_dir" in t]
+
+
 def test_a_spoken_rule_is_titled_without_its_fillers_and_stutters() -> None:
     # Held-out review 67 (BookMinder a42b9c92, verbatim): a prompt typed by speech to text
     ask = ("When this, uh, signature is demanded by our environment, it should be the only place where it lives. We "
@@ -7017,12 +7087,20 @@ def test_the_late_rules_of_session_29_keep_true_findings() -> None:
         s = (Session().user("why do writes collide?").run("go test ./...", "FAIL", error=True).say(said)
              .edit("wal/wal.go", "func flush", "func flush // guarded"))
         assert [t for t in titles(s) if "`" in t], said
-    # M4: a result line that holds a plan keeps the result
-    result = "I'll fix that next, but the real problem is that `retry()` swallows `CancelledError` and the worker never exits."
-    s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
-        "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
-        + result).edit("pool/pool.go", "return", "p.idle <- c; return"))
-    assert result in next(d.body for d in _discoveries(s) if "pool.go" in d.title)
+    # M4: a result line that holds a plan keeps the result; the review of 1e53e97 (L3): without the plan, even one
+    # that names code
+    def body(line: str) -> str:
+        s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
+            "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
+            + line).edit("pool/pool.go", "return", "p.idle <- c; return"))
+        return next(d.body for d in _discoveries(s) if "pool.go" in d.title)
+    told = body("I'll fix that next, but the real problem is that `retry()` swallows `CancelledError` and the worker "
+                "never exits.")
+    assert "The real problem is that `retry()` swallows `CancelledError` and the worker never exits." in told, told
+    assert "fix that next" not in told, told
+    for plan in ("I'll bump `MAX_CONNS` to 64 and rerun the load test after lunch.",
+                 "When the revision lands I'll make one final pass on the `WHY` section myself."):
+        assert plan.split("`")[1] not in body(plan), plan
     predicted = "The catch — we'll hit the 30 s timeout on every cold start since the pool has no warm-up."
     s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
         "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
@@ -7068,6 +7146,48 @@ def test_the_summary_labels_and_tells_the_latest_words_once() -> None:
     hooks.events.append(HookEvent("session-end", "claude-code", hooks.sid, ROOT, ROOT, ts=hooks.t + 3))
     body = next(d.body for d in compress_session(hooks.events, transcript=None) if d.kind == "summary")
     assert "Its last working turn ended: Fixed" in body and "Its latest words: Yes — `test_timeout`" in body, body
+
+
+def test_latest_words_before_an_open_offer_are_told_and_nothing_twice() -> None:
+    # the review of 1e53e97 (L4): the offer line tells the last paragraph or two, so what the answer found
+    # before it was told nowhere
+    s = (Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
+         .run("pytest tests/test_retry.py -q", "3 passed").say("Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass.")
+         .user("do the other tests in that folder have the same problem")
+         .run("grep -n sleep tests/*.py", "tests/test_timeout.py:14:    time.sleep(2)")
+         .say("`test_timeout` sleeps 2 s on the wall clock too.\n\n`test_connect` binds port 8080.\n\nWant me to fix both?"))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    assert "Its latest words: `test_timeout` sleeps 2 s on the wall clock too." in body, body
+    assert "Offered at the end, not answered: `test_connect` binds port 8080. Want me to fix both?" in body, body
+    assert body.count("binds port 8080") == 1, body
+
+
+def test_without_a_transcript_the_last_stop_is_told_redacted() -> None:
+    # the review of 1e53e97 (redaction): events that reach compression unredacted still leave no token in the line
+    s = Session().user("wire the deploy token").edit("deploy.sh", "TOKEN=", "TOKEN=$GH")
+    token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, ts=s.t + 1,
+                              text=f"Wired: `deploy.sh` exports TOKEN={token}."))
+    s.events.append(HookEvent("session-end", "claude-code", s.sid, ROOT, ROOT, ts=s.t + 2))
+    body = next(d.body for d in compress_session(s.events, transcript=None) if d.kind == "summary")
+    assert "Wired: `deploy.sh` exports TOKEN=[REDACTED" in body and token not in body, body
+
+
+def test_without_a_transcript_a_tick_or_a_notice_starts_no_turn_of_the_persons() -> None:
+    # the review of 1e53e97 (L5): a loop tick or a task notice that comes as a user-prompt event is the harness's,
+    # so the chatter that answers it is not the latest words the person got
+    for harness in ("# Autonomous loop tick (dynamic pacing)\n\nRun the autonomous check.",
+                    ("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
+                    "<summary>Background command finished</summary>\n</task-notification>")):
+        s = Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
+        s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, ts=s.t + 1,
+                                  text="Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass."))
+        s.events.append(HookEvent("user-prompt", "claude-code", s.sid, ROOT, ROOT, text=harness, ts=s.t + 2))
+        s.events.append(HookEvent("stop", "claude-code", s.sid, ROOT, ROOT, ts=s.t + 3,
+                                  text="Tick: nothing new on the board; disk at 26%, idling until the next wakeup."))
+        s.events.append(HookEvent("session-end", "claude-code", s.sid, ROOT, ROOT, ts=s.t + 4))
+        body = next(d.body for d in compress_session(s.events, transcript=None) if d.kind == "summary")
+        assert "Fixed: `test_retry_backoff`" in body and "Its latest words" not in body, body
 
 
 def test_how_far_the_work_has_come_is_no_line_of_a_finding() -> None:
