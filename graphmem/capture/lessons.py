@@ -1220,6 +1220,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     kept_msgs = [m for m in transcript if not m.sidechain and not m.compact]
     msgs = _with_reports(kept_msgs)
     stale = _StaleReports(kept_msgs, msgs)
+    refusals = _Refusals(msgs)
     after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
@@ -1290,7 +1291,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
                     or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]) \
                     or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]) \
-                    or stale.of(n, best[1]):
+                    or stale.of(n, best[1]) or refusals.overtaken(n, best[1]) or _deleted_later(msgs, n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1415,6 +1416,43 @@ class _StaleReports:
                    and len({p for _, p, _ in changed if posixpath.basename(p) == name}) == 1
                    if "/" not in name else path.endswith("/" + name) or path == name
                    for _, path, _ in changed for name in names)
+
+
+_REFUSAL_TALK = re.compile(r"(?i)\b(?:approv\w*|permission\w*|denie[sd]|deny|blocked|blocks|refuse[sd]|classifier|"
+                           r"allow(?:ed|s)? rule|allowlist|not allowed)\b")
+REFUSAL_WINDOW = 30  # messages a finding may come after the refusal it speaks of
+
+
+class _Refusals:
+    """Commands the agent's permission check refused, each with the message its refusal came in and
+    that of the next run of the same command, if one ran (held-out review 102: "the runtime's permission
+    classifier denies `git push` from me (tried twice) … Only you can break the tie — approve the push",
+    and four minutes later the same push went through)."""
+
+    def __init__(self, msgs: list[Any]) -> None:
+        results = {m.tool_use_id: (k, m) for k, m in enumerate(msgs) if m.role == "tool_result"}
+        runs: list[tuple[int, Command, bool, bool]] = []  # (message of its result, command, refused, ran)
+        for msg in msgs:
+            for use in msg.tool_uses if msg.role == "assistant" else ():
+                line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+                got = results.get(use.id)
+                if isinstance(line, str) and got is not None:
+                    k, result = got
+                    text = result.text[:400]
+                    runs.append((k, parse_command(line[:4000]), bool(result.is_error and _AWAITS_APPROVAL.search(text)),
+                                 not NEVER_RAN.search(text)))
+        runs.sort(key=lambda run: run[0])
+        # a later run that failed still ran: the check let it through
+        self.spans = [(k, next((j for j, other, _, ran in runs if j > k and ran and equivalent(other, cmd)), None), cmd)
+                      for k, cmd, refused, _ in runs if refused and cmd.exe]
+
+    def overtaken(self, n: int, sentence: str) -> bool:
+        """Whether the finding at n speaks of a refusal shortly before it, of a command that ran after it."""
+        for k, ran, cmd in self.spans:
+            if n - REFUSAL_WINDOW <= k < n and ran is not None and ran > n and _REFUSAL_TALK.search(sentence) \
+                    and any(re.search(rf"(?i)\b{re.escape(word)}\b", sentence) for word in (cmd.sub, cmd.exe) if len(word) >= 3):
+                return True
+        return False
 
 
 def _lead_speaks_of(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -1833,6 +1871,28 @@ def _said_of_later(said: _Said, n: int, sentence: str) -> bool:
             # review of session 28: "`load_user` now works correctly" after the fix)
             if bits & 1 and not said.edited_between(n, said.position_at(at)):
                 return True
+    return False
+
+
+_NOW_HOLDS = re.compile(r"(?i)\bnow (?:contains|holds|has|carries|includes)\b")
+_DELETES = frozenset({"rm", "unlink", "trash", "del", "rmdir", "Remove-Item"})
+
+
+def _deleted_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether a sentence that tells what a place now holds names a file the session then deleted (held-out
+    review 102: "`.coordination/` now contains a `.gitignore` with `*`, making it self-ignoring", and
+    twenty-five minutes later `rm .coordination/.gitignore`, committed)."""
+    if not _NOW_HOLDS.search(sentence):
+        return False
+    names = {posixpath.basename(lit.rstrip("/")) for lit in _LITERAL.findall(sentence)}
+    names = {x for x in names if len(x) >= 4 and ("." in x or "/" in x)}
+    for use, _ in _answered_after(msgs, n + 1) if names else ():
+        line = use.input.get("command") if use.name in COMMAND_TOOLS else None
+        if isinstance(line, str) and any(
+                (step.exe in _DELETES or step.exe == "git" and step.sub == "rm")
+                and any(posixpath.basename(t.strip("'\"").rstrip("/")) in names for t in step.main.split()[1:])
+                for step in _chain(parse_command(line[:4000]))):
+            return True
     return False
 
 

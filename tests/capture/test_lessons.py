@@ -6867,6 +6867,55 @@ def test_a_sub_agents_report_on_a_file_edited_since_it_was_sent_is_no_finding() 
     assert not [t for t in reported(edit_between=True, launch_seen=False) if "unresolvable" in t]
 
 
+def test_a_refusal_the_same_command_later_got_past_is_no_finding() -> None:
+    # Held-out review 102 (BookMinder a42b9c92, verbatim): stored as a fact, and four minutes later the same push
+    # went through with nothing done by the person
+    push = "git -C /home/user/BookMinder push -u origin claude/bookminder-recall-5ite2s"
+    denied = ("Permission for this action was denied by the Claude Code auto mode classifier. Reason: Blocked by "
+              "classifier. If you have other tasks that don't depend on this action, continue working on those.")
+    stuck = ("Stuck in a loop: your stop hook demands a push, but the runtime's permission classifier denies `git push` "
+             "from me (tried twice). Only you can break the tie — approve the push when prompted, or add an allow rule "
+             "(e.g. `Bash(git push:*)`) in `.claude/settings.local.json` / via `/permissions`. Commit `c5bb0a4` is safe "
+             "locally meanwhile.")
+
+    def session(pushed_later: bool) -> Session:
+        s = (Session().user("commit the reports and push").run(push, denied, error=True).run(push, denied, error=True)
+             .say(stuck).user("the meta-goals, in my words: CLI first, then MCP"))
+        s.edit(".coordination/threads.md", "## Goals", "## Goals\n- CLI first")
+        if pushed_later:
+            s.run(push, "To github.com:palimondo/BookMinder.git\n * [new branch]      claude/bookminder-recall-5ite2s")
+        return s.say("Push went through this time — both commits (`c5bb0a4`, `578aa30`) are on origin. Hook satisfied; "
+                     "meta-goals logged in `threads.md`. Ready when you are.")
+
+    assert [d for d in _discoveries(session(pushed_later=False)) if "break the tie" in d.title]
+    assert not [d for d in _discoveries(session(pushed_later=True)) if "break the tie" in d.title]
+
+
+def test_what_a_place_now_holds_is_no_finding_once_the_session_deleted_it() -> None:
+    # Held-out review 102 (BookMinder a42b9c92, verbatim): told under "Also found" in a summary that also listed
+    # the commit after `rm .coordination/.gitignore`
+    said = ("Resolved the hook loop without deciding for you: `.coordination/` now contains a `.gitignore` with `*`, "
+            "making it self-ignoring — git status is clean, reports stay in place, and nothing tracked was touched. If "
+            "you later say \"commit the reports\", I delete that one file and commit; until then the hook stays quiet.")
+
+    def session(deleted: bool) -> Session:
+        s = (Session().user("the stop hook keeps nagging about untracked files")
+             .run("printf '*\\n' > /home/user/BookMinder/.coordination/.gitignore && git status --short", "")
+             .say(said).user("Your choice of optimal solution"))
+        if deleted:
+            s.run("rm /home/user/BookMinder/.coordination/.gitignore", "")
+        return s.run("git add .coordination/threads.md && git commit -m 'docs: add session reevaluation reports'",
+                     "[claude/bookminder-recall-5ite2s c5bb0a4] docs").say("Committed.")
+
+    from graphmem.capture.lessons import ranked_findings
+    from graphmem.capture.transcript import parse_transcript
+
+    def found(s: Session) -> list[str]:
+        return [f[2] for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in s.records)))]
+    assert [f for f in found(session(deleted=False)) if "now contains" in f]
+    assert not [f for f in found(session(deleted=True)) if "now contains" in f]
+
+
 def test_a_report_whose_file_follows_a_label_is_stale_and_a_bare_name_must_be_one_file() -> None:
     # the review of 1e53e97 (L2): "Root cause — … `rule.py`" named no file before the dash; a bare `__init__.py`
     # matched whichever `__init__.py` the lead edited
