@@ -1260,7 +1260,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 break
             labelled = _STEP_LABEL.match(sentence)
             if (_STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items))
-                    or labelled and _STEP.match(sentence[labelled.end():])) \
+                    or labelled and _STEP.match(re.sub(r"(?i)^(?:I|we)(?:['’]ll| will)? ", "", sentence[labelled.end():]))) \
                     and not (_ROOT_CAUSE.search(sentence) or re.search(r"\bbecause\b", sentence)):
                 continue  # "For each rule: pull all sources with `rule.py -r <id> -c`, read …" (held-out review 92)
             if sentence in offered:
@@ -1345,6 +1345,8 @@ def _with_reports(msgs: list[Any]) -> list[Any]:
 REPORT_MARK = "report:"  # the uuid's prefix of a sub-agent's report read as the agent's words
 _FROM_HERE = r"(?:\.{1,2}/|~/)?"  # `./scripts/build.sh`, `~/.config/tool.toml`
 _FILE_NAMED = re.compile(rf"(?<![\w./~@-]){_FROM_HERE}(?:[\w@.-]*/)*(?:[\w-]+\.)+[A-Za-z]\w{{0,5}}\b|"
+                         rf"(?<![\w./~@-]){_FROM_HERE}(?:[\w@.-]*/)*(?:Makefile|GNUmakefile|Dockerfile|Containerfile|"
+                         rf"Justfile|Rakefile|Gemfile|Procfile|Vagrantfile|Jenkinsfile|Brewfile|Caddyfile|Taskfile)\b|"
                          rf"(?<![\w./~@-]){_FROM_HERE}(?:[\w@.-]+/)*\.[\w-]+(?:/[\w.-]+)*")
 _SELF_FIX = re.compile(r"(?i)\b(?:fixed|guarded|patched|changed|updated|rewrote|committed|added|removed|replaced|wrapped|"
                        r"renamed|moved|edited|made|wrote)\b")
@@ -1362,6 +1364,18 @@ def _fixed_itself(report: str) -> bool:
     return False
 
 
+def _restored(step: Command) -> list[str]:
+    """The files a `git checkout … -- <paths>` or `git restore <paths>` puts back as they were."""
+    if step.exe != "git" or step.sub not in ("checkout", "restore"):
+        return []
+    words = step.main.split()
+    if "--" in words:
+        return words[words.index("--") + 1:]
+    if step.sub != "restore" or step.sub not in words:
+        return []
+    return [w for w in words[words.index(step.sub) + 1:] if not w.startswith("-")]
+
+
 def _changed_by(use: Any) -> list[tuple[str, bool]]:
     """The files a call changes, each with whether the call only staged it for a commit: an edit's, a
     command's writes and what it stages."""
@@ -1372,6 +1386,7 @@ def _changed_by(use: Any) -> list[tuple[str, bool]]:
         return []
     cmd = parse_command(line[:4000])
     return [*((f, False) for f in cmd.writes),
+            *((f, False) for step in _chain(cmd) for f in _restored(step)),
             *((f, True) for step in _chain(cmd) if step.exe == "git" and step.sub == "add" for f in step.targets)]
 
 
