@@ -2195,8 +2195,15 @@ _PASTED_LINE = re.compile(r"^\s*(?:[-*•>#|$`]|\d+[.)]\s|\[|\{|</?\w)")
 # what a long spoken prompt asks after it opens with its context (held-out review 88: 2,383 characters of
 # voice that open "I did a spot check on the skill MD files …" and ask in their middle "I need you now to do
 # the same for this session.", "I want us to have all the prompts that produced these skills to be in the repo.")
-_ASKING = re.compile(r"(?i)\b(?:i (?:need|want) (?:you|us)|i['’]?d like (?:you|us)?|i would like (?:you|us)?|"
-                     r"please|can (?:you|we)|could (?:you|we)|would you|let['’]s)\b|\?$")
+_ASKING = re.compile(r"(?i)\b(?:i (?:also |really |just )?(?:need|want) (?:you|us)|i['’]?d like (?:you|us)?|i would like (?:you|us)?|"
+                     r"please|can (?:you|we)|could (?:you|we)|would you|let['’]s)\b|\?$|"
+                     # an imperative ("Also remove the duplicate row on staging once that is in, and add a test …")
+                     r"^\W{0,4}(?:(?:also|then|now|and|so|finally|next|afterwards),? )?(?:add|remove|fix|make|run|write|move|"
+                     r"update|delete|rename|change|create|check|verify|drop|revert|bump|wire|port|split|merge|migrate|"
+                     r"document|refactor|rewrite|replace|investigate|audit|confirm|review|test|explain|show|tell|"
+                     r"find out|figure out|look into|clean up|set up) "
+                     r"(?:the|a|an|it|this|that|them|those|these|all|every|each|any|its|our|my|your|me|us|sure|up|out|"
+                     r"whether|if|why|how|what|where|`)")
 # …but not one the person quotes or reports ("Ops posted in the channel: 'please stop restarting the runners'")
 _QUOTED_BEFORE = re.compile(r"(?:^|[\s:(])['\"“‘][^'\"”’]*$|(?i:\b(?:said|says|wrote|writes|posted|asked|told|replied)\b[^.?!]{0,40}$)")
 # nor a line of pasted output, up to the next blank line ("Please commit your changes or stash them before you merge."),

@@ -6687,6 +6687,25 @@ def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
     task, = _unfinished(Session().user(secret).say("Checking the gateway's validation:")
                         .run("curl -sf https://staging/api/me", "curl: (22) The requested URL returned error: 401", error=True))
     assert "[REDACTED:jwt]" in task.body and "eyJhbGciOiJSUzI1NiIs" not in task.title + task.body, task.body
+    # the review of 1d43f82..975af8d (L5): an ask said as an imperative
+    migration = ("The migration tool we adopted last quarter keeps its state in a table called `schema_log`, and the docs "
+                 "say to never edit it by hand. On staging the table has two rows for revision 0042 and the tool refuses "
+                 "to run. Can we make the tool skip duplicate rows instead of refusing? Also remove the duplicate row on "
+                 "staging once that is in, and add a test that covers two rows with the same revision id so it never "
+                 "regresses again.")
+    body = next(d.body for d in Session().user(migration).run("make", "ok").say("Done.").end() if d.kind == "summary")
+    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    assert "Can we make the tool skip duplicate rows" in asked and "Also remove the duplicate row on staging" in asked, asked
+    # dev2's ida-hcli e6dd9346 (verbatim, abridged): the asks of a spoken prompt
+    bundles = ("Okay, so we recently introduced functionality for there to be tightly bundled plugin components, which is "
+               "basically a parent plugin bundling Sub plugins that are all installed together. And I think we have "
+               "handling for, you know, once we install one of these, you know, bundles to install the dependencies for "
+               "the root plugin as well as for the Uh children plugins. First, confirm this. Make sure that Python "
+               "dependencies for all of these are installed. And that's recursively. I think maybe this is only running "
+               "for the root plugin. So I also want you to audit this.")
+    body = next(d.body for d in Session().user(bundles).run("make", "ok").say("Done.").end() if d.kind == "summary")
+    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    assert "Make sure that Python dependencies" in asked and "So I also want you to audit this." in asked, asked
     # a long prompt that asks in its opening, or asks nothing, stays as it was
     report = "Can you look at why the nightly build is slow? " + "It took 41 minutes yesterday, up from 12. " * 12
     body = next(d.body for d in Session().user(report).run("make", "ok").say("Done.").end() if d.kind == "summary")
