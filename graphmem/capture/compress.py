@@ -2196,14 +2196,20 @@ _PASTED_LINE = re.compile(r"^\s*(?:[-*•>#|$`]|\d+[.)]\s|\[|\{|</?\w)")
 # voice that open "I did a spot check on the skill MD files …" and ask in their middle "I need you now to do
 # the same for this session.", "I want us to have all the prompts that produced these skills to be in the repo.")
 _ASKING = re.compile(r"(?i)\b(?:i (?:also |really |just )?(?:need|want) (?:you|us)|i['’]?d like (?:you|us)?|i would like (?:you|us)?|"
-                     r"please|can (?:you|we)|could (?:you|we)|would you|let['’]s)\b|\?$|"
-                     # an imperative ("Also remove the duplicate row on staging once that is in, and add a test …")
-                     r"^\W{0,4}(?:(?:also|then|now|and|so|finally|next|afterwards),? )?(?:add|remove|fix|make|run|write|move|"
-                     r"update|delete|rename|change|create|check|verify|drop|revert|bump|wire|port|split|merge|migrate|"
-                     r"document|refactor|rewrite|replace|investigate|audit|confirm|review|test|explain|show|tell|"
-                     r"find out|figure out|look into|clean up|set up) "
-                     r"(?:the|a|an|it|this|that|them|those|these|all|every|each|any|its|our|my|your|me|us|sure|up|out|"
-                     r"whether|if|why|how|what|where|`)")
+                     r"please|can (?:you|we)|could (?:you|we)|would you|let['’]s)\b|\?$")
+# an imperative ("Also remove the duplicate row on staging once that is in, and add a test …")
+_IMPERATIVE = re.compile(r"(?i)\W{0,4}(?:(?:also|then|now|and|so|finally|next|afterwards),? )?(?:(?:don['’]t|do not|never) )?"
+                         r"(?:add|remove|fix|make|run|write|move|update|delete|rename|change|create|check|verify|drop|revert|"
+                         r"bump|wire|port|split|merge|migrate|document|refactor|rewrite|replace|investigate|audit|confirm|"
+                         r"review|test|explain|show|tell|commit|push|deploy|ensure|handle|implement|use|keep|install|touch|"
+                         r"release|publish|find out|figure out|look into|clean up|set up) "
+                         r"(?:the|a|an|it|and|this|that|them|those|these|all|every|each|any|its|our|my|your|me|us|sure|up|"
+                         r"out|whether|if|why|how|what|where|`)")
+# …but not the conditions of a report ("Run the suite twice and the second run fails with …": the review of
+# ebcbfbc, M5)
+_CONSEQUENCE = re.compile(r"(?i)\band (?:the|it|nothing|everything|every|that|you|we|this)\b[^.?!]{0,80}?\b(?:fails?|takes?|"
+                          r"refuses?|works?|breaks?|changes?|happens?|crash\w*|hangs?|stops?|gets?|shows?|returns?|"
+                          r"throws?|errors?)\b")
 # …but not one the person quotes or reports ("Ops posted in the channel: 'please stop restarting the runners'")
 _QUOTED_BEFORE = re.compile(r"(?:^|[\s:(])['\"“‘][^'\"”’]*$|(?i:\b(?:said|says|wrote|writes|posted|asked|told|replied)\b[^.?!]{0,40}$)")
 # nor a line of pasted output, up to the next blank line ("Please commit your changes or stash them before you merge."),
@@ -2228,7 +2234,7 @@ def asks_told(prompt: str) -> str:
         pasted = bool(line.strip()) and (pasted or wrapped or bool(_OUTPUT_LEAD.match(line)))
         for said in () if pasted else _sentences(line):
             said = " ".join(said.split())
-            hit = _ASKING.search(said)
+            hit = _ASKING.search(said) or (_IMPERATIVE.match(said) if not _CONSEQUENCE.search(said) else None)
             at = flat.find(said)
             if hit and len(said.split()) >= 4 and not _QUOTED_BEFORE.search(said[:hit.start()]) \
                     and not 0 <= at <= ASKS_HEAD - len(said):
@@ -2435,7 +2441,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
     offered = _offer_left_open(s)
     latest = _before_offer(latest, offered)  # the offer's own line tells the rest
-    if last_words and not literal and asked_by_person and latest and _norm(latest)[:80] not in _norm(" ".join(body)):
+    head = _norm(latest)[:80].rsplit(" ", 1)[0] if len(_norm(latest)) > 80 else _norm(latest)
+    if last_words and not literal and asked_by_person and latest and f" {head} " not in f" {_norm(' '.join(body))} ":
         body.append(f"Its latest words: {redact(_short(' '.join(latest.replace('**', '').split()), 300))}")
     after = _run_after_last_words(s, last_words)
     if after:
@@ -2972,9 +2979,9 @@ def _before_offer(latest: str, offered: str) -> str:
         return latest
     from graphmem.capture.redact import redact
 
-    told = _norm(redact(offered))
+    told = f" {_norm(redact(offered))} "
     paragraphs = [p for p in re.split(r"\n\s*\n", latest) if p.strip()]
-    while paragraphs and _norm(paragraphs[-1]) in told:
+    while paragraphs and f" {_norm(paragraphs[-1])} " in told:
         paragraphs.pop()
     return "\n\n".join(paragraphs)
 

@@ -1221,6 +1221,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     msgs = _with_reports(kept_msgs)
     stale = _StaleReports(kept_msgs, msgs)
     refusals = _Refusals(msgs)
+    undone = _Undone(msgs)
     after_failure = spoke = False
     explaining = False  # answering "what do you mean…" before looking at anything
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
@@ -1260,7 +1261,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                 break
             labelled = _STEP_LABEL.match(sentence)
             if (_STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items))
-                    or labelled and _STEP.match(re.sub(r"(?i)^(?:I|we)(?:['’]ll| will)? ", "", sentence[labelled.end():]))) \
+                    or labelled and _STEP.match(_as_process_step(labelled.group(0), sentence[labelled.end():]))) \
                     and not (_ROOT_CAUSE.search(sentence) or re.search(r"\bbecause\b", sentence)):
                 continue  # "For each rule: pull all sources with `rule.py -r <id> -c`, read …" (held-out review 92)
             if sentence in offered:
@@ -1291,7 +1292,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             if _undone_later(msgs, n, best[1]) or _NO_PR_YET.search(best[1]) and _opened_later(msgs, n) \
                     or _denied_later(msgs, n, best[1]) or _said_of_later(said_later, n, best[1]) \
                     or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]) \
-                    or stale.of(n, best[1]) or refusals.overtaken(n, best[1]) or _deleted_later(msgs, n, best[1]):
+                    or stale.of(n, best[1]) or refusals.overtaken(n, best[1], msg.text) or undone.of(n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
@@ -1358,6 +1359,8 @@ def _fixed_itself(report: str) -> bool:
     ("…; guarded it and added a test") or its writer's ("I made it return `None`"), not another's ("the id
     format changed in v2": the review of 1e53e97, L1)."""
     for verb in _SELF_FIX.finditer(report):
+        if re.match(r"(?i)\s+(?:no|nothing|none)\b", report[verb.end():verb.end() + 12]):
+            continue  # "I made no changes"
         clause = re.split(r"[.;:!?\n—–]\s*|,\s+(?=(?:and|then|so)\b)", report[max(0, verb.start() - 80):verb.start()])[-1]
         if _FIXER.fullmatch(clause.strip() + (" " if clause.strip() else "")):
             return True
@@ -1371,7 +1374,7 @@ def _restored(step: Command) -> list[str]:
     words = step.main.split()
     if "--" in words:
         return words[words.index("--") + 1:]
-    if step.sub != "restore" or step.sub not in words:
+    if step.sub != "restore" or step.sub not in words or "--staged" in words and "--worktree" not in words:
         return []
     return [w for w in words[words.index(step.sub) + 1:] if not w.startswith("-")]
 
@@ -1422,7 +1425,8 @@ class _StaleReports:
         # the files of its main clause: not "…; `utils.py` calls it for every upload", but past a label
         # ("Root cause — the ids are … unresolvable by `rule.py`")
         clauses = re.split(r";\s|\s[—–]\s", claim, maxsplit=2)
-        found = _FILE_NAMED.findall(clauses[0]) or (_FILE_NAMED.findall(clauses[1]) if len(clauses) > 1 else [])
+        found = _FILE_NAMED.findall(clauses[0]) or (_FILE_NAMED.findall(clauses[1])
+                                                     if len(clauses) > 1 and len(clauses[0].split()) <= 4 else [])
         names = [re.sub(r"^(?:\.{1,2}/|~/)+", "", name) for name in found]
         own = _fixed_itself(self.msgs[n].text)
         changed = [(k, path, staged) for k, path, staged in self.edits() if self.since[n] < k < n and not (staged and own)]
@@ -1436,6 +1440,9 @@ class _StaleReports:
 _REFUSAL_TALK = re.compile(r"(?i)\b(?:approv\w*|permission\w*|denie[sd]|deny|blocked|blocks|refuse[sd]|classifier|"
                            r"allow(?:ed|s)? rule|allowlist|not allowed)\b")
 REFUSAL_WINDOW = 30  # messages a finding may come after the refusal it speaks of
+_SELF_REFUSED = re.compile(r"(?i)\b(?:den(?:ies|ied|y)|refuse[sd]?|block(?:s|ed)?|won['’]t let)\b[^.;\n]{0,60}?\b(?:me|my)\b|"
+                           r"\bI(?:['’]m| am)?\b[^.;\n]{0,30}?\b(?:can['’]t|cannot|am not allowed|was(?:n['’]t| not) allowed|"
+                           r"was denied|was refused|was blocked|got denied|got blocked)\b")
 
 
 class _Refusals:
@@ -1454,15 +1461,19 @@ class _Refusals:
                 if isinstance(line, str) and got is not None:
                     k, result = got
                     text = result.text[:400]
-                    runs.append((k, parse_command(line[:4000]), bool(result.is_error and _AWAITS_APPROVAL.search(text)),
-                                 not NEVER_RAN.search(text)))
+                    refused = bool(result.is_error and _AWAITS_APPROVAL.search(text))
+                    runs.append((k, parse_command(line[:4000]), refused, not refused and not NEVER_RAN.search(text)))
         runs.sort(key=lambda run: run[0])
         # a later run that failed still ran: the check let it through
         self.spans = [(k, next((j for j, other, _, ran in runs if j > k and ran and equivalent(other, cmd)), None), cmd)
                       for k, cmd, refused, _ in runs if refused and cmd.exe]
 
-    def overtaken(self, n: int, sentence: str) -> bool:
-        """Whether the finding at n speaks of a refusal shortly before it, of a command that ran after it."""
+    def overtaken(self, n: int, sentence: str, message: str) -> bool:
+        """Whether the finding at n, in a message that says the agent itself was refused, speaks of a refusal
+        shortly before it, of a command that ran after it (not a cause found: "branch protection blocks
+        `git push --tags` because it requires approvals", the review of ebcbfbc, M1)."""
+        if not self.spans or _ROOT_CAUSE.search(sentence) or not _SELF_REFUSED.search(message):
+            return False
         for k, ran, cmd in self.spans:
             if n - REFUSAL_WINDOW <= k < n and ran is not None and ran > n and _REFUSAL_TALK.search(sentence) \
                     and any(re.search(rf"(?i)\b{re.escape(word)}\b", sentence) for word in (cmd.sub, cmd.exe) if len(word) >= 3):
@@ -1890,25 +1901,57 @@ def _said_of_later(said: _Said, n: int, sentence: str) -> bool:
 
 
 _NOW_HOLDS = re.compile(r"(?i)\bnow (?:contains|holds|has|carries|includes)\b")
+_OWN_DOING = re.compile(r"(?i)\W{0,4}(?:(?:resolved|fixed|solved|handled|silenced|worked around)\b[^:;.]{0,60}:|"
+                        r"I(?:['’]ve| have)? (?:added|created|put|wrote|dropped|placed)\b)")
 _DELETES = frozenset({"rm", "unlink", "trash", "del", "rmdir", "Remove-Item"})
 
 
-def _deleted_later(msgs: list[Any], n: int, sentence: str) -> bool:
-    """Whether a sentence that tells what a place now holds names a file the session then deleted (held-out
-    review 102: "`.coordination/` now contains a `.gitignore` with `*`, making it self-ignoring", and
-    twenty-five minutes later `rm .coordination/.gitignore`, committed)."""
-    if not _NOW_HOLDS.search(sentence):
-        return False
-    names = {posixpath.basename(lit.rstrip("/")) for lit in _LITERAL.findall(sentence)}
-    names = {x for x in names if len(x) >= 4 and ("." in x or "/" in x)}
-    for use, _ in _answered_after(msgs, n + 1) if names else ():
+class _Undone:
+    """The files the session wrote (a command's writes, an edit or a write) and those it deleted, by
+    message, read once when a finding needs them."""
+
+    def __init__(self, msgs: list[Any]) -> None:
+        self.msgs = msgs
+        self._calls: list[tuple[int, set[str], set[str]]] | None = None
+
+    def calls(self) -> list[tuple[int, set[str], set[str]]]:
+        if self._calls is None:
+            self._calls = []
+            results = {m.tool_use_id: m for m in self.msgs if m.role == "tool_result"}
+            for k, msg in enumerate(self.msgs):
+                for use in msg.tool_uses if msg.role == "assistant" else ():
+                    result = results.get(use.id)
+                    if result is not None and not result.is_error:
+                        self._calls.append(self._call(k, use))
+        return self._calls
+
+    @staticmethod
+    def _call(k: int, use: Any) -> tuple[int, set[str], set[str]]:
         line = use.input.get("command") if use.name in COMMAND_TOOLS else None
-        if isinstance(line, str) and any(
-                (step.exe in _DELETES or step.exe == "git" and step.sub == "rm")
-                and any(posixpath.basename(t.strip("'\"").rstrip("/")) in names for t in step.main.split()[1:])
-                for step in _chain(parse_command(line[:4000]))):
-            return True
-    return False
+        wrote = {posixpath.basename(p) for p, staged in _changed_by(use) if not staged}
+        gone: set[str] = set()
+        if isinstance(line, str):
+            for step in _chain(parse_command(line[:4000])):
+                words = step.main.split()
+                if step.exe in _DELETES or step.exe == "git" and step.sub == "rm" and "--cached" not in words:
+                    gone |= {posixpath.basename(w.strip("'\"").rstrip("/")) for w in words[1:] if not w.startswith("-")}
+        return k, wrote, gone
+
+    def of(self, n: int, sentence: str) -> bool:
+        """Whether a sentence that tells what a place now holds, of the agent's own doing (it says so, or the
+        session wrote the file before), names a file the session deleted after it: its own change, undone
+        (held-out review 102: "Resolved the hook loop …: `.coordination/` now contains a `.gitignore` with
+        `*`", then `rm .coordination/.gitignore`); not a cause found ("`dist/` now contains a stale
+        `index.js` …, so …", then its fix, `rm dist/index.js`: the review of ebcbfbc, M3)."""
+        if not _NOW_HOLDS.search(sentence) or _ROOT_CAUSE.search(sentence) or _GIVES_CAUSE.search(sentence):
+            return False
+        names = {posixpath.basename(lit.rstrip("/")) for lit in _LITERAL.findall(sentence)}
+        names = {x for x in names if len(x) >= 4 and ("." in x or "/" in x)}
+        if not names:
+            return False
+        calls = self.calls()
+        return (bool(_OWN_DOING.match(sentence)) or any(k < n and wrote & names for k, wrote, _ in calls)) \
+            and any(k > n and gone & names for k, _, gone in calls)
 
 
 def _changed_later(msgs: list[Any], n: int, sentence: str) -> bool:
@@ -2092,8 +2135,18 @@ _STILL_GOING = re.compile(r"(?i)\b\d+\+?(?:\s*/\s*| of )\d+\b[^.;]{0,80}?\b(?:st
                           r"\b(?:worker|agent|job|run|build|task)s?\b[^.;]{0,40}\b(?:is|are) still out\b(?! of\b)")
 _OWN_PLAN = re.compile(r"(?i)(?:^|[;:] |\s[—–] )\W{0,4}(?:(?:so|and|then|but|next),? )?"
                        r"(?:(?:when|once|after|before|while) (?:(?!\b(?:so|and|but|because)\b)[^,;`]){1,60}?[,;]? )?"
-                       r"(?:I(?:['’]ll| will| am going to|['’]m going to)\b|my plan is to\b)")
+                       r"(?:I(?:['’]ll| will| am going to|['’]m going to)\b(?! (?:note|admit|say|grant|concede|confess|"
+                       r"be honest|be frank|point out|mention|add that)\b)|my plan is to\b)")
 _AFTER_PLAN = re.compile(r",\s+but\s+|;\s+|\s[—–]\s+")
+
+
+def _as_process_step(label: str, rest: str) -> str:
+    """The step after a label, without the first person that says "for each …" is how it works ("For each
+    rule, I pull all sources …", the review of 869d546^..4098c81, L10); not after "Finally, I read …", a
+    report of what was done (the review of ebcbfbc, M7)."""
+    if re.match(r"(?i)(?:for (?:each|every|all)|per)\b", label) and not re.search(r"\s[—–]\s|:\s", rest):
+        return re.sub(r"(?i)^(?:I|we)(?:['’]ll| will)? ", "", rest)
+    return rest
 
 
 def _past_plan(line: str) -> str:
@@ -2108,7 +2161,9 @@ def _past_plan(line: str) -> str:
         return before if len(before.split()) >= 4 else ""
     turn = _AFTER_PLAN.search(line, plan.end())
     after = line[turn.end():].strip() if turn else ""
-    return after[:1].upper() + after[1:] if len(after.split()) >= 4 else ""
+    if _OWN_PLAN.match(re.sub(r"(?i)^(?:then|and|so),? ", "", after)):
+        return ""  # "…, but I'll first rerun the load test": a plan after the turn too
+    return after if len(after.split()) >= 4 else ""
 
 
 _GIVES_CAUSE = re.compile(r"(?i)\b(?:because|since|due to|caused by|which means)\b|, (?:so|but) ")
@@ -3155,13 +3210,40 @@ def _report_lines(text: str) -> list[str]:
 
 _ASK_LEAD = re.compile(r"(?i)^(?:(?:ok(?:ay)?|cool|great|thanks|nice|so|also|alright)\b[\s,.!]*)*"
                        r"(?:(?:i (?:want|wanted|would like|'d like) to ask|quick question|one (?:more )?question|"
-                       r"question)\b[\s,:.-]*)?")
+                       r"(?:my|the|a) question is|question)\b[\s,:.-]*)?")
 _DIRECT = re.compile(r"(?i)(?:yes|no|mostly|partly|partially|not really|not quite|it depends|short answer)\b")
-_QUESTION = re.compile(r"(?i)^(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"
-                       r"should|would|will|was|were|has|have)\b[^\n]{6,}\?\s*$")
+_QUESTION_WORD = re.compile(r"(?i)(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"
+                            r"should|would|will|was|were|has|have)\b")
+# a request, not a question: "can you …", "please", or a sentence that opens with what to do ("does it fix
+# any issue?" asks; "Fix the test." does not)
 _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
-                      r"are we (?:done|good|ready|finished|ok|okay|there|set|all set))\b|\b(?:please|fix|implement|add|create|change|update|remove|"
-                      r"refactor|write)\b")
+                      r"are we (?:done|good|ready|finished|ok|okay|there|set|all set))\b|\bplease\b|"
+                      r"(?:^|[.!?;]\s+|,\s+(?:and|then)\s+|\band\s+)(?:fix|implement|add|create|change|update|remove|refactor|write)\b")
+_LINK_WORD = re.compile(r"<?https?://\S+|#\d+[.,]?")
+# what follows a prompt's last question mark when that is more asking ("should i accept more players? is
+# potplayer very different from vlc/mpv")
+_ASKS_ON = re.compile(r"(?i)(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|should|would|will|"
+                      r"was|were|has|have|or)\b[^?]{0,120}")
+
+
+def is_question(asked: str) -> bool:
+    """Whether a prompt asks a question (not a request): one that opens with a question word and ends
+    with a question mark, after links it asks about ("… explain what exactly? https://…/pull/803"), or
+    with a colon before them ("what do you think about that one: https://…/pull/823"), or with more of
+    the same without the mark (held-out review 103, iptvnator)."""
+    words = asked.split()
+    cut = len(words)
+    while cut and _LINK_WORD.fullmatch(words[cut - 1]):
+        cut -= 1
+    linked = cut < len(words)
+    text = " ".join(words[:cut])
+    if _REQUEST.search(text) or not _QUESTION_WORD.match(text) or len(text) < 12:
+        return False
+    if text.endswith("?") or linked and text.endswith(":") or linked and _QUESTION_WORD.match(text) \
+            and "?" not in text and re.match(r"(?i)what do you think|wdyt|thoughts", text):
+        return True
+    last = text.rfind("?")
+    return last > 0 and _ASKS_ON.fullmatch(text[last + 1:].strip()) is not None
 _FENCE = re.compile(r"```[\w+-]*")
 _DEICTIC = frozenset({"the", "this", "that", "these", "those", "its", "you", "one", "then", "there"})
 
@@ -3222,8 +3304,7 @@ def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | Non
             close()
             # "Ok cool. I want to ask, does the pre 8xh100 work need … or could you just do it on a cpu?"
             asked = _ASK_LEAD.sub("", " ".join(msg.text.split()))
-            question = asked if _QUESTION.match(asked) and not _REQUEST.search(asked) \
-                and len(asked) <= 400 and not _elliptical(asked) else ""
+            question = asked if len(asked) <= 400 and is_question(asked) and not _elliptical(asked) else ""
             reply, edited = "", False
         elif msg.role == "user" and msg.meta and (_BASH_INPUT.match(msg.text.strip()) or not msg.queued and msg.text.strip()):
             # the person ran a command of their own, or the harness spoke (a stop hook's feedback, held-out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -131,6 +132,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 
 SHADOW_WAIT_SECONDS = 5.0
+_SHADOW_RACE = re.compile(r"(?:Error removing|Cannot open) (?:directory or )?file \S*\.shadow\b|"
+                          r"replay shadow pages")
 
 
 def open_database(driver: Any, path: Path, read_only: bool,
@@ -147,7 +150,7 @@ def open_database(driver: Any, path: Path, read_only: bool,
             return driver.Database(str(path), read_only=read_only,
                                    buffer_pool_size=buffer_pool_bytes(path))
         except RuntimeError as exc:
-            if "shadow" not in str(exc) or time.monotonic() > deadline:
+            if not _SHADOW_RACE.search(str(exc).replace(str(path), "")) or time.monotonic() > deadline:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.25)

@@ -4656,6 +4656,30 @@ def test_are_we_doing_x_is_a_question_and_its_answer_ends_where_the_person_runs_
     assert not [d for d in done if "answer" in d.tags]
 
 
+def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
+    # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
+    # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
+    verdict = ("Yes, this PR makes sense and fixes a real bug. Here's the issue:\n\n**The Bug:** In XMLTV files, "
+               "`<channel>` elements come before `<programme>` elements. Channels are batched and flushed every 100 "
+               "(`CHANNEL_BATCH_SIZE`). But if the total number of channels is **not a multiple of 100**, the last "
+               "batch of channels stays in the buffer unflushed.\n\n**The Fix:** Adding `this.flushChannels()` right "
+               "before `this.flushPrograms()` at line 491 ensures any remaining buffered channels are delivered first. "
+               "I'd recommend merging it.")
+    asked = ("does this PR makes sense? does it fix any issue? if yes, explain what exactly? "
+             "https://github.com/4gray/iptvnator/pull/803")
+    drafts = (Session().user(asked).run("gh pr view 803 --repo 4gray/iptvnator", "fix(epg): flush channels")
+              .say(verdict).end())
+    answered = [d for d in drafts if "answer" in d.tags]
+    assert len(answered) == 1 and "this.flushChannels()" in answered[0].body, [d.title for d in drafts]
+    from graphmem.capture.lessons import is_question
+
+    assert is_question("what do you think aout that one in iptvnator context: https://github.com/4gray/iptvnator/pull/823")
+    assert is_question("should i accept more players? is potplayer very different from vlc/mpv")
+    for request in ("why does it fail? fix it", "can you fix the test?", "Fix the flaky test. Why does it fail?",
+                    "does it build? and add a test for it", "what do you think about this"):
+        assert not is_question(request), request
+
+
 # Held-out review 24 (KenoAIStaging/julia 32ed5077, MIT, verbatim, abridged): the agent said one
 # sentence, then worked for an hour, drafted its commit messages into files and committed.
 JULIA_MSG = ("codegen: Stop CancellationLowering from taxing pure computation and allocation\n\n"
@@ -6696,6 +6720,12 @@ def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
     body = next(d.body for d in Session().user(migration).run("make", "ok").say("Done.").end() if d.kind == "summary")
     asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
     assert "Can we make the tool skip duplicate rows" in asked and "Also remove the duplicate row on staging" in asked, asked
+    # the review of ebcbfbc (M5): the conditions of a report are no asks
+    for condition in ("Run the suite twice and the second run fails with `duplicate key value violates unique constraint`.",
+                      "Add a second row with the same revision and the tool refuses to start."):
+        body = next(d.body for d in Session().user(migration + " " + condition).run("make", "ok").say("Done.").end()
+                    if d.kind == "summary")
+        assert condition[:30] not in body, body
     # dev2's ida-hcli e6dd9346 (verbatim, abridged): the asks of a spoken prompt
     bundles = ("Okay, so we recently introduced functionality for there to be tightly bundled plugin components, which is "
                "basically a parent plugin bundling Sub plugins that are all installed together. And I think we have "
@@ -6908,6 +6938,19 @@ def test_a_refusal_the_same_command_later_got_past_is_no_finding() -> None:
 
     assert [d for d in _discoveries(session(pushed_later=False)) if "break the tie" in d.title]
     assert not [d for d in _discoveries(session(pushed_later=True)) if "break the tie" in d.title]
+    # the review of ebcbfbc: a refusal again ("auto-denied") is no run (M2); a cause found, in a message that says
+    # nothing of the agent's own refusal, stays (M1)
+    again = session(pushed_later=False).run(push, "Permission to use Bash has been auto-denied (prompts unavailable).",
+                                             error=True).say("Still refused.")
+    assert [d for d in _discoveries(again) if "break the tie" in d.title]
+    cause = ("Root cause: `release.yml` runs `git push --tags` with the default `GITHUB_TOKEN`, which branch protection on "
+             "`main` blocks because it requires approvals, so every release job fails at the tag step.")
+    found = (Session().user("find why CI rejects the release and push the fix").run("git push -u origin fix/pool", denied,
+                                                                                    error=True)
+             .run("cat .github/workflows/release.yml", "on: push").say(cause)
+             .edit(".github/workflows/release.yml", "on: push", "on: push\n  branches: [main]")
+             .run("git push -u origin fix/pool", "To github.com:o/r.git\n * [new branch] fix/pool").say("Pushed."))
+    assert [d for d in _discoveries(found) if "branch protection" in d.title]
 
 
 def test_what_a_place_now_holds_is_no_finding_once_the_session_deleted_it() -> None:
@@ -6933,6 +6976,12 @@ def test_what_a_place_now_holds_is_no_finding_once_the_session_deleted_it() -> N
         return [f[2] for f in ranked_findings(parse_transcript("\n".join(json.dumps(r) for r in s.records)))]
     assert [f for f in found(session(deleted=False)) if "now contains" in f]
     assert not [f for f in found(session(deleted=True)) if "now contains" in f]
+    # the review of ebcbfbc (M3): a cause found, then deleted as its fix, stays
+    cause = ("Root cause: `dist/` now contains a stale `index.js` from the old webpack build, and the dev server serves "
+             "`dist/` before `src/`, so every reload gets last week's bundle.")
+    fixed = (Session().user("why does the dev server serve the old bundle?").run("ls dist/", "index.js\nindex.js.map")
+             .say(cause).run("rm dist/index.js dist/index.js.map", "").say("Removed."))
+    assert [f for f in found(fixed) if "now contains" in f]
 
 
 @pytest.mark.parametrize(("changed", "note"), [
@@ -7009,6 +7058,12 @@ def test_a_report_fixed_itself_only_when_its_writer_is_the_one_who_changed_thing
     for own in ("guarded it and added `test_empty_header`.",
                 "I made it return `None` on an empty line and wrote `test_empty_header`."):
         assert kept(base + own, commit), own
+    # the review of ebcbfbc (L2): "I made no changes" is no fix of its own
+    stale = ("Root cause: the `d020s2-*` ids are quoted in the YAML and therefore unresolvable by "
+             "`.coordination/tools/rule.py`. I made no changes.")
+    assert not kept(stale, fix)
+    # (L1) unstaging a file leaves it as it was
+    assert kept(stale.replace(" I made no changes.", ""), "git restore --staged .coordination/tools/rule.py")
 
 
 @pytest.mark.parametrize(("named", "edited"), [
@@ -7090,6 +7145,12 @@ def test_a_step_of_a_process_it_defines_is_no_finding() -> None:
     found = _discoveries(Session().user("verify every rule's provenance").say(step)
                          .edit(".coordination/threads.md", "## QUEUE", "## QUEUE\n- provenance re-verification"))
     assert not [d for d in found if "rule.py -r" in d.title], [d.title for d in found]
+    # the review of ebcbfbc (M7): what it did, then found, is a finding
+    report = ("Finally, I read the `Get` path in `pool/pool.go` — it never returns a connection to `p.idle` when `ctx` "
+              "times out, so the pool drains under load.")
+    found = _discoveries(Session().user("why does the pool drain under load?").run("grep -n idle pool/pool.go", "88")
+                         .say(report).edit("pool/pool.go", "return nil, ctx.Err()", "p.put(c)\n\treturn nil, ctx.Err()"))
+    assert [d for d in found if "never returns a connection" in d.title], [d.title for d in found]
     # a finding with a lead-in stays one
     found = _discoveries(Session().user("why does the lookup miss?").say(
         "Root cause: `rule.py -r` reads only the first loc of a chained evidence field, so later locs need manual "
@@ -7199,11 +7260,27 @@ def test_the_late_rules_of_session_29_keep_true_findings() -> None:
         return next(d.body for d in _discoveries(s) if "pool.go" in d.title)
     told = body("I'll fix that next, but the real problem is that `retry()` swallows `CancelledError` and the worker "
                 "never exits.")
-    assert "The real problem is that `retry()` swallows `CancelledError` and the worker never exits." in told, told
+    assert "the real problem is that `retry()` swallows `CancelledError` and the worker never exits." in told, told
     assert "fix that next" not in told, told
     for plan in ("I'll bump `MAX_CONNS` to 64 and rerun the load test after lunch.",
-                 "When the revision lands I'll make one final pass on the `WHY` section myself."):
+                 "When the revision lands I'll make one final pass on the `WHY` section myself.",
+                 "I'll fix that next, but I'll first rerun the load test with `-race` after lunch.",
+                 "I'll bump `MAX_CONNS` to 64; then I'll rerun the load test after lunch to confirm `p.idle` refills."):
         assert plan.split("`")[1] not in body(plan), plan
+    # the review of ebcbfbc: a figure of speech is no plan (M6); the kept words keep their case, so a token whose
+    # pattern knows one case is still masked (H1)
+    for said in ("I'll note that `retry()` also swallows `CancelledError`, so the worker never exits either.",
+                 "I'll admit the second cause surprised me: `retry()` swallows `CancelledError` and the worker never exits."):
+        assert said in body(said), said
+    token = "glpat-AbCdEfGhIj1234567890"
+    said = f"I'll rotate it after lunch, but {token} is still live in `deploy.sh` and the CI job uses it on every run."
+    assert said.split(", but ")[1] in body(said)  # what the finding keeps
+    drafts = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
+        "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
+        + said).edit("pool/pool.go", "return", "p.idle <- c; return").run("go test ./pool/", "ok")
+        .user("now bump the version").edit("VERSION", "1.2.0", "1.2.1").say("Bumped.").end())
+    stored = " ".join(d.title + " " + d.body for d in drafts)
+    assert "is still live in `deploy.sh`" in stored and token not in stored, stored
     predicted = "The catch — we'll hit the 30 s timeout on every cold start since the pool has no warm-up."
     s = (Session().user("why does the pool drain?").run("grep -n idle pool.go", "").say(
         "Root cause: `pool.go` never returns a connection to `p.idle` when `ctx` times out, so the pool drains.\n\n"
@@ -7263,6 +7340,14 @@ def test_latest_words_before_an_open_offer_are_told_and_nothing_twice() -> None:
     assert "Its latest words: `test_timeout` sleeps 2 s on the wall clock too." in body, body
     assert "Offered at the end, not answered: `test_connect` binds port 8080. Want me to fix both?" in body, body
     assert body.count("binds port 8080") == 1, body
+    # the review of ebcbfbc (L4): "No." is no part of "now" in the lines before it
+    s = (Session().user("fix the flaky retry test").edit("tests/test_retry.py", "sleep(0.1)", "clock.advance(0.1)")
+         .say("Fixed: `test_retry_backoff` now advances the fake clock; 3/3 pass.")
+         .user("do the other tests in that folder have the same problem")
+         .run("grep -n sleep tests/*.py", "").say("No.\n\n`test_connect` binds port 8080 though, which the CI runner's "
+                                                   "metrics exporter binds as well. Want me to move it to a free port now?"))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    assert "Its latest words: No." in body and body.count("binds port 8080") == 1, body
 
 
 def test_without_a_transcript_the_last_stop_is_told_redacted() -> None:
