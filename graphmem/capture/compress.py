@@ -2406,6 +2406,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         # three characters before "ZeRO-3", the word the correction was about)
         body.append("Later asks: " + " | ".join(_short(text, 140 if len(" ".join(text.split())) <= 140 else 100)
                                                 for text in later))
+    body.extend(f"Plan the person approved: {plan}" for plan in
+                (lessons.approved_plans(s.transcript)[:2] if s.transcript is not None else []))
     if fixed:
         body.append("Lessons:" if s.transcript is not None else "Done:")
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])

@@ -2686,6 +2686,30 @@ def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str],
 
 
 _APPROVED = re.compile(r"\s*User has approved (?:your plan|exiting plan mode)")
+_FENCED = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
+_APPROACH = re.compile(r"(?i)^\W*(?:the )?(?:proposed |chosen |new )?(?:approach|solution|design|fix|idea)\b[^:\n]{0,30}:\s*(.{20,})")
+
+
+def approved_plans(transcript: Iterable[Any]) -> list[str]:
+    """What each plan the person approved sets out to do, as one line: its title, and its approach ("The
+    proposed approach: a single dialog with a segmented toggle …") or else its first paragraph of prose
+    (held-out review 104, iptvnator: the approved plan was the session's decision, kept nowhere)."""
+    offered: dict[str, str] = {}
+    told = []
+    for msg in transcript:
+        for use in msg.tool_uses if msg.role == "assistant" and not msg.sidechain else ():
+            if use.name == "ExitPlanMode" and isinstance(use.input.get("plan"), str):
+                offered[use.id] = use.input["plan"]
+        if msg.role == "tool_result" and msg.tool_use_id in offered and not msg.is_error and _APPROVED.match(msg.text):
+            plan = _FENCED.sub("", offered.pop(msg.tool_use_id))
+            paragraphs = [" ".join(p.replace("**", "").split()) for p in re.split(r"\n\s*\n", plan) if p.strip()]
+            title = paragraphs[0].lstrip("# ") if paragraphs and paragraphs[0].startswith("#") else ""
+            prose = [p for p in paragraphs if not p.startswith(("#", "|", "-", "*", ">")) and len(p) >= 40]
+            approach = next((m.group(1) for p in prose for m in [_APPROACH.match(p)] if m), prose[0] if prose else "")
+            line = f"{title.split(' #')[0]}: {approach}" if title and approach else title or approach
+            if line:
+                told.append(redact(_short(line, 400)))
+    return _uniq(told)
 
 
 # A report's list of the choices it made and why: "**Concessions (things I did NOT change, with

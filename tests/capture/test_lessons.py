@@ -4656,6 +4656,28 @@ def test_are_we_doing_x_is_a_question_and_its_answer_ends_where_the_person_runs_
     assert not [d for d in done if "answer" in d.tags]
 
 
+def test_the_summary_tells_what_the_plan_the_person_approved_sets_out_to_do() -> None:
+    # Held-out review 104 (4gray/iptvnator 27/1bd0162027, MIT, verbatim, abridged): plan mode; the approval was a
+    # tool result, and the design was kept nowhere
+    plan = ("# Unified Add Playlist Dialog\n\n## Context\n\nCurrently, the \"+\" button in the header opens a `mat-menu` "
+            "dropdown with **5 flat options** (File, URL, Text, Xtream, Stalker). Selecting one opens a dialog with that "
+            "specific form.\n\nThe proposed approach: a single dialog with a **segmented toggle** (M3U | Xtream | "
+            "Stalker) at the top, with M3U showing a secondary toggle for URL/File/Text. This reduces top-level choices "
+            "from 5 to 3.\n\n## Design\n\n```\n# not a title: a line of the sketch\n```\n\n## Implementation Steps\n\n"
+            "### Step 1: Add type definitions\n\n- Make `openAddPlaylistDialog(type?)` parameter optional")
+
+    def summary(answer: str) -> str:
+        s = (Session().user("the add playlist menu has too many options; plan a single dialog")
+             .call("ExitPlanMode", {"plan": plan}, answer)
+             .edit("libs/workspace/shell/util/src/lib/workspace-shell-actions.ts", "type: PlaylistType", "type?: PlaylistType")
+             .say("Now simplify the header component."))
+        return next(d.body for d in s.end() if d.kind == "summary")
+    body = summary("User has approved your plan. You can now start coding. Start with updating your todo list if applicable")
+    assert ("Plan the person approved: Unified Add Playlist Dialog: a single dialog with a segmented toggle (M3U | Xtream "
+            "| Stalker) at the top") in body, body
+    assert "Plan the person approved" not in summary("The user doesn't want to proceed with this tool use.")
+
+
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
     # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
     # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
