@@ -2336,6 +2336,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         headline = [f"committed \"{_short(commits[0], 70)}\""
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     last_words = _last_agent_message(s)
+    stopped_at_work = False
     if not headline:
         closing = ASIDE.sub("", _first_sentence(_closing_words(last_words)))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
@@ -2348,12 +2349,14 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             # "The zip is now `C:\…`" (held-out review 17): the state the last small ask left, not
             # what the session did; its own report of what it did says that
             closing = report[0]
-        if not (closing or changed or drafts or s.runs and not under_way):
+        stopped_at_work = not (closing or changed or drafts or s.runs and not under_way) and _cut_mid_turn(s)
+        if not (closing or changed or drafts or s.runs and not under_way or stopped_at_work):
             return []  # a session that did, decided and learnt nothing leaves no handoff
         # with nothing built or said at the end, what was asked says what the session was about
         # (held-out review 6: "ran 20 commands" for the session that diagnosed a failing deploy)
         asked_for = _FILLER.sub("", " ".join(_ATTACHED.sub(" ", goal_text).split())).strip(" ,")
-        gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
+        gist = closing or (f"left unfinished: {asked_for}" if stopped_at_work and asked_for else
+                           f"changed {', '.join(changed[:3])}" if changed else
                            f"asked: {asked_for}" if len(asked_for.split()) >= 4 else
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
@@ -2366,6 +2369,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     body = []
     if goal_text:
         body.append(f"Asked: {_short(goal_text, goal_room)}")
+    if stopped_at_work:
+        read = _read_last_turn(s)
+        body.append("Not done when the session ended: its turn was still at work"
+                    + (", having read " + ", ".join(read[:6]) + (f" (+{len(read) - 6})" if len(read) > 6 else "")
+                       if read else ""))
     why = ""
     if commits:
         body.append("Built (commits): " + " | ".join(_short(c, 100) for c in commits[:6]))
@@ -3218,6 +3226,33 @@ def _transcript_rules(s: _Session) -> list[Draft]:
                                      ended=any(e.event == "session-end" for e in s.events),
                                      finished=[e.command for e in s.events if e.event == "post-tool" and e.command])
     return _as_said(s, _fold_handoff(drafts))
+
+
+def _cut_mid_turn(s: _Session) -> bool:
+    """Whether the session ended inside a turn the person started, the agent still making calls (no
+    words after its last result, no interruption): their ask is not done (held-out review 105: "Implement
+    the following plan: …", four files read, then nothing more)."""
+    if s.transcript is None:
+        return False
+    msgs = [m for m in s.transcript if not m.sidechain and not m.compact]
+    asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
+                 and m.text.strip()), default=-1)
+    after = msgs[asked + 1:] if asked >= 0 else []
+    if not after or any(m.role == "user" and m.meta and "[Request interrupted" in m.text for m in after):
+        return False
+    last_said = max((n for n, m in enumerate(after) if m.role == "assistant" and m.text.strip()), default=-1)
+    return any(m.role == "tool_result" for m in after[last_said + 1:]) and not after[-1].text.strip() \
+        if after[-1].role == "assistant" else after[-1].role == "tool_result"
+
+
+def _read_last_turn(s: _Session) -> list[str]:
+    """The project files the agent read after the person's last ask."""
+    msgs = [m for m in s.transcript or [] if not m.sidechain and not m.compact]
+    asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
+                 and m.text.strip()), default=-1)
+    return _uniq(s.paths.rel(str(u.input["file_path"])) for m in msgs[asked + 1:] if m.role == "assistant"
+                 for u in m.tool_uses if u.name == "Read" and isinstance(u.input.get("file_path"), str)
+                 and s.paths.in_project(str(u.input["file_path"])))
 
 
 def _fold_handoff(drafts: list[Draft]) -> list[Draft]:

@@ -4678,6 +4678,26 @@ def test_the_summary_tells_what_the_plan_the_person_approved_sets_out_to_do() ->
     assert "Plan the person approved" not in summary("The user doesn't want to proceed with this tool use.")
 
 
+def test_an_ask_the_session_ended_on_while_still_at_work_is_left_unfinished() -> None:
+    # Held-out review 105 (PackmindHub/context-evaluator 8b/c8fff8c659, MIT, verbatim, abridged): the session
+    # ended while the agent read the files of an approved plan; nothing at all was kept
+    plan = ("Implement the following plan:\n\n# Plan: Mark Remediation Impact Evaluations in UI\n\n## Context\n\nWhen "
+            "users click \"Evaluate Impact\" on a remediation, a new evaluation is created with `parentEvaluationId` "
+            "and `sourceRemediationId` fields set. However, these evaluations appear identically to regular "
+            "evaluations in the list.")
+
+    def session() -> Session:
+        return (Session().user(plan).say("I'll start by reading the files I need to modify in parallel.")
+                .call("Read", {"file_path": f"{ROOT}/frontend/src/types/evaluation.ts"}, "export interface IEvaluation {}")
+                .call("Read", {"file_path": f"{ROOT}/frontend/src/App.tsx"}, "import React from 'react';"))
+    summary = next(d for d in session().end() if d.kind == "summary")
+    assert ": left unfinished: Implement the following plan" in summary.title, summary.title
+    assert ("Not done when the session ended: its turn was still at work, having read frontend/src/types/evaluation.ts, "
+            "frontend/src/App.tsx") in summary.body, summary.body
+    stopped = session().user("[Request interrupted by user for tool use]", isMeta=True)
+    assert not [d for d in stopped.end() if d.kind == "summary"]
+
+
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
     # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
     # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
