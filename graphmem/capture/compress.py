@@ -987,6 +987,8 @@ class _Err:
 
 _CLEAN_TALLY = re.compile(r"(?m)^=+ .*\b\d+ passed\b(?!.*\bfailed\b).*=+\s*$|^\s*Test Files\s+\d+ passed \(\d+\)\s*$|"
                           r"^Tests:\s+\d+ passed, \d+ total\s*$")
+# bun test's own tally, which the tests' logs ("[Batch] 1 failed") do not overrule (held-out review 107)
+_BUN_TALLY = re.compile(r"(?m)^\s*\d+ pass\s*\n\s*(\d+) fail\s*$")
 
 
 def _fails(ev: _Ev, cmd: Command) -> bool:
@@ -999,7 +1001,8 @@ def _fails(ev: _Ev, cmd: Command) -> bool:
         return False
     # a test run whose own tally says all passed, beside a stray `fatal: not a git repository` (held-out
     # review 28, blastline: `bun run build && bunx vitest run`, "Test Files  17 passed (17)")
-    clean = _CLEAN_TALLY.search(tail) and not re.search(r"\b[1-9]\d* failed\b", tail)
+    bun = _BUN_TALLY.findall(tail)
+    clean = bun[-1] == "0" if bun else _CLEAN_TALLY.search(tail) and not re.search(r"\b[1-9]\d* failed\b", tail)
     return not (clean and any(step.is_check for step in chain(cmd)))
 
 
@@ -2336,27 +2339,29 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         headline = [f"committed \"{_short(commits[0], 70)}\""
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
     last_words = _last_agent_message(s)
-    stopped_at_work = False
+    stopped_at_work = _cut_mid_turn(s)
     if not headline:
         closing = ASIDE.sub("", _first_sentence(_closing_words(last_words)))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
         # "… are correctly ignored (not staged). Committing.": the session stopped mid-step
-        cut_off = bool(_STEP_ANNOUNCED.search(" ".join(last_words.split())[-80:]))
-        if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing):
-            closing = ""  # "Now I have enough to write the commit message": a step, not what was done
+        cut_off = bool(_STEP_ANNOUNCED.search(" ".join(last_words.split())[-80:])) \
+            or bool(_ANNOUNCES_NEXT.search(" ".join(last_words[-300:].split())))  # "… Let me check if it's called elsewhere."
+        if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing) or stopped_at_work:
+            # "Now I have enough to write the commit message": a step, not what was done; nor what it
+            # said in the turn the session ended in (held-out review 108: "… (it's used separately by the
+            # skills summary pipeline). Let me verify —")
+            closing = ""
         elif _NOW_SO.search(closing) and s.transcript is not None and (report := lessons.reported(s.transcript)):
             # "The zip is now `C:\…`" (held-out review 17): the state the last small ask left, not
             # what the session did; its own report of what it did says that
             closing = report[0]
-        stopped_at_work = not (closing or changed or drafts or s.runs and not under_way) and _cut_mid_turn(s)
         if not (closing or changed or drafts or s.runs and not under_way or stopped_at_work):
             return []  # a session that did, decided and learnt nothing leaves no handoff
         # with nothing built or said at the end, what was asked says what the session was about
         # (held-out review 6: "ran 20 commands" for the session that diagnosed a failing deploy)
         asked_for = _FILLER.sub("", " ".join(_ATTACHED.sub(" ", goal_text).split())).strip(" ,")
-        gist = closing or (f"left unfinished: {asked_for}" if stopped_at_work and asked_for else
-                           f"changed {', '.join(changed[:3])}" if changed else
+        gist = closing or (f"changed {', '.join(changed[:3])}" if changed else
                            f"asked: {asked_for}" if len(asked_for.split()) >= 4 else
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
@@ -2365,6 +2370,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         parts.append(_plural(len(changed), "file") + " changed")
     if open_tasks:
         parts.append(_plural(len(open_tasks), "open task"))
+    if stopped_at_work:
+        parts.append("left unfinished")
     title = _short(f"Session {day}: " + "; ".join(parts), TITLE_MAX)
     body = []
     if goal_text:
@@ -2435,7 +2442,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     latest, asked_by_person = _latest_words(s)
     literal = not latest or _same_message(latest, last_words)
     if last_words:
-        body.append(f"{'Agent' + chr(39) + 's last message' if literal else 'Its last working turn ended'}: {quoted}")
+        label = ("Its last words, in the turn the session ended in" if stopped_at_work and literal
+                 else "Agent's last message" if literal else "Its last working turn ended")
+        body.append(f"{label}: {quoted}")
         body.extend(f"Not yet done (its last message): {redact(said)}" for said in _not_yet_done(last_words)
                     if " ".join(said.split())[:60] not in " ".join(quoted.split()))
     asked_last, final, spoke_after = _final_reply(s)
@@ -3215,6 +3224,13 @@ def _transcript_rules(s: _Session) -> list[Draft]:
             continue
         title = f"Unresolved: `{cmd.display}`{cmd.where} fails with {_short(lesson.error, 90)}"
         body = [f"`{_short(cmd.raw, 200)}` still failed when the session ended: {lesson.error}"]
+        # it edited what the failure names and never ran it again (held-out review 107: biome's format error
+        # in RemediateTab.tsx, the layout it asked for applied, then the session ended): not known to fail
+        named = [f for f in lesson.edited_after if posixpath.basename(f) in lesson.call.result]
+        if named:
+            title = f"Not run again after its fix: `{cmd.display}`{cmd.where} failed with {_short(lesson.error, 80)}"
+            body = [(f"`{_short(cmd.raw, 200)}` failed with {lesson.error}; the agent then edited "
+                     f"{', '.join(named[:3])}, which the failure names, and the session ended before it ran it again.")]
         if lesson.diagnosis:
             body.append("The agent's diagnosis: " + " ".join(lesson.diagnosis))
         drafts.append(Draft(
@@ -3228,21 +3244,32 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     return _as_said(s, _fold_handoff(drafts))
 
 
+# its last words say what it does next ("… Let me check if it's called elsewhere.", held-out review 108), not
+# that it waits on the person ("I'll wait for your go", "Let me know …")
+_ANNOUNCES_NEXT = re.compile(r"(?i)(?:^|[.!?:]\s+)(?:(?:now|next|ok(?:ay)?|first|so|then),?\s+)?(?:let me|I['’]ll|I will|"
+                             r"I['’]m going to)\s+(?!know\b|wait\b|leave\b|stop\b|pause\b|hold\b|be\b|stand\b|keep\b)"
+                             r"\w+(?![^.!?:]*\b(?:once|when|if|after|as soon as|whenever) you\b)[^.!?:]{0,160}[.:…]?\s*$")
+
+
 def _cut_mid_turn(s: _Session) -> bool:
-    """Whether the session ended inside a turn the person started, the agent still making calls (no
-    words after its last result, no interruption): their ask is not done (held-out review 105: "Implement
-    the following plan: …", four files read, then nothing more)."""
+    """Whether the session ended inside a turn the person started, the agent still at work: its last
+    words there announce its next step and nothing followed but calls ("I'll start by reading the files
+    …", "Let me check if it's called elsewhere.": held-out reviews 105–108). Not when interrupted, nor
+    after a turn the harness started."""
     if s.transcript is None:
         return False
     msgs = [m for m in s.transcript if not m.sidechain and not m.compact]
     asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
                  and m.text.strip()), default=-1)
     after = msgs[asked + 1:] if asked >= 0 else []
-    if not after or any(m.role == "user" and m.meta and "[Request interrupted" in m.text for m in after):
+    if not after or any(m.role == "user" and m.meta and m.text.strip() for m in after):
+        return False  # interrupted, or a turn the harness started (a task's notice, a loop tick) ended it
+    said = [n for n, m in enumerate(after) if m.role == "assistant" and m.text.strip()]
+    if not said:
         return False
-    last_said = max((n for n, m in enumerate(after) if m.role == "assistant" and m.text.strip()), default=-1)
-    return any(m.role == "tool_result" for m in after[last_said + 1:]) and not after[-1].text.strip() \
-        if after[-1].role == "assistant" else after[-1].role == "tool_result"
+    last = after[said[-1]]
+    return _ANNOUNCES_NEXT.search(" ".join(last.text[-300:].split())) is not None \
+        and (bool(last.tool_uses) or any(m.role == "tool_result" or m.tool_uses for m in after[said[-1] + 1:]))
 
 
 def _read_last_turn(s: _Session) -> list[str]:

@@ -266,6 +266,7 @@ class Lesson:
     took_out: str = ""  # the text the session's own edits had replaced by then
     put_in: str = ""  # and the text they had written
     typed: bool = True  # the error says what failed, not only where (`a_test.exs:734: (test)`)
+    edited_after: list[str] = field(default_factory=list)  # unresolved: the files edited after it
 
 
 def is_command_failure(tool: str, is_error: bool, text: str) -> bool:
@@ -611,6 +612,10 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
                    (c.pos == end and lesson.fixed_by is not None and c is not lesson.fixed_by
                     and c.pos == lesson.fixed_by.pos and calls.index(c) < calls.index(lesson.fixed_by))]
         lesson.edits = [c for c in between if c.tool in EDIT_TOOLS and c.answered and not _errored(c)]
+        if lesson.fixed_by is None:
+            # (an edit still without its result when the session ended counts: it was under way)
+            lesson.edited_after = _uniq(f for c in calls if c.pos > lesson.call.pos and c.tool in EDIT_TOOLS
+                                        and not (c.answered and _errored(c)) for f in files_of(c, rel))
         lesson.commands = [c for c in between if c.command is not None and not c.failed
                            and not c.command.is_read_only and c.command.exe]
         host = _remote_host(lesson.call.command)

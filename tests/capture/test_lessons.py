@@ -4691,11 +4691,62 @@ def test_an_ask_the_session_ended_on_while_still_at_work_is_left_unfinished() ->
                 .call("Read", {"file_path": f"{ROOT}/frontend/src/types/evaluation.ts"}, "export interface IEvaluation {}")
                 .call("Read", {"file_path": f"{ROOT}/frontend/src/App.tsx"}, "import React from 'react';"))
     summary = next(d for d in session().end() if d.kind == "summary")
-    assert ": left unfinished: Implement the following plan" in summary.title, summary.title
+    assert ": asked: Implement the following plan" in summary.title and summary.title.endswith("; left unfinished"), \
+        summary.title
     assert ("Not done when the session ended: its turn was still at work, having read frontend/src/types/evaluation.ts, "
             "frontend/src/App.tsx") in summary.body, summary.body
     stopped = session().user("[Request interrupted by user for tool use]", isMeta=True)
     assert not [d for d in stopped.end() if d.kind == "summary"]
+
+
+def test_the_turn_a_session_ended_in_is_told_as_unfinished_not_as_its_conclusion() -> None:
+    # Held-out reviews 106–108 (4gray/iptvnator 13/0fa99dcbb4, PackmindHub/context-evaluator 4d/aba8c1809b and
+    # 73/602cec3b3f, MIT, verbatim, abridged): sessions that ended with sub-agents out, or on "Let me check …"
+    said = ("Now I also need to check that the `findSkillFiles` call is still made (it's used separately by the skills "
+            "summary pipeline). Let me verify — it's called in `findAgentsFiles` at line 365 but the result "
+            "(`skillFiles`) is no longer used.\n\nWait, actually `findSkillFiles` is also exported and used "
+            "independently. Let me check if it's called elsewhere.")
+    s = (Session().user("Implement the following plan:\n\n# Plan: Reduce evaluator prompt size and improve cache "
+                        "utilization").edit("src/shared/file-system/file-finder.ts", "files.push(f)", "if (!skill) files.push(f)")
+         .say(said))
+    summary = next(d for d in s.end() if d.kind == "summary")
+    assert summary.title.endswith("changed src/shared/file-system/file-finder.ts; 1 file changed"), summary.title
+    s.call("Grep", {"pattern": "findSkillFiles", "path": ROOT}, "src/shared/file-system/file-finder.ts:365")
+    summary = next(d for d in s.end() if d.kind == "summary")
+    assert summary.title.endswith("; 1 file changed; left unfinished"), summary.title
+    assert "Its last words, in the turn the session ended in: Now I also need to check" in summary.body, summary.body
+    out = (Session().user("use electron skill with agent-bwoser to open the home screen and navigate through, i want to "
+                          "know how good is rail navigation on the left side and navigation on the top")
+           .say("Let me explore the navigation UI structure first."))
+    out.n += 1
+    out._record("assistant", [{"type": "tool_use", "id": f"a{out.n}", "name": "Agent",
+                               "input": {"subagent_type": "Explore", "description": "Explore navigation UI",
+                                         "prompt": "Find the rail and header navigation components"}}])
+    assert [d for d in out.end() if d.kind == "summary" and d.title.endswith("left unfinished")]
+    done = (Session().user("Implement the following plan:\n\n# Plan: Reduce evaluator prompt size")
+            .edit("src/shared/file-system/file-finder.ts", "files.push(f)", "if (!skill) files.push(f)")
+            .say("Done: skill-directory files no longer reach the evaluators. Let me know if you want the tests updated."))
+    assert not [d for d in done.end() if "left unfinished" in d.title]
+    # 107: bun's tally decides over the tests' own logs, and a failure whose named file was then edited is not
+    # known to fail still
+    test_out = ("[Batch] 1 failed, retrying\n[EvaluationRepository] Deleted all evaluations (2 records)\n\n 1274 pass\n"
+                " 0 fail\n 2761 expect() calls\nRan 1274 tests across 56 files. [908.00ms]")
+    lint_out = ("Exit code 1\n$ biome check --error-on-warnings\n at frontend/src/components/RemediateTab.tsx format "
+                "━━━━━━━━━━━━━━━━━━━━━━━━\n\n  × Formatter would have printed the following content:\n  \n    543     │ - → → → → "
+                "hasRepoUrl={!!repositoryUrl·&&·repositoryUrl·!==·\"unknown\"}\n        543 │ + → → → → hasRepoUrl={\n  \n\n"
+                "Checked 281 files in 148ms. No fixes applied.\nFound 1 error.\ncheck ━━━━━━━━━━━━━━━━━━━━━━━━\n\n  × Some "
+                "errors were emitted while running checks.\n  \n\nerror: script \"lint\" exited with code 1")
+    s = Session().user("Implement the following plan:\n\n# Fix: \"Evaluate Impact\" button not visible")
+    for name in ("RemediateTab.tsx", "RemediationHistoryCard.tsx", "App.tsx", "Summary.tsx"):
+        s.call("Read", {"file_path": f"{ROOT}/frontend/src/components/{name}"}, "import React from 'react';")
+    drafts = (s.edit("frontend/src/components/RemediateTab.tsx", "hasRepoUrl={a}", "hasRepoUrl={b}")
+              .run("bun run test 2>&1", test_out).run("bun run lint 2>&1", lint_out, error=True)
+              .say("Formatting issue. Let me fix it.")
+              .edit("frontend/src/components/RemediateTab.tsx", "hasRepoUrl={b}", "hasRepoUrl={\n  b\n}").end())
+    summary = next(d for d in drafts if d.kind == "summary")
+    assert "Verified: `bun run test` passed" in summary.body and "Commands: 2 run, 1 failed" in summary.body, summary.body
+    task = next(d for d in drafts if d.kind == "task")
+    assert task.title.startswith("Not run again after its fix: `bun run lint` failed"), task.title
 
 
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
