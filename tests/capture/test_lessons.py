@@ -6762,6 +6762,10 @@ def test_what_the_person_cannot_stand_the_agent_doing_is_a_convention() -> None:
 def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
     # Held-out review 88 (BookMinder a42b9c92, verbatim, abridged): a voice prompt whose asks come after its
     # context; "Asked:" and the open task were cut before any of them
+    def asked_line(prompt: str) -> str:
+        summary = next(d.body for d in Session().user(prompt).run("make", "ok").say("Done.").end() if d.kind == "summary")
+        return next(line for line in summary.splitlines() if line.startswith("Asked: "))
+
     spoken = ("I did a spot check on the skill MD files or the three skills that you presented. I have not gone through "
               "the individual pages because they were opening as a diff, and the long lines are hard to read. So for a "
               "full review of the skills, we would need to go through phase of presenting them as markdown files for me. "
@@ -6786,8 +6790,7 @@ def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
                "'please stop restarting the runners by hand, it hides the failure'. The dashboards show the database "
                "at 40 % CPU the whole night, and the job's own log stops after the second batch without an error. "
                "Could you find out where it hangs?")
-    body = next(d.body for d in Session().user(context).run("make", "ok").say("Done.").end() if d.kind == "summary")
-    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    asked = asked_line(context)
     assert "Why does the `export` job now time out" in asked and "Could you find out where it hangs?" in asked, asked
     assert "please stop restarting" not in asked, asked
     pasted = ("git pull fails on the build box since this morning, output below.\nerror: Your local changes to the "
@@ -6810,15 +6813,12 @@ def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
                  "to run. Can we make the tool skip duplicate rows instead of refusing? Also remove the duplicate row on "
                  "staging once that is in, and add a test that covers two rows with the same revision id so it never "
                  "regresses again.")
-    body = next(d.body for d in Session().user(migration).run("make", "ok").say("Done.").end() if d.kind == "summary")
-    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    asked = asked_line(migration)
     assert "Can we make the tool skip duplicate rows" in asked and "Also remove the duplicate row on staging" in asked, asked
     # the review of ebcbfbc (M5): the conditions of a report are no asks
     for condition in ("Run the suite twice and the second run fails with `duplicate key value violates unique constraint`.",
                       "Add a second row with the same revision and the tool refuses to start."):
-        body = next(d.body for d in Session().user(migration + " " + condition).run("make", "ok").say("Done.").end()
-                    if d.kind == "summary")
-        assert condition[:30] not in body, body
+        assert condition[:30] not in asked_line(migration + " " + condition)
     # dev2's ida-hcli e6dd9346 (verbatim, abridged): the asks of a spoken prompt
     bundles = ("Okay, so we recently introduced functionality for there to be tightly bundled plugin components, which is "
                "basically a parent plugin bundling Sub plugins that are all installed together. And I think we have "
@@ -6826,8 +6826,7 @@ def test_what_a_long_spoken_prompt_asks_after_its_opening_is_told() -> None:
                "the root plugin as well as for the Uh children plugins. First, confirm this. Make sure that Python "
                "dependencies for all of these are installed. And that's recursively. I think maybe this is only running "
                "for the root plugin. So I also want you to audit this.")
-    body = next(d.body for d in Session().user(bundles).run("make", "ok").say("Done.").end() if d.kind == "summary")
-    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    asked = asked_line(bundles)
     assert "Make sure that Python dependencies" in asked and "So I also want you to audit this." in asked, asked
     # a long prompt that asks in its opening, or asks nothing, stays as it was
     report = "Can you look at why the nightly build is slow? " + "It took 41 minutes yesterday, up from 12. " * 12
