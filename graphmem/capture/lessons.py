@@ -4135,6 +4135,9 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
             drafts[key] = Draft(
                 kind="env", title=title, body="\n".join(body), confidence=0.8 if how else 0.65,
                 importance=0.6, source="rule", key=key, tags=["path", "environment", tool])
+        wrapped = _wrapper_refused(call, raw, calls[n + 1:])
+        if wrapped is not None and wrapped.key not in drafts:
+            drafts[wrapped.key] = wrapped
         glob = _UNQUOTED_GLOB.search(call.result[:4000])
         key = session_key("", "unquoted-glob")
         if glob and key not in drafts and glob.group(1) in raw:
@@ -4144,6 +4147,35 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
                 body=f"`{_short(' '.join(raw.split()), 160)}` printed: {_short(glob.group(0), 120)}",
                 confidence=0.8, importance=0.6, source="rule", key=key, tags=["zsh", "environment", "shell"])
     return list(drafts.values())
+
+
+_WRAPPER_REFUSED = re.compile(r"(?i)\b(?:unrecognized subcommand|unknown (?:sub)?command|no such command|invalid choice)"
+                              r":?\s*['\"‘“]?([\w.+-]+)['\"’”]?")
+
+
+def _wrapper_refused(call: _Call, raw: str, later: list[_Call]) -> Draft | None:
+    """A program that runs others and refused the one it was given, which then ran alone (held-out
+    reviews 107 and 112, context-evaluator: `rtk bun run test` → "error: unrecognized subcommand 'bun'",
+    then `bun run test` passed)."""
+    refused = _WRAPPER_REFUSED.search(call.result[:2000]) if call.failed or call.errored else None
+    words = raw.split()
+    if refused is None or refused.group(1) not in words[1:]:
+        return None
+    at = words.index(refused.group(1), 1)
+    wrapper, alone = words[at - 1], parse_command(" ".join(words[at:]))
+    if wrapper.startswith("-") or not alone.exe:
+        return None
+    after = next((c for c in later if _ran(c) and c.command is not None and c.command.exe == alone.exe
+                  and equivalent(c.command, alone)), None)
+    if after is None or after.command is None:
+        return None
+    error = " ".join(refused.group(0).split())
+    return Draft(
+        kind="env", title=f"`{wrapper}` does not run `{alone.exe}` here ({_short(error, 60)}): run `{_short(after.command.display, 60)}` "
+                          "without it",
+        body=f"`{_short(' '.join(words), 160)}` failed with {_short(error, 120)}; then `{_short(' '.join(after.command.raw.split()), 160)}` ran.",
+        confidence=0.8, importance=0.6, source="rule", key=session_key("", "wrapper-refuses", f"{wrapper} {alone.exe}"),
+        tags=["environment", wrapper, alone.exe])
 
 
 # A command that never came back: no result at all, or past the Bash tool's timeout, and the agent

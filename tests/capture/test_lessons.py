@@ -4749,6 +4749,25 @@ def test_the_turn_a_session_ended_in_is_told_as_unfinished_not_as_its_conclusion
     assert task.title.startswith("Not run again after its fix: `bun run lint` failed"), task.title
 
 
+def test_a_wrapper_that_refuses_the_program_it_runs_is_an_env_fact_with_the_way_that_ran() -> None:
+    # Held-out reviews 107 and 112 (PackmindHub/context-evaluator 4d/aba8c1809b and 2d/4b7a36f369, MIT, verbatim):
+    # in both sessions `rtk bun run test` failed and plain `bun run test` passed; nothing kept it
+    refused = ("Exit code 2\nerror: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>\n\nFor more "
+               "information, try '--help'.")
+    passed = " 1274 pass\n 0 fail\n 2761 expect() calls\nRan 1274 tests across 56 files. [908.00ms]"
+
+    def envs(then: tuple[str, str, bool] | None) -> list[str]:
+        s = (Session().user("commit").edit("src/shared/claude/prompt-builder.ts", "a", "b")
+             .run("rtk bun run test", refused, error=True))
+        if then is not None:
+            s.run(then[0], then[1], error=then[2])
+        return [d.title for d in s.say("Committed.").end() if d.kind == "env"]
+    assert envs(("bun run test", passed, False)) == [
+        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
+    assert envs(None) == [] and envs(("bun run lint", "ok", False)) == []
+    assert envs(("bun run test", "Exit code 1\n 3 fail", True)) == []
+
+
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
     # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
     # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
