@@ -2423,6 +2423,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                                                 for text in later))
     body.extend(f"Plan the person approved: {plan}" for plan in
                 (lessons.approved_plans(s.transcript)[:2] if s.transcript is not None else []))
+    unchecked = lessons.plan_checks_not_run(s.transcript, s.paths.rel) if s.transcript is not None else []
+    if unchecked:
+        body.append("The plan's checks not run in the session: " + "; ".join(unchecked))
     if fixed:
         body.append("Lessons:" if s.transcript is not None else "Done:")
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])

@@ -2717,6 +2717,50 @@ def approved_plans(transcript: Iterable[Any]) -> list[str]:
     return _uniq(told)
 
 
+_CHECKS_HEADING = re.compile(r"(?im)^#{1,6}\s*(?:verification|verify|testing|test plan|how to (?:test|verify)|validation)\b[^\n]*$")
+IMPLEMENT_PLAN = "Implement the following plan:"
+_LONE_CHECKS = frozenset({"pytest", "make", "tox", "nox", "mypy", "ruff", "tsc", "eslint", "jest", "vitest"})
+
+
+def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[str]:
+    """The checks under the "Verification" heading of the plan the session carried out (one the person
+    approved, or handed over as "Implement the following plan:") that it never ran: a command no run of
+    the session matches, or a check by hand (held-out reviews 112–114, context-evaluator: `bun run
+    typecheck` and the browser checks of the plan, never done, and the agent said "All clean")."""
+    msgs = list(transcript)
+    plans = [m.text[len(IMPLEMENT_PLAN):] for m in msgs if m.role == "user" and not m.meta and not m.tool_use_id
+             and m.text.lstrip().startswith(IMPLEMENT_PLAN)]
+    offered = {u.id: u.input["plan"] for m in msgs if m.role == "assistant" and not m.sidechain for u in m.tool_uses
+               if u.name == "ExitPlanMode" and isinstance(u.input.get("plan"), str)}
+    plans += [offered[m.tool_use_id] for m in msgs if m.role == "tool_result" and m.tool_use_id in offered
+              and not m.is_error and _APPROVED.match(m.text)]
+    if not plans:
+        return []
+    calls, _ = _walk(msgs, rel)
+    ran = [c.command for c in calls if c.command is not None and c.answered and not NEVER_RAN.search(c.result[:400])]
+    left: list[str] = []
+    for plan in plans:
+        heading = _CHECKS_HEADING.search(plan)
+        if heading is None:
+            continue
+        for line in plan[heading.end():].splitlines():
+            if line.startswith("#"):
+                break
+            step = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+            if not step or step == line.strip() and not re.match(r"\s*(?:[-*•]|\d+[.)])", line):
+                continue
+            # a command is a program and its arguments (`bun run test`), not an id or a path (`dd283666-…`)
+            commands = [parse_command(c) for c in re.findall(r"`([a-z][\w.-]*(?: [^`\n]{1,120})?)`", step)
+                        if " " in c or c in _LONE_CHECKS]
+            commands = [c for c in commands if c.exe and not re.search(r"\d", c.exe)]
+            if commands:
+                missing = [c for c in commands if not any(r.exe == c.exe and equivalent(r, c) for r in ran)]
+                left += [f"`{c.display}`" for c in missing]
+            elif not ran or re.match(r"(?i)(?:manual|visual|verify|check|open|confirm|ensure|click|run)\b", step):
+                left.append(_short(step, 140))
+    return _uniq(redact(x) for x in left)[:6]
+
+
 # A report's list of the choices it made and why: "**Concessions (things I did NOT change, with
 # reasons):**", "Design decisions:", "Trade-offs:" (ida-hcli cbba33a6: six, each "X instead of Y —
 # why"). These are the "why A over B" a later session asks about; so are the places it left the
@@ -4157,7 +4201,8 @@ def _wrapper_refused(call: _Call, raw: str, later: list[_Call]) -> Draft | None:
     """A program that runs others and refused the one it was given, which then ran alone (held-out
     reviews 107 and 112, context-evaluator: `rtk bun run test` → "error: unrecognized subcommand 'bun'",
     then `bun run test` passed)."""
-    refused = _WRAPPER_REFUSED.search(call.result[:2000]) if call.failed or call.errored else None
+    # (through `| tail` the status is the filter's: the refusal heads the output then, held-out review 116)
+    refused = _WRAPPER_REFUSED.search(call.result[:2000] if call.failed or call.errored else call.result[:300])
     words = raw.split()
     if refused is None or refused.group(1) not in words[1:]:
         return None

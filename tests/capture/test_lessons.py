@@ -4766,6 +4766,30 @@ def test_a_wrapper_that_refuses_the_program_it_runs_is_an_env_fact_with_the_way_
         "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
     assert envs(None) == [] and envs(("bun run lint", "ok", False)) == []
     assert envs(("bun run test", "Exit code 1\n 3 fail", True)) == []
+    # held-out review 116: through `| tail -20` the status is tail's, and the refusal heads the output
+    piped = (Session().user("commit").edit("src/shared/remediation/prompt-generator.ts", "a", "b")
+             .run("rtk bun run test 2>&1 | tail -20", refused.removeprefix("Exit code 2\n"))
+             .run("bun run test 2>&1 | tail -20", passed).say("Committed."))
+    assert [d.title for d in piped.end() if d.kind == "env"] == [
+        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
+
+
+def test_the_checks_of_the_plan_the_session_carried_out_that_it_never_ran_are_told() -> None:
+    # Held-out reviews 112–114 (PackmindHub/context-evaluator, MIT, verbatim, abridged): the plan's typecheck and
+    # its check by hand were never done, and the agent said "All clean"
+    plan = ("Implement the following plan:\n\n# Fix: RemediateTab polls the API on every render\n\n## Changes\n\n1. Wrap "
+            "the options in `useMemo`\n\n## Verification\n1. `bun run test` — no regressions\n2. `bun run lint` + `bun run "
+            "typecheck` — clean\n3. Manual: open RemediateTab with Network tab → confirm "
+            "`/api/remediation/for-evaluation/{id}` is called once on mount, not continuously\n")
+    s = (Session().user(plan).edit("frontend/src/hooks/useRemediation.ts", "const opts = {", "const opts = useMemo(() => ({")
+         .run("bun run test 2>&1", " 1274 pass\n 0 fail").run("bun run lint 2>&1", "Checked 281 files in 148ms. No fixes applied.")
+         .say("All clean."))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    assert ("The plan's checks not run in the session: `bun run typecheck`; Manual: open RemediateTab with Network tab → "
+            "confirm `/api/remediation/for-evaluation/{id}` is called once on mount, not continuously") in body, body
+    done = s.run("bun run typecheck", "ok").say("Typecheck clean too.")
+    body = next(d.body for d in done.end() if d.kind == "summary")
+    assert "The plan's checks not run in the session: Manual: open RemediateTab" in body, body
 
 
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
