@@ -2719,7 +2719,14 @@ def approved_plans(transcript: Iterable[Any]) -> list[str]:
 
 _CHECKS_HEADING = re.compile(r"(?im)^#{1,6}\s*(?:verification|verify|testing|test plan|how to (?:test|verify)|validation)\b[^\n]*$")
 IMPLEMENT_PLAN = "Implement the following plan:"
-_LONE_CHECKS = frozenset({"pytest", "make", "tox", "nox", "mypy", "ruff", "tsc", "eslint", "jest", "vitest"})
+_BY_HAND = re.compile(r"(?i)^(?:manual(?:ly)?|visual(?:ly)?|by hand)\b|\b(?:in the browser|in a browser|by hand|manually|"
+                      r"visual check|network tab|devtools|click|on screen)\b")
+# the programs a plan's check runs (not code it quotes: "`await refundOrder`", "`status = refunded`")
+_CHECK_PROGRAMS = frozenset({
+    "npm", "pnpm", "yarn", "bun", "bunx", "npx", "node", "deno", "nx", "turbo", "python", "python3", "pytest", "uv",
+    "poetry", "pip", "tox", "nox", "ruff", "mypy", "pyright", "make", "just", "task", "cargo", "go", "mix", "rake",
+    "bundle", "rails", "gradle", "gradlew", "mvn", "dotnet", "swift", "xcodebuild", "tsc", "eslint", "jest", "vitest",
+    "playwright", "biome", "prettier", "git", "docker", "kubectl", "curl", "mise", "golangci-lint", "flutter", "dart"})
 
 
 def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[str]:
@@ -2732,8 +2739,12 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
              and m.text.lstrip().startswith(IMPLEMENT_PLAN)]
     offered = {u.id: u.input["plan"] for m in msgs if m.role == "assistant" and not m.sidechain for u in m.tool_uses
                if u.name == "ExitPlanMode" and isinstance(u.input.get("plan"), str)}
-    plans += [offered[m.tool_use_id] for m in msgs if m.role == "tool_result" and m.tool_use_id in offered
-              and not m.is_error and _APPROVED.match(m.text)]
+    # an approved plan counts once the session carried it out (an edit after the approval): approved at
+    # the end, it is done in a session of its own (the review of 05b2f49, H1)
+    approved = [n for n, m in enumerate(msgs) if m.role == "tool_result" and m.tool_use_id in offered
+                and not m.is_error and _APPROVED.match(m.text)]
+    plans += [offered[msgs[n].tool_use_id] for n in approved
+              if any(u.name in EDIT_TOOLS | WRITE_TOOLS for m in msgs[n + 1:] if m.role == "assistant" for u in m.tool_uses)]
     if not plans:
         return []
     calls, _ = _walk(msgs, rel)
@@ -2750,13 +2761,15 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
             if not step or step == line.strip() and not re.match(r"\s*(?:[-*•]|\d+[.)])", line):
                 continue
             # a command is a program and its arguments (`bun run test`), not an id or a path (`dd283666-…`)
-            commands = [parse_command(c) for c in re.findall(r"`([a-z][\w.-]*(?: [^`\n]{1,120})?)`", step)
-                        if " " in c or c in _LONE_CHECKS]
-            commands = [c for c in commands if c.exe and not re.search(r"\d", c.exe)]
+            commands = [parse_command(c) for c in re.findall(r"`((?:\./)?[a-z][\w.-]*(?: [^`\n]{1,120})?)`", step)
+                        if c.split()[0].removeprefix("./") in _CHECK_PROGRAMS]
+            commands = [c for c in commands if c.exe]
             if commands:
                 missing = [c for c in commands if not any(r.exe == c.exe and equivalent(r, c) for r in ran)]
                 left += [f"`{c.display}`" for c in missing]
-            elif not ran or re.match(r"(?i)(?:manual|visual|verify|check|open|confirm|ensure|click|run)\b", step):
+            elif _BY_HAND.search(step):
+                # a check only a person at the screen makes; whether one like "Check the `sign-macos` job
+                # succeeds" was done, the session's calls do not tell (held-out review 117)
                 left.append(_short(step, 140))
     return _uniq(redact(x) for x in left)[:6]
 
@@ -2822,6 +2835,7 @@ _REPORT = re.compile(r"(?i)\b(?:here'?s (?:a |the )?summary|here'?s what (?:i|we
 _AHEAD = re.compile(r"(?i)^\W*(?:next steps?|remaining|still to do|todo|follow[- ]ups?|what'?s next|"
                     r"test results?|verification)\b")
 _NOT_DONE = re.compile(r"(?i)\b(?:needs? to|to be done|missing|gaps?|not (?:yet )?(?:implemented|done|supported)|"
+                       r"required|must be (?:configured|set|added|created)|"
                        r"did(?:n't| not) change|not change|concessions?|left (?:as is|alone)|unchanged|skipped|"
                        r"proposed|plan(?:ned)?|there is no)\b")  # ida-hcli e6dd9346: an audit's gaps read as done
 _KEY_LINE = re.compile(r"(?i)^\W*(?:key (?:fix|finding|change|decision)s?|root cause|the fix|note|"
@@ -3264,7 +3278,8 @@ def reported(transcript: Iterable[Any]) -> list[str]:
 
 
 def _heading(line: str, plain: str) -> bool:
-    return line.lstrip().startswith("#") or (plain.endswith(":") and len(plain) < 60)
+    return line.lstrip().startswith("#") or (plain.endswith(":") and (len(plain) < 60 or line.lstrip().startswith("**")
+                                                                       and len(plain) < 160))
 
 
 def _report_lines(text: str) -> list[str]:
@@ -3291,6 +3306,8 @@ _QUESTION_WORD = re.compile(r"(?i)(?:how|where|what|which|why|when|who|is|are|do
 # any issue?" asks; "Fix the test." does not)
 _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
                       r"are we (?:done|good|ready|finished|ok|okay|there|set|all set))\b|\bplease\b|"
+                      r"\bwhy (?:don['’]t|not|wouldn['’]t) (?:you|we)\b|\bwhy not\b|\bhow about\b|\bwhat if (?:you|we)\b|"
+                      r"\bis it possible to\b|\bshouldn['’]t (?:you|we)\b|"
                       r"(?:^|[.!?;]\s+|,\s+(?:and|then)\s+|\band\s+)(?:fix|implement|add|create|change|update|remove|refactor|write)\b")
 _LINK_WORD = re.compile(r"<?https?://\S+|#\d+[.,]?")
 # what follows a prompt's last question mark when that is more asking ("should i accept more players? is
@@ -3312,8 +3329,8 @@ def is_question(asked: str) -> bool:
     text = " ".join(words[:cut])
     if _REQUEST.search(text) or not _QUESTION_WORD.match(text) or len(text) < 12:
         return False
-    if text.endswith("?") or linked and text.endswith(":") or linked and _QUESTION_WORD.match(text) \
-            and "?" not in text and re.match(r"(?i)what do you think|wdyt|thoughts", text):
+    if text.endswith("?") or linked and text.endswith(":") or linked and "?" not in text \
+            and re.match(r"(?i)what do you think\b", text):
         return True
     last = text.rfind("?")
     return last > 0 and _ASKS_ON.fullmatch(text[last + 1:].strip()) is not None

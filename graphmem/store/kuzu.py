@@ -150,7 +150,8 @@ def open_database(driver: Any, path: Path, read_only: bool,
             return driver.Database(str(path), read_only=read_only,
                                    buffer_pool_size=buffer_pool_bytes(path))
         except RuntimeError as exc:
-            if not _SHADOW_RACE.search(str(exc).replace(str(path), "")) or time.monotonic() > deadline:
+            said = str(exc).replace(str(path), "").replace(os.path.realpath(path), "")
+            if not _SHADOW_RACE.search(said) or time.monotonic() > deadline:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.25)

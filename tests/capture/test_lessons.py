@@ -4792,6 +4792,57 @@ def test_the_checks_of_the_plan_the_session_carried_out_that_it_never_ran_are_to
     assert "The plan's checks not run in the session: Manual: open RemediateTab" in body, body
 
 
+def test_the_review_of_05b2f49_a_finished_session_stays_finished() -> None:
+    # H1: a plan-mode session ends at the approval; the work goes on in a session of its own
+    plan = "# Plan: Unified Add Playlist Dialog\n\nA single dialog replaces the three.\n\n## Verification\n\n1. `pnpm test`\n"
+    planned = (Session().user("plan how to merge the three add-playlist dialogs into one")
+               .call("Read", {"file_path": f"{ROOT}/src/app/dialogs.ts"}, "export class AddUrlDialog {}")
+               .say("Now I have a complete picture of the three dialogs. Let me write the final plan.")
+               .call("ExitPlanMode", {"plan": plan}, "User has approved your plan. You can now start coding."))
+    body = next(d for d in planned.end() if d.kind == "summary")
+    assert "left unfinished" not in body.title and "checks not run" not in body.body, body
+    # M1, M2: a finished report that ends with a conditional plan, or one bookkeeping call after its last words
+    fixed = ("Fixed the connection-pool race in `pool.go`: `Acquire` now holds the mutex across the nil check, and all "
+             "212 tests pass. I'll push once CI is green.")
+
+    def finished() -> Session:
+        return (Session().user("find why the pool test flakes").run("go test ./pool/", "--- FAIL: TestAcquire", error=True)
+                .edit("pool/pool.go", "if p.idle == nil {", "p.mu.Lock()\n\tif p.idle == nil {").run("go test -race ./pool/", "ok"))
+    assert ": Fixed the connection-pool race in `pool.go`" in next(d for d in finished().say(fixed).end()
+                                                                  if d.kind == "summary").title
+    ticked = finished().say("All done: the race is fixed and 212 tests pass. Let me mark the tasks complete.").call(
+        "TodoWrite", {"todos": [{"content": "fix race", "status": "completed"}]}, "Todos have been modified successfully")
+    assert "left unfinished" not in next(d for d in ticked.end() if d.kind == "summary").title
+    # M4: a bun tally with a failed package, or a chained check failing after it, is a failure
+    tallies = " 41 pass\n 1 fail\nRan 42 tests across 7 files. [1.20s]\n\n 120 pass\n 0 fail\nRan 120 tests across 12 files."
+    runs = next(d for d in Session().user("run the tests").run("bun run --filter '*' test 2>&1 | tail -20", tallies)
+                .say("Ran them.").end() if d.kind == "summary").body
+    assert "Commands: 1 run, 1 failed" in runs, runs
+    # M6: a suggestion said as a question is no question to answer
+    from graphmem.capture.lessons import is_question
+
+    assert not is_question("why don't you add a retry around the upload?")
+    assert not is_question("is it possible to cache the token? https://github.com/o/r/pull/9")
+    # held-out review 117 (context-evaluator 7e/b9199a878a, verbatim, abridged): what must be configured is not done
+    wrap = ("All tests pass and lint is clean. Here's a summary of what was implemented:\n\n**Modified: "
+            "`.github/workflows/ci.yml`**\n- Split the single `release` job into 3 jobs: `build`, `sign-macos` and "
+            "`release`\n\n**Required GitHub Secrets** (must be configured in repo settings):\n- `MACOS_CERTIFICATE` - "
+            "Base64-encoded .p12 certificate\n- `APPLE_TEAM_ID` - Apple Developer Team ID")
+    body = next(d.body for d in Session().user("add macOS signing to the release workflow")
+                .edit(".github/workflows/ci.yml", "jobs:", "jobs:\n  build:").run("bun run test", " 12 pass\n 0 fail")
+                .say(wrap).end() if d.kind == "summary")
+    done = body.split("Reported done:\n")[1].split("\n")
+    done = done[:next(n for n, line in enumerate(done) if not line.startswith("- "))]
+    assert [line for line in done if "Split the single `release` job" in line], body
+    assert not [line for line in done if "MACOS_CERTIFICATE" in line], body
+    # L2, M8: code a plan quotes is no command, and "Run the full test suite" is no check by hand
+    plan = ("Implement the following plan:\n\n# Plan: Refund whole orders\n\n## Verification\n1. Run the full test suite\n"
+            "2. `await refundOrder(order)` returns `status = refunded`\n")
+    body = next(d.body for d in Session().user(plan).edit("src/orders.ts", "refundLine(", "refundOrder(")
+                .run("bun test", " 12 pass\n 0 fail").say("Refunds now cover the whole order.").end() if d.kind == "summary")
+    assert "checks not run" not in body, body
+
+
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
     # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
     # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
