@@ -4227,8 +4227,10 @@ def _wrapper_refused(call: _Call, raw: str, later: list[_Call]) -> Draft | None:
     wrapper, alone = words[at - 1], parse_command(" ".join(words[at:]))
     if wrapper.startswith("-") or not alone.exe:
         return None
-    after = next((c for c in later if _ran(c) and c.command is not None and c.command.exe == alone.exe
-                  and equivalent(c.command, alone)), None)
+    # it ran alone, whatever came of it (held-out review 122: `bun run test` then failed six tests)
+    after = next((c for c in later if c.answered and c.command is not None and c.command.exe == alone.exe
+                  and c.command.raw.split()[0] == alone.exe and not NEVER_RAN.search(c.result[:400])
+                  and not _WRAPPER_REFUSED.search(c.result[:300])), None)
     if after is None or after.command is None:
         return None
     error = " ".join(refused.group(0).split())

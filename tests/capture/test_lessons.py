@@ -4764,8 +4764,13 @@ def test_a_wrapper_that_refuses_the_program_it_runs_is_an_env_fact_with_the_way_
         return [d.title for d in s.say("Committed.").end() if d.kind == "env"]
     assert envs(("bun run test", passed, False)) == [
         "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
-    assert envs(None) == [] and envs(("bun run lint", "ok", False)) == []
-    assert envs(("bun run test", "Exit code 1\n 3 fail", True)) == []
+    assert envs(None) == []
+    assert envs(("bun run lint", "ok", False)) == [  # the program ran alone, whatever it ran
+        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run lint` without it"]
+    assert envs(("npm run lint", "ok", False)) == []
+    assert envs(("bun run test", "Exit code 1\n 41 pass\n 3 fail", True)) == [  # it ran alone (held-out review 122)
+        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
+    assert envs(("rtk bun run test", refused, True)) == []
     # held-out review 116: through `| tail -20` the status is tail's, and the refusal heads the output
     piped = (Session().user("commit").edit("src/shared/remediation/prompt-generator.ts", "a", "b")
              .run("rtk bun run test 2>&1 | tail -20", refused.removeprefix("Exit code 2\n"))
