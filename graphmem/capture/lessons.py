@@ -885,8 +885,11 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             other = [c for c in other if not parse_command(c).is_read_only and not _LOOKS_UP.search(c)]
         if asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in asked) + ", as the error said")
+        # a run that only failed otherwise got past the error, it did not work (held-out review 124: "`cd . &&
+        # bun run lint` worked", and it failed with the formatter's error)
+        got_past = "worked" if lesson.fix_clean else "got past it"
         if not same and not asked:  # another command line, or the same one from another directory
-            fix_parts.append(f"`{_short(fixed.raw, 120)}` worked" + _with_env(fixed, cmd))
+            fix_parts.append(f"`{_short(fixed.raw, 120)}` {got_past}" + _with_env(fixed, cmd))
         if other and not asked:
             fix_parts.append("ran " + ", ".join(f"`{_short(c, 60)}`" for c in other))
         if plausible:
@@ -903,7 +906,7 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
             elif plausible:
                 head += f"; fixed in {', '.join(plausible[:2])}"
             elif not same:
-                head += f"; `{_short(fixed.main, 70)}` worked" + _with_env(fixed, cmd)
+                head += f"; `{_short(fixed.main, 70)}` {got_past}" + _with_env(fixed, cmd)
         title = _short(head, 200)
         body = []
         if lesson.diagnosis:

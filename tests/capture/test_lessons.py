@@ -4848,6 +4848,20 @@ def test_the_review_of_05b2f49_a_finished_session_stays_finished() -> None:
     assert "checks not run" not in body, body
 
 
+def test_a_rerun_that_failed_otherwise_got_past_the_error_it_did_not_work() -> None:
+    # Held-out review 124 (PackmindHub/context-evaluator 00/21d14f57b8, MIT, abridged): "`cd . && bun run lint`
+    # worked", and that run failed with the formatter's error
+    drafts = (Session().user("implement the remediation card layout").edit("frontend/src/styles.css", "a {", "a { b;")
+              .run("bun run lint 2>&1", "error: Script not found \"lint\"", error=True)
+              .say("The lint script lives at the repository root; running it from there.")
+              .run("cd frontend/.. && bun run lint 2>&1", "Exit code 1\n$ biome check --error-on-warnings\n at "
+                   "frontend/src/styles.css format\n\nFound 1 error.\nerror: script \"lint\" exited with code 1", error=True)
+              .run("bun run lint:fix 2>&1", "Fixed 1 file.").run("cd frontend/.. && bun run lint 2>&1", "Checked 278 files.")
+              .say("Lint is clean.").end())
+    lesson = next(d for d in drafts if d.kind == "pitfall" and "Script not found" in d.title)
+    assert "got past it" in lesson.body and "worked" not in lesson.body, lesson.body
+
+
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
     # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
     # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
