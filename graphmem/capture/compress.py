@@ -2436,6 +2436,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append("Files changed: " + ", ".join(changed[:12]) + (f" (+{len(changed) - 12})" if len(changed) > 12 else ""))
     if s.runs:
         body.append(f"Commands: {len(s.runs)} run, {len(failed_runs)} failed")
+    unpushed = _unpushed(s)
+    if unpushed and not any(d.kind == "task" and re.search(r"(?i)\bpush\b|\bahead of\b", d.title + d.body) for d in drafts):
+        # (an open task that already says so: "ready to push when you're ready: `git push`")
+        body.append(f"Not pushed when the session ended: {unpushed}")
     recorded = Counter(d.kind for d in drafts if d.source == "user")
     if recorded:
         body.append("Recorded from the user: " + ", ".join(_plural(n, k) for k, n in sorted(recorded.items())))
@@ -3281,6 +3285,36 @@ def _cut_mid_turn(s: _Session) -> bool:
         return False  # the plan the person approves is carried out in a session of its own (the review of 05b2f49, H1)
     return _ANNOUNCES_NEXT.search(" ".join(last.text[-300:].split())) is not None \
         and any(u.name not in _BOOKKEEPING_TOOLS for u in calls)
+
+
+# git's own words for a branch with commits the remote lacks: `git status` ("Your branch is ahead of
+# 'origin/main' by 3 commits."), `git status -sb` ("## main...origin/main [ahead 43]")
+_AHEAD_OF = re.compile(r"(?m)Your branch is ahead of '([^'\s]+)' by (\d+) commits?|"
+                       r"^(?:##|\S+)?[ \t]*([\w./-]+)\.\.\.([\w./-]+) \[ahead (\d+)(?:, behind \d+)?\]")
+
+
+_GIT_DOES = re.compile(r"\bgit(?:\s+-[Cc]\s+\S+)*\s+(status|push|commit)\b")
+
+
+def _unpushed(s: _Session) -> str:
+    """What the session's last `git status` said was not pushed, when no push ran after it (held-out reviews
+    112, 113, 118: "main...origin/main [ahead 45]", and the session ended)."""
+    for n in range(len(s.runs) - 1, -1, -1):
+        run = s.runs[n]
+        if not _GIT_DOES.search(run.cmd.raw[:4000]) or "status" not in _GIT_DOES.findall(run.cmd.raw[:4000]):
+            continue  # (through a wrapper too: `rtk git status`)
+        ahead = _AHEAD_OF.search(run.ev.text[:4000])
+        if ahead is None or any(not later.failed and "push" in _GIT_DOES.findall(later.cmd.raw[:4000])
+                                for later in s.runs[n + 1:]):
+            return ""
+        later = sum(not r.failed and "commit" in _GIT_DOES.findall(r.cmd.raw[:4000]) for r in s.runs[n + 1:])
+        after = f"; {_plural(later, 'commit')} made after it" if later else ""
+        if ahead.group(1):
+            told = f"{_plural(int(ahead.group(2)), 'commit')} ahead of {ahead.group(1)}"
+        else:
+            told = f"{ahead.group(3)} is {_plural(int(ahead.group(5)), 'commit')} ahead of {ahead.group(4)}"
+        return f"{told} (its last `git status`{after})"
+    return ""
 
 
 def _read_last_turn(s: _Session) -> list[str]:

@@ -4862,6 +4862,26 @@ def test_a_rerun_that_failed_otherwise_got_past_the_error_it_did_not_work() -> N
     assert "got past it" in lesson.body and "worked" not in lesson.body, lesson.body
 
 
+def test_what_the_last_git_status_said_was_not_pushed_is_told() -> None:
+    # Held-out reviews 112, 113 and 118 (PackmindHub/context-evaluator, MIT, verbatim, abridged): main was 45
+    # commits ahead of origin, seen only in `rtk git status` output, and kept nowhere
+    status = "📌 main...origin/main [ahead 45]\n📝 Modified: 1 files\n   src/shared/claude/prompt-builder.ts"
+
+    def summary(*then: tuple[str, str]) -> str:
+        s = (Session().user("commit").edit("src/shared/claude/prompt-builder.ts", "a", "b")
+             .run("rtk git status && rtk git diff src/shared/claude/prompt-builder.ts", status))
+        for command, output in then:
+            s.run(command, output)
+        return next(d.body for d in s.say("Committed.").end() if d.kind == "summary")
+    commit = ("rtk git add src/shared/claude/prompt-builder.ts && rtk git commit -m 'Add directory tree guidance'",
+              "ok ✓ 1 file changed, 10 insertions(+), 6 deletions(-)")
+    assert ("Not pushed when the session ended: main is 45 commits ahead of origin/main (its last `git status`; "
+            "1 commit made after it)") in summary(commit)
+    assert "Not pushed" not in summary(commit, ("git push", "To github.com:o/r.git\n   1a2b3c4..5d6e7f8  main -> main"))
+    plain = summary(("git status", "On branch main\nYour branch is ahead of 'origin/main' by 1 commit.\n"))
+    assert "Not pushed when the session ended: 1 commit ahead of origin/main (its last `git status`)" in plain, plain
+
+
 def test_a_question_before_a_link_after_a_colon_or_with_more_asked_is_one() -> None:
     # Held-out review 103 (4gray/iptvnator 0e/4488af6c76, MIT, verbatim, abridged): three of four questions were
     # not read as questions, so the review of PR #803 (its root cause and fix) was kept nowhere
