@@ -4213,7 +4213,7 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     return list(drafts.values())
 
 
-_WRAPPER_REFUSED = re.compile(r"(?i)\b(?:unrecognized subcommand|unknown (?:sub)?command|no such command|invalid choice)"
+WRAPPER_REFUSED = re.compile(r"(?i)\b(?:unrecognized subcommand|unknown (?:sub)?command|no such command|invalid choice)"
                               r":?\s*['\"‘“]?([\w.+-]+)['\"’”]?")
 
 
@@ -4222,7 +4222,7 @@ def _wrapper_refused(call: _Call, raw: str, later: list[_Call]) -> Draft | None:
     reviews 107 and 112, context-evaluator: `rtk bun run test` → "error: unrecognized subcommand 'bun'",
     then `bun run test` passed)."""
     # (through `| tail` the status is the filter's: the refusal heads the output then, held-out review 116)
-    refused = _WRAPPER_REFUSED.search(call.result[:2000] if call.failed or call.errored else call.result[:300])
+    refused = WRAPPER_REFUSED.search(call.result[:2000] if call.failed or call.errored else call.result[:300])
     words = raw.split()
     if refused is None or refused.group(1) not in words[1:]:
         return None
@@ -4233,7 +4233,7 @@ def _wrapper_refused(call: _Call, raw: str, later: list[_Call]) -> Draft | None:
     # it ran alone, whatever came of it (held-out review 122: `bun run test` then failed six tests)
     after = next((c for c in later if c.answered and c.command is not None and c.command.exe == alone.exe
                   and c.command.raw.split()[0] == alone.exe and not NEVER_RAN.search(c.result[:400])
-                  and not _WRAPPER_REFUSED.search(c.result[:300])), None)
+                  and not WRAPPER_REFUSED.search(c.result[:300])), None)
     if after is None or after.command is None:
         return None
     error = " ".join(refused.group(0).split())

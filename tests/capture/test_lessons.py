@@ -4771,6 +4771,14 @@ def test_a_wrapper_that_refuses_the_program_it_runs_is_an_env_fact_with_the_way_
     assert envs(("bun run test", "Exit code 1\n 41 pass\n 3 fail", True)) == [  # it ran alone (held-out review 122)
         "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
     assert envs(("rtk bun run test", refused, True)) == []
+    # held-out review 128: nor is the refused line work left unresolved
+    s = Session().user("codex runs fail with a sandbox error")
+    for name in ("codex-provider.ts", "claude-provider.ts", "cursor-provider.ts", "provider.ts"):
+        s.call("Read", {"file_path": f"{ROOT}/src/shared/providers/{name}"}, "export class Provider {}")
+    drafts = (s.edit("src/shared/providers/codex-provider.ts", "network-only", "workspace-write")
+              .run("rtk bun run test 2>&1", refused, error=True).run("bun run test 2>&1", passed)
+              .say("All 1318 tests pass.").end())
+    assert not [d.title for d in drafts if d.kind == "task"], [d.title for d in drafts]
     # held-out review 116: through `| tail -20` the status is tail's, and the refusal heads the output
     piped = (Session().user("commit").edit("src/shared/remediation/prompt-generator.ts", "a", "b")
              .run("rtk bun run test 2>&1 | tail -20", refused.removeprefix("Exit code 2\n"))
