@@ -2768,7 +2768,10 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
                         if c.split()[0].removeprefix("./") in _CHECK_PROGRAMS]
             commands = [c for c in commands if c.exe]
             if commands:
-                missing = [c for c in commands if not any(r.exe == c.exe and equivalent(r, c) for r in ran)]
+                # (run through a wrapper too: `rtk test bun run test`, held-out review 126)
+                missing = [c for c in commands if not any(r.exe == c.exe and equivalent(r, c)
+                                                          or f" {' '.join(c.raw.split())}" in f" {' '.join(r.raw.split())}"
+                                                          for r in ran)]
                 left += [f"`{c.display}`" for c in missing]
             elif _BY_HAND.search(step):
                 # a check only a person at the screen makes; whether one like "Check the `sign-macos` job

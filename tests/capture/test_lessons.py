@@ -4803,6 +4803,12 @@ def test_the_checks_of_the_plan_the_session_carried_out_that_it_never_ran_are_to
     done = s.run("bun run typecheck", "ok").say("Typecheck clean too.")
     body = next(d.body for d in done.end() if d.kind == "summary")
     assert "The plan's checks not run in the session: Manual: open RemediateTab" in body, body
+    # held-out review 126: a check run through a wrapper ran
+    wrapped = (Session().user(plan).edit("frontend/src/hooks/useRemediation.ts", "const opts = {", "const opts = useMemo(() => ({")
+               .run("rtk test bun run test", " 1319 pass\n 0 fail").run("rtk lint bun run lint", "ok")
+               .run("rtk test bun run typecheck", "ok").say("All clean."))
+    body = next(d.body for d in wrapped.end() if d.kind == "summary")
+    assert "`bun run" not in body.split("The plan's checks not run in the session:")[1].split("\n")[0], body
 
 
 def test_the_review_of_05b2f49_a_finished_session_stays_finished() -> None:
