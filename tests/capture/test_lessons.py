@@ -4837,6 +4837,13 @@ def test_the_review_of_05b2f49_a_finished_session_stays_finished() -> None:
     runs = next(d for d in Session().user("run the tests").run("bun run --filter '*' test 2>&1 | tail -20", tallies)
                 .say("Ran them.").end() if d.kind == "summary").body
     assert "Commands: 1 run, 1 failed" in runs, runs
+    # held-out review 125: a commit whose hook ran the tests, their logs full of errors, then bun's clean tally
+    hook = ("[EvaluationRoutes] Error in POST /api/evaluate: Error: boom\nTraceback (most recent call last):\n  at x\n"
+            " 1216 pass\n 0 fail\n 2608 expect() calls\nRan 1216 tests across 56 files. [716.00ms]\n$ tsc --noEmit\n"
+            "[main 3f2a1b0] Clear the selection basket after remediation\n 1 file changed, 85 insertions(+), 58 deletions(-)")
+    runs = next(d.body for d in Session().user("commit then").run("git add a.tsx && git commit -m 'Clear basket'", hook)
+                .say("Committed.").end() if d.kind == "summary")
+    assert "Commands: 1 run, 0 failed" in runs, runs
     # M6: a suggestion said as a question is no question to answer
     from graphmem.capture.lessons import is_question
 
