@@ -3232,9 +3232,6 @@ def _transcript_rules(s: _Session) -> list[Draft]:
         cmd = lesson.call.command
         if cmd is None or lesson is not found[-1] and not lesson.diagnosis:
             continue
-        refused = lessons.WRAPPER_REFUSED.search(lesson.call.result[:2000])
-        if refused and any(r.cmd.exe == refused.group(1) and r.cmd.raw.split()[:1] == [refused.group(1)] for r in s.runs):
-            continue  # the wrapper refused the program, which then ran alone: an env fact, not work left (held-out review 128)
         title = f"Unresolved: `{cmd.display}`{cmd.where} fails with {_short(lesson.error, 90)}"
         body = [f"`{_short(cmd.raw, 200)}` still failed when the session ended: {lesson.error}"]
         # it edited what the failure names and never ran it again (held-out review 107: biome's format error
@@ -3271,12 +3268,7 @@ def _cut_mid_turn(s: _Session) -> bool:
     words there announce its next step and nothing followed but calls ("I'll start by reading the files
     …", "Let me check if it's called elsewhere.": held-out reviews 105–108). Not when interrupted, nor
     after a turn the harness started."""
-    if s.transcript is None:
-        return False
-    msgs = [m for m in s.transcript if not m.sidechain and not m.compact]
-    asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
-                 and m.text.strip()), default=-1)
-    after = msgs[asked + 1:] if asked >= 0 else []
+    after = _last_turn(s)
     if not after or any(m.role == "user" and m.meta and m.text.strip() for m in after):
         return False  # interrupted, or a turn the harness started (a task's notice, a loop tick) ended it
     said = [n for n, m in enumerate(after) if m.role == "assistant" and m.text.strip()]
@@ -3294,8 +3286,6 @@ def _cut_mid_turn(s: _Session) -> bool:
 # 'origin/main' by 3 commits."), `git status -sb` ("## main...origin/main [ahead 43]")
 _AHEAD_OF = re.compile(r"(?m)Your branch is ahead of '([^'\s]+)' by (\d+) commits?|"
                        r"^(?:##|\S+)?[ \t]*([\w./-]+)\.\.\.([\w./-]+) \[ahead (\d+)(?:, behind \d+)?\]")
-
-
 _GIT_DOES = re.compile(r"\bgit(?:\s+-[Cc]\s+\S+)*\s+(status|push|commit)\b")
 
 
@@ -3304,7 +3294,7 @@ def _unpushed(s: _Session) -> str:
     112, 113, 118: "main...origin/main [ahead 45]", and the session ended)."""
     for n in range(len(s.runs) - 1, -1, -1):
         run = s.runs[n]
-        if not _GIT_DOES.search(run.cmd.raw[:4000]) or "status" not in _GIT_DOES.findall(run.cmd.raw[:4000]):
+        if "status" not in _GIT_DOES.findall(run.cmd.raw[:4000]):
             continue  # (through a wrapper too: `rtk git status`)
         ahead = _AHEAD_OF.search(run.ev.text[:4000])
         if ahead is None or any(not later.failed and "push" in _GIT_DOES.findall(later.cmd.raw[:4000])
@@ -3320,12 +3310,17 @@ def _unpushed(s: _Session) -> str:
     return ""
 
 
-def _read_last_turn(s: _Session) -> list[str]:
-    """The project files the agent read after the person's last ask."""
+def _last_turn(s: _Session) -> list[Any]:
+    """The transcript's messages after the person's last ask (none without an ask)."""
     msgs = [m for m in s.transcript or [] if not m.sidechain and not m.compact]
     asked = max((n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id
                  and m.text.strip()), default=-1)
-    return _uniq(s.paths.rel(str(u.input["file_path"])) for m in msgs[asked + 1:] if m.role == "assistant"
+    return msgs[asked + 1:] if asked >= 0 else []
+
+
+def _read_last_turn(s: _Session) -> list[str]:
+    """The project files the agent read after the person's last ask."""
+    return _uniq(s.paths.rel(str(u.input["file_path"])) for m in _last_turn(s) if m.role == "assistant"
                  for u in m.tool_uses if u.name == "Read" and isinstance(u.input.get("file_path"), str)
                  and s.paths.in_project(str(u.input["file_path"])))
 

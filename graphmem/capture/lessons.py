@@ -261,7 +261,7 @@ class Lesson:
     edits: list[_Call] = field(default_factory=list)
     commands: list[_Call] = field(default_factory=list)
     late: bool = False  # in the last fifth of the session: a failure it may have ended on
-    moved_on: bool = False  # a script on the same remote host ran clean after it
+    moved_on: bool = False  # a script on the same remote host ran clean after it, or the program alone ran
     created: set[str] = field(default_factory=set)  # files the session had written anew by then
     took_out: str = ""  # the text the session's own edits had replaced by then
     put_in: str = ""  # and the text they had written
@@ -622,7 +622,8 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
         ran = _remote_programs(lesson.call.command)
         lesson.moved_on = bool(host) and any(
             c.pos > lesson.call.pos and c.answered and not c.failed and not c.errored
-            and _remote_host(c.command) == host and ran & _remote_programs(c.command) for c in calls)
+            and _remote_host(c.command) == host and ran & _remote_programs(c.command) for c in calls) \
+            or _ran_alone(lesson.call, [c for c in calls if c.pos > lesson.call.pos]) is not None
         failed = lesson.call.command
         if lesson.fixed_by is not None and failed is not None:
             after = [c for c in calls if c.pos >= lesson.fixed_by.pos and c.command is not None and c.answered
@@ -2694,29 +2695,32 @@ def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str],
 
 
 _APPROVED = re.compile(r"\s*User has approved (?:your plan|exiting plan mode)")
-_FENCED = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
 _APPROACH = re.compile(r"(?i)^\W*(?:the )?(?:proposed |chosen |new )?(?:approach|solution|design|fix|idea)\b[^:\n]{0,30}:\s*(.{20,})")
+
+
+def _approved(msgs: list[Any]) -> list[tuple[int, str]]:
+    """Each plan the person approved (ExitPlanMode, then "User has approved your plan"), with the position of
+    the approval."""
+    offered = {u.id: u.input["plan"] for m in msgs if m.role == "assistant" and not m.sidechain for u in m.tool_uses
+               if u.name == "ExitPlanMode" and isinstance(u.input.get("plan"), str)}
+    return [(n, offered.pop(m.tool_use_id)) for n, m in enumerate(msgs) if m.role == "tool_result"
+            and m.tool_use_id in offered and not m.is_error and _APPROVED.match(m.text)]
 
 
 def approved_plans(transcript: Iterable[Any]) -> list[str]:
     """What each plan the person approved sets out to do, as one line: its title, and its approach ("The
     proposed approach: a single dialog with a segmented toggle …") or else its first paragraph of prose
     (held-out review 104, iptvnator: the approved plan was the session's decision, kept nowhere)."""
-    offered: dict[str, str] = {}
     told = []
-    for msg in transcript:
-        for use in msg.tool_uses if msg.role == "assistant" and not msg.sidechain else ():
-            if use.name == "ExitPlanMode" and isinstance(use.input.get("plan"), str):
-                offered[use.id] = use.input["plan"]
-        if msg.role == "tool_result" and msg.tool_use_id in offered and not msg.is_error and _APPROVED.match(msg.text):
-            plan = _FENCED.sub("", offered.pop(msg.tool_use_id))
-            paragraphs = [" ".join(p.replace("**", "").split()) for p in re.split(r"\n\s*\n", plan) if p.strip()]
-            title = paragraphs[0].lstrip("# ") if paragraphs and paragraphs[0].startswith("#") else ""
-            prose = [p for p in paragraphs if not p.startswith(("#", "|", "-", "*", ">")) and len(p) >= 40]
-            approach = next((m.group(1) for p in prose for m in [_APPROACH.match(p)] if m), prose[0] if prose else "")
-            line = f"{title.split(' #')[0]}: {approach}" if title and approach else title or approach
-            if line:
-                told.append(redact(_short(line, 400)))
+    for _, approved in _approved(list(transcript)):
+        plan = _FENCE_BLOCK.sub("", approved)
+        paragraphs = [" ".join(p.replace("**", "").split()) for p in re.split(r"\n\s*\n", plan) if p.strip()]
+        title = paragraphs[0].lstrip("# ") if paragraphs and paragraphs[0].startswith("#") else ""
+        prose = [p for p in paragraphs if not p.startswith(("#", "|", "-", "*", ">")) and len(p) >= 40]
+        approach = next((m.group(1) for p in prose for m in [_APPROACH.match(p)] if m), prose[0] if prose else "")
+        line = f"{title.split(' #')[0]}: {approach}" if title and approach else title or approach
+        if line:
+            told.append(redact(_short(line, 400)))
     return _uniq(told)
 
 
@@ -2740,13 +2744,9 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
     msgs = list(transcript)
     plans = [m.text[len(IMPLEMENT_PLAN):] for m in msgs if m.role == "user" and not m.meta and not m.tool_use_id
              and m.text.lstrip().startswith(IMPLEMENT_PLAN)]
-    offered = {u.id: u.input["plan"] for m in msgs if m.role == "assistant" and not m.sidechain for u in m.tool_uses
-               if u.name == "ExitPlanMode" and isinstance(u.input.get("plan"), str)}
     # an approved plan counts once the session carried it out (an edit after the approval): approved at
     # the end, it is done in a session of its own (the review of 05b2f49, H1)
-    approved = [n for n, m in enumerate(msgs) if m.role == "tool_result" and m.tool_use_id in offered
-                and not m.is_error and _APPROVED.match(m.text)]
-    plans += [offered[msgs[n].tool_use_id] for n in approved
+    plans += [plan for n, plan in _approved(msgs)
               if any(u.name in EDIT_TOOLS | WRITE_TOOLS for m in msgs[n + 1:] if m.role == "assistant" for u in m.tool_uses)]
     if not plans:
         return []
@@ -3306,8 +3306,8 @@ _ASK_LEAD = re.compile(r"(?i)^(?:(?:ok(?:ay)?|cool|great|thanks|nice|so|also|alr
                        r"(?:(?:i (?:want|wanted|would like|'d like) to ask|quick question|one (?:more )?question|"
                        r"(?:my|the|a) question is|question)\b[\s,:.-]*)?")
 _DIRECT = re.compile(r"(?i)(?:yes|no|mostly|partly|partially|not really|not quite|it depends|short answer)\b")
-_QUESTION_WORD = re.compile(r"(?i)(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|"
-                            r"should|would|will|was|were|has|have)\b")
+_QUESTION_WORDS = r"how|where|what|which|why|when|who|is|are|does|do|did|can|could|should|would|will|was|were|has|have"
+_QUESTION_WORD = re.compile(rf"(?i)(?:{_QUESTION_WORDS})\b")
 # a request, not a question: "can you …", "please", or a sentence that opens with what to do ("does it fix
 # any issue?" asks; "Fix the test." does not)
 _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|is it done|"
@@ -3318,8 +3318,7 @@ _REQUEST = re.compile(r"(?i)^(?:(?:can|could|would|will|did|have|are|were) you|i
 _LINK_WORD = re.compile(r"<?https?://\S+|#\d+[.,]?")
 # what follows a prompt's last question mark when that is more asking ("should i accept more players? is
 # potplayer very different from vlc/mpv")
-_ASKS_ON = re.compile(r"(?i)(?:how|where|what|which|why|when|who|is|are|does|do|did|can|could|should|would|will|"
-                      r"was|were|has|have|or)\b[^?]{0,120}")
+_ASKS_ON = re.compile(rf"(?i)(?:{_QUESTION_WORDS}|or)\b[^?]{{0,120}}")
 
 
 def is_question(asked: str) -> bool:
@@ -4202,7 +4201,7 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
             drafts[key] = Draft(
                 kind="env", title=title, body="\n".join(body), confidence=0.8 if how else 0.65,
                 importance=0.6, source="rule", key=key, tags=["path", "environment", tool])
-        wrapped = _wrapper_refused(call, raw, calls[n + 1:])
+        wrapped = _wrapper_refused(call, calls[n + 1:])
         if wrapped is not None and wrapped.key not in drafts:
             drafts[wrapped.key] = wrapped
         glob = _UNQUOTED_GLOB.search(call.result[:4000])
@@ -4216,36 +4215,45 @@ def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
     return list(drafts.values())
 
 
-WRAPPER_REFUSED = re.compile(r"(?i)\b(?:unrecognized subcommand|unknown (?:sub)?command|no such command|invalid choice)"
+_WRAPPER_REFUSED = re.compile(r"(?i)\b(?:unrecognized subcommand|unknown (?:sub)?command|no such command|invalid choice)"
                               r":?\s*['\"‘“]?([\w.+-]+)['\"’”]?")
 
 
-def _wrapper_refused(call: _Call, raw: str, later: list[_Call]) -> Draft | None:
-    """A program that runs others and refused the one it was given, which then ran alone (held-out
-    reviews 107 and 112, context-evaluator: `rtk bun run test` → "error: unrecognized subcommand 'bun'",
-    then `bun run test` passed)."""
+def _ran_alone(call: _Call, later: list[_Call]) -> tuple[str, str, Command, str] | None:
+    """(wrapper, program, the later run of the program alone, the refusal) when a program that runs others
+    refused the one it was given, which then ran alone, whatever came of it (held-out reviews 107, 112 and
+    122, context-evaluator: `rtk bun run test` → "error: unrecognized subcommand 'bun'", then `bun run test`)."""
+    raw = call.input.get("command")
+    if call.command is None or not isinstance(raw, str):
+        return None
     # (through `| tail` the status is the filter's: the refusal heads the output then, held-out review 116)
-    refused = WRAPPER_REFUSED.search(call.result[:2000] if call.failed or call.errored else call.result[:300])
-    words = raw.split()
+    refused = _WRAPPER_REFUSED.search(call.result[:2000] if call.failed or call.errored else call.result[:300])
+    words = raw[:4000].split()
     if refused is None or refused.group(1) not in words[1:]:
         return None
     at = words.index(refused.group(1), 1)
     wrapper, alone = words[at - 1], parse_command(" ".join(words[at:]))
     if wrapper.startswith("-") or not alone.exe:
         return None
-    # it ran alone, whatever came of it (held-out review 122: `bun run test` then failed six tests)
-    after = next((c for c in later if c.answered and c.command is not None and c.command.exe == alone.exe
+    after = next((c.command for c in later if c.answered and c.command is not None and c.command.exe == alone.exe
                   and c.command.raw.split()[0] == alone.exe and not NEVER_RAN.search(c.result[:400])
-                  and not WRAPPER_REFUSED.search(c.result[:300])), None)
-    if after is None or after.command is None:
+                  and not _WRAPPER_REFUSED.search(c.result[:300])), None)
+    return None if after is None else (wrapper, alone.exe, after, " ".join(refused.group(0).split()))
+
+
+def _wrapper_refused(call: _Call, later: list[_Call]) -> Draft | None:
+    """The env fact of `_ran_alone`: the wrapper does not run the program here; run it without."""
+    found = _ran_alone(call, later)
+    if found is None:
         return None
-    error = " ".join(refused.group(0).split())
+    wrapper, program, after, error = found
+    words = str(call.input.get("command"))[:4000].split()
     return Draft(
-        kind="env", title=f"`{wrapper}` does not run `{alone.exe}` here ({_short(error, 60)}): run `{_short(after.command.display, 60)}` "
+        kind="env", title=f"`{wrapper}` does not run `{program}` here ({_short(error, 60)}): run `{_short(after.display, 60)}` "
                           "without it",
-        body=f"`{_short(' '.join(words), 160)}` failed with {_short(error, 120)}; then `{_short(' '.join(after.command.raw.split()), 160)}` ran.",
-        confidence=0.8, importance=0.6, source="rule", key=session_key("", "wrapper-refuses", f"{wrapper} {alone.exe}"),
-        tags=["environment", wrapper, alone.exe])
+        body=f"`{_short(' '.join(words), 160)}` failed with {_short(error, 120)}; then `{_short(' '.join(after.raw.split()), 160)}` ran.",
+        confidence=0.8, importance=0.6, source="rule", key=session_key("", "wrapper-refuses", f"{wrapper} {program}"),
+        tags=["environment", wrapper, program])
 
 
 # A command that never came back: no result at all, or past the Bash tool's timeout, and the agent
