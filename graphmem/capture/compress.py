@@ -2339,9 +2339,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
     if headline and len(fixed) > 2:
         headline.append(f"+{len(fixed) - 2} more fixes")
     commits = _commit_subjects(s)
+    committed_count, swept_in = _committed_files(s, changed)
     if commits:
         headline = [f"committed \"{_short(commits[0], 70)}\""
-                    + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")]
+                    + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")
+                    + (f" ({_plural(committed_count, 'file')})" if committed_count not in (None, len(changed)) else "")]
     last_words = _last_agent_message(s)
     stopped_at_work = _cut_mid_turn(s)
     if not headline:
@@ -2369,7 +2371,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
     parts = [", ".join(headline)]
-    if changed:
+    if changed and committed_count in (None, len(changed)):
+        # beside a commit that took in more or fewer, a second count of files reads as the commit's
+        # (held-out review 122: "committed …; 1 file changed" for a commit of two)
         parts.append(_plural(len(changed), "file") + " changed")
     if open_tasks:
         parts.append(_plural(len(open_tasks), "open task"))
@@ -2434,6 +2438,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.extend(f"- {_short(d.title, 200)}" for d in fixed[:5])
     if changed:
         body.append("Files changed: " + ", ".join(changed[:12]) + (f" (+{len(changed) - 12})" if len(changed) > 12 else ""))
+    if swept_in:
+        body.append("Its commits also took in: " + ", ".join(swept_in[:8])
+                    + (f" (+{len(swept_in) - 8})" if len(swept_in) > 8 else "") + " (not changed in the session)")
     if s.runs:
         body.append(f"Commands: {len(s.runs)} run, {len(failed_runs)} failed")
     unpushed = _unpushed(s)
@@ -2659,6 +2666,27 @@ def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
             if earlier not in replaced and (reverts == _norm(earlier) or redone):
                 replaced[earlier] = later
     return replaced
+
+
+_COMMIT_STAT = re.compile(r"(?m)^ (\d+) files? changed\b")
+_COMMIT_ADDS = re.compile(r"(?m)^ (?:create|delete) mode \d+ (\S(?:[^\n]*\S)?)\s*$")
+
+
+def _committed_files(s: _Session, changed: list[str]) -> tuple[int | None, list[str]]:
+    """How many files the session's one commit took in, by git's own count (None when it made several,
+    or its output does not say), and the files git named as created or deleted in its commits that the
+    session did not change: a file staged before it began rides along (held-out review 122: "I'll commit
+    only the git-cloner fix", and the commit made "2 files changed … create mode 100644
+    frontend/assets/packmind_logo_dark.svg"). git names them from the repository's top."""
+    outs = [run.ev.text[:20000] for _, run in s.commits.values()]
+    stat = _COMMIT_STAT.search(outs[0]) if len(outs) == 1 else None
+    named = [s.paths.rel(m.group(1)) for out in outs for m in _COMMIT_ADDS.finditer(out)]
+    # not one the session touched another way: `git -C <repo> rm -q <file>`, an edit in another checkout
+    touched = {posixpath.basename(f) for f in changed} | {posixpath.basename(f) for e in s.events for f in e.files}
+    said = " ".join(e.command[:4000] for e in s.events if e.command)
+    swept = [f for f in _uniq(named) if not _elsewhere(f) and posixpath.basename(f) not in touched
+             and posixpath.basename(f) not in said]
+    return (int(stat.group(1)) if stat else None), swept
 
 
 def _commit_subjects(s: _Session) -> list[str]:

@@ -7942,3 +7942,31 @@ def test_a_phrase_the_agent_later_calls_wrong_and_its_offer_leave_the_finding() 
     session = Session().user("what is P1?").say(said).user("when did we park it? I think it was yesterday").say(later)
     body = next(d.body for d in _discoveries(session) if "independent extractor" in d.title)
     assert "three days ago" not in body and "So the offer is simply" not in body, body
+
+
+def test_a_commit_that_took_in_a_file_staged_before_says_so_and_its_own_count() -> None:
+    # Held-out review 122 (context-evaluator be/0878c3d75d, verbatim): "I'll commit only the git-cloner
+    # fix", and git's answer named a second file, staged before the session began; the summary read
+    # "committed …; 1 file changed" beside a commit of two.
+    commit = ("git commit -m \"$(cat <<'EOF'\nFix silent commit checkout failure in impact evaluation clone flow\n\n"
+              "When a specific commitSha was provided to cloneRepository(), fetch/checkout\nfailures were silently "
+              "caught.\nEOF\n)\"")
+    made = ("[main da5defc] Fix silent commit checkout failure in impact evaluation clone flow\n"
+            " 2 files changed, 52 insertions(+), 19 deletions(-)\n create mode 100644 frontend/assets/packmind_logo_dark.svg")
+    session = (Session().user("fix the silent checkout failure when a commitSha is given")
+               .edit("src/shared/file-system/git-cloner.ts", "catch {}", "if (code !== 0) reject(err)")
+               .say("I'll commit only the git-cloner fix.")
+               .run("git add src/shared/file-system/git-cloner.ts", "")
+               .run(commit, made).say("Committed as `da5defc`."))
+    [summary] = [d for d in session.end() if d.kind == "summary"]
+    assert summary.title.endswith('clone flow" (2 files)'), summary.title
+    assert "1 file changed" not in summary.title
+    assert ("Its commits also took in: frontend/assets/packmind_logo_dark.svg (not changed in the session)"
+            in summary.body.splitlines()), summary.body
+    # a commit of what the session changed keeps the session's count; a file it removed through `git -C` is its own
+    alone = (Session().user("fix the silent checkout failure when a commitSha is given")
+             .edit("src/shared/file-system/git-cloner.ts", "catch {}", "if (code !== 0) reject(err)")
+             .run("git -C /repo rm -q src/old.ts && git add src/shared/file-system/git-cloner.ts && git commit -m 'Fix it'",
+                  "[main da5defc] Fix it\n 2 files changed, 5 insertions(+)\n delete mode 100644 src/old.ts"))
+    [summary] = [d for d in alone.end() if d.kind == "summary"]
+    assert "took in" not in summary.body, summary.body
