@@ -2741,31 +2741,42 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
     approved, or handed over as "Implement the following plan:") that it never ran: a command no run of
     the session matches, or a check by hand (held-out reviews 112–114, context-evaluator: `bun run
     typecheck` and the browser checks of the plan, never done, and the agent said "All clean")."""
-    msgs = list(transcript)
-    plans = [m.text[len(IMPLEMENT_PLAN):] for m in msgs if m.role == "user" and not m.meta and not m.tool_use_id
-             and m.text.lstrip().startswith(IMPLEMENT_PLAN)]
+    msgs = [m for m in transcript if not m.sidechain]
+    plans = [(n, m.text[len(IMPLEMENT_PLAN):]) for n, m in enumerate(msgs) if m.role == "user" and not m.meta
+             and not m.tool_use_id and m.text.lstrip().startswith(IMPLEMENT_PLAN)]
     # an approved plan counts once the session carried it out (an edit after the approval): approved at
     # the end, it is done in a session of its own (the review of 05b2f49, H1)
-    plans += [plan for n, plan in _approved(msgs)
+    plans += [(n, plan) for n, plan in _approved(msgs)
               if any(u.name in EDIT_TOOLS | WRITE_TOOLS for m in msgs[n + 1:] if m.role == "assistant" for u in m.tool_uses)]
     if not plans:
         return []
     calls, _ = _walk(msgs, rel)
-    ran = [c.command for c in calls if c.command is not None and c.answered and not NEVER_RAN.search(c.result[:400])]
+    edited = [c.pos for c in calls if c.tool in EDIT_TOOLS | WRITE_TOOLS and c.answered and not _errored(c)]
     left: list[str] = []
-    for plan in plans:
+    for at, plan in plans:
         heading = _CHECKS_HEADING.search(plan)
         if heading is None:
             continue
+        # a check counts when it ran on the change: after the plan's first edit (`_walk` counts from 1), not
+        # as the baseline before it (the review of 05b2f49, L1)
+        since = next((p for p in edited if p > at + 1), at + 1)
+        ran = [c.command for c in calls if c.command is not None and c.answered and c.pos > since
+               and not NEVER_RAN.search(c.result[:400])]
+        fenced = False
         for line in plan[heading.end():].splitlines():
-            if line.startswith("#"):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            if line.startswith("#") and not fenced:
                 break
-            step = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
-            if not step or step == line.strip() and not re.match(r"\s*(?:[-*•]|\d+[.)])", line):
+            # a fenced block under the heading holds commands, a line each (the same review)
+            step = line.strip() if fenced else re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+            if not step or not fenced and step == line.strip() and not re.match(r"\s*(?:[-*•]|\d+[.)])", line):
                 continue
             # a command is a program and its arguments (`bun run test`), not an id or a path (`dd283666-…`)
-            commands = [parse_command(c) for c in re.findall(r"`((?:\./)?[a-z][\w.-]*(?: [^`\n]{1,120})?)`", step)
-                        if c.split()[0].removeprefix("./") in _CHECK_PROGRAMS]
+            written = [step.split(" #")[0]] if fenced and not step.startswith("#") else \
+                re.findall(r"`((?:\./)?[a-z][\w.-]*(?: [^`\n]{1,120})?)`", step)
+            commands = [parse_command(c) for c in written if c.split()[0].removeprefix("./") in _CHECK_PROGRAMS]
             commands = [c for c in commands if c.exe]
             if commands:
                 # (run through a wrapper too: `rtk test bun run test`, held-out review 126)

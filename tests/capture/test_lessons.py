@@ -7970,3 +7970,24 @@ def test_a_commit_that_took_in_a_file_staged_before_says_so_and_its_own_count() 
                   "[main da5defc] Fix it\n 2 files changed, 5 insertions(+)\n delete mode 100644 src/old.ts"))
     [summary] = [d for d in alone.end() if d.kind == "summary"]
     assert "took in" not in summary.body, summary.body
+
+
+def test_a_plans_checks_in_a_fenced_block_and_a_check_run_only_before_the_change_are_told_not_run() -> None:
+    # The review of 05b2f49, L1: a plan's Verification written as a fenced block of commands, none run, and
+    # `bun run typecheck` run once as a baseline before the two edits and never again
+    def unchecked(plan: str, *runs: tuple[str, str], before: tuple[str, str] | None = None) -> str:
+        s = Session().user("Implement the following plan:\n\n" + plan)
+        if before:
+            s.run(*before)
+        s.edit("api/orders.ts", "refundLine", "refundOrder").edit("api/routes.ts", "refundLine", "refundOrder")
+        for command, output in runs:
+            s.run(command, output)
+        body = next(d.body for d in s.say("Refunds now go through `refundOrder`. All clean.").end() if d.kind == "summary")
+        return next((ln for ln in body.splitlines() if "checks not run" in ln), "")
+    fenced = "# Plan: Refund whole orders\n\n## Verification\n```bash\n# types first\nbun run typecheck\nbun run test\n```\n"
+    assert unchecked(fenced) == "The plan's checks not run in the session: `bun run typecheck`; `bun run test`"
+    assert unchecked(fenced, ("bun run typecheck", "$ tsc --noEmit"), ("bun run test", " 12 pass\n 0 fail")) == ""
+    listed = "# Plan: Refund whole orders\n\n## Verification\n- `bun run typecheck`\n"
+    baseline = ("bun run typecheck", "$ tsc --noEmit")
+    assert unchecked(listed, before=baseline) == "The plan's checks not run in the session: `bun run typecheck`"
+    assert unchecked(listed, baseline, before=baseline) == ""
