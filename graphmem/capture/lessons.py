@@ -109,6 +109,13 @@ _STATUS = re.compile(r"(?i)^(?:all|both|\d+) (?:\w+ )?(?:tests?|checks?)\b|^(?:t
 _AGREES = (r"(?:ah,? |oh,? )?(?:you(?:['’]re| are) (?:absolutely |quite |totally )?(?:right|correct)|"
            r"(?:fair|good) (?:point|catch|call|hit)(?: from [\w.-]+)?|that['’]s (?:right|correct)|my (?:mistake|bad))")
 _AGREEING = re.compile(rf"(?i)^{_AGREES}\s*[—–:,-]+\s*")
+# what leads into a finding, not a step: "Now I see the issue: `pool.go` never returns …", and "Then, I read
+# the `Get` path in `pool/pool.go`; it never returns …", a report of a look already taken (the review of
+# 05b2f49, L5); not "Then I'll read …" nor "Next, I need to …"
+_INSIGHT = re.compile(r"(?i)^(?:(?:now|ok(?:ay)?|ah|right),? )?i (?:can )?(?:see|understand)"
+                      r"(?:(?: (?:it|the (?:issue|problem|bug|cause|root cause|culprit)))?\s*(?::|\s[—–])| that)\s+(?=\S+(?:\s+\S+){3})|"
+                      r"^(?:then|next|first),?\s+(?=(?:I|we)\s+(?!(?:['’]ll|will|am|['’]m|need|want|have|should|can|could|"
+                      r"must|would|shall|may|might|try|let)\b)[a-z]+\b[^;:—–]{3,120}(?:;|:|\s[—–])\s*\S+(?:\s+\S+){3})")
 _AGREED_TO_DO = re.compile(r"(?i)\b(?:should|needs? to|must) (?:also )?(?:mention|say|cover|include|add|handle|note)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b|"
@@ -1268,6 +1275,9 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
             step, marked = marked, _LIST_MARK.fullmatch(sentence) is not None
             if _PLAN_AHEAD.search(sentence):
                 break
+            lead = _INSIGHT.match(sentence)
+            if lead:
+                sentence = sentence[lead.end():]
             labelled = _STEP_LABEL.match(sentence)
             if (_STEP.match(sentence) and (step or any(sentence.startswith(item[:30]) for item in items))
                     or labelled and _STEP.match(_as_process_step(labelled.group(0), sentence[labelled.end():]))) \

@@ -7991,3 +7991,19 @@ def test_a_plans_checks_in_a_fenced_block_and_a_check_run_only_before_the_change
     baseline = ("bun run typecheck", "$ tsc --noEmit")
     assert unchecked(listed, before=baseline) == "The plan's checks not run in the session: `bun run typecheck`"
     assert unchecked(listed, baseline, before=baseline) == ""
+
+
+def test_a_finding_behind_an_insight_or_a_step_already_taken_is_kept_and_a_plan_is_not() -> None:
+    # The review of 05b2f49, L5: "Then, I read …;" and "Next, I split …:" lost the cause after them, as did
+    # "Now I see the issue: …"; "Then I'll check …" is a plan still
+    def kept(said: str) -> bool:
+        s = (Session().user("why does the pool drain under load?").run("grep -n idle pool/pool.go", "41: p.idle <- c")
+             .say(said).edit("pool/pool.go", "return", "p.idle <- c; return"))
+        return any("p.idle" in d.title for d in _discoveries(s))
+    cause = "it never returns a connection to `p.idle` when `ctx` times out, so the pool drains under load."
+    assert kept(f"Then, I read the `Get` path in `pool/pool.go`; {cause}")
+    assert kept("Next, I split the trace by goroutine: `pool.go` never returns a connection to `p.idle` when `ctx` "
+                "times out, so the pool drains under load.")
+    assert kept("Now I see the issue: `pool.go` never returns a connection to `p.idle` when `ctx` times out.")
+    assert kept("Now I can see that `pool.go` never returns a connection to `p.idle` when `ctx` times out.")
+    assert not kept("Then I'll check `pool/pool.go`; the `Get` path may never return a connection to `p.idle`.")
