@@ -1386,16 +1386,29 @@ def _fixed_itself(report: str) -> bool:
     return False
 
 
+WHOLE_TREE = "."
+
+
 def _restored(step: Command) -> list[str]:
-    """The files a `git checkout … -- <paths>` or `git restore <paths>` puts back as they were."""
-    if step.exe != "git" or step.sub not in ("checkout", "restore"):
+    """The files and directories a `git checkout … -- <paths>` or `git restore <paths>` puts back as they
+    were; `.` for the whole tree (`git checkout .`, `git restore :/`, `git stash`, `git reset --hard`)."""
+    if step.exe != "git" or step.sub not in ("checkout", "restore", "stash", "reset"):
         return []
     words = step.main.split()
+    after = words[words.index(step.sub) + 1:] if step.sub in words else []
+    if step.sub == "stash":
+        return [WHOLE_TREE] if not after or after[0] in ("push", "save", "-u", "--include-untracked") else []
+    if step.sub == "reset":
+        return [WHOLE_TREE] if "--hard" in after else []
     if "--" in words:
-        return words[words.index("--") + 1:]
-    if step.sub != "restore" or step.sub not in words or "--staged" in words and "--worktree" not in words:
+        paths = words[words.index("--") + 1:]
+    elif step.sub == "restore" and not ("--staged" in words or "-S" in words) or "--worktree" in words or "-W" in words:
+        paths = [w for w in after if not w.startswith("-")]
+    elif step.sub == "checkout" and after in ([WHOLE_TREE], [":/"]):
+        paths = after
+    else:
         return []
-    return [w for w in words[words.index(step.sub) + 1:] if not w.startswith("-")]
+    return [WHOLE_TREE if p.rstrip("/") in ("", ".", ":/", ":") else p.rstrip("/") for p in paths]
 
 
 def _changed_by(use: Any) -> list[tuple[str, bool]]:
@@ -1431,8 +1444,14 @@ class _StaleReports:
     def edits(self) -> list[tuple[int, str, bool]]:
         if self._edits is None:  # read only when a report has a finding
             last = max(self.since)
-            self._edits = [(k, path, staged) for k, m in enumerate(self.msgs[:last]) if m.role == "assistant"
-                           for u in m.tool_uses for path, staged in _changed_by(u) if path]
+            edits: list[tuple[int, str, bool]] = []
+            for k, m in enumerate(self.msgs[:last]):
+                for u in m.tool_uses if m.role == "assistant" else ():
+                    for path, staged in _changed_by(u):
+                        # the whole tree put back: every file the session had changed goes back with it
+                        edits += ([(k, p, False) for p in _uniq(p for _, p, _ in edits)] if path == WHOLE_TREE else
+                                  [(k, path, staged)] if path else [])
+            self._edits = edits
         return self._edits
 
     def of(self, n: int, claim: str) -> bool:
@@ -1452,7 +1471,7 @@ class _StaleReports:
         # a bare name stands for a file only when the session changed one of that name
         return any(posixpath.basename(path) == name
                    and len({p for _, p, _ in changed if posixpath.basename(p) == name}) == 1
-                   if "/" not in name else path.endswith("/" + name) or path == name
+                   if "/" not in name else path.endswith("/" + name) or path == name or name.startswith(path + "/")
                    for _, path, _ in changed for name in names)
 
 
