@@ -3371,7 +3371,7 @@ def _fold_handoff(drafts: list[Draft]) -> list[Draft]:
 
 _PRE_EXISTING = re.compile(r"(?i)(?<!not )(?<!n't )(?<!never )\bpre-?existing\b|\b(?:fails?|failing|broken) on main\b|"
                            r"(?<!not )\bon main (?:too|as well)\b|\bsame failures? on main\b|"
-                           r"\bnot (?:related to|caused by|from) (?:my|our|these|the) (?:\w+ )?changes\b")
+                           r"\b(?:not (?:related to|caused by|from)|unrelated to) (?:my|our|these|the|this) (?:\w+ )?changes?\b")
 _NOT_PRE_EXISTING = re.compile(r"(?i)\b(?:not|isn't|wasn't|aren't|weren't|never)\s+(?:a\s+)?pre-?existing|"
                                r"\bnot (?:on|from) main\b|\bpasses on main\b")
 

@@ -8033,3 +8033,23 @@ def test_a_whole_tree_put_back_makes_a_report_on_a_file_the_session_had_changed_
     assert kept(False, command)
     assert not kept(False, "git checkout HEAD~1 -- .coordination/tools/")
     assert kept(True, "git stash list")
+
+
+def test_failures_the_agent_says_are_not_related_to_its_change_are_one_pitfall() -> None:
+    # Held-out review 122 (PackmindHub/context-evaluator be/0878c3d75d, MIT, verbatim, abridged): the test runner
+    # picked up a cloned repository's tests; "not related to my change" (one change) went unrecognised
+    out = ("Exit code 1\n$ bun test src/\nbun test v1.3.5 (1e86cebd)\n\ntmp/clones/agents-eval-IM6QEJ/src/github/__tests__/"
+           "github-manager.test.ts:\n\n# Unhandled error between tests\nerror: Cannot find module '@octokit/rest' from "
+           "'/repo/tmp/clones/agents-eval-IM6QEJ/src/github/__tests__/github-manager.test.ts'\n\n 1357 pass\n 6 fail\n"
+           " 4 errors\nRan 1363 tests across 66 files. [3.47s]\nerror: script \"test\" exited with code 1")
+    said = ("The 6 failures are all in `tmp/clones/` (a cloned repo's tests being picked up by the test runner) — not "
+            "related to my change.")
+    drafts = (Session().user("fix the silent checkout failure when a commitSha is given")
+              .edit("src/shared/file-system/git-cloner.ts", "catch {}", "if (code !== 0) reject(err)")
+              .run("bun run test 2>&1", out, error=True)
+              .say(f"{said} The project's own 1357 tests all pass.\n\nNow let me run lint and typecheck.")
+              .run("bun run lint", "Checked 278 files in 40ms. No fixes applied.")
+              .say("Lint is clean.").end())
+    pitfall = next(d for d in drafts if d.kind == "pitfall" and "pre-existing" in d.tags)
+    assert pitfall.title == said, pitfall.title
+    assert not [d for d in drafts if d.title.startswith("Unresolved")]
