@@ -1313,6 +1313,10 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                     or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]) \
                     or stale.of(n, best[1]) or refusals.overtaken(n, best[1], msg.text) or undone.of(n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
+            if _replaced_later(msgs, n, _STRING_VALUE.findall(_QUOTED.sub("", best[1]))):
+                # what a value reads, then changed by the session (held-out review 130: "`FileRow` components
+                # use \"Browse\" …", then the edit that put `actionLabel="Display all"` in its place)
+                continue
             if _FIX_CLAIM.search(best[1]) and any(
                     m.role == "user" and not m.meta and _REJECTED.search(m.text) for m in msgs[n + 1:]):
                 continue
@@ -2689,6 +2693,15 @@ def _code_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
     that put `FRONTMATTER.match(text)` in its place). A file name is no line of code."""
     quoted = [lit for lit in _QUOTED.findall(sentence)
               if re.search(r"[(\"'=\[]", lit) and not _FILE_NAME.fullmatch(lit)]
+    return _replaced_later(msgs, n, quoted)
+
+
+# a string value in prose, with its quotes: what a label, a message or a setting reads
+_STRING_VALUE = re.compile(r'(?<![\w"])"[^"\n]{2,80}"(?![\w"])')
+
+
+def _replaced_later(msgs: list[Any], n: int, quoted: list[str]) -> bool:
+    """Whether an edit after message n took one of these texts out."""
     for msg in msgs[n + 1:] if quoted else ():
         for use in msg.tool_uses if msg.role == "assistant" else ():
             if use.name in EDIT_TOOLS and any(code in old and code not in new for old, new in edit_texts(use.input)

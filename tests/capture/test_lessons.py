@@ -8053,3 +8053,22 @@ def test_failures_the_agent_says_are_not_related_to_its_change_are_one_pitfall()
     pitfall = next(d for d in drafts if d.kind == "pitfall" and "pre-existing" in d.tags)
     assert pitfall.title == said, pitfall.title
     assert not [d for d in drafts if d.title.startswith("Unresolved")]
+
+
+def test_what_a_value_reads_is_no_finding_once_the_session_changed_it() -> None:
+    # Held-out review 130 (PackmindHub/context-evaluator ee/7e610ffc3f, MIT, verbatim, abridged): the labels as
+    # they were, then the edit that replaced every one of them, kept as a standing fact
+    said = "I see the pattern. `FileRow` components use \"Browse\" while `ItemRow` components use \"Display all\"."
+
+    def found(new: str) -> list[str]:
+        s = (Session().user('Align the terminology - Use "Display all" only on this page')
+             .call("Grep", {"pattern": "Display all|Browse", "output_mode": "content"},
+                   'frontend/src/components/ContextTab.tsx:355:\t\t\t\t\t\t\tactionLabel="Browse"')
+             .say(f"{said} The user wants all of them to say \"Display all\". Let me change all the \"Browse\" labels.")
+             .call("Edit", {"file_path": f"{ROOT}/frontend/src/components/ContextTab.tsx", "replace_all": True,
+                            "old_string": 'actionLabel="Browse"', "new_string": new}, "The file has been updated.")
+             .say("Done."))
+        return [d.title for d in _discoveries(s)]
+    assert not [t for t in found('actionLabel="Display all"') if "FileRow" in t]
+    # an edit that kept the value leaves what it reads true
+    assert [t for t in found('actionLabel="Browse"\n\t\t\t\t\t\t\tsize="sm"') if "FileRow" in t]
