@@ -69,6 +69,14 @@ def mask(message: str) -> str:
 _FAILED_TEST = re.compile(r"\s*FAILED (?P<id>\S.*?::.+?)(?: - (?P<kind>[A-Za-z_][\w.]*): (?P<msg>.+))?\s*$")
 
 
+# bun's mark of a failing test, `(fail) suite > name [0.60ms]`; its error comes before it, after the last
+# test's mark
+_BUN_FAIL = re.compile(r"^\(fail\) (.+?)(?: \[[\d.]+\s*m?s\])?$")
+_BUN_MARK = re.compile(r"^\((?:pass|fail|skip|todo)\) ")
+_BUN_ERROR = re.compile(r"^error: (.+)$")
+_CUT = re.compile(r"^\s*\.\.\. \[\d+ characters truncated\] \.\.\.\s*$")  # where the harness cut the output
+
+
 def signature(output: str) -> Signature | None:
     """The error a failed command's output shows, or None when it shows none."""
     lines = [ln.rstrip() for ln in unescaped(output[-12000:]).splitlines()]
@@ -76,6 +84,15 @@ def signature(output: str) -> Signature | None:
     if not lines:
         return None
     frame = _frame(lines)
+    failed = next(((k, m.group(1)) for k, ln in enumerate(lines) if (m := _BUN_FAIL.match(ln))), None)
+    if failed is not None:
+        # the test that failed, not the first `error:` printed: a passing test's logs hold those too
+        # (held-out reviews 122, 133: "error: Item 3 failed", thrown on purpose by a test that passed)
+        at, name = failed
+        start = max((k + 1 for k in range(max(0, at - 15), at) if _BUN_MARK.match(lines[k]) or _CUT.match(lines[k])),
+                    default=max(0, at - 15))
+        own = next((m.group(1) for ln in reversed(lines[start:at]) for m in [_BUN_ERROR.match(ln.strip())] if m), "")
+        return Signature("", _short(f"test \"{name}\"" + (f": {own}" if own else "")), frame)
     for line in lines[:200]:
         stripped = line.strip()
         if _FAILED_TEST.match(stripped):

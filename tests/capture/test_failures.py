@@ -106,3 +106,26 @@ def test_a_ginkgo_failure_line_is_the_error() -> None:
     # Only lint-staged's progress lines are skipped, not a test runner's "[FAILED] …".
     sig = signature("Exit code 1\n[FAILED] Timed out after 5.000s.\nExpected <bool>: false to be true\n")
     assert sig is not None and "Timed out after" in sig.message
+
+
+def test_a_bun_run_is_read_by_the_test_it_marks_failed_not_by_a_passing_tests_log() -> None:
+    # Held-out reviews 122 and 133 (PackmindHub/context-evaluator, MIT, verbatim, abridged): a test that passed throws
+    # "Item 3 failed" on purpose; the one that failed is marked `(fail)` after its own error, the harness having cut
+    # the output between them
+    noise = ("[21:05:16.172] [ConcurrencyLimiter] Task 2 failed: 84 | \n89 | \t\t\t\t\tthrow new Error(\"Item 3 failed\");\n"
+             "                    ^\nerror: Item 3 failed\n      at <anonymous> (/repo/src/shared/utils/concurrency-limiter"
+             ".test.ts:89:12)\n")
+    marked = ("(fail) prompt-generator > error prompt - target agent routing and output types > error fix prompt prefers "
+              "generic updates for errors [0.60ms]\n\n 1328 pass\n 1 fail\nRan 1329 tests across 60 files. [820.00ms]\n"
+              "error: script \"test\" exited with code 1")
+    cut = signature(f"Exit code 1\n$ bun test src/\n{noise}\n... [19420 characters truncated] ...\n\n      at <anonymous> "
+                    f"(/repo/src/shared/remediation/prompt-generator.test.ts:726:34)\n{marked}")
+    assert cut is not None
+    assert cut.text == ('test "prompt-generator > error prompt - target agent routing and output types > error fix prompt '
+                        'prefers generic updates for errors"'), cut.text
+    whole = signature(f"{noise}(pass) concurrency > should handle all items throwing errors [0.10ms]\n"
+                      "error: expect(received).toContain(expected)\n\nExpected to contain: \"generic update\"\n"
+                      "      at <anonymous> (/repo/src/shared/remediation/prompt-generator.test.ts:726:34)\n"
+                      "(fail) prompt-generator > prefers generic updates [0.60ms]\n 1 fail")
+    assert whole is not None and whole.text == 'test "prompt-generator > prefers generic updates": expect(received).toContain(expected)', \
+        whole.text
