@@ -2340,10 +2340,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         headline.append(f"+{len(fixed) - 2} more fixes")
     commits = _commit_subjects(s)
     committed_count, swept_in = _committed_files(s, changed)
+    unhooked = _hooks_skipped(s)
     if commits:
         headline = [f"committed \"{_short(commits[0], 70)}\""
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")
-                    + (f" ({_plural(committed_count, 'file')})" if committed_count not in (None, len(changed)) else "")]
+                    + (f" ({_plural(committed_count, 'file')})" if committed_count not in (None, len(changed)) else "")
+                    + (" (--no-verify)" if unhooked else "")]
     last_words = _last_agent_message(s)
     stopped_at_work = _cut_mid_turn(s)
     if not headline:
@@ -2397,6 +2399,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             why = _cap_body("Why (its message): " + (f"{subject}: " if len(subject) > 100 else "")
                             + _unwrapped(headed.body.split("\n", 1)[-1]), WHY_MAX)
             body.append(why)
+    if unhooked:
+        body.append(unhooked)
     checks = _passing_checks(s.runs)
     if checks:
         body.append("Verified: " + ", ".join(f"`{_short(c, 80)}`" for c in checks[-3:]) + " passed")
@@ -2687,6 +2691,38 @@ def _committed_files(s: _Session, changed: list[str]) -> tuple[int | None, list[
     swept = [f for f in _uniq(named) if not _elsewhere(f) and posixpath.basename(f) not in touched
              and posixpath.basename(f) not in said]
     return (int(stat.group(1)) if stat else None), swept
+
+
+_HEREDOC_START = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n")
+
+
+def _without_heredocs(line: str) -> str:
+    """A shell line without the text of its here-documents (a commit message's words are no flags)."""
+    kept, at = [], 0
+    while (start := _HEREDOC_START.search(line, at)) is not None:
+        end = re.compile(rf"^[ \t]*{start.group(1)}\b", re.MULTILINE).search(line, start.end())
+        kept.append(line[at:start.start()])
+        if end is None:
+            return "".join(kept)
+        at = end.end()
+    return "".join(kept) + line[at:]
+_QUOTED_ARG = re.compile(r"\"[^\"]*\"|'[^']*'")
+_NO_VERIFY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b[^;&|\n]*?\s(?:--no-verify|-n)(?=\s|$)")
+
+
+def _hooks_skipped(s: _Session) -> str:
+    """What the session's commits made with `--no-verify` skipped: the checks its hooks run, and what they
+    said when an earlier commit of the session failed in them (held-out review 129: the pre-commit hook's
+    tests failed, and the release went in with `--no-verify`, the summary saying only what passed)."""
+    runs = [run for _, run in s.commits.values()
+            if _NO_VERIFY.search(_QUOTED_ARG.sub("", _without_heredocs(run.ev.command[:20000])))]
+    if not runs:
+        return ""
+    first = min(r.ev.pos for r in runs)
+    hooked = any(r.failed and r.ev.pos < first and any(st.exe == "git" and st.sub == "commit" for st in chain(r.cmd))
+                 for r in s.runs)
+    # (what the hook printed is a test run's whole log: its first error line may be a passing test's)
+    return "Hooks skipped: committed with `--no-verify`" + (", after `git commit` failed in them" if hooked else "")
 
 
 def _commit_subjects(s: _Session) -> list[str]:

@@ -8072,3 +8072,29 @@ def test_what_a_value_reads_is_no_finding_once_the_session_changed_it() -> None:
     assert not [t for t in found('actionLabel="Display all"') if "FileRow" in t]
     # an edit that kept the value leaves what it reads true
     assert [t for t in found('actionLabel="Browse"\n\t\t\t\t\t\t\tsize="sm"') if "FileRow" in t]
+
+
+def test_a_commit_made_with_no_verify_after_its_hook_failed_is_told() -> None:
+    # Held-out review 129 (PackmindHub/context-evaluator 17/252607bde7, MIT, verbatim, abridged): the pre-commit
+    # hook's tests failed, a narrower run passed, and the release went in with `--no-verify`; the summary told
+    # only what passed
+    message = "\"$(cat <<'EOF'\nRelease version 0.3.0\n\nUpdate changelog for the 0.3.0 release.\nEOF\n)\""
+
+    def summary(flag: str, hook_failed: bool = True) -> Any:
+        s = Session().user("Create a release release/0.3.0, for that update changelog.md first")
+        s.edit("CHANGELOG.md", "# [Unreleased]", "# [0.3.0] - 2026-02-23")
+        if hook_failed:
+            s.run(f"git add CHANGELOG.md && git commit -m {message}", "Exit code 1\n$ bun test src/\n 1351 pass\n 114 fail\n"
+                  "error: script \"test\" exited with code 1\nhusky - pre-commit script failed (code 1)", error=True)
+            s.run("bun test src/ --timeout 10000 2>&1 | tail -20", " 1329 pass\n 0 fail\nRan 1329 tests across 60 files.")
+        s.run(f"git commit -m {message}{flag}", "[main 19729ce] Release version 0.3.0\n 1 file changed, 2 insertions(+)")
+        return next(d for d in s.say("Release 0.3.0 is committed and tagged.").end() if d.kind == "summary")
+    skipped = summary(" --no-verify")
+    assert '"Release version 0.3.0" (--no-verify)' in skipped.title, skipped.title
+    assert "Hooks skipped: committed with `--no-verify`, after `git commit` failed in them" in skipped.body.splitlines()
+    assert "Hooks skipped: committed with `--no-verify`" in summary(" -n", hook_failed=False).body.splitlines()
+    # the words in its message are no flag
+    plain = summary("", hook_failed=False)
+    assert "no-verify" not in plain.title and "Hooks skipped" not in plain.body, plain.body
+    said = summary(" -m 'We never use --no-verify here'", hook_failed=False)
+    assert "Hooks skipped" not in said.body, said.body
