@@ -74,6 +74,8 @@ _FAILED_TEST = re.compile(r"\s*FAILED (?P<id>\S.*?::.+?)(?: - (?P<kind>[A-Za-z_]
 _BUN_FAIL = re.compile(r"^\(fail\) (.+?)(?: \[[\d.]+\s*m?s\])?$")
 _BUN_MARK = re.compile(r"^\((?:pass|fail|skip|todo)\) ")
 _BUN_ERROR = re.compile(r"^error: (.+)$")
+_BUN_UNHANDLED = re.compile(r"^# Unhandled error between tests$")
+_SCRIPT_ECHO = re.compile(r"^\$ [a-z][\w.-]*(?: |$)")  # what npm, bun and yarn print before a script's command
 _CUT = re.compile(r"^\s*\.\.\. \[\d+ characters truncated\] \.\.\.\s*$")  # where the harness cut the output
 
 
@@ -83,7 +85,22 @@ def signature(output: str) -> Signature | None:
     lines = [ln for ln in lines if ln.strip() and not _NOISE.match(ln)]
     if not lines:
         return None
+    scripts = [k for k, ln in enumerate(lines) if _SCRIPT_ECHO.match(ln)]
+    if len(scripts) >= 2 and len(lines) - scripts[-1] > 1:
+        # scripts run one after another (a pre-commit hook's `$ bun test`, `$ biome check`, `$ tsc --noEmit`) stop
+        # at the one that failed: the last (held-out review 134: the tests passed, `tsc` failed, and the lesson
+        # told a test's log line as the error)
+        tail = lines[scripts[-1] + 1:]
+        if any(_GENERIC.search(ln) for ln in tail):
+            last = signature("\n".join(tail))
+            if last is not None:
+                return last
     frame = _frame(lines)
+    unhandled = next((k for k, ln in enumerate(lines) if _BUN_UNHANDLED.match(ln)), None)
+    if unhandled is not None and not any(_BUN_FAIL.match(ln) for ln in lines[:unhandled]):
+        error = next((m.group(1) for ln in lines[unhandled + 1:unhandled + 4] for m in [_BUN_ERROR.match(ln.strip())] if m), "")
+        if error:  # (held-out review 129: "Cannot find module '@tanstack/react-query'", a cloned repo's test)
+            return Signature("", _short(f"unhandled error between tests: {error}"), frame)
     failed = next(((k, m.group(1)) for k, ln in enumerate(lines) if (m := _BUN_FAIL.match(ln))), None)
     if failed is not None:
         # the test that failed, not the first `error:` printed: a passing test's logs hold those too

@@ -129,3 +129,26 @@ def test_a_bun_run_is_read_by_the_test_it_marks_failed_not_by_a_passing_tests_lo
                       "(fail) prompt-generator > prefers generic updates [0.60ms]\n 1 fail")
     assert whole is not None and whole.text == 'test "prompt-generator > prefers generic updates": expect(received).toContain(expected)', \
         whole.text
+
+
+def test_scripts_run_one_after_another_failed_at_the_last_and_bun_tells_an_unhandled_error() -> None:
+    # Held-out reviews 134 and 129 (PackmindHub/context-evaluator, MIT, verbatim, abridged): a pre-commit hook ran the
+    # tests (a passing test logging "error: Item 3 failed"), Biome, then `tsc`, which failed; and a hook's test run
+    # whose failures were a cloned repository's tests that could not load their modules
+    hook = ("Exit code 1\n$ bun test src/\nbun test v1.3.5 (1e86cebd)\nerror: Item 3 failed\n      at <anonymous> "
+            "(/repo/src/shared/utils/concurrency-limiter.test.ts:89:12)\n\n 1274 pass\n 0 fail\nRan 1274 tests across 56 "
+            "files. [748.00ms]\n$ biome check --error-on-warnings\nChecked 282 files in 122ms. No fixes applied.\n"
+            "$ tsc --noEmit\nsrc/api/routes/remediation.ts(572,32): error TS18046: 'fileResult' is of type 'unknown'.\n"
+            "husky - pre-commit script failed (code 2)")
+    failed = signature(hook)
+    assert failed is not None and failed.text == "TS18046: 'fileResult' is of type 'unknown'.", failed
+    clones = ("Exit code 1\n$ bun test src/\nbun test v1.3.5 (1e86cebd)\n[21:05:16.172] [ConcurrencyLimiter] Task 2 failed\n"
+              "error: Item 3 failed\n\ntmp/clones/agents-eval-UUDzya/src/Clients/apps/storefront/__tests__/product-section"
+              ".test.tsx:\n\n# Unhandled error between tests\n-------------------------------\nerror: Cannot find module "
+              "'@tanstack/react-query' from '/repo/tmp/clones/agents-eval-UUDzya/src/Clients/apps/storefront/__tests__/'")
+    unhandled = signature(clones)
+    assert unhandled is not None and unhandled.text.startswith(
+        "unhandled error between tests: Cannot find module '@tanstack/react-query'"), unhandled
+    # one script, or scripts whose last printed nothing wrong, are read whole
+    whole = signature("$ bun test src/\nerror: Cannot find module 'x'\n$ echo done\ndone")
+    assert whole is not None and whole.text == "error: Cannot find module 'x'", whole
