@@ -1897,9 +1897,19 @@ def _sentences(text: str) -> Iterable[str]:
         for part in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'`(])|\s+[.!?]\s+|;\s+|\s+[—–]\s+|\s+--?\s+(?=[A-Za-z])|"
                              r"\s{2,}(?=[A-Z][a-z])", line):
             for sub in re.split(r",?\s+and\s+(?=(?:never|always|don't|do not)\b)", part, flags=re.IGNORECASE):
-                sub = sub.strip().strip("\"'")
+                sub = _unquoted(sub.strip())
                 if sub:
                     yield sub
+
+
+def _unquoted(sentence: str) -> str:
+    """A sentence without the quote marks around it, or the one a split left at an end; a quoted value at
+    its end keeps its marks (held-out review 131: '… but instead "Copilot instructions"')."""
+    for mark in "\"'":
+        count = len(re.findall(rf"(?<![A-Za-z]){mark}|{mark}(?![A-Za-z])", sentence))  # not "don't"
+        if count % 2 or count == 2 and sentence[:1] == sentence[-1:] == mark:
+            sentence = sentence.strip(mark)
+    return sentence
 
 
 # What the person reports of the system's history or behaviour: a change made to it, or what makes a

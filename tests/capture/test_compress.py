@@ -584,3 +584,15 @@ def test_junk_transcripts_never_raise(transcript: str) -> None:
 def test_empty_session_leaves_nothing() -> None:
     assert compress_session([HookEvent(event="session-start", session_id="s"),
                              HookEvent(event="session-end", session_id="s")]) == []
+
+
+def test_a_rule_that_ends_on_a_quoted_value_keeps_its_quote_marks() -> None:
+    # Held-out review 131 (PackmindHub/context-evaluator 4a/ff29dfc8d7, MIT, verbatim): the title lost the closing
+    # mark and read 'but instead "Copilot instructions'
+    from graphmem.capture.compress import _sentences
+
+    prompt = 'We should not display "AGENTS.md" for GitHub Copilot instructions, but instead "Copilot instructions"'
+    assert list(_sentences(prompt)) == [prompt]
+    assert list(_sentences('"Never push to main"')) == ["Never push to main"]
+    assert list(_sentences("don't use 'foo'")) == ["don't use 'foo'"]
+    assert list(_sentences('"Never push. Always rebase first')) == ["Never push.", "Always rebase first"]
