@@ -2301,6 +2301,11 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             goal_text = redact(first.text[:4000])[:2000]
     goal_text = _typed_around_paste(goal_text)
     told = asks_told(goal_text)
+    if goal_text.lstrip().startswith(lessons.IMPLEMENT_PLAN) and (gist := lessons.plan_line(
+            goal_text.lstrip()[len(lessons.IMPLEMENT_PLAN):])):
+        # a plan handed over: its title and why, not its first 200 characters, which stop inside its context
+        # (held-out reviews 136, 140)
+        told = f"{lessons.IMPLEMENT_PLAN} {gist}"
     goal_text, goal_room = told, 200 if told == goal_text else 2 * LONG_PROMPT
     if not goal_text and not has_tools:
         return []

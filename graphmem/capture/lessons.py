@@ -2753,17 +2753,22 @@ def approved_plans(transcript: Iterable[Any]) -> list[str]:
     """What each plan the person approved sets out to do, as one line: its title, and its approach ("The
     proposed approach: a single dialog with a segmented toggle …") or else its first paragraph of prose
     (held-out review 104, iptvnator: the approved plan was the session's decision, kept nowhere)."""
-    told = []
-    for _, approved in _approved(list(transcript)):
-        plan = _FENCE_BLOCK.sub("", approved)
-        paragraphs = [" ".join(p.replace("**", "").split()) for p in re.split(r"\n\s*\n", plan) if p.strip()]
-        title = paragraphs[0].lstrip("# ") if paragraphs and paragraphs[0].startswith("#") else ""
-        prose = [p for p in paragraphs if not p.startswith(("#", "|", "-", "*", ">")) and len(p) >= 40]
-        approach = next((m.group(1) for p in prose for m in [_APPROACH.match(p)] if m), prose[0] if prose else "")
-        line = f"{title.split(' #')[0]}: {approach}" if title and approach else title or approach
-        if line:
-            told.append(redact(_short(line, 400)))
-    return _uniq(told)
+    return _uniq(line for _, approved in _approved(list(transcript)) if (line := plan_line(approved)))
+
+
+def plan_line(plan: str) -> str:
+    """What a plan sets out to do, as one line of at most 400 characters: its title, and its approach or
+    else its first paragraph of prose (its context, which says why)."""
+    blocks = [b.strip().replace("**", "").splitlines() for b in re.split(r"\n\s*\n", _FENCE_BLOCK.sub("", plan)) if b.strip()]
+    title = blocks[0][0].lstrip("# ").strip() if blocks and blocks[0][0].startswith("#") else ""
+    # a heading on the line above its text ("## Context\nWhen users click …") heads a paragraph; a numbered
+    # step is no prose of its own (held-out review 121)
+    paragraphs = [" ".join(" ".join(lines[1:] if lines[0].startswith("#") else lines).split()) for lines in blocks]
+    prose = [p for p in paragraphs if not p.startswith(("#", "|", "-", "*", ">")) and len(p) >= 40]
+    prose = [p for p in prose if not re.match(r"\d+[.)]\s", p)] or prose
+    approach = next((m.group(1) for p in prose for m in [_APPROACH.match(p)] if m), prose[0] if prose else "")
+    line = f"{title.split(' #')[0]}: {approach}" if title and approach else title or approach
+    return redact(_short(line, 400)) if line else ""
 
 
 _CHECKS_HEADING = re.compile(r"(?im)^#{1,6}\s*(?:verification|verify|testing|test plan|how to (?:test|verify)|validation)\b[^\n]*$")

@@ -8098,3 +8098,27 @@ def test_a_commit_made_with_no_verify_after_its_hook_failed_is_told() -> None:
     assert "no-verify" not in plain.title and "Hooks skipped" not in plain.body, plain.body
     said = summary(" -m 'We never use --no-verify here'", hook_failed=False)
     assert "Hooks skipped" not in said.body, said.body
+
+
+def test_a_plan_handed_over_is_asked_by_its_title_and_context_not_its_first_characters() -> None:
+    # Held-out reviews 136, 140 and 121 (PackmindHub/context-evaluator, MIT, verbatim, abridged): "Asked:" stopped
+    # after 200 characters, inside the plan's context, and the approved plan's line took a numbered step for its
+    # prose because the context sat under its heading
+    context = ("When users click \"Execute Remediation\", the action starts immediately. Since remediation triggers AI "
+               "provider calls (which cost money and modify files), a confirmation step helps prevent accidental "
+               "execution.")
+    plan = (f"# Plan: Add Confirmation Modal Before Remediation Execution\n\n## Context\n{context}\n\n## Changes\n\n"
+            "1. Import the Modal component - Add `import { Modal } from \"./shared/Modal\"` to existing imports\n\n"
+            "## Verification\n- `bun run test`\n")
+    s = (Session().user(f"Implement the following plan:\n\n{plan}")
+         .edit("frontend/src/components/RemediateTab.tsx", "onClick={execute}", "onClick={confirm}")
+         .run("bun run test", " 12 pass\n 0 fail").say("The modal now asks before remediation runs."))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    asked = next(line for line in body.splitlines() if line.startswith("Asked: "))
+    assert asked == ("Asked: Implement the following plan: Plan: Add Confirmation Modal Before Remediation Execution: "
+                     + context), asked
+    from graphmem.capture.lessons import plan_line
+    assert plan_line("## Plan: Make Project Installable as UV Tool\n\n### Changes\n\n1. **Switch to Hatchling build "
+                     "backend**\n   - Replace `setuptools` with `hatchling` in `[build-system]`\n") == (
+        "Plan: Make Project Installable as UV Tool: 1. Switch to Hatchling build backend - Replace `setuptools` with "
+        "`hatchling` in `[build-system]`")
