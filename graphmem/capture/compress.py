@@ -2796,9 +2796,16 @@ def _closing_words(last_words: str) -> str:
     """The agent's last substantive words, without headings and filler. A line that introduces
     a list ("The label now shows one of:") comes with its items: an item alone is a fragment."""
     lines = last_words.splitlines()
+    fenced = False
     for n, raw in enumerate(lines):
-        if raw.lstrip().startswith("|"):
-            continue  # a table's row ("| Платформа | Build ID | Время |", held-out review 6)
+        if raw.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or raw.lstrip().startswith("|"):
+            # what a code block holds is quoted, not said (held-out review 139: the subject of a commit the
+            # session did not write, shown in a block, titled it); nor is a table's row ("| Платформа | Build
+            # ID | Время |", held-out review 6)
+            continue
         # emphasis goes, a code span keeps its stars (held-out review 101: "a `.gitignore` with `*`")
         unmarked = re.sub(r"(`[^`\n]*`)|\*+", lambda m: m.group(1) or "", re.sub(r"^[#>*\s-]+", "", raw))
         line = _FILLER_OPENER.sub("", _LIST_ITEM.sub("", unmarked).strip())

@@ -8122,3 +8122,18 @@ def test_a_plan_handed_over_is_asked_by_its_title_and_context_not_its_first_char
                      "backend**\n   - Replace `setuptools` with `hatchling` in `[build-system]`\n") == (
         "Plan: Make Project Installable as UV Tool: 1. Switch to Hatchling build backend - Replace `setuptools` with "
         "`hatchling` in `[build-system]`")
+
+
+def test_a_code_block_in_the_last_message_does_not_title_the_session() -> None:
+    # Held-out review 139 (PackmindHub/context-evaluator c8/946606a339, MIT, verbatim): the subject of a commit the
+    # session did not write, shown in a code block, became the session's title
+    last = ("The commit succeeded — `rtk` falsely reported failure because a post-hook returned a non-zero exit code. "
+            "The `prepare-commit-msg` hook rewrote the message to match the checkpoint, but all 8 files (including the "
+            "prompt-generator changes) are in commit `84b5be2`:\n\n```\nSurface all 4 remediation prompts in UI + fix "
+            "CLAUDE.md re-consolidation\n```\n\nThe prompt-generator changes are included in that commit alongside the "
+            "other staged files.")
+    s = (Session().user("Bias strategy selection toward standards and skills")
+         .edit("src/shared/remediation/prompt-generator.ts", "generic", "standard").say(last))
+    summary = next(d for d in s.end() if d.kind == "summary")
+    assert "Surface all 4" not in summary.title, summary.title
+    assert "The prompt-generator changes are included in that commit" in summary.title, summary.title
