@@ -2363,13 +2363,17 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (" (--no-verify)" if unhooked else "")]
     last_words = _last_agent_message(s)
     stopped_at_work = _cut_mid_turn(s)
+    uncommitted = _commit_failed_last(s)
     if not headline:
         closing = ASIDE.sub("", _first_sentence(_closing_words(last_words)))
         # "Phoenix server is starting in the background": what it ran has no outcome yet.
         under_way = bool(_UNDER_WAY.search(closing))
         # "… are correctly ignored (not staged). Committing.": the session stopped mid-step
         cut_off = bool(_STEP_ANNOUNCED.search(" ".join(last_words.split())[-80:]))
-        if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing) or stopped_at_work:
+        if len(closing.split()) < 4 or under_way or cut_off or _MID_WORK.match(closing) or stopped_at_work \
+                or uncommitted and re.search(r"(?i)\bcommit|\bamend", closing):
+            # (held-out review 138: "It appears the post-commit hook auto-amended the previous commit, …", a guess
+            # after its own `git commit` failed)
             # "Now I have enough to write the commit message": a step, not what was done; nor what it
             # said in the turn the session ended in (held-out review 108: "… (it's used separately by the
             # skills summary pipeline). Let me verify —")
@@ -2416,6 +2420,8 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
             body.append(why)
     if unhooked:
         body.append(unhooked)
+    if uncommitted:
+        body.append(uncommitted)
     checks = _passing_checks(s.runs)
     if checks:
         body.append("Verified: " + ", ".join(f"`{_short(c, 80)}`" for c in checks[-3:]) + " passed")
@@ -2738,6 +2744,20 @@ def _hooks_skipped(s: _Session) -> str:
                  for r in s.runs)
     # (what the hook printed is a test run's whole log: its first error line may be a passing test's)
     return "Hooks skipped: committed with `--no-verify`" + (", after `git commit` failed in them" if hooked else "")
+
+
+def _commit_failed_last(s: _Session) -> str:
+    """That the session's last `git commit` failed and no later one passed, with git's reason or its hooks'
+    (held-out reviews 134, 138, 139: the hook failed, or git found nothing to commit, and the agent's last words
+    told the commit as made, guessing a hook had amended another)."""
+    tried = [r for r in s.runs if any(st.exe == "git" and st.sub == "commit" for st in chain(r.cmd))]
+    if not tried or not tried[-1].failed:
+        return ""
+    out = tried[-1].ev.text[:20000]
+    refused = _COMMIT_REFUSED.search(out)
+    why = (f" ({refused.group(0).strip()})" if refused else
+           " in its hooks" if re.search(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b", out) else "")
+    return f"Its last `git commit` failed{why}, and no later one passed"
 
 
 def _commit_subjects(s: _Session) -> list[str]:
@@ -3380,9 +3400,10 @@ def _unpushed(s: _Session) -> str:
     112, 113, 118: "main...origin/main [ahead 45]", and the session ended)."""
     for n in range(len(s.runs) - 1, -1, -1):
         run = s.runs[n]
-        if "status" not in _GIT_DOES.findall(run.cmd.raw[:4000]):
-            continue  # (through a wrapper too: `rtk git status`)
-        ahead = _AHEAD_OF.search(run.ev.text[:4000])
+        does = _GIT_DOES.findall(run.cmd.raw[:4000])
+        ahead = _AHEAD_OF.search(run.ev.text[:20000])
+        if "status" not in does and not ("commit" in does and ahead):
+            continue  # (through a wrapper too: `rtk git status`; a commit that found nothing to add prints it too)
         if ahead is None or any(not later.failed and "push" in _GIT_DOES.findall(later.cmd.raw[:4000])
                                 for later in s.runs[n + 1:]):
             return ""
@@ -3392,7 +3413,8 @@ def _unpushed(s: _Session) -> str:
             told = f"{_plural(int(ahead.group(2)), 'commit')} ahead of {ahead.group(1)}"
         else:
             told = f"{ahead.group(3)} is {_plural(int(ahead.group(5)), 'commit')} ahead of {ahead.group(4)}"
-        return f"{told} (its last `git status`{after})"
+        said = "its last `git status`" if "status" in does else "what its last `git commit` printed"
+        return f"{told} ({said}{after})"
     return ""
 
 
@@ -3457,9 +3479,20 @@ def _one_matter(found: list[Any]) -> list[list[Any]]:
     return [g[1] for g in groups]
 
 
+# what it has yet to find out, or a contrast that puts the failure on its own work ("… not from the change in
+# `orders.ts` — it comes from my edit to `payments.ts`"): no claim that the failure was there before
+_YET_TO_SETTLE = re.compile(r"(?i)\?|\b(?:let me|i need to|i['’]ll|i will|need to (?:confirm|check|verify)|whether|"
+                            r"make sure|double-check)\b")
+
+
+_ON_MY_WORK = re.compile(r"(?i)(?:[—–;]|\bbut\b)\s*(?:(?:it|this|that)\s+)?(?:(?:comes|is|was|['’]s)\s+)?"
+                         r"(?:(?:from|caused by|due to)\s+)?my\b|\bmy\b[^.;]{0,40}\b(?:breaks|broke|causes|caused)\b")
+
+
 def _pre_existing(diagnosis: list[str]) -> str:
     """The sentence of a diagnosis saying the failure was already there before the change."""
-    return next((d for d in diagnosis if _PRE_EXISTING.search(d) and not _NOT_PRE_EXISTING.search(d)), "")
+    return next((d for d in diagnosis if (said := _PRE_EXISTING.search(d)) and not _NOT_PRE_EXISTING.search(d)
+                 and not _YET_TO_SETTLE.search(d) and not _ON_MY_WORK.search(d[said.end():])), "")
 
 
 def _untold(ranked: list[tuple[float, int, str, str]], drafts: list[Draft]) -> list[tuple[float, int, str, str]]:

@@ -1313,8 +1313,8 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
                     or _lead_speaks_of(msgs, n, best[1]) or _taken_down_later(said_later, n, best[1]) \
                     or stale.of(n, best[1]) or refusals.overtaken(n, best[1], msg.text) or undone.of(n, best[1]):
                 continue  # "`x.sh` has zero CI references", then the session wired it in
-            if _replaced_later(msgs, n, _STRING_VALUE.findall(_QUOTED.sub("", best[1]))):
-                # what a value reads, then changed by the session (held-out review 130: "`FileRow` components
+            if _value_replaced_later(msgs, n, best[1]):
+                # what a label reads, then changed by the session (held-out review 130: "`FileRow` components
                 # use \"Browse\" …", then the edit that put `actionLabel="Display all"` in its place)
                 continue
             if _FIX_CLAIM.search(best[1]) and any(
@@ -2696,8 +2696,24 @@ def _code_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
     return _replaced_later(msgs, n, quoted)
 
 
-# a string value in prose, with its quotes: what a label, a message or a setting reads
-_STRING_VALUE = re.compile(r'(?<![\w"])"[^"\n]{2,80}"(?![\w"])')
+# a value a sentence says something shows or reads: `FileRow` components use "Browse"
+_LABEL_VALUE = re.compile(r'(?i)\b(?:uses?|reads?|says?|shows?|displays?|label(?:l)?ed|titled|named|called)\s+'
+                          r'(?:the\s+)?(?:(?:label|text|title|word|caption)\s+)?"([^"\n]{2,80})"(?![\w"])')
+
+
+def _value_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
+    """Whether a value the sentence says a label shows was put out of the code by a later edit: an edit's old
+    text holds it quoted, and neither that edit's new text nor any later edit holds it in any quotes (the review of
+    6bdf030, H2: a value moved into a constant, or re-quoted by a formatter, is still there)."""
+    values = _LABEL_VALUE.findall(_QUOTED.sub("", sentence))
+    for value in values:
+        quoted = [f"{q}{value}{q}" for q in "\"'`"]
+        later = [(old, new) for msg in msgs[n + 1:] if msg.role == "assistant" for use in msg.tool_uses
+                 if use.name in EDIT_TOOLS for old, new in edit_texts(use.input)]
+        if any(any(v in old for v in quoted) for old, _ in later) and \
+                not any(value in new for _, new in later):
+            return True
+    return False
 
 
 def _replaced_later(msgs: list[Any], n: int, quoted: list[str]) -> bool:

@@ -8137,3 +8137,53 @@ def test_a_code_block_in_the_last_message_does_not_title_the_session() -> None:
     summary = next(d for d in s.end() if d.kind == "summary")
     assert "Surface all 4" not in summary.title, summary.title
     assert "The prompt-generator changes are included in that commit" in summary.title, summary.title
+
+
+@pytest.mark.parametrize("said", [
+    "Let me check whether this failure is unrelated to my change.",
+    "Is the `test_refund` failure unrelated to this change?",
+    "The failure is not from the change in `orders.ts` — it comes from my edit to `payments.ts`.",
+    "This one is not caused by the change to the fixture; my new `refundOrder` call breaks it."])
+def test_a_failure_the_agent_has_yet_to_clear_of_its_change_stays_unresolved(said: str) -> None:
+    # The review of 6bdf030, H1: a question, a check still to make, or a contrast that puts the failure on the
+    # session's own work is no claim that it was there before
+    out = "(fail) orders > refunds a line [0.40ms]\n 11 pass\n 1 fail\nerror: script \"test\" exited with code 1"
+    drafts = (Session().user("refund whole orders").edit("src/orders.ts", "refundLine", "refundOrder")
+              .run("bun test", out, error=True).say(said).end())
+    assert [d for d in drafts if d.title.startswith("Unresolved: `bun test`")], [d.title for d in drafts]
+    assert not [d for d in drafts if "pre-existing" in d.tags]
+
+
+def test_a_value_moved_into_a_constant_or_requoted_is_still_there() -> None:
+    # The review of 6bdf030, H2: the finding was dropped when a later edit moved the value it quotes into a
+    # constant, or a formatter changed its quote marks
+    said = ("The root cause is that the token endpoint says \"invalid_grant\" when the refresh token was already "
+            "rotated, and `AuthClient.refresh` keeps the old token after a 401.")
+
+    def kept(old: str, new: str) -> bool:
+        s = (Session().user("why do refreshes fail after a day?").run("grep -rn invalid_grant src", "src/auth/client.ts:40")
+             .say(said).edit("src/auth/client.ts", old, new).say("Fixed."))
+        return any("invalid_grant" in d.title for d in _discoveries(s))
+    assert kept('if (body.error === "invalid_grant")', "if (body.error === 'invalid_grant')")
+    assert kept('if (body.error === "invalid_grant")', "if (body.error === ERR.INVALID_GRANT) // invalid_grant")
+    assert not kept('if (body.error === "invalid_grant")', 'if (body.error === "expired_token")')
+
+
+def test_a_last_commit_that_failed_is_told_and_its_guess_does_not_title_the_session() -> None:
+    # Held-out review 138 (PackmindHub/context-evaluator 92/f5148183c0, MIT, verbatim, abridged): git found nothing
+    # to commit (another commit had taken the change), and the agent's last words guessed a hook had amended it
+    status = "📌 main...origin/main [ahead 48]\n📝 Modified: 2 files\n   frontend/src/components/RemediateTab.tsx"
+    refused = ("Exit code 1\nOn branch main\nYour branch is ahead of 'origin/main' by 49 commits.\n\nUntracked files:\n"
+               "\t.husky/commit-msg\n\nno changes added to commit (use \"git add\" and/or \"git commit -a\")")
+    last = ("It appears the post-commit hook auto-amended the previous commit, combining the button changes with the "
+            "cursor-provider changes.")
+    s = (Session().user("Update Packmind \"Get product tour\" button color")
+         .edit("frontend/src/components/RemediateTab.tsx", "btn-primary", "btn-secondary")
+         .run("rtk git status", status).run("rtk git add frontend/src/components/RemediateTab.tsx", "ok ✓ 1 file changed")
+         .run("git commit -m 'Change Packmind button to btn-secondary'", refused, error=True).say(last))
+    summary = next(d for d in s.end() if d.kind == "summary")
+    assert "auto-amended" not in summary.title, summary.title
+    lines = summary.body.splitlines()
+    assert "Its last `git commit` failed (no changes added to commit), and no later one passed" in lines, lines
+    assert ("Not pushed when the session ended: 49 commits ahead of origin/main (what its last `git commit` printed)"
+            in lines), lines
