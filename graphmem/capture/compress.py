@@ -2360,7 +2360,7 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         headline = [f"committed \"{_short(commits[0], 70)}\""
                     + (f" (+{len(commits) - 1} more)" if len(commits) > 1 else "")
                     + (f" ({_plural(committed_count, 'file')})" if committed_count not in (None, len(changed)) else "")
-                    + (" (--no-verify)" if unhooked else "")]
+                    + (" (hooks skipped)" if unhooked else "")]
     last_words = _last_agent_message(s)
     stopped_at_work = _cut_mid_turn(s)
     uncommitted = _commit_failed_last(s)
@@ -2693,25 +2693,67 @@ def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
     return replaced
 
 
-_COMMIT_STAT = re.compile(r"(?m)^ (\d+) files? changed\b")
-_COMMIT_ADDS = re.compile(r"(?m)^ (?:create|delete) mode \d+ (\S(?:[^\n]*\S)?)\s*$")
+# a commit's own lines in what git printed: its head (`[main da5defc] Fix …`), then its stat and mode lines
+_COMMIT_HEAD = re.compile(r"^\[[^\]\n]+ [0-9a-f]{7,40}\] (.*)$")
+_COMMIT_BLOCK_LINE = re.compile(r"^ (?:\d+ files? changed\b|(?:create|delete) mode \d+ |rename |mode change |copy )")
+_COMMIT_STAT = re.compile(r"^ (\d+) files? changed\b")
+_COMMIT_ADDS = re.compile(r"^ (?:create|delete) mode \d+ (\S(?:.*\S)?)\s*$")
+_ADDS_ALL = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:add\s+(?:[^;&|\n]*\s)?(?:-A|--all|-u|--update|\.|:/)(?:\s|$)|"
+                       r"commit\s+(?:[^;&|\n]*\s)?(?:-a|--all|-[a-zA-Z]*a[a-zA-Z]*)(?:\s|$))")
+_LOCKFILE = re.compile(r"(?:^|/)(?:[\w.-]*\.lock|[\w-]+-lock\.(?:json|yaml)|go\.sum)$")
+
+
+def _commit_blocks(out: str) -> list[tuple[str, list[str]]]:
+    """Each commit git printed in a run's output: its subject and the stat and mode lines right after it (not
+    another command's, a `git pull`'s before it: the review of 6bdf030, M1)."""
+    lines = out.splitlines()
+    blocks = []
+    for n, line in enumerate(lines):
+        head = _COMMIT_HEAD.match(line)
+        if head:
+            block = []
+            for follow in lines[n + 1:]:
+                if not _COMMIT_BLOCK_LINE.match(follow):
+                    break
+                block.append(follow)
+            blocks.append((head.group(1), block))
+    return blocks
+
+
+def _git_path(path: str) -> str:
+    """A path as git prints it, quoted with its bytes escaped when they are not ASCII ("docs/caf\\303\\251.md")."""
+    if not (len(path) > 1 and path[0] == path[-1] == '"'):
+        return path
+    raw = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), path[1:-1].encode("utf-8", "replace"))
+    return raw.replace(b'\\"', b'"').replace(b"\\\\", b"\\").decode("utf-8", "replace")
 
 
 def _committed_files(s: _Session, changed: list[str]) -> tuple[int | None, list[str]]:
-    """How many files the session's one commit took in, by git's own count (None when it made several,
-    or its output does not say), and the files git named as created or deleted in its commits that the
-    session did not change: a file staged before it began rides along (held-out review 122: "I'll commit
-    only the git-cloner fix", and the commit made "2 files changed … create mode 100644
-    frontend/assets/packmind_logo_dark.svg"). git names them from the repository's top."""
-    outs = [run.ev.text[:20000] for _, run in s.commits.values()]
-    stat = _COMMIT_STAT.search(outs[0]) if len(outs) == 1 else None
-    named = [s.paths.rel(m.group(1)) for out in outs for m in _COMMIT_ADDS.finditer(out)]
-    # not one the session touched another way: `git -C <repo> rm -q <file>`, an edit in another checkout
-    touched = {posixpath.basename(f) for f in changed} | {posixpath.basename(f) for e in s.events for f in e.files}
-    said = " ".join(e.command[:4000] for e in s.events if e.command)
-    swept = [f for f in _uniq(named) if not _elsewhere(f) and posixpath.basename(f) not in touched
-             and posixpath.basename(f) not in said]
-    return (int(stat.group(1)) if stat else None), swept
+    """How many files the session's one commit took in, by git's own count (None when it made several, amended
+    one or concluded a merge, whose counts hold work not the session's, or git did not say), and the files git
+    named as created or deleted in its commits that the session did not change: a file staged before it began
+    rides along (held-out review 122: "I'll commit only the git-cloner fix", and the commit made "2 files
+    changed … create mode 100644 frontend/assets/packmind_logo_dark.svg"). git names them from the top of the
+    repository. Told only when the session staged files by name: `git add -A` takes in what its own installs
+    and generators wrote (the review of 6bdf030, M4)."""
+    made = [(r, block) for r in s.runs if not r.failed and s.commits
+            for block in _commit_blocks(r.ev.text[:20000])]
+    lines = " ".join(r.ev.command[:4000] for r, _ in made)
+    if not made or re.search(r"--amend\b", lines) or any(subject.startswith("Merge ") for _, (subject, _) in made):
+        return None, []
+    stat = [m for line in made[0][1][1] for m in [_COMMIT_STAT.match(line)] if m] if len(made) == 1 else []
+    count = int(stat[0].group(1)) if stat else None
+    if any(_ADDS_ALL.search(e.command[:4000]) for e in s.events if e.command):
+        return count, []
+    named = [s.paths.rel(_git_path(m.group(1))) for _, (_, block) in made for line in block
+             for m in [_COMMIT_ADDS.match(line)] if m]
+    # not one the session touched another way (`git -C <repo> rm -q <file>`, an edit in another checkout): by path
+    said = {w for e in s.events if e.command for w in re.findall(r"[^\s'\"`;&|()<>=]+", e.command[:4000])}
+    said |= {f for e in s.events for f in e.files} | set(changed)
+
+    def touched(f: str) -> bool:
+        return any(w == f or w.endswith("/" + f) or "/" in w and f.endswith("/" + w) for w in said)
+    return count, [f for f in _uniq(named) if not _elsewhere(f) and not _LOCKFILE.search(f) and not touched(f)]
 
 
 _HEREDOC_START = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n")
@@ -2728,22 +2770,31 @@ def _without_heredocs(line: str) -> str:
         at = end.end()
     return "".join(kept) + line[at:]
 _QUOTED_ARG = re.compile(r"\"[^\"]*\"|'[^']*'")
-_NO_VERIFY = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b[^;&|\n]*?\s(?:--no-verify|-n)(?=\s|$)")
+_NO_VERIFY = re.compile(r"\bgit\s+(?:-[Cc]\s+\S+\s+)*commit\b[^;&|\n]*?\s(?:--no-verify|-[a-mo-zA-Z]*n[a-zA-Z]*)(?=\s|$)|"
+                        r"\bHUSKY=0\s+(?:\w+=\S*\s+)*git\b[^;&|\n]*\scommit\b|"
+                        r"\bgit\s+(?:-[Cc]\s+\S+\s+)*-c\s+core\.hooksPath=/dev/null\b[^;&|\n]*\scommit\b")
 
 
 def _hooks_skipped(s: _Session) -> str:
     """What the session's commits made with `--no-verify` skipped: the checks its hooks run, and what they
     said when an earlier commit of the session failed in them (held-out review 129: the pre-commit hook's
     tests failed, and the release went in with `--no-verify`, the summary saying only what passed)."""
-    runs = [run for _, run in s.commits.values()
-            if _NO_VERIFY.search(_QUOTED_ARG.sub("", _without_heredocs(run.ev.command[:20000])))]
-    if not runs:
+    found = [(run, m) for _, run in s.commits.values()
+             if (m := _NO_VERIFY.search(_QUOTED_ARG.sub("", _without_heredocs(run.ev.command[:20000]))))]
+    if not found:
         return ""
+    runs = [run for run, _ in found]
+    how = next((w for w in ("HUSKY=0", "core.hooksPath=/dev/null") if w in found[0][1].group(0)), "--no-verify")
     first = min(r.ev.pos for r in runs)
+    # (failed in them: what it printed is a hook's, not git's own refusal, "no changes added to commit")
     hooked = any(r.failed and r.ev.pos < first and any(st.exe == "git" and st.sub == "commit" for st in chain(r.cmd))
+                 and _HOOK_SAID.search(r.ev.text[:20000]) and not _COMMIT_REFUSED.search(r.ev.text[:20000])
                  for r in s.runs)
     # (what the hook printed is a test run's whole log: its first error line may be a passing test's)
-    return "Hooks skipped: committed with `--no-verify`" + (", after `git commit` failed in them" if hooked else "")
+    return f"Hooks skipped: committed with `{how}`" + (", after `git commit` failed in them" if hooked else "")
+
+
+_HOOK_SAID = re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b|^\$ ", re.MULTILINE)
 
 
 def _commit_failed_last(s: _Session) -> str:
@@ -2755,8 +2806,7 @@ def _commit_failed_last(s: _Session) -> str:
         return ""
     out = tried[-1].ev.text[:20000]
     refused = _COMMIT_REFUSED.search(out)
-    why = (f" ({refused.group(0).strip()})" if refused else
-           " in its hooks" if re.search(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b", out) else "")
+    why = f" ({refused.group(0).strip()})" if refused else " in its hooks" if _HOOK_SAID.search(out) else ""
     return f"Its last `git commit` failed{why}, and no later one passed"
 
 

@@ -8090,7 +8090,7 @@ def test_a_commit_made_with_no_verify_after_its_hook_failed_is_told() -> None:
         s.run(f"git commit -m {message}{flag}", "[main 19729ce] Release version 0.3.0\n 1 file changed, 2 insertions(+)")
         return next(d for d in s.say("Release 0.3.0 is committed and tagged.").end() if d.kind == "summary")
     skipped = summary(" --no-verify")
-    assert '"Release version 0.3.0" (--no-verify)' in skipped.title, skipped.title
+    assert '"Release version 0.3.0" (hooks skipped)' in skipped.title, skipped.title
     assert "Hooks skipped: committed with `--no-verify`, after `git commit` failed in them" in skipped.body.splitlines()
     assert "Hooks skipped: committed with `--no-verify`" in summary(" -n", hook_failed=False).body.splitlines()
     # the words in its message are no flag
@@ -8187,3 +8187,34 @@ def test_a_last_commit_that_failed_is_told_and_its_guess_does_not_title_the_sess
     assert "Its last `git commit` failed (no changes added to commit), and no later one passed" in lines, lines
     assert ("Not pushed when the session ended: 49 commits ahead of origin/main (what its last `git commit` printed)"
             in lines), lines
+
+
+def test_a_commits_count_and_what_it_took_in_are_read_from_its_own_lines_only() -> None:
+    # The review of 6bdf030, M1–M5 and L1: a pull's stat in the same line, two commits under one subject, an amend,
+    # `git add -A` after the session's own installs, a refusal that was no hook's, and other ways to skip hooks
+    def summary(*runs: tuple[str, str, bool]) -> Any:
+        s = Session().user("fix refund rounding").edit("src/orders.ts", "round(", "Math.round(")
+        for command, out, failed in runs:
+            s.run(command, out, error=failed)
+        return next(d for d in s.say("Committed.").end() if d.kind == "summary")
+    made = "[main 1a2b3c4] Fix refund rounding\n 1 file changed, 2 insertions(+)"
+    pulled = summary((("git stash && git pull --ff-only && git stash pop && git add src/orders.ts && git commit -m "
+                      "'Fix refund rounding'"), (" 14 files changed, 300 insertions(+)\n create mode 100644 "
+                      f"src/billing/invoice.ts\n{made}"), False))
+    assert pulled.title.endswith('"Fix refund rounding"; 1 file changed') and "took in" not in pulled.body, pulled.title
+    twice = summary(("git add src/orders.ts && git commit -m 'WIP refunds'", "[main 1a2b3c4] WIP refunds\n 2 files changed",
+                     False), ("git add src/orders.ts && git commit -m 'WIP refunds'",
+                              "[main 5d6e7f8] WIP refunds\n 1 file changed", False))
+    assert "(1 file)" not in twice.title and "(2 files)" not in twice.title, twice.title
+    amended = summary(("git add src/orders.ts && git commit --amend -m 'Add invoice export'", ("[main 1a2b3c4] Add invoice "
+                       "export\n 9 files changed\n create mode 100644 docs/invoices.md"), False))
+    assert "(9 files)" not in amended.title and "took in" not in amended.body, amended.body
+    everything = summary(("bun add zod", "installed zod@4.0.0", False), ("git add -A && git commit -m 'Add zod'",
+                          "[main 1a2b3c4] Add zod\n 3 files changed\n create mode 100644 src/gen/orders.schema.ts", False))
+    assert "took in" not in everything.body, everything.body
+    refused = summary(("git commit -m 'Release version 0.3.0'", "no changes added to commit (use \"git add\")", True),
+                      ("git add src/orders.ts && git commit -nm 'Release version 0.3.0'",
+                       "[main 1a2b3c4] Release version 0.3.0\n 1 file changed", False))
+    assert "Hooks skipped: committed with `--no-verify`" in refused.body.splitlines(), refused.body
+    husky = summary(("git add src/orders.ts && HUSKY=0 git commit -m 'Fix refund rounding'", made, False))
+    assert "Hooks skipped: committed with `HUSKY=0`" in husky.body.splitlines(), husky.body
