@@ -1391,6 +1391,7 @@ def _fixed_itself(report: str) -> bool:
 
 
 WHOLE_TREE = "."
+_STASH_BACK = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?stash\s+(?:pop|apply)\b")
 
 
 def _restored(step: Command) -> list[str]:
@@ -1401,7 +1402,11 @@ def _restored(step: Command) -> list[str]:
     words = step.main.split()
     after = words[words.index(step.sub) + 1:] if step.sub in words else []
     if step.sub == "stash":
-        return [WHOLE_TREE] if not after or after[0] in ("push", "save", "-u", "--include-untracked") else []
+        if after and after[0] not in ("push", "save", "-u", "--include-untracked"):
+            return []
+        # `git stash push -m "msg" <paths>` puts back those paths only
+        paths = [w for k, w in enumerate(after[1:], 1) if not w.startswith("-") and after[k - 1] not in ("-m", "--message")]
+        return paths if after and after[0] == "push" and paths else [WHOLE_TREE]
     if step.sub == "reset":
         return [WHOLE_TREE] if "--hard" in after else []
     if "--" in words:
@@ -1449,12 +1454,24 @@ class _StaleReports:
         if self._edits is None:  # read only when a report has a finding
             last = max(self.since)
             edits: list[tuple[int, str, bool]] = []
+            pending: list[str] = []  # what the session changed since its last commit
+            lines = [(k, str(u.input.get("command") or "")) for k, m in enumerate(self.msgs) if m.role == "assistant"
+                     for u in m.tool_uses if u.name in COMMAND_TOOLS]
             for k, m in enumerate(self.msgs[:last]):
                 for u in m.tool_uses if m.role == "assistant" else ():
+                    line = str(u.input.get("command") or "") if u.name in COMMAND_TOOLS else ""
                     for path, staged in _changed_by(u):
-                        # the whole tree put back: every file the session had changed goes back with it
-                        edits += ([(k, p, False) for p in _uniq(p for _, p, _ in edits)] if path == WHOLE_TREE else
-                                  [(k, path, staged)] if path else [])
+                        if path == WHOLE_TREE:
+                            # the whole tree put back: what the session changed since its last commit goes back
+                            # with it, unless a stash is popped again (the review of 6bdf030, M6)
+                            if "stash" in line and any(_STASH_BACK.search(later) for j, later in lines if j >= k):
+                                continue
+                            edits += [(k, p, False) for p in _uniq(pending)]
+                        elif path:
+                            edits.append((k, path, staged))
+                            pending.append(path)
+                    if re.search(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b", line):
+                        pending = []
             self._edits = edits
         return self._edits
 

@@ -8218,3 +8218,20 @@ def test_a_commits_count_and_what_it_took_in_are_read_from_its_own_lines_only() 
     assert "Hooks skipped: committed with `--no-verify`" in refused.body.splitlines(), refused.body
     husky = summary(("git add src/orders.ts && HUSKY=0 git commit -m 'Fix refund rounding'", made, False))
     assert "Hooks skipped: committed with `HUSKY=0`" in husky.body.splitlines(), husky.body
+
+
+@pytest.mark.parametrize("commands", [("git stash && pytest -q && git stash pop",),
+                                      ("git commit -am 'Quote ids'", "git reset --hard"),
+                                      ("git stash push docs/notes.md",)])
+def test_a_tree_put_back_for_a_moment_or_after_a_commit_leaves_a_report_true(commands: tuple[str, ...]) -> None:
+    # The review of 6bdf030, M6: a stash popped again, a reset after the change was committed, a stash of another path
+    note = ("Tooling note: `d020s2-*` ids are quoted in `v2/day-020-s2.yaml` and therefore unresolvable by "
+            "`.coordination/tools/rule.py`; abbreviated index forms are not matched by `-r`.")
+    session = Session().user("verify the tooling").edit(".coordination/tools/rule.py", "ID = 1", "ID = 2")
+    session.call("Agent", {"subagent_type": "general-purpose", "description": "Verify tooling", "prompt": "Verify",
+                           "run_in_background": True}, "Async agent launched successfully.")
+    tool_id = session.records[-2]["message"]["content"][0]["id"]
+    for command in commands:
+        session.run(command, "")
+    _notified(session, tool_id, 'Agent "Verify tooling" finished', note)
+    assert [d for d in _discoveries(session.say("Verifier in.").run("git status --short", "")) if note[:30] in d.title]
