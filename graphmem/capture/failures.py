@@ -75,6 +75,9 @@ _BUN_FAIL = re.compile(r"^\(fail\) (.+?)(?: \[[\d.]+\s*m?s\])?$")
 _BUN_MARK = re.compile(r"^\((?:pass|fail|skip|todo)\) ")
 _BUN_ERROR = re.compile(r"^error: (.+)$")
 _BUN_UNHANDLED = re.compile(r"^# Unhandled error between tests$")
+_FAILED_MARK = re.compile(r"^\(fail\) |^\s*FAIL\b|^\s*(?:Tests?:?\s+)?[1-9]\d* fail(?:ed|ing|ures?)?\b")
+_RUNNER_CLOSING = re.compile(r"^(?:error: script \"[^\"]*\" exited with code|husky - |error Command failed|"
+                             r"npm ERR!|ELIFECYCLE|\s*at \S)")
 _SCRIPT_ECHO = re.compile(r"^\$ [a-z][\w.-]*(?: |$)")  # what npm, bun and yarn print before a script's command
 _CUT = re.compile(r"^\s*\.\.\. \[\d+ characters truncated\] \.\.\.\s*$")  # where the harness cut the output
 
@@ -85,12 +88,17 @@ def signature(output: str) -> Signature | None:
     lines = [ln for ln in lines if ln.strip() and not _NOISE.match(ln)]
     if not lines:
         return None
-    scripts = [k for k, ln in enumerate(lines) if _SCRIPT_ECHO.match(ln)]
-    if len(scripts) >= 2 and len(lines) - scripts[-1] > 1:
+    # (an echo, not a usage text's examples: `$ deployctl build …` lines one after another)
+    scripts = [k for k, ln in enumerate(lines) if _SCRIPT_ECHO.match(ln)
+               and not (k + 1 < len(lines) and _SCRIPT_ECHO.match(lines[k + 1]))
+               and not (k > 0 and _SCRIPT_ECHO.match(lines[k - 1]))]
+    if len(scripts) >= 2 and len(lines) - scripts[-1] > 1 and lines[scripts[-1]] not in (lines[k] for k in scripts[:-1]) \
+            and not any(_FAILED_MARK.search(ln) for ln in lines[:scripts[-1]]):
         # scripts run one after another (a pre-commit hook's `$ bun test`, `$ biome check`, `$ tsc --noEmit`) stop
-        # at the one that failed: the last (held-out review 134: the tests passed, `tsc` failed, and the lesson
-        # told a test's log line as the error)
-        tail = lines[scripts[-1] + 1:]
+        # at the one that failed: the last, when the ones before it show no failure (held-out review 134: the
+        # tests passed, `tsc` failed, and the lesson told a test's log line as the error); the runner's own
+        # closing line is none of its own (the review of 6bdf030, M7)
+        tail = [ln for ln in lines[scripts[-1] + 1:] if not _RUNNER_CLOSING.match(ln)]
         if any(_GENERIC.search(ln) for ln in tail):
             last = signature("\n".join(tail))
             if last is not None:

@@ -2831,7 +2831,12 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
     if not plans:
         return []
     calls, _ = _walk(msgs, rel)
-    edited = [c.pos for c in calls if c.tool in EDIT_TOOLS | WRITE_TOOLS and c.answered and not _errored(c)]
+    # the change a check is to follow: an edit, or a command that wrote, installed or staged (the review of
+    # 6bdf030, M8: `bun add zod@4`, then `bun run typecheck`, then an edit of the changelog)
+    edited = [c.pos for c in calls if c.answered and not _errored(c) and (
+        c.tool in EDIT_TOOLS | WRITE_TOOLS or c.command is not None and not c.failed and (
+            c.command.writes or c.command.exe == "git" and c.command.sub in ("add", "mv", "rm")
+            or c.command.sub in ("add", "install", "i", "remove", "uninstall", "upgrade")))]
     left: list[str] = []
     for at, plan in plans:
         heading = _CHECKS_HEADING.search(plan)
@@ -2850,7 +2855,10 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
             if line.startswith("#") and not fenced:
                 break
             # a fenced block under the heading holds commands, a line each (the same review)
-            step = line.strip() if fenced else re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+            # (a prompt's `$ ` goes; what a tool prints there, "npm warn deprecated …", is no command)
+            step = re.sub(r"^\$\s+", "", line.strip()) if fenced else re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+            if fenced and re.match(r"\S+\s+(?:warn|WARN|ERR!|error|notice|info)\b", step):
+                continue
             if not step or not fenced and step == line.strip() and not re.match(r"\s*(?:[-*•]|\d+[.)])", line):
                 continue
             # a command is a program and its arguments (`bun run test`), not an id or a path (`dd283666-…`)

@@ -8235,3 +8235,26 @@ def test_a_tree_put_back_for_a_moment_or_after_a_commit_leaves_a_report_true(com
         session.run(command, "")
     _notified(session, tool_id, 'Agent "Verify tooling" finished', note)
     assert [d for d in _discoveries(session.say("Verifier in.").run("git status --short", "")) if note[:30] in d.title]
+
+
+def test_a_plans_check_run_after_an_install_counts_and_a_fenced_prompt_or_tool_output_is_read_right() -> None:
+    # The review of 6bdf030, M8 and L-items: the change was an install, then the check ran, then a closing edit;
+    # a fenced block's `$ ` prompts; a tool's printed warning in a fenced block
+    def unchecked(plan: str, *steps: tuple[str, str, str]) -> str:
+        s = Session().user("Implement the following plan:\n\n" + plan)
+        for kind, a, b in steps:
+            if kind == "run":
+                s.run(a, b)
+            else:
+                s.edit(a, b, b + " ")
+        body = next(d.body for d in s.say("Done. All clean.").end() if d.kind == "summary")
+        return next((ln for ln in body.splitlines() if "checks not run" in ln), "")
+    listed = "# Plan: Upgrade zod to v4\n\n## Verification\n- `bun run typecheck`\n"
+    assert unchecked(listed, ("run", "bun add zod@4", "installed zod@4.0.0"), ("run", "bun run typecheck", "$ tsc --noEmit"),
+                     ("edit", "CHANGELOG.md", "## Unreleased")) == ""
+    prompts = "# Plan: Upgrade zod to v4\n\n## Verification\n```bash\n$ bun run test\n```\n"
+    assert unchecked(prompts, ("edit", "src/orders.ts", "z.string()")) == \
+        "The plan's checks not run in the session: `bun run test`"
+    printed = ("# Plan: Upgrade zod to v4\n\n## Verification\n```\nnpm warn deprecated inflight@1.0.6: This module is "
+               "not supported\n```\n")
+    assert unchecked(printed, ("edit", "src/orders.ts", "z.string()")) == ""
