@@ -2770,9 +2770,9 @@ def _without_heredocs(line: str) -> str:
         at = end.end()
     return "".join(kept) + line[at:]
 _QUOTED_ARG = re.compile(r"\"[^\"]*\"|'[^']*'")
-_NO_VERIFY = re.compile(r"\bgit\s+(?:-[Cc]\s+\S+\s+)*commit\b[^;&|\n]*?\s(?:--no-verify|-[a-mo-zA-Z]*n[a-zA-Z]*)(?=\s|$)|"
-                        r"\bHUSKY=0\s+(?:\w+=\S*\s+)*git\b[^;&|\n]*\scommit\b|"
-                        r"\bgit\s+(?:-[Cc]\s+\S+\s+)*-c\s+core\.hooksPath=/dev/null\b[^;&|\n]*\scommit\b")
+_NO_VERIFY = re.compile(r"\bgit\s+(?:-[Cc]\s+\S+\s+){0,4}commit\b[^;&|\n]{0,400}?\s(?:--no-verify|-[a-mo-zA-Z]*n[a-zA-Z]*)"
+                        r"(?=\s|$)|\bHUSKY=0\s+(?:\w+=\S*\s+){0,4}git\b[^;&|\n]{0,400}?\scommit\b|"
+                        r"\bgit\s+(?:-[Cc]\s+\S+\s+){0,4}-c\s+core\.hooksPath=/dev/null\b[^;&|\n]{0,400}?\scommit\b")
 
 
 def _hooks_skipped(s: _Session) -> str:

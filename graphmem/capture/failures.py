@@ -109,7 +109,10 @@ def signature(output: str) -> Signature | None:
         error = next((m.group(1) for ln in lines[unhandled + 1:unhandled + 4] for m in [_BUN_ERROR.match(ln.strip())] if m), "")
         if error:  # (held-out review 129: "Cannot find module '@tanstack/react-query'", a cloned repo's test)
             return Signature("", _short(f"unhandled error between tests: {error}"), frame)
-    failed = next(((k, m.group(1)) for k, ln in enumerate(lines) if (m := _BUN_FAIL.match(ln))), None)
+    # (bun's mark in a bun run, not a `(fail) typecheck` line of some other tool's log)
+    bun = bool(re.search(r"(?m)^bun test v\d|^Ran \d+ tests? across", output[-12000:]))
+    failed = next(((k, m.group(1)) for k, ln in enumerate(lines) if (m := _BUN_FAIL.match(ln))
+                   and (bun or re.search(r" \[[\d.]+\s*m?s\]$", ln))), None)
     if failed is not None:
         # the test that failed, not the first `error:` printed: a passing test's logs hold those too
         # (held-out reviews 122, 133: "error: Item 3 failed", thrown on purpose by a test that passed)
@@ -117,7 +120,8 @@ def signature(output: str) -> Signature | None:
         start = max((k + 1 for k in range(max(0, at - 15), at) if _BUN_MARK.match(lines[k]) or _CUT.match(lines[k])),
                     default=max(0, at - 15))
         own = next((m.group(1) for ln in reversed(lines[start:at]) for m in [_BUN_ERROR.match(ln.strip())] if m), "")
-        return Signature("", _short(f"test \"{name}\"" + (f": {own}" if own else "")), frame)
+        # (the name unquoted: two failing tests are two failures, not one whose quoted name `mask` hides)
+        return Signature("", _short(f"failing test {name}" + (f": {own}" if own else "")), frame)
     for line in lines[:200]:
         stripped = line.strip()
         if _FAILED_TEST.match(stripped):

@@ -115,7 +115,8 @@ _AGREEING = re.compile(rf"(?i)^{_AGREES}\s*[—–:,-]+\s*")
 _INSIGHT = re.compile(r"(?i)^(?:(?:now|ok(?:ay)?|ah|right),? )?i (?:can )?(?:see|understand)"
                       r"(?:(?: (?:it|the (?:issue|problem|bug|cause|root cause|culprit)))?\s*(?::|\s[—–])| that)\s+(?=\S+(?:\s+\S+){3})|"
                       r"^(?:then|next|first),?\s+(?=(?:I|we)\s+(?!(?:['’]ll|will|am|['’]m|need|want|have|should|can|could|"
-                      r"must|would|shall|may|might|try|let)\b)[a-z]+\b[^;:—–]{3,120}(?:;|:|\s[—–])\s*\S+(?:\s+\S+){3})")
+                      r"must|would|shall|may|might|try|let)\b)(?:[a-z]+ed|read|ran|found|saw|went|took|got|made|wrote|split|"
+                      r"set|put|cut|kept|dug|reran|rewrote)\b[^;:—–]{3,120}(?:;|:|\s[—–])\s*\S+(?:\s+\S+){3})")
 _AGREED_TO_DO = re.compile(r"(?i)\b(?:should|needs? to|must) (?:also )?(?:mention|say|cover|include|add|handle|note)\b")
 _HEADING = re.compile(r"(?i)^(?:task|step|epic|phase|part)\s*\d*\b")
 _TO_DO = re.compile(r"(?i)^(?:(?:so|right|ok|okay|ah|now)[,!.]? )?(?:i|we) (?:still )?(?:need|have|must|should|want) to\b|"

@@ -121,13 +121,13 @@ def test_a_bun_run_is_read_by_the_test_it_marks_failed_not_by_a_passing_tests_lo
     cut = signature(f"Exit code 1\n$ bun test src/\n{noise}\n... [19420 characters truncated] ...\n\n      at <anonymous> "
                     f"(/repo/src/shared/remediation/prompt-generator.test.ts:726:34)\n{marked}")
     assert cut is not None
-    assert cut.text == ('test "prompt-generator > error prompt - target agent routing and output types > error fix prompt '
-                        'prefers generic updates for errors"'), cut.text
+    assert cut.text == ('failing test prompt-generator > error prompt - target agent routing and output types > error fix prompt '
+                        'prefers generic updates for errors'), cut.text
     whole = signature(f"{noise}(pass) concurrency > should handle all items throwing errors [0.10ms]\n"
                       "error: expect(received).toContain(expected)\n\nExpected to contain: \"generic update\"\n"
                       "      at <anonymous> (/repo/src/shared/remediation/prompt-generator.test.ts:726:34)\n"
                       "(fail) prompt-generator > prefers generic updates [0.60ms]\n 1 fail")
-    assert whole is not None and whole.text == 'test "prompt-generator > prefers generic updates": expect(received).toContain(expected)', \
+    assert whole is not None and whole.text == 'failing test prompt-generator > prefers generic updates: expect(received).toContain(expected)', \
         whole.text
 
 
@@ -159,7 +159,7 @@ def test_the_last_script_is_not_read_past_an_earlier_failure_a_runners_closing_l
     # CLI's usage text whose examples start with `$ `
     went_on = signature("$ bun test\nerror: expect(received).toBe(expected)\n(fail) orders > refunds a line [0.40ms]\n"
                         " 1 fail\n$ rm -rf .cache/tmp\nerror: script \"ci\" exited with code 1")
-    assert went_on is not None and went_on.text == 'test "orders > refunds a line": expect(received).toBe(expected)', went_on
+    assert went_on is not None and went_on.text == 'failing test orders > refunds a line: expect(received).toBe(expected)', went_on
     usage = signature("Error: Missing required argument: --project\nExamples:\n$ deployctl build --project web\n"
                       "$ deployctl deploy --project web --prod\nOptions not listed here are unknown to deployctl and ignored.")
     assert usage is not None and usage.text == "error: Missing required argument: --project", usage
@@ -173,3 +173,14 @@ def test_an_output_the_harness_printed_twice_is_no_run_of_scripts() -> None:
             "error.\nerror: script \"lint\" exited with code 1\n")
     twice = signature(f"Exit code 1\n{once}\n{once}")
     assert twice is not None and "543" not in twice.text, twice
+
+
+def test_a_fail_mark_is_bun_s_only_in_a_bun_run_and_two_failing_tests_are_two_failures() -> None:
+    # The review of 6bdf030, L2 and L4: a `(fail) typecheck` line of another tool's log hid the error after it, and
+    # the quoted test names were masked into one key
+    other = signature("(pass) lint\n(fail) typecheck\nsrc/api/orders.ts(12,7): error TS2322: Type 'string' is not "
+                      "assignable to type 'number'.\nchecks failed: 1 of 2")
+    assert other is not None and other.text.startswith("TS2322"), other
+    one, two = (signature(f"bun test v1.3.5\nerror: expect(received).toBe(expected)\n(fail) {name} [0.40ms]\n 1 fail")
+                for name in ("orders > refunds a line", "payments > rejects a negative amount"))
+    assert one is not None and two is not None and one.key != two.key

@@ -8258,3 +8258,11 @@ def test_a_plans_check_run_after_an_install_counts_and_a_fenced_prompt_or_tool_o
     printed = ("# Plan: Upgrade zod to v4\n\n## Verification\n```\nnpm warn deprecated inflight@1.0.6: This module is "
                "not supported\n```\n")
     assert unchecked(printed, ("edit", "src/orders.ts", "z.string()")) == ""
+
+
+def test_a_plan_in_the_present_after_then_is_no_look_already_taken() -> None:
+    # The review of 6bdf030, L8: "Then I check `pool/pool.go` next; …" is a step still to take
+    s = (Session().user("why does the pool drain under load?").run("grep -n idle pool/pool.go", "41: p.idle <- c")
+         .say("Then I check `pool/pool.go` next; the `Get` path never returns a connection to `p.idle` when `ctx` times out.")
+         .edit("pool/pool.go", "return", "p.idle <- c; return"))
+    assert not [d for d in _discoveries(s) if "p.idle" in d.title]
