@@ -2817,6 +2817,16 @@ _CHECK_PROGRAMS = frozenset({
     "playwright", "biome", "prettier", "git", "docker", "kubectl", "curl", "mise", "golangci-lint", "flutter", "dart"})
 
 
+def _read_since(step: str, calls: list[_Call], since: int) -> bool:
+    """Whether a check that is a reading ("Manual review: read the updated SKILL.md to confirm …") was made: the
+    session read a file it names after its change (held-out review 147)."""
+    if not re.search(r"(?i)\b(?:read|re-read|review|proofread|look over|skim)\b", step):
+        return False
+    names = {posixpath.basename(n) for n in re.findall(r"[\w./-]+\.[A-Za-z]\w*", step)}
+    return bool(names) and any(c.tool == "Read" and c.pos > since and c.answered
+                               and posixpath.basename(str(c.input.get("file_path") or "")) in names for c in calls)
+
+
 def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[str]:
     """The checks under the "Verification" heading of the plan the session carried out (one the person
     approved, or handed over as "Implement the following plan:") that it never ran: a command no run of
@@ -2873,7 +2883,7 @@ def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) ->
                                                           or f" {' '.join(c.raw.split())}" in f" {' '.join(r.raw.split())}"
                                                           for r in ran)]
                 left += [f"`{c.display}`" for c in missing]
-            elif _BY_HAND.search(step):
+            elif _BY_HAND.search(step) and not _read_since(step, calls, since):
                 # a check only a person at the screen makes; whether one like "Check the `sign-macos` job
                 # succeeds" was done, the session's calls do not tell (held-out review 117)
                 left.append(_short(step, 140))

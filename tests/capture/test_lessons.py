@@ -8266,3 +8266,20 @@ def test_a_plan_in_the_present_after_then_is_no_look_already_taken() -> None:
          .say("Then I check `pool/pool.go` next; the `Get` path never returns a connection to `p.idle` when `ctx` times out.")
          .edit("pool/pool.go", "return", "p.idle <- c; return"))
     assert not [d for d in _discoveries(s) if "p.idle" in d.title]
+
+
+def test_a_plans_reading_check_is_made_when_the_session_read_the_file_after_its_change() -> None:
+    # Held-out review 147 (PackmindHub/context-evaluator 3d/da33aeff7e, MIT, verbatim, abridged): "Manual review:
+    # read the updated SKILL.md …" was told as not run, and the agent had read the file again and said it looked good
+    plan = ("# Plan: Update SKILL.md with skills vs standards guidance\n\n## Verification\n\n1. `bun run test` — ensure no "
+            "regressions\n3. Manual review: read the updated SKILL.md to confirm it flows naturally with existing sections\n")
+
+    def unchecked(read_after: bool) -> str:
+        s = Session().user(f"Implement the following plan:\n\n{plan}").edit("skills/remediate/SKILL.md", "## Usage", "## What")
+        s.run("bun run test", " 12 pass\n 0 fail")
+        if read_after:
+            s.call("Read", {"file_path": f"{ROOT}/skills/remediate/SKILL.md"}, "1→## What is a standard")
+        body = next(d.body for d in s.say("The file looks good.").end() if d.kind == "summary")
+        return next((ln for ln in body.splitlines() if "checks not run" in ln), "")
+    assert unchecked(read_after=True) == ""
+    assert unchecked(read_after=False).startswith("The plan's checks not run in the session: Manual review: read the")
