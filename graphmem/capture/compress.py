@@ -2468,6 +2468,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (f" (+{len(swept_in) - 8})" if len(swept_in) > 8 else "") + " (not changed in the session)")
     if s.runs:
         body.append(f"Commands: {len(s.runs)} run, {len(failed_runs)} failed")
+    left_out = _left_uncommitted(s)
+    if left_out:
+        body.append(left_out)
     unpushed = _unpushed(s)
     if unpushed and not any(d.kind == "task" and re.search(r"(?i)\bpush\b|\bahead of\b", d.title + d.body) for d in drafts):
         # (an open task that already says so: "ready to push when you're ready: `git push`")
@@ -3443,6 +3446,81 @@ def _cut_mid_turn(s: _Session) -> bool:
 _AHEAD_OF = re.compile(r"(?m)Your branch is ahead of '([^'\s]+)' by (\d+) commits?|"
                        r"^(?:##|\S+)?[ \t]*([\w./-]+)\.\.\.([\w./-]+) \[ahead (\d+)(?:, behind \d+)?\]")
 _GIT_DOES = re.compile(r"\bgit(?:\s+-[Cc]\s+\S+)*\s+(status|push|commit)\b")
+
+
+# what `git status` lists as changed in the work tree: its long form, `--short`, and rtk's ("📝 Modified: 2 files")
+_STATUS_LONG = re.compile(r"^\t(?:modified|deleted|new file|renamed|typechange):\s+(.+?)\s*$")
+_STATUS_SHORT = re.compile(r"^([ MADRCUT?]{2}) (\S.*?)\s*$")
+_RTK_GROUP = re.compile(r"^\S+ (Modified|Staged|Untracked|Deleted): \d+ files?\s*$")
+
+
+def _status_files(out: str) -> tuple[list[str], int]:
+    """The tracked files a `git status` shows changed and not staged (what a commit of what was staged leaves
+    out), and how many untracked ones it counts."""
+    files: list[str] = []
+    untracked = 0
+    group = section = ""
+    for line in out.splitlines():
+        if (g := _RTK_GROUP.match(line)) is not None:
+            group = g.group(1)
+            if group == "Untracked":
+                untracked += int(re.search(r"(\d+) files?", line).group(1))  # type: ignore[union-attr]
+            continue
+        if group and line.startswith("   ") and line.strip():
+            if group in ("Modified", "Deleted") and not line.strip().startswith("..."):
+                files.append(line.strip())
+            continue
+        group = ""
+        if line.startswith(("Changes to be committed", "Changes not staged", "Untracked files")):
+            section = line.split()[0] + line.split()[1]
+            continue
+        if (m := _STATUS_LONG.match(line)) is not None:
+            if section == "Changesnot":
+                files.append(m.group(1).split(" -> ")[-1])
+        elif section == "Untrackedfiles:" and line.startswith("\t"):
+            untracked += 1
+        elif (m := _STATUS_SHORT.match(line)) is not None and not line.startswith(("On branch", "##")):
+            if m.group(1) == "??":
+                untracked += 1
+            elif m.group(1)[1] != " ":
+                files.append(m.group(2).split(" -> ")[-1].strip('"'))
+    return _uniq(files), untracked
+
+
+_GIT_ADD_ARGS = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?add\s+([^;&|\n]+)")
+
+
+def _left_uncommitted(s: _Session) -> str:
+    """What the session's last `git status` showed changed that its commits after it left out, when it committed
+    some files by name (held-out reviews 142, 149, 136: "only README.md was committed"; `README.md` and three
+    source files stayed modified, and the `.husky/` files untracked)."""
+    at = next((n for n in range(len(s.runs) - 1, -1, -1) if "status" in _GIT_DOES.findall(s.runs[n].cmd.raw[:4000])
+               and not s.runs[n].failed and not _elsewhere(s.runs[n].cmd.dir)
+               and not re.search(r"\bgit\s+-C\s", s.runs[n].cmd.raw[:4000])
+               and (not s.runs[n].ev.cwd or s.paths.rel(s.runs[n].ev.cwd) in (".", ""))), None)
+    if at is None:
+        return ""
+    after = s.runs[at + 1:]
+    if not any(not r.failed and (_commit_blocks(r.ev.text[:20000]) or "commit" in _GIT_DOES.findall(r.cmd.raw[:4000])
+               and _COMMIT_MADE.search(r.ev.text[:20000])) for r in after):
+        return ""  # nothing committed after it: the files it shows are the session's work in progress
+    if any(_ADDS_ALL.search(r.ev.command[:4000]) for r in after):
+        return ""  # everything went in
+    changed, untracked = _status_files(s.runs[at].ev.text[:20000])
+    # what it staged after (through a wrapper too, `rtk git add …`; in a line that then failed in a hook as well)
+    staged = {s.paths.rel(w) for r in after for m in _GIT_ADD_ARGS.finditer(_QUOTED_ARG.sub(" ", r.ev.command[:4000]))
+              for w in m.group(1).split() if not w.startswith("-")}
+    staged |= {s.paths.rel(_git_path(m.group(1))) for r in after for _, block in _commit_blocks(r.ev.text[:20000])
+               for line in block for m in [_COMMIT_ADDS.match(line)] if m}
+    went_in = [f for f in changed if s.paths.rel(f) in staged or any(
+        s.paths.rel(f).startswith(d.rstrip("/") + "/") for d in staged)]
+    left = [f for f in changed if f not in went_in]
+    if not left or not went_in:
+        # (a status that shares no file with what went in speaks of another tree: a checkout of another branch)
+        return ""
+    more = f" (+{len(left) - 4})" if len(left) > 4 else ""
+    loose = f"; {_plural(untracked, 'untracked file')}" if untracked else ""
+    return f"Left out of its commits: {', '.join(left[:4])}{more} (changed, per its last `git status`){loose}"
 
 
 def _unpushed(s: _Session) -> str:

@@ -568,6 +568,10 @@ def explanation(text: str, limit: int = 2) -> list[str]:
     return picked
 
 
+_SIFTED = re.compile(r"\|\s*(?:e?grep|rg|awk|sed\s+-n)\b")
+_CLEAN_RUN = re.compile(r"(?mi)^[ \t]*0 fail[ \t]*$|\b\d+ passed\b(?![^\n]*\bfailed)|\ball (?:\d+ )?tests? pass")
+
+
 def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Lesson]:
     """Every failing command run and what became of it, in order."""
     calls, prose = _walk(transcript, rel)
@@ -585,8 +589,11 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
             failed = lesson.call.command
             if failed is None:
                 continue
-            # Any step of a line that ran clean can be the re-run of a failed command.
-            step = next((st for st in call.clean if equivalent(st, failed)), None)
+            # Any step of a line that ran clean can be the re-run of a failed command; not a check whose output
+            # went through a filter that keeps only some lines and shows no clean tally: grep's status is its own
+            # (held-out review 144: `bun test src/ | grep -E "^(src/|✓|✗…)" | tail -20`, and 114 tests failed)
+            sifted = bool(_SIFTED.search(cmd.raw[:4000])) and not _CLEAN_RUN.search(call.result[-4000:])
+            step = next((st for st in call.clean if equivalent(st, failed) and not (sifted and st.is_check)), None)
             clean = step is not None
             if not clean and call.failed and not probe and equivalent(cmd, failed) and sig is not None \
                     and sig.key != lesson.sig:
@@ -3737,7 +3744,8 @@ _FAILURE_LINE = re.compile(
 # result: ok. 12 passed; 0 failed", jest's console.error inside a PASS).
 _PASSED = re.compile(r"(?m)\btest result: ok\b|\b\d+ passed\b|^\s*PASS\b|^OK(?: \(|$)|\bBUILD SUCCESSFUL\b|"
                      r"^ok\s+\S+\s+[\d.]+s$|\bAll \d+ tests? passed\b")
-_SOME_FAILED = re.compile(r"(?mi)\b[1-9]\d* failed\b|\btest result: FAILED\b|^\s*FAIL\b")
+# (and bun's tally, " 1346 pass\n 114 fail", behind `| tail`: held-out review 144 told that run as the fix)
+_SOME_FAILED = re.compile(r"(?mi)\b[1-9]\d* failed\b|\btest result: FAILED\b|^\s*FAIL\b|^[ \t]*[1-9]\d* fail[ \t]*$")
 # pip's own notice, printed at exit 0 after an install that worked
 _BENIGN = re.compile(r"(?i)^ERROR: pip's dependency resolver does not currently")
 _FAILURE_MESSAGE = re.compile(r"(?i)\b(?:error|fatal|panic|failed to)\b[^\n]{0,40}?:\s*\S|\bFailed to \w")

@@ -8283,3 +8283,43 @@ def test_a_plans_reading_check_is_made_when_the_session_read_the_file_after_its_
         return next((ln for ln in body.splitlines() if "checks not run" in ln), "")
     assert unchecked(read_after=True) == ""
     assert unchecked(read_after=False).startswith("The plan's checks not run in the session: Manual review: read the")
+
+
+def test_what_the_last_status_showed_changed_and_the_commits_left_out_is_told() -> None:
+    # Held-out reviews 142 and 149 (PackmindHub/context-evaluator, MIT, verbatim, abridged): only the session's file
+    # was committed; README.md stayed modified and the `.husky/` files untracked, and nothing said so
+    rtk = ("📌 main...origin/main\n📝 Modified: 2 files\n   README.md\n   src/cli/index.ts\n❓ Untracked: 5 files\n"
+           "   .claude/\n   .husky/commit-msg\n   ... +2 more")
+    long = ("On branch main\nChanges to be committed:\n\tnew file:   frontend/assets/logo.svg\n\nChanges not staged for "
+            "commit:\n\tmodified:   README.md\n\tmodified:   src/cli/index.ts\n\nUntracked files:\n\t.claude/\n")
+    commit = ("git add src/cli/index.ts CHANGELOG.md && git commit -m 'Change default CLI report mode to json'",
+              "[main beba8a7] Change default CLI report mode to json\n 2 files changed, 9 insertions(+)")
+
+    def left(status: str, *runs: tuple[str, str]) -> str:
+        s = Session().user("make json the default report mode, then commit").edit("src/cli/index.ts", "terminal", "json")
+        s.run("rtk git status" if "📌" in status else "git status", status)
+        for command, out in runs:
+            s.run(command, out)
+        body = next(d.body for d in s.say("Committed as `beba8a7`.").end() if d.kind == "summary")
+        return next((ln for ln in body.splitlines() if ln.startswith("Left out")), "")
+    assert left(rtk, commit) == "Left out of its commits: README.md (changed, per its last `git status`); 5 untracked files"
+    assert left(long, commit) == "Left out of its commits: README.md (changed, per its last `git status`); 1 untracked file"
+    assert left(rtk) == ""  # nothing committed after it
+    assert left(rtk, ("git add -A && git commit -m 'All'", "[main beba8a7] All\n 7 files changed")) == ""
+    # a status of another checkout shares no file with what went in
+    other = " M 01/3118c3a750/metadata.json\n M 03/6ec8b29cf4/metadata.json\n?? .claude/"
+    assert left(other, ("git add scripts/migrate.sh && git commit -m 'Use diff-tree'",
+                        "[topic 1c77b2c] Use diff-tree\n 1 file changed")) == ""
+
+
+def test_a_check_behind_grep_or_with_a_bun_failure_tally_behind_tail_is_no_fix() -> None:
+    # Held-out review 144 (PackmindHub/context-evaluator c4/89fde99d33, MIT, verbatim, abridged): `bun test src/ |
+    # tail -20` printed "1346 pass / 114 fail" at exit 0, and a grep that kept only file headers was told as the fix
+    failed = ("Exit code 1\n$ bun test src/\n# Unhandled error between tests\nerror: Cannot find module 'next/navigation'"
+              " from '/repo/tmp/clones/x/a.test.tsx'\n 1346 pass\n 114 fail\nerror: script \"test\" exited with code 1")
+    drafts = (Session().user("propagate the verbose flag").edit("src/shared/file-system/docs-finder.ts", "a(", "a(verbose, ")
+              .run("bun run test 2>&1", failed, error=True)
+              .run("bun test src/ 2>&1 | tail -20", " 1346 pass\n 114 fail\n 114 errors\nRan 1460 tests across 176 files.")
+              .run('bun test src/ 2>&1 | grep -E "^(src/|PASS|FAIL)" | tail -20', "src/shared/claude/response-parser.test.ts:")
+              .say("The failures are in cloned repos under tmp/.").end())
+    assert not [d for d in drafts if "worked" in d.title + d.body], [d.title for d in drafts]
