@@ -2392,10 +2392,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                            f"ran {_plural(len(s.runs), 'command')}" if s.runs else "talked, changed nothing")
         headline.append(_short(gist, 90).rstrip(".;:,!"))
     parts = [", ".join(headline)]
+    rewrote = _rewritten_by_fixer(s)
     if changed and committed_count in (None, len(changed)):
         # beside a commit that took in more or fewer, a second count of files reads as the commit's
         # (held-out review 122: "committed …; 1 file changed" for a commit of two)
-        parts.append(_plural(len(changed), "file") + " changed")
+        parts.append(_plural(len(changed), "file") + " changed" + (
+            f", {rewrote[1]} rewritten by `{_short(rewrote[0], 40)}`" if rewrote and rewrote[1] > len(changed) else ""))
     if open_tasks:
         parts.append(_plural(len(open_tasks), "open task"))
     if stopped_at_work:
@@ -2729,6 +2731,18 @@ def _git_path(path: str) -> str:
         return path
     raw = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), path[1:-1].encode("utf-8", "replace"))
     return raw.replace(b'\\"', b'"').replace(b"\\\\", b"\\").decode("utf-8", "replace")
+
+
+_FIXER_COUNT = re.compile(r"(?m)(?:^|\. )Fixed (\d+) files?\b|^(\d+) files? reformatted\b")
+
+
+def _rewritten_by_fixer(s: _Session) -> tuple[str, int] | None:
+    """The command and count of the largest rewrite a fixer reported without naming its files (Biome's "Fixed 2
+    files.", black's "2 files reformatted"): the files changed are more than the edits show (held-out review 146:
+    `bun run lint:fix` fixed a second file, and the summary said "1 file changed")."""
+    found = [(r.cmd.display, int(m.group(1) or m.group(2))) for r in s.runs if not r.pending
+             for m in [_FIXER_COUNT.search(r.ev.text[-4000:])] if m]
+    return max(found, key=lambda f: f[1]) if found else None
 
 
 def _committed_files(s: _Session, changed: list[str]) -> tuple[int | None, list[str]]:

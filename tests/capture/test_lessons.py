@@ -8323,3 +8323,15 @@ def test_a_check_behind_grep_or_with_a_bun_failure_tally_behind_tail_is_no_fix()
               .run('bun test src/ 2>&1 | grep -E "^(src/|PASS|FAIL)" | tail -20', "src/shared/claude/response-parser.test.ts:")
               .say("The failures are in cloned repos under tmp/.").end())
     assert not [d for d in drafts if "worked" in d.title + d.body], [d.title for d in drafts]
+
+
+def test_a_fixer_that_rewrote_more_files_than_the_edits_is_told_beside_the_count() -> None:
+    # Held-out review 146 (PackmindHub/context-evaluator 18/8f64dd752f, MIT, verbatim): `bun run lint:fix` fixed a
+    # second file, and the summary said "1 file changed"
+    def title(out: str) -> str:
+        s = (Session().user("rename the three labels").edit("frontend/src/components/RemediateTab.tsx", "Target", "Agent")
+             .run("bun run lint:fix", out).say("Labels renamed; lint is clean."))
+        return next(d.title for d in s.end() if d.kind == "summary")
+    assert title("Checked 272 files in 131ms. Fixed 2 files.\n$ biome check --write").endswith(
+        "1 file changed, 2 rewritten by `bun run lint:fix`")
+    assert title("Checked 272 files in 131ms. Fixed 1 file.\n$ biome check --write").endswith("; 1 file changed")
