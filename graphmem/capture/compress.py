@@ -2470,9 +2470,6 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
                     + (f" (+{len(swept_in) - 8})" if len(swept_in) > 8 else "") + " (not changed in the session)")
     if s.runs:
         body.append(f"Commands: {len(s.runs)} run, {len(failed_runs)} failed")
-    left_out = _left_uncommitted(s)
-    if left_out:
-        body.append(left_out)
     unpushed = _unpushed(s)
     if unpushed and not any(d.kind == "task" and re.search(r"(?i)\bpush\b|\bahead of\b", d.title + d.body) for d in drafts):
         # (an open task that already says so: "ready to push when you're ready: `git push`")
@@ -2526,6 +2523,9 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.extend(f"- {redact(item)}" for item in left)
     if offered and " ".join(offered.split())[-80:] not in " ".join(quoted.split()):
         body.append(f"Offered at the end, not answered: {redact(_short(offered, 400))}")
+    left_out = _left_uncommitted(s)  # (last: a body over its room loses it before the agent's words)
+    if left_out:
+        body.append(left_out)
     end = next((e for e in reversed(s.events) if e.event in ("session-end", "pre-compact")), None)
     if end is not None:
         reason = end.extra.get("reason") or end.extra.get("trigger") or ""
@@ -3468,9 +3468,9 @@ _STATUS_SHORT = re.compile(r"^([ MADRCUT?]{2}) (\S.*?)\s*$")
 _RTK_GROUP = re.compile(r"^\S+ (Modified|Staged|Untracked|Deleted): \d+ files?\s*$")
 
 
-def _status_files(out: str) -> tuple[list[str], int]:
+def _status_files(out: str, staged_too: bool = False) -> tuple[list[str], int]:
     """The tracked files a `git status` shows changed and not staged (what a commit of what was staged leaves
-    out), and how many untracked ones it counts."""
+    out; with `staged_too`, the staged ones as well), and how many untracked ones it counts."""
     files: list[str] = []
     untracked = 0
     group = section = ""
@@ -3481,7 +3481,7 @@ def _status_files(out: str) -> tuple[list[str], int]:
                 untracked += int(re.search(r"(\d+) files?", line).group(1))  # type: ignore[union-attr]
             continue
         if group and line.startswith("   ") and line.strip():
-            if group in ("Modified", "Deleted") and not line.strip().startswith("..."):
+            if (group in ("Modified", "Deleted") or staged_too and group == "Staged") and not line.strip().startswith("..."):
                 files.append(line.strip())
             continue
         group = ""
@@ -3489,14 +3489,14 @@ def _status_files(out: str) -> tuple[list[str], int]:
             section = line.split()[0] + line.split()[1]
             continue
         if (m := _STATUS_LONG.match(line)) is not None:
-            if section == "Changesnot":
+            if section == "Changesnot" or staged_too:
                 files.append(m.group(1).split(" -> ")[-1])
         elif section == "Untrackedfiles:" and line.startswith("\t"):
             untracked += 1
         elif (m := _STATUS_SHORT.match(line)) is not None and not line.startswith(("On branch", "##")):
             if m.group(1) == "??":
                 untracked += 1
-            elif m.group(1)[1] != " ":
+            elif m.group(1)[1] != " " or staged_too:
                 files.append(m.group(2).split(" -> ")[-1].strip('"'))
     return _uniq(files), untracked
 
@@ -3514,6 +3514,16 @@ def _left_uncommitted(s: _Session) -> str:
                and (not s.runs[n].ev.cwd or s.paths.rel(s.runs[n].ev.cwd) in (".", ""))), None)
     if at is None:
         return ""
+    made = [run.ev.pos for _, run in s.commits.values()]
+    if made and s.runs[at].ev.pos > max(made):
+        # a status after its last commit: what it shows was not committed (held-out review 150: "Only the two
+        # template files were included", and `codex-provider.ts` stayed modified)
+        files, loose_count = _status_files(s.runs[at].ev.text[:20000], staged_too=True)
+        if not files:
+            return ""
+        more = f" (+{len(files) - 4})" if len(files) > 4 else ""
+        loose = f"; {_plural(loose_count, 'untracked file')}" if loose_count else ""
+        return f"Not committed after its last commit: {', '.join(files[:4])}{more} (its last `git status`){loose}"
     after = s.runs[at + 1:]
     if not any(not r.failed and (_commit_blocks(r.ev.text[:20000]) or "commit" in _GIT_DOES.findall(r.cmd.raw[:4000])
                and _COMMIT_MADE.search(r.ev.text[:20000])) for r in after):

@@ -8335,3 +8335,17 @@ def test_a_fixer_that_rewrote_more_files_than_the_edits_is_told_beside_the_count
     assert title("Checked 272 files in 131ms. Fixed 2 files.\n$ biome check --write").endswith(
         "1 file changed, 2 rewritten by `bun run lint:fix`")
     assert title("Checked 272 files in 131ms. Fixed 1 file.\n$ biome check --write").endswith("; 1 file changed")
+
+
+def test_what_a_status_after_the_last_commit_shows_is_told_not_committed() -> None:
+    # Held-out review 150 (PackmindHub/context-evaluator c6/99e3d642de, MIT, verbatim, abridged): "Only the two
+    # template files were included", and the status after the commit showed `codex-provider.ts` still modified
+    status = ("📌 main...origin/main [ahead 48]\n📝 Modified: 1 files\n   src/shared/providers/codex-provider.ts\n"
+              "❓ Untracked: 5 files\n   .claude/\n   .husky/commit-msg\n   ... +2 more")
+    s = (Session().user("add nesting guidance to the skill template, then commit")
+         .edit("src/shared/remediation/prompt-generator.ts", "- steps", "  - sub-steps")
+         .run("rtk git add src/shared/remediation/prompt-generator.ts && rtk git commit -m 'Add nesting guidance'", "ok ✓")
+         .run("rtk git status", status).say("Committed successfully. Only the template file was included."))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    assert ("Not committed after its last commit: src/shared/providers/codex-provider.ts (its last `git status`); "
+            "5 untracked files") in body.splitlines(), body
