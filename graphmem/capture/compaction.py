@@ -19,6 +19,7 @@ from typing import Any
 
 from graphmem.capture.compress import BODY_MAX, Draft, norm, session_key
 from graphmem.capture.compress import short as _short
+from graphmem.capture.compress import unbold as _unbold
 
 MAX_NEW = 2  # per summary the session holds: the rest are routine or already known
 _SECTION = re.compile(r"(?im)^([ \t]*)(?:\d+\.)?[ \t*]*errors?[ \t]+(?:and|&)[ \t]+fix(?:es)?[ \t:*]*$")
@@ -86,7 +87,7 @@ def errors_and_fixes(text: str) -> list[Fix]:
             error = error.strip().rstrip(":").strip()
             fixes.append(Fix(error=error, said=[said.strip()] if said.strip() else []))
         elif fixes:
-            fixes[-1].said.append(body.replace("**", ""))
+            fixes[-1].said.append(_unbold(body))
             if _FAILED_TRY.search(body) and body.endswith(":"):
                 below = indent
     for fix in fixes:

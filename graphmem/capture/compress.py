@@ -145,6 +145,15 @@ def _uniq(items: Iterable[T]) -> list[T]:
 uniq = _uniq  # and the one order-keeping de-duplicator
 
 
+_BOLD_OR_CODE = re.compile(r"(`[^`\n]*`)|\*\*")
+
+
+def unbold(text: str) -> str:
+    """Markdown text without its bold marks; a code span keeps its stars (held-out review 154: "`**/*.ts`" had
+    become "`/*.ts`"). The one bold-stripper the capture rules share."""
+    return _BOLD_OR_CODE.sub(lambda m: m.group(1) or "", text) if "**" in text else text
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -2901,7 +2910,7 @@ def _closing_words(last_words: str) -> str:
             for follow in lines[n + 1:]:
                 if not _LIST_ITEM.match(follow):
                     break
-                items.append(_LIST_ITEM.sub("", follow).replace("**", "").strip())
+                items.append(unbold(_LIST_ITEM.sub("", follow)).strip())
             if items:
                 return f"{line} {', '.join(items)}"
             # "I've updated the README to include the `uv tool upgrade --reinstall` command. This
@@ -3372,7 +3381,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.answers(s.transcript, s.session_id, replies)
     # a finding said inside an answer kept whole is told there (held-out review 35: "Compiling CUDA
     # code doesn't need a GPU either", a line of the answer to "could you just do it on a cpu?")
-    answered = [" ".join(r.replace("**", "").split()) for r in replies]
+    answered = [" ".join(unbold(r).split()) for r in replies]
     drafts = [d for d in drafts if "discovery" not in d.tags
               or not any(d.title.rstrip("…")[:60] in said for said in answered)]
     drafts += lessons.handoffs(s.transcript, s.session_id)

@@ -54,6 +54,7 @@ from graphmem.capture.compress import NOTICED_TOOL as _NOTICED_TOOL
 from graphmem.capture.compress import chain as _chain
 from graphmem.capture.compress import short as _short
 from graphmem.capture.compress import step_of as _step
+from graphmem.capture.compress import unbold as _unbold
 from graphmem.capture.compress import uniq as _uniq
 from graphmem.capture.failures import lint_findings, signature
 from graphmem.capture.failures import unescaped as _unescaped
@@ -692,8 +693,8 @@ def lint_lessons(transcript: Iterable[Any], rel: Callable[[str], str], session_i
                 # the agent's verdict that the checker was wrong is what the config acts on: its
                 # cause is the diagnosis ("Those are false positives — Biome's `.astro` support
                 # parses the frontmatter but not the template, so …")
-                why = why or next((found for at, text in said if at < passed.pos and _OVERRULED.match(text.replace("**", ""))
-                                   for found in [explanation(_OVERRULED.sub("", text.replace("**", ""), 1))] if found), [])
+                why = why or next((found for at, text in said if at < passed.pos and _OVERRULED.match(_unbold(text))
+                                   for found in [explanation(_OVERRULED.sub("", _unbold(text), 1))] if found), [])
             if not how and (not added or unnamed):
                 continue  # beyond the first, a rule the agent never named is routine to it
             unnamed += not how
@@ -754,7 +755,7 @@ def _naming(said: list[tuple[int, str]], rule: str) -> tuple[str, int]:
             sentence = re.sub(r"(?i)^(?:now,? |next,? |first,? )?(?:let me|let's|i'll|i will)\s+", "", sentence)
             if len(sentence.split()) < 8 and n + 1 < len(sentences):
                 sentence += " " + sentences[n + 1]
-            return " ".join(sentence.replace("**", "").split()), at
+            return " ".join(_unbold(sentence).split()), at
     return "", 0
 
 
@@ -1158,13 +1159,13 @@ def _listed(said: str, reply: str) -> list[str]:
         words = [w for w in hit.group(1).lower().split() if w not in _NO_LABEL_WORDS]
         lines = said.splitlines()
         for k, line in enumerate(lines):
-            plain = line.replace("**", "").strip().lower()
+            plain = _unbold(line).strip().lower()
             if not words or plain.startswith(("-", "*", "•")) or len(plain) > 160 or not plain.rstrip().endswith(":") \
                     or not all(re.search(rf"\b{re.escape(w)}", plain) for w in words):
                 continue
             bullets = []
             for below in lines[k + 1:]:
-                text = below.replace("**", "").strip()
+                text = _unbold(below).strip()
                 if not re.match(r"(?:[-*•]|\d+[.)])\s", text):
                     break
                 bullets.append("- " + _short(text.lstrip("-*• "), 240))
@@ -1177,7 +1178,7 @@ def _listed(said: str, reply: str) -> list[str]:
 
 def _option(text: str, letter: str) -> str:
     """The text of option `letter` among the lettered lines of a message: "- **(B) A … megakernel** …"."""
-    lines = [line.replace("**", "").strip() for line in text.splitlines()[-200:]]
+    lines = [_unbold(line).strip() for line in text.splitlines()[-200:]]
     # the list nearest the question first; a line that starts with the option before one that names it
     # inside ("2. The 8×H100 — Option A (my rec): one more focused 1× session … Option B: …", held-out
     # review 60; not "last week you picked Option A: keep SQLite" above the list, the review of session 28)
@@ -1251,7 +1252,7 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
     edits = {u.id for m in msgs if m.role == "assistant" for u in m.tool_uses if u.name in EDIT_TOOLS | WRITE_TOOLS}
     overturned = overturns(msgs)
     prompts = [k for k, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip()]
-    said_later = _Said([(k, m.text.replace("**", "")) for k, m in enumerate(msgs) if m.role == "assistant" and m.text],
+    said_later = _Said([(k, _unbold(m.text)) for k, m in enumerate(msgs) if m.role == "assistant" and m.text],
                        [k for k, m in enumerate(msgs) if m.role == "assistant" and any(u.name in EDIT_TOOLS for u in m.tool_uses)])
     for n, msg in enumerate(msgs):
         typed = msg.role == "user" and msg.meta and msg.text.lstrip().startswith(("<bash-stdout>", "<bash-stderr>"))
@@ -1276,10 +1277,10 @@ def ranked_findings(transcript: Iterable[Any]) -> list[tuple[float, int, str, st
         best: tuple[float, str] | None = None
         offered = _options_offered(msg.text)
         marked = False
-        items = [" ".join(m.group(1).replace("**", "").split())[:60] for line in msg.text[:20000].splitlines()
+        items = [" ".join(_unbold(m.group(1)).split())[:60] for line in msg.text[:20000].splitlines()
                  for m in [_BULLET.match(line)] if m]
         for sentence in _sentences(msg.text)[:10]:
-            sentence = " ".join(sentence.replace("**", "").split())
+            sentence = " ".join(_unbold(sentence).split())
             step, marked = marked, _LIST_MARK.fullmatch(sentence) is not None
             if _PLAN_AHEAD.search(sentence):
                 break
@@ -1578,7 +1579,7 @@ _CALLED_WRONG = re.compile(r"(?i)[\"“']([^\"”'\n]{6,80})[\"”']\W{0,4}(?:wa
 def _called_wrong(msgs: list[Any]) -> list[tuple[int, str]]:
     """Where the agent says a quoted phrase was wrong, and the phrase, lower-cased."""
     return [(k, hit.group(1).lower()) for k, m in enumerate(msgs) if m.role == "assistant" and m.text
-            for hit in _CALLED_WRONG.finditer(m.text.replace("**", "")[:20_000])]
+            for hit in _CALLED_WRONG.finditer(_unbold(m.text)[:20_000])]
 
 
 def _options_offered(text: str) -> set[str]:
@@ -1587,7 +1588,7 @@ def _options_offered(text: str) -> set[str]:
     if not _CHOOSE_ASK.search(text[-300:]):
         return set()
     items = [m.group(1) for line in text.splitlines() for m in [re.match(r"\s*(?:\d+[.)]|[-*•])\s+(\S.*)", line)] if m]
-    return {" ".join(first.replace("**", "").split()) for item in items for first in _sentences(item)[:1]}
+    return {" ".join(_unbold(first).split()) for item in items for first in _sentences(item)[:1]}
 
 
 def _asks_in(sentence: str) -> bool:
@@ -1716,7 +1717,7 @@ def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
     has not the other (held-out review 47: "setup.py's distutils linker pulls `-flto` from Python's
     `LDSHARED`", then "`LDSHARED` has no `-flto`, so the LTO is triggered by the objects themselves")."""
     quoted = _uniq([q.lower() for q in _LITERAL.findall(sentence)])[:6]
-    claim = sentence.replace("**", "").lower()
+    claim = _unbold(sentence).lower()
     if _DENIES.search(claim):
         return False  # "… `load_session_messages` doesn't include it": a later "doesn't include" agrees
     pairs = []
@@ -1737,7 +1738,7 @@ def _denied_later(msgs: list[Any], n: int, sentence: str) -> bool:
             break  # an edit of what the claim names: what it says next may be its fix (a debug print is not)
         if m.role != "assistant" or not m.text:
             continue
-        said = m.text[:20000].replace("**", "").lower()
+        said = _unbold(m.text[:20000]).lower()
         for a, b in pairs:
             at = said.find(a)
             while at >= 0:
@@ -2075,7 +2076,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     # that error uses (held-out review 10, cipher-box c318c9e9)
     asks = [n for n, m in enumerate(msgs) if m.role == "user" and not m.meta and not m.tool_use_id and m.text.strip()]
     quoted = [(n, q.group(1)) for n, m in enumerate(msgs) if m.role == "assistant" and m.text
-              for q in [_QUOTES_ERROR.search(m.text.replace("**", ""))] if q]
+              for q in [_QUOTES_ERROR.search(_unbold(m.text))] if q]
     # or as the person pasted it under the ask ("when trying to run `bun release:manual` i am getting
     # this error:" and, below, "… Error: Found changeset … which is not in the workspace", held-out
     # review 13); their own line is the ask, not the error
@@ -2089,7 +2090,7 @@ def discoveries(transcript: Iterable[Any], session_id: str,
     drafts = []
     for _, n, sentence, text in sorted(kept, key=lambda k: k[1]):
         # The rest of the message, a sentence a line: what the prompt hook picks from.
-        whole = [" ".join(s.replace("**", "").split()) for s in _sentences(_short_code_inline(text))]
+        whole = [" ".join(_unbold(s).split()) for s in _sentences(_short_code_inline(text))]
         rest = [s for s in whole if s != sentence and len(s) > 3]
         said = sentence  # its key: the item stays the one it was
         # "This is actually expected behavior for auto-commit strategy!" names nothing: the
@@ -2292,7 +2293,7 @@ def following_claim(finding: str, text: str) -> str:
     returns a `span_ctx` record directly."), else the one after; when it says what is, not what
     the agent does next ("Let me rewrite…", "I need to rewrite it …") or how it feels ("You're
     absolutely right!")."""
-    said = [" ".join(s.replace("**", "").split()) for s in _sentences(text)]
+    said = [" ".join(_unbold(s).split()) for s in _sentences(text)]
     at = said.index(finding) + 1 if finding in said else 0
     if at > 1 and re.match(r"(?i)(?:and|also|plus)\b", finding):
         at -= 2
@@ -2573,7 +2574,7 @@ def overturns(msgs: list[Any]) -> list[tuple[int, set[str]]]:
             # the words of the claim it names ("RISK-2's prediction", "my earlier guess about the stale
             # cache"), not of the new conclusion that follows it (the review of session 26)
             hits += [(k, _stems4(re.split(r"[:;,.—–]|\s-\s", hit.group(1))[0]) - _CLAIM_WORDS)
-                     for hit in _OVERTURNS.finditer(m.text.replace("**", "")[:20_000]) if _A_CLAIM.match(hit.group(1))][:5]
+                     for hit in _OVERTURNS.finditer(_unbold(m.text)[:20_000]) if _A_CLAIM.match(hit.group(1))][:5]
     return hits[:200]
 
 
@@ -2587,7 +2588,7 @@ def _overturned_later(hits: list[tuple[int, set[str]]], n: int, sentence: str) -
 def _diagnosis(text: str) -> str:
     """The sentence of a short symptom-cause-fix message that gives the cause, or "": not the
     person's guess repeated, nor one the agent hedges or blames on its own work."""
-    said = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
+    said = [" ".join(_unbold(x).split()) for x in _sentences(text)]
     if not 1 <= len(said) <= 3 or len(text) > 400 or not _FIXING.search(" ".join(said)):
         return ""
     return next((x for x in said if _CAUSED_BY.search(x) and len(x) >= 35 and not _HEDGE.search(x)
@@ -2685,7 +2686,7 @@ def findings(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         for following in below[:11]:
             bullet = _BULLET.match(following)
             if bullet:
-                bullets.append(" ".join(bullet.group(1).replace("**", "").split()))
+                bullets.append(" ".join(_unbold(bullet.group(1)).split()))
             elif following.strip() and bullets:
                 break
         # "I only updated the Linux script" is the state of the agent's own change, not a finding
@@ -2773,7 +2774,7 @@ def _under_headings(transcript: Iterable[Any], heading: re.Pattern[str],
         for n, line in enumerate(lines):
             # a heading ends its line: its last 300 characters hold it, and a megabyte of "! ! !"
             # no longer costs the heading patterns quadratic time
-            if heading.search(line[-300:].replace("**", "")):
+            if heading.search(_unbold(line[-300:])):
                 yield line, lines[n + 1:], planned
 
 
@@ -2800,7 +2801,7 @@ def approved_plans(transcript: Iterable[Any]) -> list[str]:
 def plan_line(plan: str) -> str:
     """What a plan sets out to do, as one line of at most 400 characters: its title, and its approach or
     else its first paragraph of prose (its context, which says why)."""
-    blocks = [b.strip().replace("**", "").splitlines() for b in re.split(r"\n\s*\n", _FENCE_BLOCK.sub("", plan)) if b.strip()]
+    blocks = [_unbold(b.strip()).splitlines() for b in re.split(r"\n\s*\n", _FENCE_BLOCK.sub("", plan)) if b.strip()]
     title = blocks[0][0].lstrip("# ").strip() if blocks and blocks[0][0].startswith("#") else ""
     # a heading on the line above its text ("## Context\nWhen users click …") heads a paragraph; a numbered
     # step is no prose of its own (held-out review 121)
@@ -2929,7 +2930,7 @@ def reasoned_choices(transcript: Iterable[Any], session_id: str) -> list[Draft]:
                 continue
             raw = bullet.group(1)
             lead = re.match(r"\*\*(.+?)\*\*", raw)
-            text = " ".join(raw.replace("**", "").split())
+            text = " ".join(_unbold(raw).split())
             # the reason follows the lead, or the lead ends in its colon ("**Not `logtail-rails`:** loading…")
             reasoned = _REASONED.search(text[len(lead.group(1)) if lead else 0:]) or lead and lead.group(1).endswith(":")
             if (len(text) < 30 or not reasoned
@@ -3177,7 +3178,7 @@ def report_left_open(transcript: Iterable[Any], rel: Callable[[str], str]) -> tu
             continue
         bullet = _BULLET.match(line) if under else None
         if bullet:
-            items.append(_short(" ".join(bullet.group(1).replace("**", "").split()), 240))
+            items.append(_short(" ".join(_unbold(bullet.group(1)).split()), 240))
     return (posixpath.basename(report[0]), items[:MAX_REPORT_ITEMS]) if items else ("", [])
 
 
@@ -3210,7 +3211,7 @@ def logged_rulings(transcript: Iterable[Any], rel: Callable[[str], str]) -> list
                     if hit:
                         label = " ".join(hit.group(1).split())
                         found.pop(label, None)
-                        found[label] = (path, label, hit.group(2) or "", hit.group(3).replace("**", ""))
+                        found[label] = (path, label, hit.group(2) or "", _unbold(hit.group(3)))
     drafts = []
     for path, label, who, said in list(found.values())[-MAX_LOGGED:]:
         first = next(iter(_sentences(said)), said)
@@ -3266,7 +3267,7 @@ def agent_notes(transcript: Iterable[Any], rel: Callable[[str], str], session_id
             if line.lstrip().startswith("```"):
                 fenced = not fenced
             elif not fenced and line.strip() and not line.lstrip().startswith(("#", "|", "<!--")):
-                said = " ".join(line.replace("**", "").split())
+                said = " ".join(_unbold(line).split())
                 # a hard-wrapped paragraph is one line of the note (held-out review 41: "… the strategy
                 # decisions must NOT key" went on "on "1 vs N GPUs."" in the next line)
                 if wrapped and prose and note and re.match(r"[a-z(\"'“]", said) and not _BULLET.match(line):
@@ -3387,7 +3388,7 @@ def reported(transcript: Iterable[Any]) -> list[str]:
     for report in reversed(reports):
         ahead = False
         for line in report:
-            plain = " ".join(line.replace("**", "").replace("✅", "").split())
+            plain = " ".join(_unbold(line).replace("✅", "").split())
             if not plain:
                 continue
             bullet = _BULLET.match(plain)
@@ -3412,7 +3413,7 @@ def _report_lines(text: str) -> list[str]:
     if _REPORT.search(" ".join(lines[:3])) and not _NOT_DONE.search(" ".join(lines[:3])):
         return lines
     for n, line in enumerate(lines):
-        plain = " ".join(line.replace("**", "").split())
+        plain = " ".join(_unbold(line).split())
         if (_heading(line, plain) and not _BULLET.match(plain) and _REPORT.search(plain)
                 and not _NOT_DONE.search(plain)):  # "Summary of what needs to happen:"
             return lines[n + 1:]
@@ -3488,12 +3489,12 @@ def answers(transcript: Iterable[Any], session_id: str, replies: list[str] | Non
     msgs = [m for m in transcript if not m.sidechain and not m.compact]
 
     def close() -> None:
-        text = " ".join(_FENCE.sub(" ", reply).replace("**", "").split())
+        text = " ".join(_unbold(_FENCE.sub(" ", reply)).split())
         if len(text) > 1500 and _DIRECT.match(text) and len(text) <= 6000:
             # a long answer that opens with its verdict ("Mostly yes — the bulk of it is CPU-doable",
             # then a CPU-only list and a GPU-required one, held-out review 35): each line shortened,
             # so that every part of it is kept
-            text = "\n".join(_short(" ".join(ln.replace("**", "").split()), 150)
+            text = "\n".join(_short(" ".join(_unbold(ln).split()), 150)
                              for ln in _FENCE.sub(" ", reply).splitlines() if ln.strip())[:1490]
         # "is it documented? No documentation. The script is just dropped into `scripts/`", then
         # the person had usage written at its top (entire-cli f022dad1): that moment's state
@@ -3652,8 +3653,8 @@ def offered(text: str, ran: set[str], programs: dict[str, list[str]]) -> list[tu
                 found.append((lead, cmds))
             continue
         above = [ln for ln in part.splitlines() if ln.strip()]
-        lead = " ".join(above[-1].replace("**", "").split()).lstrip("#>-* ") if above else lead
-        for sentence in (" ".join(x.replace("**", "").split()) for x in _sentences(part)):
+        lead = " ".join(_unbold(above[-1]).split()).lstrip("#>-* ") if above else lead
+        for sentence in (" ".join(_unbold(x).split()) for x in _sentences(part)):
             if checked > MAX_OFFERED or not _RUN_CUE.search(sentence) or _CONDITION.match(sentence) or \
                     _OPTIONAL.search(sentence) or _TO_LOOK.search(sentence):
                 continue
@@ -3688,7 +3689,7 @@ def _handoff_message(msgs: list[Any]) -> int | None:
 
 
 def _has_handoff(text: str) -> bool:
-    return any(_lead(" ".join(line.replace("**", "").split()).lstrip("#> ")) for line in text.splitlines())
+    return any(_lead(" ".join(_unbold(line).split()).lstrip("#> ")) for line in text.splitlines())
 
 
 def _lead(plain: str) -> str:
@@ -3910,7 +3911,7 @@ def left_out(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         for line in _FENCE_BLOCK.sub("", msg.text).splitlines():
             if re.match(r"\s{2,}|\s*[>|]", line):
                 continue  # a quote, an indented output line, a table row
-            found = _LEFT_OUT.search(line.replace("**", "").strip()[-1000:])
+            found = _LEFT_OUT.search(_unbold(line).strip()[-1000:])
             what = found.group(1).split(":", 1)[-1] if found else ""
             if not found or _NOTHING.match(what) or re.match(r"\W*\d", what) or "::" in what or \
                     _BLOCKED.search(what):
@@ -3939,7 +3940,7 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
     n = 0
     while n < len(lines):
         raw = lines[n]
-        plain = " ".join(raw.replace("**", "").split()).lstrip("#> ")
+        plain = " ".join(_unbold(raw).split()).lstrip("#> ")
         n += 1
         said = _lead(plain)
         if not said:
@@ -3966,10 +3967,10 @@ def handoffs(transcript: Iterable[Any], session_id: str) -> list[Draft]:
             elif fenced and line:
                 steps.append(f"`{_short(redact(line.lstrip('!$ ')), 160)}`")
             elif (bullet := _BULLET.match(line)) and not fenced:
-                steps.append(_short(redact(bullet.group(1).replace("**", "")), 160))
+                steps.append(_short(redact(_unbold(bullet.group(1))), 160))
             elif line and not fenced:
                 if not steps and not line.endswith(":") and not line.startswith("#"):
-                    steps.append(_short(redact(line.replace("**", "")), 160))  # the one step, said as prose
+                    steps.append(_short(redact(_unbold(line)), 160))  # the one step, said as prose
                 break
             n += 1
         if len(steps) == 1 and _NOTHING.match(steps[0]):
@@ -4142,7 +4143,7 @@ def replies(transcript: Iterable[Any], session_id: str) -> list[Draft]:
         shared = _stems(rest) & _stems(before[-4000:])
         if len(content) < 3:
             continue
-        sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(before[-4000:])]
+        sentences = [" ".join(_unbold(x).split()) for x in _sentences(before[-4000:])]
         question = next((x for x in reversed(sentences) if x.endswith("?")), "")
         offer = _OFFER.match(question) if "?" in before.rstrip()[-400:] else None
         if offer is None and _STANDING_OFFER.search(before[-600:]) and _TURNS_DOWN.match(_LEAD_ACK.sub("", said)):
@@ -4441,7 +4442,7 @@ def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
     steps_of = {c.id: [(part, _step(c.command, part, rel)) for part in _steps_of(c.command)]
                 for c in calls if c.command is not None}
     for at, (pos, text) in enumerate(prose):
-        sentences = [" ".join(x.replace("**", "").split()) for x in _sentences(text)]
+        sentences = [" ".join(_unbold(x).split()) for x in _sentences(text)]
         for n, sentence in enumerate(sentences):
             said = _HUNG.match(sentence)  # anchored: "If the hook ever hangs…" is no report of one
             if not said:
@@ -4468,7 +4469,7 @@ def hung_commands(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
             # sentence that names it or a wait
             said_more = sentence[said.end():].lstrip(" ,:;.")
             here = [said_more, *sentences[n + 1:n + 3]]
-            there = [" ".join(x.replace("**", "").split()) for _, more in prose[at + 1:at + 3]
+            there = [" ".join(_unbold(x).split()) for _, more in prose[at + 1:at + 3]
                      for x in _sentences(more)[:4]]
             there = [x for x in there if _WAITS_ON.search(x) or any(_named(w, x) for w in words if w not in _GENERIC)]
             told = [x.rstrip(" .") for x in here + there if len(x.split()) >= 3 and _WAITS.search(x)

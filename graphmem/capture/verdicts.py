@@ -14,6 +14,7 @@ from typing import Any
 
 from graphmem.capture.compress import TITLE_MAX, Draft, session_key
 from graphmem.capture.compress import short as _short
+from graphmem.capture.compress import unbold as _unbold
 
 _NUMBERED = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?(\d{1,2})[.)]\s+(.+)$")
 _BOLD_LEAD = re.compile(r"^\s*(?:[-*]\s+)?\*\*([^*\n]{3,120}?)\*\*")
@@ -67,7 +68,7 @@ def _points(text: str) -> list[_Point]:
                 lead = _BOLD_LEAD.sub(lambda m: m.group(1), numbered.group(2))
             lead = re.sub(r"^\d{1,2}[.)]\s*", "", lead)
             label = re.split(r"\s+(?:--|—|–)\s+|:\s|\.\s", lead.strip(), maxsplit=1)[0].strip(" .:*")
-            body = " ".join(line.replace("**", "").split())
+            body = " ".join(_unbold(line).split())
             current = _Point(number, label, re.sub(r"^(?:[-*]\s+)?\d{1,2}[.)]\s+|^#+\s+", "", body))
             points.append(current)
         elif current is not None and line.strip():

@@ -8349,3 +8349,16 @@ def test_what_a_status_after_the_last_commit_shows_is_told_not_committed() -> No
     body = next(d.body for d in s.end() if d.kind == "summary")
     assert ("Not committed after its last commit: src/shared/providers/codex-provider.ts (its last `git status`); "
             "5 untracked files") in body.splitlines(), body
+
+
+def test_bold_marks_go_and_a_code_spans_stars_stay() -> None:
+    # Held-out review 154 (PackmindHub/context-evaluator d0/9ff7be434f, MIT, verbatim): the reported line
+    # "Add a glob pattern reference table (`**/*.ts`, `src/**/*`, …)" was stored as "(`/*.ts`, `src//*`, …)"
+    from graphmem.capture.compress import unbold
+
+    assert unbold("**Done:** a glob table (`**/*.ts`, `src/**/*`)") == "Done: a glob table (`**/*.ts`, `src/**/*`)"
+    s = (Session().user("document the glob patterns").edit("prompts/remediation.md", "## Globs", "## Globs\n| `**/*.ts` |")
+         .say("Done. Here's what changed:\n\n- **Add a glob pattern reference table** (`**/*.ts`, `src/**/*`, brace "
+              "expansion `{ts,tsx}`, etc.)\n- **Note** that globs are matched from the repository root"))
+    body = next(d.body for d in s.end() if d.kind == "summary")
+    assert "`**/*.ts`, `src/**/*`" in body and "`/*.ts`" not in body, body
