@@ -3366,6 +3366,7 @@ def _transcript_rules(s: _Session) -> list[Draft]:
     drafts += lessons.lesson_drafts([f for f in found if f.call.pos not in linted], s.paths.rel,
                                     s.session_id, s.paths.relative_text)
     drafts += lessons.shell_pitfalls(s.transcript, s.paths.rel)
+    drafts += lessons.edit_pitfalls(s.transcript, s.paths.rel)
     drafts += lessons.permission_blocks(s.transcript, s.paths.rel)
     drafts += lessons.hung_commands(s.transcript, s.paths.rel)
     drafts += lessons.user_answers(s.transcript, s.session_id)

@@ -4273,6 +4273,54 @@ def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> l
         tags=["permissions", "environment"])]
 
 
+_EDIT_MISSED = re.compile(r"String to replace not found in file")
+# a command that changes a file where it lies: `sed -i ''`, `perl -pi -e`, a Python script (not `sed -n`, `cat -A`)
+_IN_PLACE = re.compile(r"\b(?:g?sed\s+(?:-[^i\s]\S*\s+)*-i|perl\s+-\w*i|python3?\s+(?:-c\b|-\s*<<|<<)|awk\s+-i\s+inplace)")
+_TAB_INDENTED = re.compile(r"(?m)^\s*\d+→\t")  # a line of the Read tool's answer that opens with a tab
+
+
+def edit_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
+    """A file whose edits did not find their text ("String to replace not found in file") twice, or once before
+    the session changed it another way: with why when its lines as the Read tool showed them open with tabs, and
+    what changed it in the end (held-out reviews 146, 148, 151, 153: components indented eight tabs deep; a
+    Python replace, `sed -i` or a rewrite of the whole file did it)."""
+    calls, _ = _walk(transcript, rel)
+    missed: dict[str, list[_Call]] = {}
+    for c in calls:
+        if c.tool in EDIT_TOOLS and c.answered and c.errored and _EDIT_MISSED.search(c.result[:400]):
+            missed.setdefault(str(c.input.get("file_path") or ""), []).append(c)
+    drafts = []
+    for path, misses in missed.items():
+        if not path:
+            continue
+        name = posixpath.basename(path)
+        later = [c for c in calls if c.pos > misses[-1].pos and c.answered and not _errored(c) and not c.failed]
+        done = next((c for c in later if c.tool in EDIT_TOOLS | WRITE_TOOLS and str(c.input.get("file_path") or "") == path
+                     or c.command is not None and name in str(c.input.get("command") or "")
+                     and (_IN_PLACE.search(str(c.input.get("command"))[:4000])
+                          or any(posixpath.basename(w) == name for w in c.command.writes))), None)
+        tabs = any(c.tool == "Read" and str(c.input.get("file_path") or "") == path and _TAB_INDENTED.search(c.result[:20000])
+                   for c in calls)
+        another_way = done is not None and done.tool not in EDIT_TOOLS
+        if len(misses) < 2 and not (tabs and another_way):
+            continue
+        how = ("" if done is None else "an edit with its exact text worked" if done.tool in EDIT_TOOLS else
+               "writing the whole file worked" if done.tool in WRITE_TOOLS else
+               f"`{done.command.exe}{' -i' if done.command.exe in ('sed', 'gsed', 'perl') else ''}` changed it"
+               if done.command is not None and done.command.exe else "a command changed it")
+        where = rel(path)
+        title = (f"Edits of `{where}` missed their text {'once' if len(misses) == 1 else f'{len(misses)} times'}"
+                 + (": the file is indented with tabs" if tabs else "")
+                 + (f"; {how}" if how else ""))
+        key = session_key("", "edit-missed", where)
+        drafts.append(Draft(
+            kind="pitfall", title=_short(title, 200),
+            body="\n".join([f"{c.tool} of `{where}` returned: String to replace not found in file" for c in misses[:1]]
+                            + ([f"Then: {how}"] if how else [])),
+            files=[where], confidence=0.6, importance=0.5, source="rule", key=key, tags=["edit", "indentation"] if tabs else ["edit"]))
+    return drafts
+
+
 def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
     """What the shell itself refused, which often comes back with exit status 0 (a pipe's last
     step decides it): a tool that is not on PATH, and the way that did run or install it; an

@@ -8362,3 +8362,26 @@ def test_bold_marks_go_and_a_code_spans_stars_stay() -> None:
               "expansion `{ts,tsx}`, etc.)\n- **Note** that globs are matched from the repository root"))
     body = next(d.body for d in s.end() if d.kind == "summary")
     assert "`**/*.ts`, `src/**/*`" in body and "`/*.ts`" not in body, body
+
+
+def test_edits_that_kept_missing_their_text_in_a_tab_indented_file_are_a_pitfall() -> None:
+    # Held-out reviews 146, 148, 151, 153 (PackmindHub/context-evaluator, MIT, verbatim, abridged): the Edit tool
+    # missed its text in a component indented eight tabs deep, and a Python replace did it; nothing was kept
+    path = f"{ROOT}/frontend/src/components/RemediationHistoryCard.tsx"
+    missed = "<tool_use_error>String to replace not found in file.\nString:       {executeError && (</tool_use_error>"
+
+    def drafts(misses: int, then: str) -> list[Any]:
+        s = (Session().user("hide the prompt sections behind ?debug=true")
+             .call("Read", {"file_path": path}, "   340→\t\t\t\t\t\t\t\t{executeError && (\n   341→\t\t\t\t\t\t\t\t\t<p>"))
+        for _ in range(misses):
+            s.call("Edit", {"file_path": path, "old_string": "        {executeError && (", "new_string": "x"}, missed)
+            s.records[-1]["message"]["content"][0]["is_error"] = True
+        if then == "python":
+            s.run("python3 - << 'PYEOF'\nwith open('frontend/src/components/RemediationHistoryCard.tsx') as f:\n    s = "
+                  "f.read()\nPYEOF", "")
+        return s.say("Done: the sections are behind ?debug=true.").end()
+    [pitfall] = [d for d in drafts(2, "python") if d.title.startswith("Edits of")]
+    assert pitfall.title == ("Edits of `frontend/src/components/RemediationHistoryCard.tsx` missed their text 2 times: "
+                             "the file is indented with tabs; `python` changed it"), pitfall.title
+    assert [d for d in drafts(1, "python") if d.title.startswith("Edits of")]  # once, then another way
+    assert not [d for d in drafts(1, "") if d.title.startswith("Edits of")]  # once, and the session moved on
