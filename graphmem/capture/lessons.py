@@ -2724,14 +2724,15 @@ def _code_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
 
 # a value a sentence says something shows or reads: `FileRow` components use "Browse"
 _LABEL_VALUE = re.compile(r'(?i)\b(?:uses?|reads?|says?|shows?|displays?|label(?:l)?ed|titled|named|called)\s+'
-                          r'(?:the\s+)?(?:(?:label|text|title|word|caption)\s+)?"([^"\n]{2,80})"(?![\w"])')
+                          r'(?:the\s+)?(?:(?:label|text|title|word|caption)\s+)?(?:"([^"\n]{2,80})"(?![\w"])|'
+                          r"'([^'\n]{2,80})'(?![\w']))")
 
 
 def _value_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
     """Whether a value the sentence says a label shows was put out of the code by a later edit: an edit's old
     text holds it quoted, and neither that edit's new text nor any later edit holds it in any quotes (the review of
     6bdf030, H2: a value moved into a constant, or re-quoted by a formatter, is still there)."""
-    values = _LABEL_VALUE.findall(_QUOTED.sub("", sentence))
+    values = [a or b for a, b in _LABEL_VALUE.findall(_QUOTED.sub("", sentence))]
     for value in values:
         quoted = [f"{q}{value}{q}" for q in "\"'`"]
         later = [(old, new) for msg in msgs[n + 1:] if msg.role == "assistant" for use in msg.tool_uses

@@ -8385,3 +8385,15 @@ def test_edits_that_kept_missing_their_text_in_a_tab_indented_file_are_a_pitfall
                              "the file is indented with tabs; `python` changed it"), pitfall.title
     assert [d for d in drafts(1, "python") if d.title.startswith("Edits of")]  # once, then another way
     assert not [d for d in drafts(1, "") if d.title.startswith("Edits of")]  # once, and the session moved on
+
+
+def test_a_label_value_in_single_quotes_is_read_too() -> None:
+    # The review of 6bdf030, L10: "`FileRow` components use 'Browse' …" was never weighed against the edit
+    said = "I see the pattern. `FileRow` components use 'Browse' while `ItemRow` components use 'Display all'."
+    s = (Session().user("Align the terminology - Use 'Display all' only on this page")
+         .call("Grep", {"pattern": "Browse"}, 'frontend/src/components/ContextTab.tsx:355:\tactionLabel="Browse"')
+         .say(f"{said} Let me change the labels.")
+         .call("Edit", {"file_path": f"{ROOT}/frontend/src/components/ContextTab.tsx", "replace_all": True,
+                        "old_string": 'actionLabel="Browse"', "new_string": 'actionLabel="Display all"'}, "updated.")
+         .say("Done."))
+    assert not [d for d in _discoveries(s) if "FileRow" in d.title]
