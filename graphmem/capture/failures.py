@@ -107,7 +107,11 @@ def signature(output: str) -> Signature | None:
     unhandled = next((k for k, ln in enumerate(lines) if _BUN_UNHANDLED.match(ln)), None)
     if unhandled is not None and not any(_BUN_FAIL.match(ln) for ln in lines[:unhandled]):
         error = next((m.group(1) for ln in lines[unhandled + 1:unhandled + 4] for m in [_BUN_ERROR.match(ln.strip())] if m), "")
-        if error:  # (held-out review 129: "Cannot find module '@tanstack/react-query'", a cloned repo's test)
+        # (held-out review 129: "Cannot find module '@tanstack/react-query'", a cloned repo's test); not when the
+        # project's own test is marked failed after it, and the error is a copy's, under `tmp/` or `node_modules/`
+        # (the review of 6bdf030, L5)
+        foreign = re.search(r"(?:^|/)(?:tmp|node_modules|clones?)/", error) is not None
+        if error and not (foreign and any(_BUN_FAIL.match(ln) for ln in lines[unhandled:])):
             return Signature("", _short(f"unhandled error between tests: {error}"), frame)
     # (bun's mark in a bun run, not a `(fail) typecheck` line of some other tool's log)
     bun = bool(re.search(r"(?m)^bun test v\d|^Ran \d+ tests? across", output[-12000:]))

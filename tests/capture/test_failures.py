@@ -184,3 +184,15 @@ def test_a_fail_mark_is_bun_s_only_in_a_bun_run_and_two_failing_tests_are_two_fa
     one, two = (signature(f"bun test v1.3.5\nerror: expect(received).toBe(expected)\n(fail) {name} [0.40ms]\n 1 fail")
                 for name in ("orders > refunds a line", "payments > rejects a negative amount"))
     assert one is not None and two is not None and one.key != two.key
+
+
+def test_a_copys_unhandled_error_does_not_hide_the_projects_own_failing_test() -> None:
+    # The review of 6bdf030, L5: a cloned repository's test under tmp/ could not load its module, and the project's
+    # own test failed after it
+    out = ("bun test v1.3.5\ntmp/clones/x/src/a.test.tsx:\n# Unhandled error between tests\n-------------------------------\n"
+           "error: Cannot find module '@tanstack/react-query' from '/repo/tmp/clones/x/src/a.test.tsx'\n"
+           "error: expect(received).toBe(expected)\n(fail) orders > refunds a line [0.40ms]\n 1 fail")
+    found = signature(out)
+    assert found is not None and found.text.startswith("failing test orders > refunds a line"), found
+    alone = signature(out.replace("(fail) orders > refunds a line [0.40ms]\n", ""))
+    assert alone is not None and alone.text.startswith("unhandled error between tests: Cannot find module"), alone
