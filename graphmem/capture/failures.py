@@ -121,9 +121,11 @@ def signature(output: str) -> Signature | None:
         # the test that failed, not the first `error:` printed: a passing test's logs hold those too
         # (held-out reviews 122, 133: "error: Item 3 failed", thrown on purpose by a test that passed)
         at, name = failed
-        start = max((k + 1 for k in range(max(0, at - 15), at) if _BUN_MARK.match(lines[k]) or _CUT.match(lines[k])),
-                    default=max(0, at - 15))
+        start = max((k + 1 for k in range(max(0, at - 60), at) if _BUN_MARK.match(lines[k]) or _CUT.match(lines[k])),
+                    default=max(0, at - 60))
         own = next((m.group(1) for ln in reversed(lines[start:at]) for m in [_BUN_ERROR.match(ln.strip())] if m), "")
+        if at + 1 < len(lines) and (late := re.match(r"\s*\^ (this test timed out after \S+)", lines[at + 1])):
+            own = late.group(1)  # bun says a timeout after the mark (the review of 6bdf030, L3)
         # (the name unquoted: two failing tests are two failures, not one whose quoted name `mask` hides)
         return Signature("", _short(f"failing test {name}" + (f": {own}" if own else "")), frame)
     for line in lines[:200]:

@@ -196,3 +196,15 @@ def test_a_copys_unhandled_error_does_not_hide_the_projects_own_failing_test() -
     assert found is not None and found.text.startswith("failing test orders > refunds a line"), found
     alone = signature(out.replace("(fail) orders > refunds a line [0.40ms]\n", ""))
     assert alone is not None and alone.text.startswith("unhandled error between tests: Cannot find module"), alone
+
+
+def test_a_bun_timeout_after_its_mark_and_an_error_above_a_long_diff_are_the_tests_own() -> None:
+    # The review of 6bdf030, L3: bun says a timeout after the `(fail)` mark, and a diff of 20 lines pushed the
+    # test's own error out of reach
+    timed = signature("bun test v1.3.5\n(pass) client > connects [1.20ms]\nerror: connect ECONNREFUSED 127.0.0.1:5432\n"
+                      "(fail) client > reconnects after a drop [5001.20ms]\n  ^ this test timed out after 5000ms.\n 1 fail")
+    assert timed is not None and timed.text.endswith(": this test timed out after 5000ms."), timed
+    diff = "\n".join(f'  -   "line{i}": {i},' for i in range(20))
+    long = signature(f"bun test v1.3.5\n(pass) a > one [0.1ms]\nerror: expect(received).toEqual(expected)\n\n{diff}\n"
+                     "(fail) a > two [0.4ms]\n 1 fail")
+    assert long is not None and long.text == "failing test a > two: expect(received).toEqual(expected)", long
