@@ -27,6 +27,7 @@ taken from a transcript is redacted here.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import logging
 import math
@@ -2510,12 +2511,12 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         # after a loop tick or a task's notice that did work, its answer to the person was not its last word
         label = "Its answer, asked" if spoke_after else "Its last words, asked"
         body.append(f"{label} \"{_short(' '.join(asked_last.split()), 120)}\": "
-                    f"{redact(_short(' '.join(final.replace('**', '').split()), 400))}")
+                    f"{redact(_short(' '.join(unbold(final).split()), 400))}")
     offered = _offer_left_open(s)
     latest = _before_offer(latest, offered)  # the offer's own line tells the rest
     head = _norm(latest)[:80].rsplit(" ", 1)[0] if len(_norm(latest)) > 80 else _norm(latest)
     if last_words and not literal and asked_by_person and latest and f" {head} " not in f" {_norm(' '.join(body))} ":
-        body.append(f"Its latest words: {redact(_short(' '.join(latest.replace('**', '').split()), 300))}")
+        body.append(f"Its latest words: {redact(_short(' '.join(unbold(latest).split()), 300))}")
     after = _run_after_last_words(s, last_words)
     if after:
         body.append(f"Then, after its last words: {redact(after)}")
@@ -2541,8 +2542,10 @@ def _summary(s: _Session, drafts: list[Draft]) -> list[Draft]:
         body.append(f"Ended: {end.event}" + (f" ({reason})" if isinstance(reason, str) and reason else ""))
     ids = _uniq([*(e.id for e in s.prompts[:5]), *(i for d in fixed[:5] for i in d.observation_ids[-1:]),
                  *(e.id for e in s.events[-1:])])
+    # (every line from commands and their output too: "Left out of its commits" names what `git status` printed,
+    # the review of a28347e, M6)
     return [Draft(
-        kind="summary", title=title, body=_cap_body("\n".join(body), min(DERIVED_BODY_MAX, SUMMARY_BODY_MAX + len(why))),
+        kind="summary", title=redact(title), body=redact(_cap_body("\n".join(body), min(DERIVED_BODY_MAX, SUMMARY_BODY_MAX + len(why)))),
         files=changed[:20],
         symbols=[], confidence=0.7, importance=0.7, source="rule",
         key=session_key(s.session_id, "summary", ""), observation_ids=ids,
@@ -2710,7 +2713,7 @@ def _replaced(commits: dict[str, tuple[str, _Run]]) -> dict[str, str]:
 # a commit's own lines in what git printed: its head (`[main da5defc] Fix …`), then its stat and mode lines
 _COMMIT_HEAD = re.compile(r"^\[[^\]\n]+ [0-9a-f]{7,40}\] (.*)$")
 _COMMIT_BLOCK_LINE = re.compile(r"^ (?:\d+ files? changed\b|(?:create|delete) mode \d+ |rename |mode change |copy )")
-_COMMIT_STAT = re.compile(r"^ (\d+) files? changed\b")
+_COMMIT_STAT = re.compile(r"^ (\d{1,9}) files? changed\b")
 _COMMIT_ADDS = re.compile(r"^ (?:create|delete) mode \d+ (\S(?:.*\S)?)\s*$")
 _ADDS_ALL = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:add\s+(?:[^;&|\n]*\s)?(?:-A|--all|-u|--update|\.|:/)(?:\s|$)|"
                        r"commit\s+(?:[^;&|\n]*\s)?(?:-a|--all|-[a-zA-Z]*a[a-zA-Z]*)(?:\s|$))")
@@ -2742,15 +2745,24 @@ def _git_path(path: str) -> str:
     return raw.replace(b'\\"', b'"').replace(b"\\\\", b"\\").decode("utf-8", "replace")
 
 
-_FIXER_COUNT = re.compile(r"(?m)(?:^|\. )Fixed (\d+) files?\b|^(\d+) files? reformatted\b")
+_FIXER = re.compile(r"\b(?:biome|black|ruff|prettier|eslint|rubocop|gofmt|rustfmt|dprint)\b|\brun\s+(?:lint|format|fmt)(?::\w+)?\b|"
+                    r"(?:^|\s)--(?:fix|write)\b")
+_FIXER_COUNT = re.compile(r"(?m)(?:^|\. )Fixed (\d{1,9}) files?\b|^(\d{1,9}) files? reformatted\b")
 
 
 def _rewritten_by_fixer(s: _Session) -> tuple[str, int] | None:
     """The command and count of the largest rewrite a fixer reported without naming its files (Biome's "Fixed 2
     files.", black's "2 files reformatted"): the files changed are more than the edits show (held-out review 146:
     `bun run lint:fix` fixed a second file, and the summary said "1 file changed")."""
-    found = [(r.cmd.display, int(m.group(1) or m.group(2))) for r in s.runs if not r.pending
-             for m in [_FIXER_COUNT.search(r.ev.text[-4000:])] if m]
+    from graphmem.capture import lessons  # it imports this module
+
+    # a fixer's own run in this checkout (not a `git log` subject, not `cd ../other && black .`), whose rewrite no
+    # later put-back undid (the review of a28347e, M5)
+    runs = [(n, r.cmd.display, int(m.group(1) or m.group(2))) for n, r in enumerate(s.runs) if not r.pending
+            and _FIXER.search(r.cmd.raw[:4000]) and not _elsewhere(r.cmd.dir) and "../" not in r.cmd.raw[:4000]
+            for m in [_FIXER_COUNT.search(r.ev.text[-4000:])] if m]
+    found = [(shown, count) for n, shown, count in runs
+             if not any(lessons.restored_paths(step) for r in s.runs[n + 1:] for step in chain(r.cmd, s.paths.rel))]
     return max(found, key=lambda f: f[1]) if found else None
 
 
@@ -3467,15 +3479,15 @@ def _cut_mid_turn(s: _Session) -> bool:
 
 # git's own words for a branch with commits the remote lacks: `git status` ("Your branch is ahead of
 # 'origin/main' by 3 commits."), `git status -sb` ("## main...origin/main [ahead 43]")
-_AHEAD_OF = re.compile(r"(?m)Your branch is ahead of '([^'\s]+)' by (\d+) commits?|"
-                       r"^(?:##|\S+)?[ \t]*([\w./-]+)\.\.\.([\w./-]+) \[ahead (\d+)(?:, behind \d+)?\]")
+_AHEAD_OF = re.compile(r"(?m)Your branch is ahead of '([^'\s]+)' by (\d{1,9}) commits?|"
+                       r"^(?:##|\S+)?[ \t]*([\w./-]+)\.\.\.([\w./-]+) \[ahead (\d{1,9})(?:, behind \d+)?\]")
 _GIT_DOES = re.compile(r"\bgit(?:\s+-[Cc]\s+\S+)*\s+(status|push|commit)\b")
 
 
 # what `git status` lists as changed in the work tree: its long form, `--short`, and rtk's ("📝 Modified: 2 files")
-_STATUS_LONG = re.compile(r"^\t(?:modified|deleted|new file|renamed|typechange):\s+(.+?)\s*$")
-_STATUS_SHORT = re.compile(r"^([ MADRCUT?]{2}) (\S.*?)\s*$")
-_RTK_GROUP = re.compile(r"^\S+ (Modified|Staged|Untracked|Deleted): \d+ files?\s*$")
+_STATUS_LONG = re.compile(r"^\t(?:modified|deleted|new file|renamed|typechange):[ \t]+(\S(?:.*\S)?)[ \t]*$")
+_STATUS_SHORT = re.compile(r"^([ MADRCUT?]{2}) (\S(?:.*\S)?)[ \t]*$")
+_RTK_GROUP = re.compile(r"^\S+ (Modified|Staged|Untracked|Deleted): \d{1,9} files?[ \t]*$")
 
 
 def _status_files(out: str, staged_too: bool = False) -> tuple[list[str], int]:
@@ -3488,7 +3500,7 @@ def _status_files(out: str, staged_too: bool = False) -> tuple[list[str], int]:
         if (g := _RTK_GROUP.match(line)) is not None:
             group = g.group(1)
             if group == "Untracked":
-                untracked += int(re.search(r"(\d+) files?", line).group(1))  # type: ignore[union-attr]
+                untracked += int(re.search(r"(\d{1,9}) files?", line).group(1))  # type: ignore[union-attr]
             continue
         if group and line.startswith("   ") and line.strip():
             if (group in ("Modified", "Deleted") or staged_too and group == "Staged") and not line.strip().startswith("..."):
@@ -3511,7 +3523,20 @@ def _status_files(out: str, staged_too: bool = False) -> tuple[list[str], int]:
     return _uniq(files), untracked
 
 
-_GIT_ADD_ARGS = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?add\s+([^;&|\n]+)")
+def _staged_specs(line: Command, rel: Callable[[str], str]) -> list[tuple[str, str]]:
+    """(directory, pathspec) for what a line hands to git for its next commit."""
+    specs = []
+    for step in chain(line, rel):
+        sub, targets = step.sub, list(step.targets)
+        if step.exe != "git" and targets and targets[0] == "git":  # a wrapper's: `rtk git add a.ts`
+            sub, targets = (targets[1], targets[2:]) if len(targets) > 1 else ("", [])
+        elif step.exe != "git":
+            continue
+        if sub in ("add", "rm", "mv", "commit"):
+            specs += [(step.dir, w) for w in targets if not w.startswith("-") and w not in (".", ":/")]
+    return specs
+
+
 
 
 def _left_uncommitted(s: _Session) -> str:
@@ -3524,6 +3549,11 @@ def _left_uncommitted(s: _Session) -> str:
                and (not s.runs[n].ev.cwd or s.paths.rel(s.runs[n].ev.cwd) in (".", ""))), None)
     if at is None:
         return ""
+    from graphmem.capture import lessons  # it imports this module
+
+    after = s.runs[at + 1:]
+    if any(lessons.restored_paths(step) for r in after for step in chain(r.cmd, s.paths.rel)):
+        return ""  # it put files back after the status: what is left, the status no longer tells (the review of a28347e, M4)
     made = [run.ev.pos for _, run in s.commits.values()]
     if made and s.runs[at].ev.pos > max(made):
         # a status after its last commit: what it shows was not committed (held-out review 150: "Only the two
@@ -3534,22 +3564,27 @@ def _left_uncommitted(s: _Session) -> str:
         more = f" (+{len(files) - 4})" if len(files) > 4 else ""
         loose = f"; {_plural(loose_count, 'untracked file')}" if loose_count else ""
         return f"Not committed after its last commit: {', '.join(files[:4])}{more} (its last `git status`){loose}"
-    after = s.runs[at + 1:]
     if not any(not r.failed and (_commit_blocks(r.ev.text[:20000]) or "commit" in _GIT_DOES.findall(r.cmd.raw[:4000])
                and _COMMIT_MADE.search(r.ev.text[:20000])) for r in after):
         return ""  # nothing committed after it: the files it shows are the session's work in progress
     if any(_ADDS_ALL.search(r.ev.command[:4000]) for r in after):
         return ""  # everything went in
     changed, untracked = _status_files(s.runs[at].ev.text[:20000])
-    # what it staged after (through a wrapper too, `rtk git add …`; in a line that then failed in a hook as well)
-    staged = {s.paths.rel(w) for r in after for m in _GIT_ADD_ARGS.finditer(_QUOTED_ARG.sub(" ", r.ev.command[:4000]))
-              for w in m.group(1).split() if not w.startswith("-")}
-    staged |= {s.paths.rel(_git_path(m.group(1))) for r in after for _, block in _commit_blocks(r.ev.text[:20000])
-               for line in block for m in [_COMMIT_ADDS.match(line)] if m}
-    went_in = [f for f in changed if s.paths.rel(f) in staged or any(
-        s.paths.rel(f).startswith(d.rstrip("/") + "/") for d in staged)]
-    left = [f for f in changed if f not in went_in]
-    if not left or not went_in:
+    # what it staged after: `git add`, `rm`, `mv` and `git commit <paths>`, through a wrapper too (`rtk git add …`),
+    # from the directory it ran in, globs matched; in a line that then failed in a hook as well (the review of
+    # a28347e, H1)
+    specs = [s.paths.rel(posixpath.normpath(posixpath.join(r.cmd.dir if not d else d, w)))
+             for r in after for d, w in _staged_specs(r.cmd, s.paths.rel)]
+    specs += [s.paths.rel(_git_path(m.group(1))) for r in after for _, block in _commit_blocks(r.ev.text[:20000])
+              for line in block for m in [_COMMIT_ADDS.match(line)] if m]
+
+    def went_in(f: str) -> bool:
+        f = s.paths.rel(f)
+        # (a bare name may have been given from a directory a `cd` in the line entered: any file of that name)
+        return any(f == x or f.startswith(x.rstrip("/") + "/") or fnmatch.fnmatch(f, x)
+                   or "/" not in x and fnmatch.fnmatch(posixpath.basename(f), x) for x in specs)
+    left = [f for f in changed if not went_in(f)]
+    if not left or len(left) == len(changed):
         # (a status that shares no file with what went in speaks of another tree: a checkout of another branch)
         return ""
     more = f" (+{len(left) - 4})" if len(left) > 4 else ""

@@ -77,7 +77,7 @@ _BUN_ERROR = re.compile(r"^error: (.+)$")
 _BUN_UNHANDLED = re.compile(r"^# Unhandled error between tests$")
 _FAILED_MARK = re.compile(r"^\(fail\) |^\s*FAIL\b|^\s*(?:Tests?:?\s+)?[1-9]\d* fail(?:ed|ing|ures?)?\b")
 _RUNNER_CLOSING = re.compile(r"^(?:error: script \"[^\"]*\" exited with code|husky - |error Command failed|"
-                             r"npm ERR!|ELIFECYCLE|\s*at \S)")
+                             r"npm ERR!|ELIFECYCLE)")
 _SCRIPT_ECHO = re.compile(r"^\$ [a-z][\w.-]*(?: |$)")  # what npm, bun and yarn print before a script's command
 _CUT = re.compile(r"^\s*\.\.\. \[\d+ characters truncated\] \.\.\.\s*$")  # where the harness cut the output
 

@@ -570,7 +570,7 @@ def explanation(text: str, limit: int = 2) -> list[str]:
 
 
 _SIFTED = re.compile(r"\|\s*(?:e?grep|rg|awk|sed\s+-n)\b")
-_CLEAN_RUN = re.compile(r"(?mi)^[ \t]*0 fail[ \t]*$|\b\d+ passed\b(?![^\n]*\bfailed)|\ball (?:\d+ )?tests? pass")
+_PASS_COUNT = re.compile(r"(?mi)^[ \t]*\d+ pass[ \t]*$|\b\d+ passed\b|\ball (?:\d+ )?tests? pass")
 
 
 def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Lesson]:
@@ -593,7 +593,10 @@ def failure_lessons(transcript: Iterable[Any], rel: Callable[[str], str]) -> lis
             # Any step of a line that ran clean can be the re-run of a failed command; not a check whose output
             # went through a filter that keeps only some lines and shows no clean tally: grep's status is its own
             # (held-out review 144: `bun test src/ | grep -E "^(src/|✓|✗…)" | tail -20`, and 114 tests failed)
-            sifted = bool(_SIFTED.search(cmd.raw[:4000])) and not _CLEAN_RUN.search(call.result[-4000:])
+            # (clean: a count of passes and no failure counted anywhere, "Tests: 2 failed, 10 passed" is none: the
+            # review of a28347e, H2)
+            sifted = bool(_SIFTED.search(cmd.raw[:4000])) and not (_PASS_COUNT.search(call.result[-4000:])
+                                                                   and not _SOME_FAILED.search(call.result[-4000:]))
             step = next((st for st in call.clean if equivalent(st, failed) and not (sifted and st.is_check)), None)
             clean = step is not None
             if not clean and call.failed and not probe and equivalent(cmd, failed) and sig is not None \
@@ -1403,7 +1406,7 @@ WHOLE_TREE = "."
 _STASH_BACK = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?stash\s+(?:pop|apply)\b")
 
 
-def _restored(step: Command) -> list[str]:
+def restored_paths(step: Command) -> list[str]:
     """The files and directories a `git checkout … -- <paths>` or `git restore <paths>` puts back as they
     were; `.` for the whole tree (`git checkout .`, `git restore :/`, `git stash`, `git reset --hard`)."""
     if step.exe != "git" or step.sub not in ("checkout", "restore", "stash", "reset"):
@@ -1439,7 +1442,7 @@ def _changed_by(use: Any) -> list[tuple[str, bool]]:
         return []
     cmd = parse_command(line[:4000])
     return [*((f, False) for f in cmd.writes),
-            *((f, False) for step in _chain(cmd) for f in _restored(step)),
+            *((f, False) for step in _chain(cmd) for f in restored_paths(step)),
             *((f, True) for step in _chain(cmd) if step.exe == "git" and step.sub == "add" for f in step.targets)]
 
 
@@ -2831,9 +2834,12 @@ def _read_since(step: str, calls: list[_Call], since: int) -> bool:
     session read a file it names after its change (held-out review 147)."""
     if not re.search(r"(?i)\b(?:read|re-read|review|proofread|look over|skim)\b", step):
         return False
-    names = {posixpath.basename(n) for n in re.findall(r"[\w./-]+\.[A-Za-z]\w*", step)}
-    return bool(names) and any(c.tool == "Read" and c.pos > since and c.answered
-                               and posixpath.basename(str(c.input.get("file_path") or "")) in names for c in calls)
+    names = set(re.findall(r"[\w./-]+\.[A-Za-z]\w*", step))
+    edited = {str(c.input.get("file_path") or "") for c in calls if c.tool in EDIT_TOOLS | WRITE_TOOLS}
+    read = {str(c.input.get("file_path") or "") for c in calls if c.tool == "Read" and c.pos > since and c.answered}
+    # every file it names, by its path, or, named bare, the one of that name the session changed (the review of
+    # a28347e, L2)
+    return bool(names) and all(any(p.endswith("/" + n) and ("/" in n or p in edited) for p in read) for n in names)
 
 
 def plan_checks_not_run(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[str]:
@@ -4276,8 +4282,16 @@ def permission_blocks(transcript: Iterable[Any], rel: Callable[[str], str]) -> l
 
 _EDIT_MISSED = re.compile(r"String to replace not found in file")
 # a command that changes a file where it lies: `sed -i ''`, `perl -pi -e`, a Python script (not `sed -n`, `cat -A`)
-_IN_PLACE = re.compile(r"\b(?:g?sed\s+(?:-[^i\s]\S*\s+)*-i|perl\s+-\w*i|python3?\s+(?:-c\b|-\s*<<|<<)|awk\s+-i\s+inplace)")
-_TAB_INDENTED = re.compile(r"(?m)^\s*\d+→\t")  # a line of the Read tool's answer that opens with a tab
+_IN_PLACE = re.compile(r"\b(?:g?sed\s+(?:-[^i\s]\S*\s+)*-i|perl\s+-\w*i|awk\s+-i\s+inplace)\b|"
+                       r"\bpython3?\b[\s\S]{0,4000}?(?:open\([^)]*['\"][wa]\+?['\"]|\.write\(|write_text\()")
+
+
+def _names_path(line: str, where: str, rel: Callable[[str], str]) -> bool:
+    """Whether a shell line names this project file by a path of its (`src/a.ts`, its absolute form), not only by a
+    name another file shares."""
+    return any(rel(w) == where or w.endswith("/" + where) or w == where
+               for w in re.findall(r"[^\s'\"`;&|()<>=,]+", line))
+_TAB_INDENTED = re.compile(r"(?m)^[ \t]*\d+→\t")  # a line of the Read tool's answer that opens with a tab
 
 
 def edit_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:
@@ -4294,14 +4308,22 @@ def edit_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
     for path, misses in missed.items():
         if not path:
             continue
-        name = posixpath.basename(path)
+        where = rel(path)
         later = [c for c in calls if c.pos > misses[-1].pos and c.answered and not _errored(c) and not c.failed]
+        # a command that names this file by its path and writes it (the review of a28347e, M3: not `sed -i` on
+        # another `index.ts`, nor `python -c` that only parses it)
         done = next((c for c in later if c.tool in EDIT_TOOLS | WRITE_TOOLS and str(c.input.get("file_path") or "") == path
-                     or c.command is not None and name in str(c.input.get("command") or "")
+                     or c.command is not None and _names_path(str(c.input.get("command") or "")[:4000], where, rel)
                      and (_IN_PLACE.search(str(c.input.get("command"))[:4000])
-                          or any(posixpath.basename(w) == name for w in c.command.writes))), None)
-        tabs = any(c.tool == "Read" and str(c.input.get("file_path") or "") == path and _TAB_INDENTED.search(c.result[:20000])
-                   for c in calls)
+                          or any(rel(w) == where for w in c.command.writes))
+                     and not re.search(r"(?i)\bnot found\b|\bfailed\b|\bno match", c.result[:2000])), None)
+        # tabs, when the file's lines open with them and a missed text's lines are the file's but for how they
+        # are indented (not a stale read: the review of a28347e, M3)
+        reads = [c.result[:20000] for c in calls if c.tool == "Read" and str(c.input.get("file_path") or "") == path]
+        shown = {ln.split("→", 1)[1].strip() for r in reads for ln in r.splitlines() if "→" in ln}
+        tabs = any(_TAB_INDENTED.search(r) for r in reads) and any(
+            (lines := [ln.strip() for ln in old.splitlines() if ln.strip()]) and all(ln in shown for ln in lines)
+            for c in misses for old, _ in edit_texts(c.input))
         another_way = done is not None and done.tool not in EDIT_TOOLS
         if len(misses) < 2 and not (tabs and another_way):
             continue
@@ -4309,7 +4331,6 @@ def edit_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
                "writing the whole file worked" if done.tool in WRITE_TOOLS else
                f"`{done.command.exe}{' -i' if done.command.exe in ('sed', 'gsed', 'perl') else ''}` changed it"
                if done.command is not None and done.command.exe else "a command changed it")
-        where = rel(path)
         title = (f"Edits of `{where}` missed their text {'once' if len(misses) == 1 else f'{len(misses)} times'}"
                  + (": the file is indented with tabs" if tabs else "")
                  + (f"; {how}" if how else ""))

@@ -72,7 +72,7 @@ def _points(text: str) -> list[_Point]:
             current = _Point(number, label, re.sub(r"^(?:[-*]\s+)?\d{1,2}[.)]\s+|^#+\s+", "", body))
             points.append(current)
         elif current is not None and line.strip():
-            current.text = f"{current.text} {' '.join(line.replace('**', '').split())}"
+            current.text = f"{current.text} {' '.join(_unbold(line).split())}"
     return points
 
 

@@ -8378,13 +8378,17 @@ def test_edits_that_kept_missing_their_text_in_a_tab_indented_file_are_a_pitfall
             s.records[-1]["message"]["content"][0]["is_error"] = True
         if then == "python":
             s.run("python3 - << 'PYEOF'\nwith open('frontend/src/components/RemediationHistoryCard.tsx') as f:\n    s = "
-                  "f.read()\nPYEOF", "")
+                  "f.read()\nwith open('frontend/src/components/RemediationHistoryCard.tsx', 'w') as f:\n    f.write(s)\n"
+                  "PYEOF", "SUCCESS: replacement done")
+        elif then == "parse":
+            s.run("python3 -c \"import ast; open('frontend/src/components/RemediationHistoryCard.tsx').read()\"", "")
         return s.say("Done: the sections are behind ?debug=true.").end()
     [pitfall] = [d for d in drafts(2, "python") if d.title.startswith("Edits of")]
     assert pitfall.title == ("Edits of `frontend/src/components/RemediationHistoryCard.tsx` missed their text 2 times: "
                              "the file is indented with tabs; `python` changed it"), pitfall.title
     assert [d for d in drafts(1, "python") if d.title.startswith("Edits of")]  # once, then another way
     assert not [d for d in drafts(1, "") if d.title.startswith("Edits of")]  # once, and the session moved on
+    assert not [d for d in drafts(1, "parse") if d.title.startswith("Edits of")]  # a script that only read it
 
 
 def test_a_label_value_in_single_quotes_is_read_too() -> None:
@@ -8397,3 +8401,54 @@ def test_a_label_value_in_single_quotes_is_read_too() -> None:
                         "old_string": 'actionLabel="Browse"', "new_string": 'actionLabel="Display all"'}, "updated.")
          .say("Done."))
     assert not [d for d in _discoveries(s) if "FileRow" in d.title]
+
+
+def test_the_review_of_a28347e() -> None:
+    # H1: quoted pathspecs, `git commit <paths>`, `git rm`, globs and a `cd` in the line staged what the status showed
+    status = ("On branch main\nChanges not staged for commit:\n\tmodified:   docs/my guide.md\n\tmodified:   README.md\n"
+              "\tmodified:   src/cli/a.ts\n\tdeleted:    src/old.ts\n")
+
+    def body(*runs: tuple[str, str], error: bool = False) -> str:
+        s = Session().user("tidy the cli, then commit").edit("src/cli/a.ts", "x", "y").run("git status", status)
+        for command, out in runs:
+            s.run(command, out, error=error)
+        return next(d.body for d in s.say("Committed.").end() if d.kind == "summary")
+    made = "[main beba8a7] x\n 4 files changed"
+    for staged in ("git add \"docs/my guide.md\" README.md src/cli/*.ts && git rm src/old.ts && git commit -m 'x'",
+                   ("git add 'docs/my guide.md' && cd src/cli && git add a.ts && cd ../.. && git commit -m 'x' README.md "
+                   "src/old.ts")):
+        assert "Left out" not in body((staged, made)), staged
+    assert "Left out of its commits: README.md, src/old.ts" in body((("git add 'docs/my guide.md' src/cli/a.ts && "
+                                                                    "git commit -m 'x'"), made))
+    # M4: put back after the status, nothing is left to tell
+    assert "Left out" not in body(("git add src/cli/a.ts && git commit -m 'x'", made), ("git checkout -- README.md", ""))
+    # M6: what git printed is redacted like every other line
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    leaked = (Session().user("commit").edit("src/cli/a.ts", "x", "y")
+              .run("git status", f"Changes not staged for commit:\n\tmodified:   src/cli/a.ts\n\tmodified:   .secrets/{token}.json\n")
+              .run("git add src/cli/a.ts && git commit -m 'x'", made).say("Committed.").end())
+    assert all(token not in d.title + d.body for d in leaked)
+    # M1: a count of thousands of digits raises nothing, and the summary is kept
+    huge = "9" * 4400
+    assert [d for d in (Session().user("commit").edit("src/cli/a.ts", "x", "y")
+                        .run("rtk git status", f"📝 Modified: 1 files\n   README.md\n❓ Untracked: {huge} files")
+                        .run("git add src/cli/a.ts && git commit -m 'x'", f"[main beba8a7] x\n {huge} files changed")
+                        .say("Committed.").end()) if d.kind == "summary"]
+
+
+def test_a_failing_tally_printed_failures_first_is_no_clean_run_and_a_fixer_is_a_fixer() -> None:
+    # The review of a28347e, H2 and M5: "Tests: 114 failed, 1346 passed" behind grep was taken as the fix; a `git log`
+    # subject "Fixed 12 files" and a formatter in another checkout were counted as rewrites of this one
+    failed = "Exit code 1\n$ bun test src/\n(fail) a > b [0.1ms]\n 1346 pass\n 114 fail\nerror: script \"test\" exited with code 1"
+    drafts = (Session().user("fix it").edit("src/a.ts", "a", "b").run("bun run test 2>&1", failed, error=True)
+              .run('bun test src/ 2>&1 | grep -E "(pass|fail)"', "(fail) a > b\nTests: 114 failed, 1346 passed")
+              .say("Done.").end())
+    assert not [d for d in drafts if "worked" in d.title + d.body]
+
+    def title(command: str, out: str) -> str:
+        s = Session().user("rename the label").edit("src/a.ts", "a", "b").run(command, out).say("Renamed.")
+        return next(d.title for d in s.end() if d.kind == "summary")
+    assert "rewritten" not in title("git log -3 --format=%s", "Fixed 12 files with lint errors")
+    assert "rewritten" not in title("cd ../other-service && black .", "7 files reformatted")
+    assert title("npx biome check --write .", "Checked 10 files. Fixed 5 files.").endswith(
+        "1 file changed, 5 rewritten by `npx biome check --write .`")
