@@ -263,27 +263,31 @@ def probe(path: Path, read_only: bool = False, engine: str = DEFAULT_ENGINE) -> 
         argv.append("--read-only")
     fix = "run `graphmem rebuild` (it rebuilds the graph from the journal)"
     seconds = env.number("probe_seconds")
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, errors="replace")
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, errors="replace",
-                              timeout=seconds, check=False)
+        _, stderr = child.communicate(timeout=seconds)
     except subprocess.TimeoutExpired as exc:
+        child.kill()
+        child.communicate()
         raise StoreCorrupt(f"store corrupt: {path}: the database engine did not finish reading it "
                            f"in {seconds:g} s (GRAPHMEM_PROBE_SECONDS); {fix}") from exc
-    _remove_probe_copy(path)  # what a probe that crashed left
-    if done.returncode == 0:
+    finally:
+        _remove_probe_copy(path, child.pid)  # what a probe that crashed left
+    code = child.returncode
+    if code == 0:
         return
-    said = [ln for ln in done.stderr.splitlines() if ln.startswith("graphmem-probe: ")]
-    last = said[-1].removeprefix("graphmem-probe: ") if said else done.stderr.strip()[-300:]
-    if done.returncode < 0:
+    said = [ln for ln in stderr.splitlines() if ln.startswith("graphmem-probe: ")]
+    last = said[-1].removeprefix("graphmem-probe: ") if said else stderr.strip()[-300:]
+    if code < 0:
         try:
-            name = signal.Signals(-done.returncode).name
+            name = signal.Signals(-code).name
         except ValueError:
-            name = f"signal {-done.returncode}"
+            name = f"signal {-code}"
         raise StoreCorrupt(f"store corrupt: {path} crashes the database engine ({name}); {fix}")
-    error = _PROBE_CODES.get(done.returncode)
+    error = _PROBE_CODES.get(code)
     if error is None:  # not the database's fault (a broken install, say): say what happened
-        raise GraphmemError(f"could not check the store {path}: {last or done.returncode}")
+        raise GraphmemError(f"could not check the store {path}: {last or code}")
     raise error(last)
 
 
@@ -1032,13 +1036,16 @@ def _check_writes(path: Path, engine: str) -> None:
     damage reads fine but crashes Kuzu when it writes the pages back. Skipped without room."""
     import shutil
 
-    copy = path.with_name(path.name + PROBE_COPY)
+    # its own copy: two processes that open the store after a crash probe it at once (CI, test_everything_at_once:
+    # "Could not set lock on file … graph.kuzu.probe" was told as a corrupt store)
+    owner = os.getpid()
+    copy = path.with_name(f"{path.name}{PROBE_COPY}.{owner}")
     try:
         if shutil.disk_usage(path.parent).free < 2 * path.stat().st_size + 64 * 1024 * 1024:
             return
         shutil.copyfile(path, copy)
     except OSError:
-        _remove_probe_copy(path)
+        _remove_probe_copy(path, owner)
         return
     try:
         store = KuzuStore(copy, checked=True, engine=engine)
@@ -1060,19 +1067,36 @@ def _check_writes(path: Path, engine: str) -> None:
             store._exec("COMMIT")
         finally:
             store.close()
+    except StoreUnavailable:
+        return  # its copy locked or not writable: that says nothing of the store's pages
     except GraphmemError as exc:
         raise StoreCorrupt(f"store corrupt: {path} fails a write ({exc}); run `graphmem rebuild`") \
             from exc
     finally:
-        _remove_probe_copy(path)
+        _remove_probe_copy(path, owner)
 
 
-def _remove_probe_copy(path: Path) -> None:
+def _remove_probe_copy(path: Path, owner: int) -> None:
+    """Remove the copy the probe of process `owner` wrote, and what probes of processes no longer alive left
+    (not another live process's copy, which its probe is writing to now)."""
     for leftover in path.parent.glob(path.name + PROBE_COPY + "*"):
+        mark = leftover.name[len(path.name + PROBE_COPY):].lstrip(".").split(".", 1)[0]
+        if mark.isdigit() and int(mark) != owner and _alive(int(mark)):
+            continue
         try:
             leftover.unlink()
         except OSError:
             pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: alive
+    return True
 
 
 def _probe_main(argv: list[str]) -> int:
