@@ -4437,10 +4437,16 @@ def _wrapper_refused(call: _Call, later: list[_Call]) -> Draft | None:
         return None
     wrapper, program, after, error = found
     words = str(call.input.get("command"))[:4000].split()
+    # the form that failed, not the wrapper at large: `rtk test bun run test` may work where `rtk bun run test`
+    # does not (held-out review 161)
+    wrapped = next((" ".join(c.command.raw.split()) for c in later if c.answered and c.command is not None
+                    and c.command.raw.split()[:1] == [wrapper] and program in c.command.raw.split()[2:3]
+                    and not c.failed and not _WRAPPER_REFUSED.search(c.result[:300])), "")
     return Draft(
-        kind="env", title=f"`{wrapper}` does not run `{program}` here ({_short(error, 60)}): run `{_short(after.display, 60)}` "
-                          "without it",
-        body=f"`{_short(' '.join(words), 160)}` failed with {_short(error, 120)}; then `{_short(' '.join(after.raw.split()), 160)}` ran.",
+        kind="env", title=f"`{wrapper} {program} …` fails here ({_short(error, 60)}): run `{_short(after.display, 60)}` "
+                          f"without `{wrapper}`",
+        body=f"`{_short(' '.join(words), 160)}` failed with {_short(error, 120)}; then `{_short(' '.join(after.raw.split()), 160)}` ran."
+             + (f"\n`{_short(wrapped, 120)}` ran through `{wrapper}`." if wrapped else ""),
         confidence=0.8, importance=0.6, source="rule", key=session_key("", "wrapper-refuses", f"{wrapper} {program}"),
         tags=["environment", wrapper, program])
 

@@ -4763,13 +4763,13 @@ def test_a_wrapper_that_refuses_the_program_it_runs_is_an_env_fact_with_the_way_
             s.run(then[0], then[1], error=then[2])
         return [d.title for d in s.say("Committed.").end() if d.kind == "env"]
     assert envs(("bun run test", passed, False)) == [
-        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
+        "`rtk bun …` fails here (unrecognized subcommand 'bun'): run `bun run test` without `rtk`"]
     assert envs(None) == []
     assert envs(("bun run lint", "ok", False)) == [  # the program ran alone, whatever it ran
-        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run lint` without it"]
+        "`rtk bun …` fails here (unrecognized subcommand 'bun'): run `bun run lint` without `rtk`"]
     assert envs(("npm run lint", "ok", False)) == []
     assert envs(("bun run test", "Exit code 1\n 41 pass\n 3 fail", True)) == [  # it ran alone (held-out review 122)
-        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
+        "`rtk bun …` fails here (unrecognized subcommand 'bun'): run `bun run test` without `rtk`"]
     assert envs(("rtk bun run test", refused, True)) == []
     # held-out review 128: nor is the refused line work left unresolved
     s = Session().user("codex runs fail with a sandbox error")
@@ -4784,7 +4784,7 @@ def test_a_wrapper_that_refuses_the_program_it_runs_is_an_env_fact_with_the_way_
              .run("rtk bun run test 2>&1 | tail -20", refused.removeprefix("Exit code 2\n"))
              .run("bun run test 2>&1 | tail -20", passed).say("Committed."))
     assert [d.title for d in piped.end() if d.kind == "env"] == [
-        "`rtk` does not run `bun` here (unrecognized subcommand 'bun'): run `bun run test` without it"]
+        "`rtk bun …` fails here (unrecognized subcommand 'bun'): run `bun run test` without `rtk`"]
 
 
 def test_the_checks_of_the_plan_the_session_carried_out_that_it_never_ran_are_told() -> None:
@@ -8452,3 +8452,15 @@ def test_a_failing_tally_printed_failures_first_is_no_clean_run_and_a_fixer_is_a
     assert "rewritten" not in title("cd ../other-service && black .", "7 files reformatted")
     assert title("npx biome check --write .", "Checked 10 files. Fixed 5 files.").endswith(
         "1 file changed, 5 rewritten by `npx biome check --write .`")
+
+
+def test_a_wrapper_that_refused_one_form_is_told_by_that_form_and_the_form_that_ran() -> None:
+    # Held-out review 161 (PackmindHub/context-evaluator 7c/e16ae64bdc, MIT, verbatim, abridged): "`rtk` does not run
+    # `bun` here" was false, `rtk test bun run test` and `rtk lint bun run lint` ran; only `rtk bun …` failed
+    refused = "error: unrecognized subcommand 'bun'\n\nUsage: rtk [OPTIONS] <COMMAND>"
+    drafts = (Session().user("add the logos").edit("frontend/src/logos.tsx", "a", "b")
+              .run("rtk bun run test 2>&1", refused).run("bun run test 2>&1", " 12 pass\n 0 fail")
+              .run("rtk test bun run test 2>&1", "✓ 12 passed").say("Tests pass.").end())
+    [env] = [d for d in drafts if d.kind == "env"]
+    assert env.title == "`rtk bun …` fails here (unrecognized subcommand 'bun'): run `bun run test` without `rtk`", env.title
+    assert "`rtk test bun run test 2>&1` ran through `rtk`." in env.body.splitlines(), env.body
