@@ -4340,7 +4340,17 @@ def edit_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[
             body="\n".join([f"{c.tool} of `{where}` returned: String to replace not found in file" for c in misses[:1]]
                             + ([f"Then: {how}"] if how else [])),
             files=[where], confidence=0.6, importance=0.5, source="rule", key=key, tags=["edit", "indentation"] if tabs else ["edit"]))
-    return drafts
+    if len(drafts) < 2:
+        return drafts
+    # one lesson of the session, not a copy a file (held-out review 159: two files, two items saying the same)
+    tabbed = all("indentation" in d.tags for d in drafts)
+    title = (("The files are indented with tabs, and edits missed their text in " if tabbed else "Edits missed their text in ")
+             + ", ".join(f"`{posixpath.basename(d.files[0])}`" for d in drafts[:4])
+             + (f" (+{len(drafts) - 4})" if len(drafts) > 4 else ""))
+    return [Draft(kind="pitfall", title=_short(title, 200), body="\n".join(d.title for d in drafts[:6]),
+                  files=[d.files[0] for d in drafts], confidence=0.6, importance=0.5, source="rule",
+                  key=session_key("", "edit-missed", " ".join(sorted(d.files[0] for d in drafts))),
+                  tags=["edit", "indentation"] if tabbed else ["edit"])]
 
 
 def shell_pitfalls(transcript: Iterable[Any], rel: Callable[[str], str]) -> list[Draft]:

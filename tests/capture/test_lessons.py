@@ -8464,3 +8464,37 @@ def test_a_wrapper_that_refused_one_form_is_told_by_that_form_and_the_form_that_
     [env] = [d for d in drafts if d.kind == "env"]
     assert env.title == "`rtk bun …` fails here (unrecognized subcommand 'bun'): run `bun run test` without `rtk`", env.title
     assert "`rtk test bun run test 2>&1` ran through `rtk`." in env.body.splitlines(), env.body
+
+
+def test_edits_that_missed_their_text_in_several_files_are_one_pitfall() -> None:
+    # Held-out review 159 (PackmindHub/context-evaluator 26/13abb02349, MIT, abridged): two files, two items saying
+    # the same lesson
+    s = Session().user("show the progress link")
+    for name in ("RemediationHistory.tsx", "RemediationHistoryCard.tsx"):
+        path = f"{ROOT}/frontend/src/components/{name}"
+        s.call("Read", {"file_path": path}, "   40→\t\t\t\t<div>")
+        for _ in range(2):
+            s.call("Edit", {"file_path": path, "old_string": "        <div>", "new_string": "<p>"},
+                   "<tool_use_error>String to replace not found in file.</tool_use_error>")
+            s.records[-1]["message"]["content"][0]["is_error"] = True
+    pitfalls = [d for d in s.say("Done.").end() if "edit" in d.tags]
+    assert [d.title for d in pitfalls] == ["The files are indented with tabs, and edits missed their text in "
+                                           "`RemediationHistory.tsx`, `RemediationHistoryCard.tsx`"], pitfalls
+    assert pitfalls[0].files == ["frontend/src/components/RemediationHistory.tsx",
+                                 "frontend/src/components/RemediationHistoryCard.tsx"]
+
+
+def test_a_test_run_cut_by_head_before_its_tally_is_not_told_as_failed() -> None:
+    # Held-out review 157 (PackmindHub/context-evaluator 01/fdffbe1223, MIT, abridged): the first 100 lines of a
+    # passing run held the stack traces its tests log on purpose; "Commands: 7 run, 1 failed", and none had
+    logged = ("$ bun test src/\nbun test v1.3.5\n[ConcurrencyLimiter] Completed: 2 succeeded, 2 failed\n"
+              "error: Item 3 failed\n      at <anonymous> (/repo/src/shared/utils/concurrency-limiter.test.ts:89:12)")
+
+    def counted(command: str, out: str) -> str:
+        s = Session().user("mention open source on the home page").edit("frontend/src/components/EmptyState.tsx", "a", "b")
+        body = next(d.body for d in s.run(command, out).say("Done.").end() if d.kind == "summary")
+        return next(ln for ln in body.splitlines() if ln.startswith("Commands:"))
+    assert counted("bun run test 2>&1 | head -100", logged) == "Commands: 1 run, 0 failed"
+    lint = ("$ biome check --error-on-warnings\n  × Formatter would have printed the following content:\nFound 1 error.\n"
+            "error: script \"lint\" exited with code 1")
+    assert counted("bun run lint 2>&1 | head -20", lint) == "Commands: 1 run, 1 failed"
