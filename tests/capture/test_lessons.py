@@ -8478,8 +8478,8 @@ def test_edits_that_missed_their_text_in_several_files_are_one_pitfall() -> None
                    "<tool_use_error>String to replace not found in file.</tool_use_error>")
             s.records[-1]["message"]["content"][0]["is_error"] = True
     pitfalls = [d for d in s.say("Done.").end() if "edit" in d.tags]
-    assert [d.title for d in pitfalls] == ["The files are indented with tabs, and edits missed their text in "
-                                           "`RemediationHistory.tsx`, `RemediationHistoryCard.tsx`"], pitfalls
+    assert [d.title for d in pitfalls] == [("The files are indented with tabs, and edits missed their text in "
+                                           "`RemediationHistory.tsx`, `RemediationHistoryCard.tsx`")], pitfalls
     assert pitfalls[0].files == ["frontend/src/components/RemediationHistory.tsx",
                                  "frontend/src/components/RemediationHistoryCard.tsx"]
 
