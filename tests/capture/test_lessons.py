@@ -8498,3 +8498,16 @@ def test_a_test_run_cut_by_head_before_its_tally_is_not_told_as_failed() -> None
     lint = ("$ biome check --error-on-warnings\n  × Formatter would have printed the following content:\nFound 1 error.\n"
             "error: script \"lint\" exited with code 1")
     assert counted("bun run lint 2>&1 | head -20", lint) == "Commands: 1 run, 1 failed"
+
+
+def test_a_check_behind_tail_whose_last_lines_are_errors_is_no_fix() -> None:
+    # Held-out review 156 (PackmindHub/context-evaluator 5d/74e4f052ad, MIT, verbatim, abridged): `bun test --filter
+    # "!tmp/" src/ | tail -5` printed only errors, and was told as the fix that "worked"
+    failed = " 1606 pass\n 24 fail\n 16 errors\nRan 1630 tests across 96 files. [11.66s]"
+    errors = ("error: Cannot read file \"/repo/tmp/clones/agents-eval-6zwzSi\": ENOENT\n\nerror: Cannot find tsconfig file "
+              "\"/repo/tmp/clones/agents-eval-6zwzSi/tsconfig.json\"")
+    drafts = (Session().user("show the product tour").edit("frontend/src/components/shared/Modal.tsx", "2xl", "4xl")
+              .run("bun test src/ 2>&1 | tail -5", failed)
+              .say("These are pre-existing failures from cloned repos, not related to our changes.")
+              .run('bun test --filter "!tmp/" src/ 2>&1 | tail -5', errors).say("The clones break the filter too.").end())
+    assert not [d for d in drafts if "worked" in d.title + d.body], [d.title for d in drafts]
