@@ -2760,15 +2760,12 @@ def _rewritten_by_fixer(s: _Session) -> tuple[str, int] | None:
     """The command and count of the largest rewrite a fixer reported without naming its files (Biome's "Fixed 2
     files.", black's "2 files reformatted"): the files changed are more than the edits show (held-out review 146:
     `bun run lint:fix` fixed a second file, and the summary said "1 file changed")."""
-    from graphmem.capture import lessons  # it imports this module
-
     # a fixer's own run in this checkout (not a `git log` subject, not `cd ../other && black .`), whose rewrite no
     # later put-back undid (the review of a28347e, M5)
     runs = [(n, r.cmd.display, int(m.group(1) or m.group(2))) for n, r in enumerate(s.runs) if not r.pending
             and _FIXER.search(r.cmd.raw[:4000]) and not _elsewhere(r.cmd.dir) and "../" not in r.cmd.raw[:4000]
             for m in [_FIXER_COUNT.search(r.ev.text[-4000:])] if m]
-    found = [(shown, count) for n, shown, count in runs
-             if not any(lessons.restored_paths(step) for r in s.runs[n + 1:] for step in chain(r.cmd, s.paths.rel))]
+    found = [(shown, count) for n, shown, count in runs if not _put_back_after(s, s.runs[n + 1:])]
     return max(found, key=lambda f: f[1]) if found else None
 
 
@@ -2780,8 +2777,7 @@ def _committed_files(s: _Session, changed: list[str]) -> tuple[int | None, list[
     changed … create mode 100644 frontend/assets/packmind_logo_dark.svg"). git names them from the top of the
     repository. Told only when the session staged files by name: `git add -A` takes in what its own installs
     and generators wrote (the review of 6bdf030, M4)."""
-    made = [(r, block) for r in s.runs if not r.failed and s.commits
-            for block in _commit_blocks(r.ev.text[:20000])]
+    made = [(r, block) for r in s.runs if not r.failed for block in _commit_blocks(r.ev.text[:20000])] if s.commits else []
     lines = " ".join(r.ev.command[:4000] for r, _ in made)
     if not made or re.search(r"--amend\b", lines) or any(subject.startswith("Merge ") for _, (subject, _) in made):
         return None, []
@@ -2813,6 +2809,8 @@ def _without_heredocs(line: str) -> str:
             return "".join(kept)
         at = end.end()
     return "".join(kept) + line[at:]
+
+
 _QUOTED_ARG = re.compile(r"\"[^\"]*\"|'[^']*'")
 _NO_VERIFY = re.compile(r"\bgit\s+(?:-[Cc]\s+\S+\s+){0,4}commit\b[^;&|\n]{0,400}?\s(?:--no-verify|-[a-mo-zA-Z]*n[a-zA-Z]*)"
                         r"(?=\s|$)|\bHUSKY=0\s+(?:\w+=\S*\s+){0,4}git\b[^;&|\n]{0,400}?\scommit\b|"
@@ -2831,26 +2829,42 @@ def _hooks_skipped(s: _Session) -> str:
     how = next((w for w in ("HUSKY=0", "core.hooksPath=/dev/null") if w in found[0][1].group(0)), "--no-verify")
     first = min(r.ev.pos for r in runs)
     # (failed in them: what it printed is a hook's, not git's own refusal, "no changes added to commit")
-    hooked = any(r.failed and r.ev.pos < first and any(st.exe == "git" and st.sub == "commit" for st in chain(r.cmd))
-                 and _HOOK_SAID.search(r.ev.text[:20000]) and not _COMMIT_REFUSED.search(r.ev.text[:20000])
-                 for r in s.runs)
+    hooked = any(r.failed and r.ev.pos < first and _tries_commit(r) and _hook_said(r.ev.text[:20000])
+                 and not _COMMIT_REFUSED.search(r.ev.text[:20000]) for r in s.runs)
     # (what the hook printed is a test run's whole log: its first error line may be a passing test's)
     return f"Hooks skipped: committed with `{how}`" + (", after `git commit` failed in them" if hooked else "")
 
 
-_HOOK_SAID = re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b|^\$ ", re.MULTILINE)
+# a commit hook's name in what a failed `git commit` printed (lessons reads its refusals by it too)
+COMMIT_HOOK = re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b")
+
+
+def _hook_said(out: str) -> bool:
+    """Whether a failed commit's output is a hook's: it names one, or echoes the scripts it ran (`$ bun test`)."""
+    return bool(COMMIT_HOOK.search(out) or re.search(r"(?m)^\$ ", out))
+
+
+def _tries_commit(run: _Run) -> bool:
+    return any(step.exe == "git" and step.sub == "commit" for step in chain(run.cmd))
+
+
+def _put_back_after(s: _Session, runs: list[_Run]) -> bool:
+    """Whether one of these runs put files back (`git checkout -- f`, `git stash`, `git reset --hard`)."""
+    from graphmem.capture import lessons  # it imports this module
+
+    return any(lessons.restored_paths(step) for r in runs for step in chain(r.cmd, s.paths.rel))
 
 
 def _commit_failed_last(s: _Session) -> str:
     """That the session's last `git commit` failed and no later one passed, with git's reason or its hooks'
     (held-out reviews 134, 138, 139: the hook failed, or git found nothing to commit, and the agent's last words
     told the commit as made, guessing a hook had amended another)."""
-    tried = [r for r in s.runs if any(st.exe == "git" and st.sub == "commit" for st in chain(r.cmd))]
+    tried = [r for r in s.runs if _tries_commit(r)]
     if not tried or not tried[-1].failed:
         return ""
     out = tried[-1].ev.text[:20000]
     refused = _COMMIT_REFUSED.search(out)
-    why = f" ({refused.group(0).strip()})" if refused else " in its hooks" if _HOOK_SAID.search(out) else ""
+    why = f" ({refused.group(0).strip()})" if refused else " in its hooks" if _hook_said(out) else ""
     return f"Its last `git commit` failed{why}, and no later one passed"
 
 
@@ -3543,8 +3557,6 @@ def _staged_specs(line: Command, rel: Callable[[str], str]) -> list[tuple[str, s
     return specs
 
 
-
-
 def _left_uncommitted(s: _Session) -> str:
     """What the session's last `git status` showed changed that its commits after it left out, when it committed
     some files by name (held-out reviews 142, 149, 136: "only README.md was committed"; `README.md` and three
@@ -3555,10 +3567,8 @@ def _left_uncommitted(s: _Session) -> str:
                and (not s.runs[n].ev.cwd or s.paths.rel(s.runs[n].ev.cwd) in (".", ""))), None)
     if at is None:
         return ""
-    from graphmem.capture import lessons  # it imports this module
-
     after = s.runs[at + 1:]
-    if any(lessons.restored_paths(step) for r in after for step in chain(r.cmd, s.paths.rel)):
+    if _put_back_after(s, after):
         return ""  # it put files back after the status: what is left, the status no longer tells (the review of a28347e, M4)
     made = [run.ev.pos for _, run in s.commits.values()]
     if made and s.runs[at].ev.pos > max(made):

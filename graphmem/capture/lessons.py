@@ -32,6 +32,7 @@ from typing import Any
 from graphmem.capture.compress import ASIDE as _ASIDE
 from graphmem.capture.compress import (
     CHECKING,
+    COMMIT_HOOK,
     EDIT_TOOLS,
     HEREDOC,
     LONG_PROMPT,
@@ -955,7 +956,7 @@ def lesson_drafts(lessons: list[Lesson], rel: Callable[[str], str], session_id: 
 _HINT = re.compile(r"(?i)\b(?:run|try|use|please|to fix|to update|to resolve|to apply|fix (?:it|this|them) "
                    r"(?:with|by)|did you (?:mean|forget)|hint|consider)\b")
 _QUOTED_CMD = re.compile(r"[`'\"]([^`'\"]{3,120})[`'\"]")
-_HOOKED = {"git commit": re.compile(r"(?i)\bpre-?commit\b|\bcommit-msg\b|\bhusky\b|\blefthook\b"),
+_HOOKED = {"git commit": COMMIT_HOOK,
            "git push": re.compile(r"(?i)\bpre-?push\b")}  # the step a hook's refusal speaks of
 
 
@@ -2725,7 +2726,12 @@ def _code_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
     that put `FRONTMATTER.match(text)` in its place). A file name is no line of code."""
     quoted = [lit for lit in _QUOTED.findall(sentence)
               if re.search(r"[(\"'=\[]", lit) and not _FILE_NAME.fullmatch(lit)]
-    return _replaced_later(msgs, n, quoted)
+    for msg in msgs[n + 1:] if quoted else ():
+        for use in msg.tool_uses if msg.role == "assistant" else ():
+            if use.name in EDIT_TOOLS and any(code in old and code not in new for old, new in edit_texts(use.input)
+                                              for code in quoted):
+                return True
+    return False
 
 
 # a value a sentence says something shows or reads: `FileRow` components use "Browse"
@@ -2739,23 +2745,13 @@ def _value_replaced_later(msgs: list[Any], n: int, sentence: str) -> bool:
     text holds it quoted, and neither that edit's new text nor any later edit holds it in any quotes (the review of
     6bdf030, H2: a value moved into a constant, or re-quoted by a formatter, is still there)."""
     values = [a or b for a, b in _LABEL_VALUE.findall(_QUOTED.sub("", sentence))]
+    later = [(old, new) for msg in msgs[n + 1:] if msg.role == "assistant" for use in msg.tool_uses
+             if use.name in EDIT_TOOLS for old, new in edit_texts(use.input)] if values else []
     for value in values:
         quoted = [f"{q}{value}{q}" for q in "\"'`"]
-        later = [(old, new) for msg in msgs[n + 1:] if msg.role == "assistant" for use in msg.tool_uses
-                 if use.name in EDIT_TOOLS for old, new in edit_texts(use.input)]
         if any(any(v in old for v in quoted) for old, _ in later) and \
                 not any(value in new for _, new in later):
             return True
-    return False
-
-
-def _replaced_later(msgs: list[Any], n: int, quoted: list[str]) -> bool:
-    """Whether an edit after message n took one of these texts out."""
-    for msg in msgs[n + 1:] if quoted else ():
-        for use in msg.tool_uses if msg.role == "assistant" else ():
-            if use.name in EDIT_TOOLS and any(code in old and code not in new for old, new in edit_texts(use.input)
-                                              for code in quoted):
-                return True
     return False
 
 

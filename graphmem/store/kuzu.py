@@ -1036,7 +1036,8 @@ def _check_writes(path: Path, engine: str) -> None:
     damage reads fine but crashes Kuzu when it writes the pages back. Skipped without room."""
     import shutil
 
-    # its own copy: two processes that open the store after a crash probe it at once (CI, test_everything_at_once:
+    # its own copy: two processes that open the store after a crash probe it at once (a clean-clone run of
+    # test_everything_at_once:
     # "Could not set lock on file … graph.kuzu.probe" was told as a corrupt store)
     owner = os.getpid()
     copy = path.with_name(f"{path.name}{PROBE_COPY}.{owner}")
