@@ -1037,8 +1037,7 @@ def _check_writes(path: Path, engine: str) -> None:
     import shutil
 
     # its own copy: two processes that open the store after a crash probe it at once (a clean-clone run of
-    # test_everything_at_once:
-    # "Could not set lock on file … graph.kuzu.probe" was told as a corrupt store)
+    # test_everything_at_once: "Could not set lock on file … graph.kuzu.probe" was told as a corrupt store)
     owner = os.getpid()
     copy = path.with_name(f"{path.name}{PROBE_COPY}.{owner}")
     try:
